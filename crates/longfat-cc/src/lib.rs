@@ -1,0 +1,129 @@
+//! Congestion controllers for long fat networks.
+//!
+//! One trait, [`CongestionControl`], answers the transport's events; each
+//! algorithm is its own type in its own file. The transport (a simulator's
+//! TCP sender, or a kernel shim) owns RTT estimation, the SACK scoreboard,
+//! loss detection and timers, and tells the controller what happened.
+//! Controllers never read a clock or a global: `now_ns` is passed in.
+//!
+//! Windows are in packets (fractional values allowed); times are integer
+//! nanoseconds (`*_ns`).
+
+pub mod helpers;
+pub mod registry;
+pub mod reno;
+
+pub use registry::{build, CcError, CcParams, ALGORITHMS};
+pub use reno::Reno;
+
+/// What the transport's RTT estimator knows when it calls the controller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttStats {
+    /// The newest sample (0 before the first sample).
+    pub latest_ns: u64,
+    /// The smallest sample seen on the connection (0 before the first sample).
+    pub min_ns: u64,
+    /// RFC 6298 SRTT (0 before the first sample).
+    pub smoothed_ns: u64,
+}
+
+/// Timestamp facts carried by one ACK (RFC 7323 timestamps plus a per-packet
+/// tag the controller attached at send time and the receiver echoes).
+///
+/// The two clocks differ by an unknown offset: `receiver_ts_ns - echoed_sender_ts_ns`
+/// is the forward one-way delay plus that offset, and
+/// `now_ns - receiver_ts_ns` the backward one-way delay minus it. Algorithms
+/// that use one-way delays (eHSTCP) subtract their running minimum, which
+/// cancels the offset; algorithms that use epoch durations (TCP-GT) take
+/// differences of the same clock, which cancels it too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckTimestamps {
+    /// TSecr: the sender's clock when it sent the data packet that triggered this ACK.
+    pub echoed_sender_ts_ns: u64,
+    /// TSval: the receiver's clock (with its host offset) when it sent this ACK.
+    pub receiver_ts_ns: u64,
+    /// The tag returned by [`CongestionControl::on_send`] for the triggering packet.
+    pub echoed_tag: u32,
+}
+
+/// One ACK arrival, as the transport saw it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckEvent {
+    pub now_ns: u64,
+    /// Packets newly delivered by this ACK: newly SACKed plus newly
+    /// cumulatively acknowledged ones that had not been SACKed before.
+    pub delivered_pkts: u32,
+    pub delivered_bytes: u64,
+    /// How far the cumulative ACK point moved, in packets.
+    pub cum_acked_pkts: u32,
+    /// Packets in flight (RFC 6675 pipe) before this ACK was processed.
+    pub in_flight_pkts: u32,
+    /// True while the transport is in fast recovery or RTO recovery; the
+    /// window is then governed by the recovery algorithm, not by growth.
+    pub in_recovery: bool,
+    pub rtt: RttStats,
+    /// True when this ACK produced a new RTT sample (`rtt.latest_ns` is fresh).
+    pub rtt_updated: bool,
+    /// Present when the connection negotiated timestamps.
+    pub ts: Option<AckTimestamps>,
+}
+
+/// A loss episode starting (fast retransmit). Called once per episode.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LossEvent {
+    pub now_ns: u64,
+    /// Packets in flight when the loss was detected.
+    pub in_flight_pkts: u32,
+    /// Packets the scoreboard marks lost at this moment.
+    pub lost_pkts: u32,
+    pub rtt: RttStats,
+}
+
+/// The interface every congestion-control algorithm implements.
+///
+/// Call order for one ACK: `on_ack` (after the scoreboard is updated); if the
+/// ACK revealed a new loss episode, `on_congestion_event` before it; if it ended
+/// recovery, `on_recovery_exit` after it.
+pub trait CongestionControl: Send {
+    /// The algorithm's registry name (`"reno"`).
+    fn name(&self) -> &'static str;
+
+    /// Congestion window in packets. The transport sends while
+    /// `pipe < floor(cwnd)` (at least one packet).
+    fn cwnd(&self) -> f64;
+
+    /// Slow-start threshold in packets (`f64::INFINITY` before the first loss).
+    fn ssthresh(&self) -> f64;
+
+    /// A data packet is leaving. The returned tag travels in the packet and
+    /// comes back in [`AckTimestamps::echoed_tag`] (TCP-GT's epoch number).
+    fn on_send(&mut self, _now_ns: u64, _seq: u64, _bytes: u32, _retransmit: bool) -> u32 {
+        0
+    }
+
+    /// An ACK arrived.
+    fn on_ack(&mut self, ack: &AckEvent);
+
+    /// Loss detected by fast retransmit: set ssthresh and cwnd for recovery.
+    fn on_congestion_event(&mut self, loss: &LossEvent);
+
+    /// The cumulative ACK passed the recovery point.
+    fn on_recovery_exit(&mut self, _now_ns: u64) {}
+
+    /// The retransmission timer fired (called on every expiry, including
+    /// backed-off ones; `backoff` counts consecutive expiries, 1 for the first).
+    fn on_rto(&mut self, now_ns: u64, backoff: u32);
+}
+
+/// Initial window settings the transport hands to every controller.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InitialWindow {
+    pub cwnd_pkts: f64,
+    pub ssthresh_pkts: f64,
+}
+
+impl Default for InitialWindow {
+    fn default() -> Self {
+        Self { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY }
+    }
+}

@@ -1,0 +1,20 @@
+//! longfat-sim: a deterministic packet-level simulator for congestion control
+//! on long fat networks.
+//!
+//! Time is integer nanoseconds; events are ordered by (time, sequence
+//! number); one seed drives every random choice through per-component
+//! streams; there is no global state. See `sim::Simulation`.
+
+pub mod event;
+pub mod link;
+pub mod metrics;
+pub mod packet;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+pub mod topology;
+pub mod udp;
+pub mod units;
+
+pub use scenario::{build, Scenario, ScenarioError};
+pub use sim::Simulation;

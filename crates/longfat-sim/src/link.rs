@@ -1,0 +1,402 @@
+//! Links: a queue, a serializer of fixed rate and a pipe of fixed propagation
+//! delay, in one direction.
+//!
+//! A DropTail FIFO link knows, when a packet is enqueued, exactly when it
+//! will finish serializing (`max(now, previous tx_end) + size/rate`) and reach
+//! the far end (`+ delay`). It therefore keeps every packet it holds, queued,
+//! in service or propagating, in one ring in FIFO order and schedules only the
+//! head's arrival: one event per packet per hop, and one pending event per
+//! link. Queue occupancy at `now` is the count of entries whose `tx_end` is
+//! still ahead, found by a pointer that only moves forward.
+//!
+//! A strict-priority link cannot know departure times in advance (a later
+//! high-priority arrival overtakes queued low-priority packets), so it
+//! schedules each packet's end of serialization as an event, as htsim's
+//! queues do, then hands the packet to the same kind of pipe ring.
+
+use std::collections::VecDeque;
+
+use rand_core::RngCore;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::packet::Packet;
+use crate::units::Bandwidth;
+
+/// A queue limit, in whichever unit the scenario used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    fn admits(self, queued_pkts: u64, queued_bytes: u64, size_bytes: u64) -> bool {
+        match self {
+            QueueLimit::Packets(n) => queued_pkts < n,
+            QueueLimit::Bytes(b) => queued_bytes + size_bytes <= b,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueDiscipline {
+    /// FIFO with tail drop. The limit counts packets waiting, not the one
+    /// being serialized (ns-2 DropTail's `limit_`).
+    DropTail(QueueLimit),
+    /// Strict priority, class 0 first; each class its own tail-drop limit.
+    /// Packets whose class is past the last one use the last class.
+    Priority(Vec<QueueLimit>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub from: usize,
+    pub to: usize,
+    pub rate: Bandwidth,
+    pub delay_ns: u64,
+    pub queue: QueueDiscipline,
+    /// Bernoulli probability that a packet is corrupted on the wire: it uses
+    /// its serialization time and is discarded at the far end.
+    pub loss_prob: f64,
+    pub name: String,
+}
+
+/// Counters since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    pub offered_pkts: u64,
+    pub offered_bytes: u64,
+    pub departed_pkts: u64,
+    pub departed_bytes: u64,
+    pub drops_overflow: u64,
+    pub drops_random: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    pkt: Packet,
+    tx_end_ns: u64,
+    arrive_ns: u64,
+    corrupted: bool,
+}
+
+/// What the caller must schedule after `enqueue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Accepted; schedule an arrival event at this time (pipe was empty).
+    ScheduleArrival(u64),
+    /// Accepted; schedule a tx-done event at this time (priority link was idle).
+    ScheduleTxDone(u64),
+    /// Accepted; an event is already pending.
+    Queued,
+    /// Dropped at the tail.
+    Dropped,
+}
+
+#[derive(Debug)]
+enum Queue {
+    Fifo {
+        limit: QueueLimit,
+        /// Entries at the ring's front that finished serializing.
+        n_departed: usize,
+        /// Bytes of entries not yet departed.
+        sys_bytes: u64,
+        /// tx_end of the last packet accepted.
+        busy_until_ns: u64,
+    },
+    Priority {
+        limits: Vec<QueueLimit>,
+        classes: Vec<VecDeque<(Packet, bool)>>,
+        class_bytes: Vec<u64>,
+        in_service: Option<(Packet, bool)>,
+    },
+}
+
+#[derive(Debug)]
+pub struct Link {
+    pub spec: LinkSpec,
+    loss_threshold: u64,
+    rng: Xoshiro256PlusPlus,
+    queue: Queue,
+    /// FIFO: every packet held; priority: packets propagating.
+    ring: VecDeque<InFlight>,
+    pub counters: LinkCounters,
+}
+
+impl Link {
+    pub fn new(spec: LinkSpec, rng: Xoshiro256PlusPlus) -> Self {
+        let loss_threshold = if spec.loss_prob <= 0.0 {
+            0
+        } else if spec.loss_prob >= 1.0 {
+            u64::MAX
+        } else {
+            (spec.loss_prob * 2f64.powi(64)) as u64
+        };
+        let queue = match &spec.queue {
+            QueueDiscipline::DropTail(limit) => {
+                Queue::Fifo { limit: *limit, n_departed: 0, sys_bytes: 0, busy_until_ns: 0 }
+            }
+            QueueDiscipline::Priority(limits) => Queue::Priority {
+                limits: limits.clone(),
+                classes: vec![VecDeque::new(); limits.len()],
+                class_bytes: vec![0; limits.len()],
+                in_service: None,
+            },
+        };
+        Self { spec, loss_threshold, rng, queue, ring: VecDeque::new(), counters: LinkCounters::default() }
+    }
+
+    fn draw_corrupted(&mut self) -> bool {
+        self.loss_threshold != 0 && self.rng.next_u64() < self.loss_threshold
+    }
+
+    /// Moves the FIFO departure pointer to `now_ns`.
+    pub fn advance(&mut self, now_ns: u64) {
+        if let Queue::Fifo { n_departed, sys_bytes, .. } = &mut self.queue {
+            while *n_departed < self.ring.len() {
+                let e = &self.ring[*n_departed];
+                if e.tx_end_ns > now_ns {
+                    break;
+                }
+                let b = u64::from(e.pkt.size_bytes);
+                *sys_bytes -= b;
+                *n_departed += 1;
+                self.counters.departed_pkts += 1;
+                self.counters.departed_bytes += b;
+            }
+        }
+    }
+
+    /// Packets waiting (not counting the one being serialized), and their bytes.
+    pub fn queue_len(&mut self, now_ns: u64) -> (u64, u64) {
+        self.advance(now_ns);
+        match &self.queue {
+            Queue::Fifo { n_departed, sys_bytes, .. } => {
+                let sys = (self.ring.len() - n_departed) as u64;
+                if sys == 0 {
+                    (0, 0)
+                } else {
+                    let head = u64::from(self.ring[*n_departed].pkt.size_bytes);
+                    (sys - 1, sys_bytes - head)
+                }
+            }
+            Queue::Priority { classes, class_bytes, .. } => {
+                (classes.iter().map(|c| c.len() as u64).sum(), class_bytes.iter().sum())
+            }
+        }
+    }
+
+    pub fn enqueue(&mut self, now_ns: u64, pkt: Packet) -> Enqueued {
+        let size = u64::from(pkt.size_bytes);
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += size;
+        let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
+        match &mut self.queue {
+            Queue::Fifo { limit, busy_until_ns, sys_bytes, n_departed } => {
+                let idle = self.ring.len() == *n_departed;
+                if !idle && !limit.admits(queued_pkts, queued_bytes, size) {
+                    self.counters.drops_overflow += 1;
+                    return Enqueued::Dropped;
+                }
+                let start = now_ns.max(*busy_until_ns);
+                let tx_end_ns = start + self.spec.rate.tx_time_ns(size);
+                *busy_until_ns = tx_end_ns;
+                *sys_bytes += size;
+                let arrive_ns = tx_end_ns + self.spec.delay_ns;
+                let corrupted = self.draw_corrupted();
+                let was_empty = self.ring.is_empty();
+                self.ring.push_back(InFlight { pkt, tx_end_ns, arrive_ns, corrupted });
+                if was_empty {
+                    Enqueued::ScheduleArrival(arrive_ns)
+                } else {
+                    Enqueued::Queued
+                }
+            }
+            Queue::Priority { .. } => self.enqueue_priority(now_ns, pkt),
+        }
+    }
+
+    fn enqueue_priority(&mut self, now_ns: u64, pkt: Packet) -> Enqueued {
+        let size = u64::from(pkt.size_bytes);
+        let corrupted = self.draw_corrupted();
+        let Queue::Priority { limits, classes, class_bytes, in_service } = &mut self.queue else {
+            unreachable!("enqueue_priority on a FIFO link")
+        };
+        if in_service.is_none() {
+            *in_service = Some((pkt, corrupted));
+            return Enqueued::ScheduleTxDone(now_ns + self.spec.rate.tx_time_ns(size));
+        }
+        let c = usize::from(pkt.class).min(classes.len() - 1);
+        if !limits[c].admits(classes[c].len() as u64, class_bytes[c], size) {
+            self.counters.drops_overflow += 1;
+            return Enqueued::Dropped;
+        }
+        classes[c].push_back((pkt, corrupted));
+        class_bytes[c] += size;
+        Enqueued::Queued
+    }
+
+    /// Priority link: the packet in service finished serializing. Returns
+    /// (next tx-done time, arrival time to schedule if the pipe was empty).
+    pub fn tx_done(&mut self, now_ns: u64) -> (Option<u64>, Option<u64>) {
+        let Queue::Priority { classes, class_bytes, in_service, .. } = &mut self.queue else {
+            unreachable!("tx_done on a FIFO link")
+        };
+        let (pkt, corrupted) = in_service.take().expect("tx_done with nothing in service");
+        let size = u64::from(pkt.size_bytes);
+        self.counters.departed_pkts += 1;
+        self.counters.departed_bytes += size;
+        let arrive_ns = now_ns + self.spec.delay_ns;
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(InFlight { pkt, tx_end_ns: now_ns, arrive_ns, corrupted });
+        let mut next = None;
+        for (c, q) in classes.iter_mut().enumerate() {
+            if let Some((p, corr)) = q.pop_front() {
+                class_bytes[c] -= u64::from(p.size_bytes);
+                next = Some(now_ns + self.spec.rate.tx_time_ns(u64::from(p.size_bytes)));
+                *in_service = Some((p, corr));
+                break;
+            }
+        }
+        (next, was_empty.then_some(arrive_ns))
+    }
+
+    /// The head of the pipe reached the far end. Returns the packet (None if
+    /// it was corrupted on the wire) and the next arrival time to schedule.
+    pub fn pop_arrival(&mut self, now_ns: u64) -> (Option<Packet>, Option<u64>) {
+        self.advance(now_ns);
+        let head = self.ring.pop_front().expect("arrival event with an empty pipe");
+        debug_assert_eq!(head.arrive_ns, now_ns);
+        if let Queue::Fifo { n_departed, .. } = &mut self.queue {
+            *n_departed -= 1;
+        }
+        let next = self.ring.front().map(|e| e.arrive_ns);
+        if head.corrupted {
+            self.counters.drops_random += 1;
+            (None, next)
+        } else {
+            (Some(head.pkt), next)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Dir, PacketKind};
+    use rand_core::SeedableRng;
+
+    fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
+        Link::new(
+            LinkSpec {
+                from: 0,
+                to: 1,
+                rate: Bandwidth::from_bps(1_000_000_000),
+                delay_ns: 1_000_000,
+                queue,
+                loss_prob,
+                name: "l".into(),
+            },
+            Xoshiro256PlusPlus::seed_from_u64(1),
+        )
+    }
+
+    fn pkt(seq: u64, class: u8) -> Packet {
+        let mut p = Packet::new(0, PacketKind::Data, Dir::Forward, 1500);
+        p.seq = seq;
+        p.class = class;
+        p
+    }
+
+    #[test]
+    fn fifo_timing_to_the_nanosecond() {
+        let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(10)), 0.0);
+        // Two back-to-back packets at t=0, one at t=100us (link idle again).
+        assert_eq!(l.enqueue(0, pkt(0, 0)), Enqueued::ScheduleArrival(12_000 + 1_000_000));
+        assert_eq!(l.enqueue(0, pkt(1, 0)), Enqueued::Queued);
+        assert_eq!(l.enqueue(100_000, pkt(2, 0)), Enqueued::Queued);
+        let (p, next) = l.pop_arrival(1_012_000);
+        assert_eq!((p.unwrap().seq, next), (0, Some(1_024_000)));
+        let (p, next) = l.pop_arrival(1_024_000);
+        assert_eq!((p.unwrap().seq, next), (1, Some(1_112_000)));
+        let (p, next) = l.pop_arrival(1_112_000);
+        assert_eq!((p.unwrap().seq, next), (2, None));
+        assert_eq!(l.counters.departed_pkts, 3);
+    }
+
+    #[test]
+    fn droptail_limit_counts_waiting_packets_only() {
+        let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(2)), 0.0);
+        // 1 in service + 2 waiting fit; the 4th is dropped.
+        for s in 0..3 {
+            assert_ne!(l.enqueue(0, pkt(s, 0)), Enqueued::Dropped);
+        }
+        assert_eq!(l.enqueue(0, pkt(3, 0)), Enqueued::Dropped);
+        assert_eq!(l.queue_len(0), (2, 3000));
+        // After the first packet is serialized, one slot frees.
+        assert_eq!(l.queue_len(12_000), (1, 1500));
+        assert_ne!(l.enqueue(12_000, pkt(4, 0)), Enqueued::Dropped);
+        assert_eq!(l.enqueue(12_000, pkt(5, 0)), Enqueued::Dropped);
+        assert_eq!(l.counters.drops_overflow, 2);
+    }
+
+    #[test]
+    fn byte_limit() {
+        let mut l = link(QueueDiscipline::DropTail(QueueLimit::Bytes(3000)), 0.0);
+        for s in 0..3 {
+            assert_ne!(l.enqueue(0, pkt(s, 0)), Enqueued::Dropped);
+        }
+        assert_eq!(l.enqueue(0, pkt(3, 0)), Enqueued::Dropped);
+    }
+
+    #[test]
+    fn priority_serves_class_zero_first() {
+        let q = QueueDiscipline::Priority(vec![QueueLimit::Packets(10), QueueLimit::Packets(10)]);
+        let mut l = link(q, 0.0);
+        assert_eq!(l.enqueue(0, pkt(0, 1)), Enqueued::ScheduleTxDone(12_000));
+        assert_eq!(l.enqueue(1, pkt(1, 1)), Enqueued::Queued);
+        assert_eq!(l.enqueue(2, pkt(2, 0)), Enqueued::Queued);
+        // Low-priority packet 0 is already in service; then class 0 overtakes packet 1.
+        assert_eq!(l.tx_done(12_000), (Some(24_000), Some(1_012_000)));
+        assert_eq!(l.tx_done(24_000), (Some(36_000), None));
+        assert_eq!(l.tx_done(36_000), (None, None));
+        let order: Vec<u64> =
+            [1_012_000, 1_024_000, 1_036_000].iter().map(|&t| l.pop_arrival(t).0.unwrap().seq).collect();
+        assert_eq!(order, vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn priority_classes_have_their_own_limits() {
+        let q = QueueDiscipline::Priority(vec![QueueLimit::Packets(1), QueueLimit::Packets(3)]);
+        let mut l = link(q, 0.0);
+        l.enqueue(0, pkt(0, 0)); // in service
+        assert_eq!(l.enqueue(0, pkt(1, 0)), Enqueued::Queued);
+        assert_eq!(l.enqueue(0, pkt(2, 0)), Enqueued::Dropped);
+        for s in 3..6 {
+            assert_eq!(l.enqueue(0, pkt(s, 1)), Enqueued::Queued);
+        }
+        assert_eq!(l.enqueue(0, pkt(6, 1)), Enqueued::Dropped);
+        assert_eq!(l.queue_len(0), (4, 6000));
+    }
+
+    #[test]
+    fn random_loss_rate_matches_probability() {
+        let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(1_000_000)), 0.01);
+        let n = 200_000u64;
+        for s in 0..n {
+            l.enqueue(s * 12_000, pkt(s, 0));
+        }
+        let mut t = 0;
+        let mut lost = 0;
+        while let Some(next) = l.ring.front().map(|e| e.arrive_ns) {
+            t = t.max(next);
+            if l.pop_arrival(next).0.is_none() {
+                lost += 1;
+            }
+        }
+        assert!(t > 0);
+        // Binomial(200000, 0.01): mean 2000, sd 44.5; 5 sd either side.
+        assert!((1778..=2222).contains(&lost), "lost {lost}");
+        assert_eq!(l.counters.drops_random, lost);
+    }
+}

@@ -1,0 +1,306 @@
+//! Measurements: per-flow and per-link time series sampled at a fixed
+//! interval (memory grows with duration / interval, never with packets),
+//! and counters captured at the start and end of the measurement window.
+
+use serde_json::{json, Value};
+
+use crate::link::Link;
+use crate::sim::{Endpoints, Flow};
+use crate::units::NS_PER_SEC;
+
+/// Per-flow rows, one per flow per sample (long format).
+#[derive(Clone, Debug, Default)]
+pub struct FlowSeries {
+    pub time_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    /// Payload delivered in order at the receiver over the interval.
+    pub goodput_bps: Vec<f64>,
+    /// Bytes the sender put on the wire (retransmissions included).
+    pub throughput_bps: Vec<f64>,
+    pub cwnd_pkts: Vec<f64>,
+    pub ssthresh_pkts: Vec<f64>,
+    pub srtt_ns: Vec<u64>,
+    pub rtt_ns: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub timeouts: Vec<u64>,
+}
+
+/// Per-link rows, one per monitored link per sample.
+#[derive(Clone, Debug, Default)]
+pub struct LinkSeries {
+    pub time_ns: Vec<u64>,
+    pub link: Vec<u32>,
+    pub queue_pkts: Vec<u64>,
+    pub queue_bytes: Vec<u64>,
+    /// Fraction of capacity used over the interval.
+    pub utilization: Vec<f64>,
+    pub drops_overflow: Vec<u64>,
+    pub drops_random: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowSnap {
+    delivered_bytes: u64,
+    sent_bytes: u64,
+    sent_pkts: u64,
+    retransmits: u64,
+    timeouts: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkSnap {
+    departed_bytes: u64,
+    offered_pkts: u64,
+    drops_overflow: u64,
+    drops_random: u64,
+}
+
+fn flow_snap(f: &Flow) -> FlowSnap {
+    match &f.endpoints {
+        Endpoints::Tcp { sender, receiver } => FlowSnap {
+            delivered_bytes: receiver.counters.delivered_bytes,
+            sent_bytes: sender.counters.sent_bytes,
+            sent_pkts: sender.counters.sent_pkts,
+            retransmits: sender.counters.retransmits,
+            timeouts: sender.counters.timeouts,
+        },
+        Endpoints::Udp(u) => FlowSnap {
+            delivered_bytes: u.counters.received_bytes,
+            sent_bytes: u.counters.sent_bytes,
+            sent_pkts: u.counters.sent_pkts,
+            retransmits: 0,
+            timeouts: 0,
+        },
+    }
+}
+
+fn link_snap(l: &Link) -> LinkSnap {
+    LinkSnap {
+        departed_bytes: l.counters.departed_bytes,
+        offered_pkts: l.counters.offered_pkts,
+        drops_overflow: l.counters.drops_overflow,
+        drops_random: l.counters.drops_random,
+    }
+}
+
+#[derive(Debug)]
+pub struct Metrics {
+    interval_ns: u64,
+    measure_from_ns: u64,
+    pub monitored_links: Vec<usize>,
+    pub flows: FlowSeries,
+    pub links: LinkSeries,
+    last_flow: Vec<FlowSnap>,
+    last_link: Vec<LinkSnap>,
+    last_sample_ns: u64,
+    window_start: Option<(u64, Vec<FlowSnap>, Vec<LinkSnap>)>,
+    summary: Option<Value>,
+}
+
+impl Metrics {
+    pub fn new(interval_ns: u64, measure_from_ns: u64, monitored_links: Vec<usize>, n_flows: usize) -> Self {
+        Self {
+            interval_ns,
+            measure_from_ns,
+            monitored_links,
+            flows: FlowSeries::default(),
+            links: LinkSeries::default(),
+            last_flow: vec![FlowSnap::default(); n_flows],
+            last_link: vec![],
+            last_sample_ns: 0,
+            window_start: None,
+            summary: None,
+        }
+    }
+
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+    pub fn finished(&self) -> bool {
+        self.summary.is_some()
+    }
+    pub fn summary(&self) -> Option<&Value> {
+        self.summary.as_ref()
+    }
+
+    pub fn sample(&mut self, now_ns: u64, links: &mut [Link], flows: &[Flow]) {
+        if self.last_link.is_empty() {
+            self.last_link = vec![LinkSnap::default(); links.len()];
+        }
+        let dt = now_ns - self.last_sample_ns;
+        if dt == 0 {
+            return;
+        }
+        let per_sec = NS_PER_SEC as f64 / dt as f64;
+        for (i, f) in flows.iter().enumerate() {
+            let s = flow_snap(f);
+            let prev = self.last_flow[i];
+            let fs = &mut self.flows;
+            fs.time_ns.push(now_ns);
+            fs.flow.push(i as u32);
+            fs.goodput_bps.push((s.delivered_bytes - prev.delivered_bytes) as f64 * 8.0 * per_sec);
+            fs.throughput_bps.push((s.sent_bytes - prev.sent_bytes) as f64 * 8.0 * per_sec);
+            match &f.endpoints {
+                Endpoints::Tcp { sender, .. } => {
+                    fs.cwnd_pkts.push(sender.cc().cwnd());
+                    fs.ssthresh_pkts.push(sender.cc().ssthresh());
+                    let r = sender.rtt().stats();
+                    fs.srtt_ns.push(r.smoothed_ns);
+                    fs.rtt_ns.push(r.latest_ns);
+                }
+                Endpoints::Udp(_) => {
+                    fs.cwnd_pkts.push(f64::NAN);
+                    fs.ssthresh_pkts.push(f64::NAN);
+                    fs.srtt_ns.push(0);
+                    fs.rtt_ns.push(0);
+                }
+            }
+            fs.retransmits.push(s.retransmits);
+            fs.timeouts.push(s.timeouts);
+            self.last_flow[i] = s;
+        }
+        for &l in &self.monitored_links {
+            let link = &mut links[l];
+            let (qp, qb) = link.queue_len(now_ns);
+            let s = link_snap(link);
+            let prev = self.last_link[l];
+            let cap = link.spec.rate.bps() as f64 / per_sec;
+            let ls = &mut self.links;
+            ls.time_ns.push(now_ns);
+            ls.link.push(l as u32);
+            ls.queue_pkts.push(qp);
+            ls.queue_bytes.push(qb);
+            ls.utilization.push((s.departed_bytes - prev.departed_bytes) as f64 * 8.0 / cap);
+            ls.drops_overflow.push(s.drops_overflow - prev.drops_overflow);
+            ls.drops_random.push(s.drops_random - prev.drops_random);
+            self.last_link[l] = s;
+        }
+        self.last_sample_ns = now_ns;
+    }
+
+    pub fn start_window(&mut self, now_ns: u64, links: &mut [Link], flows: &[Flow]) {
+        for l in links.iter_mut() {
+            l.advance(now_ns);
+        }
+        self.window_start = Some((now_ns, flows.iter().map(flow_snap).collect(), links.iter().map(link_snap).collect()));
+    }
+
+    /// Closes the measurement window and builds the summary.
+    pub fn finish(&mut self, end_ns: u64, links: &mut [Link], flows: &[Flow]) {
+        if self.window_start.is_none() {
+            self.start_window(self.measure_from_ns.min(end_ns), links, flows);
+        }
+        for l in links.iter_mut() {
+            l.advance(end_ns);
+        }
+        let (t0, f0, l0) = self.window_start.take().expect("window started");
+        let secs = (end_ns - t0) as f64 / NS_PER_SEC as f64;
+        let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+
+        let mut flow_rows = vec![];
+        let mut tcp_goodputs = vec![];
+        for (i, f) in flows.iter().enumerate() {
+            let s = flow_snap(f);
+            let p = f0[i];
+            let goodput = rate(s.delivered_bytes - p.delivered_bytes);
+            let sent = s.sent_pkts - p.sent_pkts;
+            let rtx = s.retransmits - p.retransmits;
+            let mut row = json!({
+                "flow": i,
+                "name": f.name,
+                "algorithm": f.algorithm,
+                "base_rtt_ms": f.base_rtt_ns as f64 / 1e6,
+                "goodput_bps": goodput,
+                "throughput_bps": rate(s.sent_bytes - p.sent_bytes),
+                "sent_pkts": sent,
+                "retransmits": rtx,
+                "timeouts": s.timeouts - p.timeouts,
+                "retransmit_rate": if sent > 0 { rtx as f64 / sent as f64 } else { 0.0 },
+            });
+            if let Endpoints::Tcp { sender, .. } = &f.endpoints {
+                tcp_goodputs.push(goodput);
+                row["fast_recoveries"] = json!(sender.counters.fast_recoveries);
+                row["final_cwnd_pkts"] = json!(finite_or_null(sender.cc().cwnd()));
+                row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
+                    (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
+                    _ => Value::Null,
+                };
+            }
+            flow_rows.push(row);
+        }
+        let mut link_rows = vec![];
+        for (i, l) in links.iter().enumerate() {
+            let s = link_snap(l);
+            let p = l0[i];
+            let offered = s.offered_pkts - p.offered_pkts;
+            let drops = (s.drops_overflow - p.drops_overflow) + (s.drops_random - p.drops_random);
+            let cap = l.spec.rate.bps() as f64 * secs;
+            let mut row = json!({
+                "link": i,
+                "name": l.spec.name,
+                "rate_bps": l.spec.rate.bps(),
+                "delay_ms": l.spec.delay_ns as f64 / 1e6,
+                "utilization": if cap > 0.0 { (s.departed_bytes - p.departed_bytes) as f64 * 8.0 / cap } else { 0.0 },
+                "offered_pkts": offered,
+                "drops_overflow": s.drops_overflow - p.drops_overflow,
+                "drops_random": s.drops_random - p.drops_random,
+                "loss_rate": if offered > 0 { drops as f64 / offered as f64 } else { 0.0 },
+                "monitored": self.monitored_links.contains(&i),
+            });
+            if self.monitored_links.contains(&i) {
+                let qs: Vec<f64> = self
+                    .links
+                    .time_ns
+                    .iter()
+                    .zip(&self.links.link)
+                    .zip(&self.links.queue_pkts)
+                    .filter(|((&t, &li), _)| t > t0 && li as usize == i)
+                    .map(|(_, &q)| q as f64)
+                    .collect();
+                row["mean_queue_pkts"] =
+                    json!(if qs.is_empty() { 0.0 } else { qs.iter().sum::<f64>() / qs.len() as f64 });
+            }
+            link_rows.push(row);
+        }
+        self.summary = Some(json!({
+            "measure_from_s": t0 as f64 / 1e9,
+            "end_s": end_ns as f64 / 1e9,
+            "flows": flow_rows,
+            "links": link_rows,
+            "tcp_goodput_bps": tcp_goodputs.iter().sum::<f64>(),
+            "jain_fairness": jain_index(&tcp_goodputs),
+        }));
+    }
+}
+
+fn finite_or_null(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n Σx²): 1 when all equal, 1/n when one takes all.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || sq == 0.0 {
+        None
+    } else {
+        Some(sum * sum / (xs.len() as f64 * sq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain_index;
+
+    #[test]
+    fn jain_extremes() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0, 5.0]), Some(1.0));
+        assert_eq!(jain_index(&[8.0, 0.0, 0.0, 0.0]), Some(0.25));
+        assert!((jain_index(&[1.0, 2.0]).unwrap() - 0.9).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), None);
+    }
+}

@@ -1,0 +1,670 @@
+//! Scenario files: the serde schema (every field documented in
+//! docs/scenarios.md), validation that names the offending field and the
+//! allowed range, and construction of a [`Simulation`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use longfat_cc::{CcParams, InitialWindow};
+
+use crate::link::{QueueDiscipline, QueueLimit};
+use crate::sim::{component_rng, Endpoints, Flow, SimSetup, Simulation, RNG_UDP};
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::tcp::TcpConfig;
+use crate::topology::{attach_host, router_chain, HalfLink, Topology};
+use crate::udp::{PeriodDist, UdpConfig, UdpFlow, UdpPattern};
+use crate::units::{parse_bandwidth, parse_duration_ns, parse_size, Bandwidth, SizeSpec};
+
+/// A scenario problem: which field, and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
+    Err(ScenarioError { field: field.into(), message: message.into() })
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub network: Network,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub udp: Vec<UdpSpec>,
+    pub run: Run,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    pub topology: String,
+    pub hops: Option<u32>,
+    pub bdp_rtt: Option<String>,
+    pub bottleneck: LinkCfg,
+    pub access: Option<AccessCfg>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub rate: String,
+    pub delay: String,
+    pub queue: String,
+    pub discipline: Option<String>,
+    pub classes: Option<u32>,
+    pub class_queues: Option<Vec<String>>,
+    pub loss: Option<f64>,
+    pub reverse_loss: Option<f64>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AccessCfg {
+    pub rate: Option<String>,
+    pub delay: Option<String>,
+    pub queue: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: Option<String>,
+    pub cc: String,
+    pub count: Option<u32>,
+    pub start: Option<String>,
+    pub start_spacing: Option<String>,
+    pub stop: Option<String>,
+    pub size: Option<String>,
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+    pub access_delay: Option<String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TcpCfg {
+    pub packet_size: Option<String>,
+    pub header_size: Option<String>,
+    pub ack_size: Option<String>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_timeout: Option<String>,
+    pub rwnd: Option<String>,
+    pub min_rto: Option<String>,
+    pub initial_rto: Option<String>,
+    pub max_rto: Option<String>,
+    pub initial_cwnd: Option<f64>,
+    pub initial_ssthresh: Option<f64>,
+    pub sender_clock_offset: Option<String>,
+    pub receiver_clock_offset: Option<String>,
+    pub priority_class: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UdpSpec {
+    pub name: Option<String>,
+    pub pattern: String,
+    pub rate: String,
+    pub count: Option<u32>,
+    pub packet_size: Option<String>,
+    pub start: Option<String>,
+    pub stop: Option<String>,
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+    pub access_delay: Option<String>,
+    pub on_mean: Option<String>,
+    pub off_mean: Option<String>,
+    pub distribution: Option<String>,
+    pub shape: Option<f64>,
+    pub priority_class: Option<u32>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub duration: String,
+    pub seed: Option<u64>,
+    pub measure_from: Option<String>,
+    pub sample_interval: Option<String>,
+}
+
+impl Scenario {
+    /// Parses JSON (the Python front end converts TOML to JSON).
+    pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| ScenarioError {
+            field: e.path().to_string().trim_start_matches('.').to_string(),
+            message: e.inner().to_string().split(" at line").next().unwrap_or_default().to_string(),
+        })
+    }
+
+    pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
+        let value: toml::Value = toml::from_str(text)
+            .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML syntax: {e}") })?;
+        let json = serde_json::to_string(&value).expect("TOML values convert to JSON");
+        Self::from_json(&json)
+    }
+}
+
+// ---- field parsers that attach the field name -------------------------------
+
+fn duration(field: &str, s: &str) -> Result<u64, ScenarioError> {
+    parse_duration_ns(s).or_else(|m| err(field, m))
+}
+
+fn rate(field: &str, s: &str) -> Result<Bandwidth, ScenarioError> {
+    parse_bandwidth(s).or_else(|m| err(field, m))
+}
+
+/// A size in bytes (packets not allowed): packet and ACK sizes.
+fn bytes(field: &str, s: &str, min: u64, max: u64) -> Result<u64, ScenarioError> {
+    match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Bytes(b) if (min..=max).contains(&b) => Ok(b),
+        SizeSpec::Bytes(b) => err(field, format!("{b} bytes is out of range; allowed {min}..={max} bytes")),
+        _ => err(field, format!("{s:?}: give a size in bytes (e.g. \"1500B\")")),
+    }
+}
+
+fn probability(field: &str, p: Option<f64>) -> Result<f64, ScenarioError> {
+    let p = p.unwrap_or(0.0);
+    if !(0.0..1.0).contains(&p) {
+        return err(field, format!("{p} is out of range; a loss probability must be in [0, 1)"));
+    }
+    Ok(p)
+}
+
+/// A queue size before BDP resolution.
+#[derive(Clone, Copy, Debug)]
+enum QueueSize {
+    Limit(QueueLimit),
+    Bdp(f64),
+}
+
+fn queue_size(field: &str, s: &str) -> Result<QueueSize, ScenarioError> {
+    if s == "unlimited" {
+        return Ok(QueueSize::Limit(QueueLimit::Packets(u64::MAX)));
+    }
+    match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Packets(0) | SizeSpec::Bytes(0) => {
+            err(field, format!("{s:?}: a queue must hold at least one packet (> 0)"))
+        }
+        SizeSpec::Bdp(f) if f <= 0.0 => err(field, format!("{s:?}: a BDP fraction must be > 0")),
+        SizeSpec::Packets(n) => Ok(QueueSize::Limit(QueueLimit::Packets(n))),
+        SizeSpec::Bytes(b) => Ok(QueueSize::Limit(QueueLimit::Bytes(b))),
+        SizeSpec::Bdp(f) => Ok(QueueSize::Bdp(f)),
+    }
+}
+
+enum Discipline {
+    DropTail(QueueSize),
+    Priority(Vec<QueueSize>),
+}
+
+fn resolve(q: QueueSize, bdp_bytes: Option<u64>, field: &str, min_bytes: u64) -> Result<QueueLimit, ScenarioError> {
+    match q {
+        QueueSize::Limit(l) => Ok(l),
+        QueueSize::Bdp(f) => {
+            let Some(bdp) = bdp_bytes else {
+                return err(field, "a \"bdp\" size needs an RTT: no TCP flow crosses this link; set network.bdp_rtt");
+            };
+            let b = (bdp as f64 * f).round() as u64;
+            if b < min_bytes {
+                return err(field, format!("{f}bdp is {b} bytes, less than one packet ({min_bytes} bytes); use a larger fraction"));
+            }
+            Ok(QueueLimit::Bytes(b))
+        }
+    }
+}
+
+const MAX_CLASSES: u32 = 8;
+const MAX_FLOWS: u64 = 100_000;
+const MAX_SAMPLES: u64 = 20_000_000;
+
+/// Validates the scenario and builds a ready-to-run simulation. `seed`
+/// overrides `run.seed`.
+pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
+    // ---- run ----
+    let duration_ns = duration("run.duration", &s.run.duration)?;
+    if duration_ns == 0 {
+        return err("run.duration", "must be > 0");
+    }
+    let measure_from_ns = match &s.run.measure_from {
+        Some(m) => duration("run.measure_from", m)?,
+        None => 0,
+    };
+    if measure_from_ns >= duration_ns {
+        return err("run.measure_from", format!("{:?} must be before run.duration ({})", s.run.measure_from.as_deref().unwrap_or(""), s.run.duration));
+    }
+    let sample_interval_ns = match &s.run.sample_interval {
+        Some(v) => duration("run.sample_interval", v)?,
+        None => (duration_ns / 1000).max(1_000_000).min(duration_ns),
+    };
+    if sample_interval_ns == 0 || sample_interval_ns > duration_ns {
+        return err("run.sample_interval", format!("must be > 0 and at most run.duration ({})", s.run.duration));
+    }
+    let seed = s.run.seed.unwrap_or(1);
+
+    // ---- network ----
+    let net = &s.network;
+    let hops = match (net.topology.as_str(), net.hops) {
+        ("dumbbell", None | Some(1)) => 1usize,
+        ("dumbbell", Some(h)) => return err("network.hops", format!("{h}: a dumbbell has exactly 1 bottleneck; use topology = \"parking_lot\" for more")),
+        ("parking_lot", Some(h)) if (2..=64).contains(&h) => h as usize,
+        ("parking_lot", Some(h)) => return err("network.hops", format!("{h} is out of range; a parking lot has 2..=64 bottlenecks")),
+        ("parking_lot", None) => return err("network.hops", "required for a parking lot (2..=64)"),
+        (t, _) => return err("network.topology", format!("unknown topology {t:?}; allowed: \"dumbbell\", \"parking_lot\"")),
+    };
+    let b = &net.bottleneck;
+    let b_rate = rate("network.bottleneck.rate", &b.rate)?;
+    let b_delay = duration("network.bottleneck.delay", &b.delay)?;
+    let b_queue = queue_size("network.bottleneck.queue", &b.queue)?;
+    let discipline = match b.discipline.as_deref().unwrap_or("droptail") {
+        "droptail" => {
+            if b.classes.is_some() || b.class_queues.is_some() {
+                return err("network.bottleneck.classes", "only for discipline = \"priority\"");
+            }
+            Discipline::DropTail(b_queue)
+        }
+        "priority" => {
+            let n = b.classes.unwrap_or(2);
+            if !(1..=MAX_CLASSES).contains(&n) {
+                return err("network.bottleneck.classes", format!("{n} is out of range; allowed 1..={MAX_CLASSES}"));
+            }
+            match &b.class_queues {
+                None => Discipline::Priority(vec![b_queue; n as usize]),
+                Some(qs) if qs.len() == n as usize => Discipline::Priority(
+                    qs.iter()
+                        .enumerate()
+                        .map(|(i, q)| queue_size(&format!("network.bottleneck.class_queues[{i}]"), q))
+                        .collect::<Result<_, _>>()?,
+                ),
+                Some(qs) => return err("network.bottleneck.class_queues", format!("has {} entries; needs one per class ({n})", qs.len())),
+            }
+        }
+        d => return err("network.bottleneck.discipline", format!("unknown discipline {d:?}; allowed: \"droptail\", \"priority\"")),
+    };
+    let n_classes = match &discipline {
+        Discipline::DropTail(_) => 1,
+        Discipline::Priority(v) => v.len() as u32,
+    };
+    let loss_fwd = probability("network.bottleneck.loss", b.loss)?;
+    let loss_rev = probability("network.bottleneck.reverse_loss", b.reverse_loss)?;
+    let access = net.access.clone().unwrap_or_default();
+    let a_rate = match &access.rate {
+        Some(r) => rate("network.access.rate", r)?,
+        None => Bandwidth::from_bps(b_rate.bps().saturating_mul(10)),
+    };
+    let a_delay = match &access.delay {
+        Some(d) => duration("network.access.delay", d)?,
+        None => 0,
+    };
+    let a_queue = match &access.queue {
+        Some(q) => match queue_size("network.access.queue", q)? {
+            QueueSize::Limit(l) => l,
+            QueueSize::Bdp(_) => return err("network.access.queue", "\"bdp\" sizes apply to bottleneck links only"),
+        },
+        None => QueueLimit::Packets(u64::MAX),
+    };
+    let bdp_rtt_ns = match &net.bdp_rtt {
+        Some(r) => Some(duration("network.bdp_rtt", r)?).filter(|&v| v > 0).map(Some).ok_or_else(|| ScenarioError { field: "network.bdp_rtt".into(), message: "must be > 0".into() })?,
+        None => None,
+    };
+
+    let mut topo = Topology::new();
+    let placeholder = QueueDiscipline::DropTail(QueueLimit::Packets(1));
+    let half = |loss: f64| HalfLink { rate: b_rate, delay_ns: b_delay, queue: placeholder.clone(), loss_prob: loss };
+    let (routers, hop_links) = router_chain(&mut topo, hops, &half(loss_fwd), &half(loss_rev));
+    let access_half = |delay_ns: u64| HalfLink {
+        rate: a_rate,
+        delay_ns,
+        queue: QueueDiscipline::DropTail(a_queue),
+        loss_prob: 0.0,
+    };
+
+    // ---- flows ----
+    if s.flows.is_empty() && s.udp.is_empty() {
+        return err("flows", "the scenario has no flows; add at least one [[flows]] or [[udp]] entry");
+    }
+    let total: u64 = s.flows.iter().map(|f| u64::from(f.count.unwrap_or(1))).sum::<u64>()
+        + s.udp.iter().map(|u| u64::from(u.count.unwrap_or(1))).sum::<u64>();
+    if total > MAX_FLOWS {
+        return err("flows", format!("{total} flows in all; at most {MAX_FLOWS}"));
+    }
+    if duration_ns / sample_interval_ns * total.max(1) > MAX_SAMPLES {
+        return err("run.sample_interval", format!("too fine for {total} flows over {}: more than {MAX_SAMPLES} samples; use a longer interval", s.run.duration));
+    }
+
+    struct Pending {
+        flow: Flow,
+        crosses_tcp: bool,
+    }
+    let mut pending: Vec<Pending> = vec![];
+    let endpoints_of = |field: &str, from: Option<u32>, to: Option<u32>| -> Result<(usize, usize), ScenarioError> {
+        let from = from.unwrap_or(0);
+        let to = to.unwrap_or(hops as u32);
+        for (name, v) in [("from", from), ("to", to)] {
+            if v as usize > hops {
+                return err(format!("{field}.{name}"), format!("router {v} does not exist; routers are 0..={hops}"));
+            }
+        }
+        if from == to {
+            return err(format!("{field}.to"), format!("same router as from ({from}); a flow must cross at least one bottleneck"));
+        }
+        Ok((routers[from as usize], routers[to as usize]))
+    };
+    let start_stop = |field: &str, start: &Option<String>, stop: &Option<String>| -> Result<(u64, Option<u64>), ScenarioError> {
+        let start_ns = match start {
+            Some(v) => duration(&format!("{field}.start"), v)?,
+            None => 0,
+        };
+        if start_ns >= duration_ns {
+            return err(format!("{field}.start"), format!("{:?} is at or after the end of the run (run.duration = {}); must be earlier", start.as_deref().unwrap_or(""), s.run.duration));
+        }
+        let stop_ns = match stop {
+            Some(v) => {
+                let t = duration(&format!("{field}.stop"), v)?;
+                if t <= start_ns {
+                    return err(format!("{field}.stop"), "must be after start");
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        Ok((start_ns, stop_ns))
+    };
+
+    for (i, f) in s.flows.iter().enumerate() {
+        let field = format!("flows[{i}]");
+        let count = f.count.unwrap_or(1);
+        if count == 0 {
+            return err(format!("{field}.count"), "must be >= 1");
+        }
+        let (src_router, dst_router) = endpoints_of(&field, f.from, f.to)?;
+        let (start_ns, stop_ns) = start_stop(&field, &f.start, &f.stop)?;
+        let spacing = match &f.start_spacing {
+            Some(v) => duration(&format!("{field}.start_spacing"), v)?,
+            None => 0,
+        };
+        let last_start = start_ns + spacing * u64::from(count - 1);
+        if last_start >= duration_ns {
+            return err(format!("{field}.start_spacing"), format!("the last of {count} flows would start at {:.3}s, at or after the end of the run", last_start as f64 / 1e9));
+        }
+        let cfg = tcp_config(&format!("{field}.tcp"), &f.tcp, n_classes)?;
+        let total_pkts = match &f.size {
+            None => None,
+            Some(sz) => Some(match parse_size(sz).or_else(|m| err(format!("{field}.size"), m))? {
+                SizeSpec::Packets(n) if n > 0 => n,
+                SizeSpec::Bytes(b) if b > 0 => b.div_ceil(cfg.payload_bytes()),
+                _ => return err(format!("{field}.size"), format!("{sz:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
+            }),
+        };
+        let params: CcParams = f.params.clone();
+        for (k, v) in &params {
+            if !v.is_finite() {
+                return err(format!("{field}.params.{k}"), "must be a finite number");
+            }
+        }
+        // Check the algorithm and its parameters once, with the field names.
+        longfat_cc::build(&f.cc, &params, cfg.initial_window)
+            .map_err(|e| ScenarioError { field: format!("{field}.{}", e.field), message: e.message })?;
+        let access_delay = match &f.access_delay {
+            Some(d) => duration(&format!("{field}.access_delay"), d)?,
+            None => a_delay,
+        };
+        for k in 0..count {
+            let idx = pending.len();
+            let name = match (&f.name, count) {
+                (Some(n), 1) => n.clone(),
+                (Some(n), _) => format!("{n}.{k}"),
+                (None, _) => format!("{}{idx}", f.cc),
+            };
+            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
+            let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
+            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked above");
+            let sender = TcpSender::new(idx as u32, cfg.clone(), cc, total_pkts);
+            let receiver = TcpReceiver::new(idx as u32, cfg.clone());
+            let flow = make_flow(&topo, name, f.cc.clone(), src, dst, start_ns + spacing * u64::from(k), stop_ns, Endpoints::Tcp { sender: Box::new(sender), receiver })?;
+            pending.push(Pending { flow, crosses_tcp: true });
+        }
+    }
+
+    for (i, u) in s.udp.iter().enumerate() {
+        let field = format!("udp[{i}]");
+        let count = u.count.unwrap_or(1);
+        if count == 0 {
+            return err(format!("{field}.count"), "must be >= 1");
+        }
+        let (src_router, dst_router) = endpoints_of(&field, u.from, u.to)?;
+        let (start_ns, stop_ns) = start_stop(&field, &u.start, &u.stop)?;
+        let cfg = udp_config(&field, u, n_classes)?;
+        let access_delay = match &u.access_delay {
+            Some(d) => duration(&format!("{field}.access_delay"), d)?,
+            None => a_delay,
+        };
+        for k in 0..count {
+            let idx = pending.len();
+            let name = match (&u.name, count) {
+                (Some(n), 1) => n.clone(),
+                (Some(n), _) => format!("{n}.{k}"),
+                (None, _) => format!("udp{idx}"),
+            };
+            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
+            let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
+            let rng = component_rng(seed, RNG_UDP, idx as u64);
+            let flow = make_flow(&topo, name, "udp".into(), src, dst, start_ns, stop_ns, Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)))?;
+            pending.push(Pending { flow, crosses_tcp: false });
+        }
+    }
+
+    // ---- bottleneck queues, now that RTTs are known ----
+    // A BDP-sized queue must hold at least one full-size packet.
+    let min_pkt = 1500u64;
+    for &(f, r) in &hop_links {
+        for l in [f, r] {
+            let rtt = bdp_rtt_ns.or_else(|| {
+                pending
+                    .iter()
+                    .filter(|p| p.crosses_tcp && (p.flow.fwd.contains(&(l as u32)) || p.flow.bwd.contains(&(l as u32))))
+                    .map(|p| p.flow.base_rtt_ns)
+                    .max()
+            });
+            let bdp = rtt.map(|r| b_rate.bytes_in(r));
+            let q = match &discipline {
+                Discipline::DropTail(q) => QueueDiscipline::DropTail(resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?),
+                Discipline::Priority(qs) => QueueDiscipline::Priority(
+                    qs.iter()
+                        .map(|q| resolve(*q, bdp, "network.bottleneck.class_queues", min_pkt))
+                        .collect::<Result<_, _>>()?,
+                ),
+            };
+            topo.links[l].queue = q;
+        }
+    }
+
+    let monitored_links = hop_links.iter().flat_map(|&(f, r)| [f, r]).collect();
+    Ok(Simulation::new(SimSetup {
+        topology: topo,
+        flows: pending.into_iter().map(|p| p.flow).collect(),
+        duration_ns,
+        measure_from_ns,
+        sample_interval_ns,
+        seed,
+        monitored_links,
+    }))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn make_flow(
+    topo: &Topology,
+    name: String,
+    algorithm: String,
+    src: usize,
+    dst: usize,
+    start_ns: u64,
+    stop_ns: Option<u64>,
+    endpoints: Endpoints,
+) -> Result<Flow, ScenarioError> {
+    let fwd = topo.route(src, dst).expect("chain topologies are connected");
+    let bwd = topo.route(dst, src).expect("chain topologies are connected");
+    if fwd.len() > 255 || bwd.len() > 255 {
+        return err("network.hops", "routes longer than 255 links are not supported");
+    }
+    let base_rtt_ns = topo.route_delay_ns(&fwd) + topo.route_delay_ns(&bwd);
+    Ok(Flow { name, algorithm, start_ns, stop_ns, fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns, endpoints })
+}
+
+fn class(field: &str, c: Option<u32>, n_classes: u32) -> Result<u8, ScenarioError> {
+    let c = c.unwrap_or(0);
+    if c >= n_classes.max(1) && !(n_classes == 1 && c == 0) {
+        return err(field, format!("class {c} does not exist; the bottleneck has classes 0..={}", n_classes - 1));
+    }
+    Ok(c as u8)
+}
+
+fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, ScenarioError> {
+    let d = TcpConfig::default();
+    let f = |name: &str| format!("{field}.{name}");
+    let packet = match &t.packet_size {
+        Some(v) => bytes(&f("packet_size"), v, 64, 65_535)?,
+        None => u64::from(d.packet_size_bytes),
+    };
+    let header = match &t.header_size {
+        Some(v) => bytes(&f("header_size"), v, 0, 1024)?,
+        None => u64::from(d.header_bytes),
+    };
+    if header >= packet {
+        return err(f("header_size"), format!("{header} bytes leaves no payload in a {packet}-byte packet; must be < packet_size"));
+    }
+    let ack = match &t.ack_size {
+        Some(v) => bytes(&f("ack_size"), v, 20, 65_535)?,
+        None => u64::from(d.ack_size_bytes),
+    };
+    let delack_timeout = match &t.delayed_ack_timeout {
+        Some(v) => duration(&f("delayed_ack_timeout"), v)?,
+        None => 40_000_000,
+    };
+    if t.delayed_ack_timeout.is_some() && delack_timeout == 0 {
+        return err(f("delayed_ack_timeout"), "must be > 0");
+    }
+    let rwnd = match t.rwnd.as_deref() {
+        None | Some("unlimited") => u64::MAX,
+        Some(v) => match parse_size(v).or_else(|m| err(f("rwnd"), m))? {
+            SizeSpec::Packets(n) if n >= 1 => n,
+            SizeSpec::Bytes(b) if b >= packet => b / (packet - header),
+            _ => return err(f("rwnd"), format!("{v:?}: give at least one packet, in packets or bytes (e.g. \"20000pkt\"), or \"unlimited\"")),
+        },
+    };
+    let min_rto = match &t.min_rto {
+        Some(v) => duration(&f("min_rto"), v)?,
+        None => d.min_rto_ns,
+    };
+    let max_rto = match &t.max_rto {
+        Some(v) => duration(&f("max_rto"), v)?,
+        None => d.max_rto_ns,
+    };
+    let initial_rto = match &t.initial_rto {
+        Some(v) => duration(&f("initial_rto"), v)?,
+        None => d.initial_rto_ns,
+    };
+    if max_rto == 0 || min_rto > max_rto {
+        return err(f("max_rto"), "must be > 0 and >= min_rto");
+    }
+    if initial_rto == 0 {
+        return err(f("initial_rto"), "must be > 0");
+    }
+    let cwnd = t.initial_cwnd.unwrap_or(d.initial_window.cwnd_pkts);
+    if !(cwnd.is_finite() && (1.0..=1e9).contains(&cwnd)) {
+        return err(f("initial_cwnd"), format!("{cwnd} is out of range; allowed 1..=1e9 packets"));
+    }
+    let ssthresh = t.initial_ssthresh.unwrap_or(f64::INFINITY);
+    if ssthresh.is_nan() || ssthresh < 2.0 {
+        return err(f("initial_ssthresh"), format!("{ssthresh} is out of range; must be >= 2 packets (omit for unlimited)"));
+    }
+    let offset = |name: &str, v: &Option<String>| match v {
+        Some(v) => duration(&f(name), v),
+        None => Ok(0),
+    };
+    Ok(TcpConfig {
+        packet_size_bytes: packet as u32,
+        header_bytes: header as u32,
+        ack_size_bytes: ack as u32,
+        delayed_ack_timeout_ns: t.delayed_ack.unwrap_or(false).then_some(delack_timeout),
+        rwnd_pkts: rwnd,
+        initial_rto_ns: initial_rto,
+        min_rto_ns: min_rto,
+        max_rto_ns: max_rto,
+        initial_window: InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh },
+        sender_clock_offset_ns: offset("sender_clock_offset", &t.sender_clock_offset)?,
+        receiver_clock_offset_ns: offset("receiver_clock_offset", &t.receiver_clock_offset)?,
+        class: class(&f("priority_class"), t.priority_class, n_classes)?,
+    })
+}
+
+fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, ScenarioError> {
+    let f = |name: &str| format!("{field}.{name}");
+    let r = rate(&f("rate"), &u.rate)?;
+    let size = match &u.packet_size {
+        Some(v) => bytes(&f("packet_size"), v, 20, 65_535)?,
+        None => 1500,
+    };
+    let pattern = match u.pattern.as_str() {
+        "cbr" => {
+            for (name, set) in [("on_mean", u.on_mean.is_some()), ("off_mean", u.off_mean.is_some()), ("distribution", u.distribution.is_some()), ("shape", u.shape.is_some())] {
+                if set {
+                    return err(f(name), "only for pattern = \"onoff\"");
+                }
+            }
+            UdpPattern::Cbr
+        }
+        "onoff" => {
+            let on = duration(&f("on_mean"), u.on_mean.as_deref().unwrap_or("1s"))?;
+            let off = duration(&f("off_mean"), u.off_mean.as_deref().unwrap_or("1s"))?;
+            if on == 0 {
+                return err(f("on_mean"), "must be > 0");
+            }
+            let dist = match u.distribution.as_deref().unwrap_or("exponential") {
+                "exponential" => {
+                    if u.shape.is_some() {
+                        return err(f("shape"), "only for distribution = \"pareto\"");
+                    }
+                    PeriodDist::Exponential
+                }
+                "pareto" => {
+                    let shape = u.shape.unwrap_or(1.5);
+                    if !(shape.is_finite() && shape > 1.0) {
+                        return err(f("shape"), format!("{shape} is out of range; a Pareto shape must be > 1 (finite mean)"));
+                    }
+                    PeriodDist::Pareto { shape }
+                }
+                d => return err(f("distribution"), format!("unknown distribution {d:?}; allowed: \"exponential\", \"pareto\"")),
+            };
+            UdpPattern::OnOff { on_mean_ns: on, off_mean_ns: off, dist }
+        }
+        p => return err(f("pattern"), format!("unknown pattern {p:?}; allowed: \"cbr\", \"onoff\"")),
+    };
+    Ok(UdpConfig { rate: r, packet_size_bytes: size as u32, pattern, class: class(&f("priority_class"), u.priority_class, n_classes)? })
+}

@@ -1,0 +1,58 @@
+//! TCP endpoints with the behaviour of ns-2's TCP/Sack1 and Linux that the
+//! papers relied on. Sequence numbers count packets, as in ns-2.
+
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+use longfat_cc::InitialWindow;
+
+/// Transport settings of one TCP connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Size of a data packet on the wire, headers included.
+    pub packet_size_bytes: u32,
+    /// Header bytes within a data packet; goodput counts the rest.
+    pub header_bytes: u32,
+    pub ack_size_bytes: u32,
+    /// Delayed ACKs (RFC 1122/5681: every second packet or this timeout).
+    pub delayed_ack_timeout_ns: Option<u64>,
+    /// Receiver window in packets: at most this many outstanding.
+    pub rwnd_pkts: u64,
+    pub initial_rto_ns: u64,
+    pub min_rto_ns: u64,
+    pub max_rto_ns: u64,
+    pub initial_window: InitialWindow,
+    /// Offsets of the sender's and receiver's clocks from true time (their
+    /// timestamps read `now + offset`).
+    pub sender_clock_offset_ns: u64,
+    pub receiver_clock_offset_ns: u64,
+    /// Strict-priority class of this connection's packets.
+    pub class: u8,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self {
+            packet_size_bytes: 1500,
+            header_bytes: 40,
+            ack_size_bytes: 40,
+            delayed_ack_timeout_ns: None,
+            rwnd_pkts: u64::MAX,
+            initial_rto_ns: 1_000_000_000,
+            min_rto_ns: 200_000_000,
+            max_rto_ns: 60_000_000_000,
+            initial_window: InitialWindow::default(),
+            sender_clock_offset_ns: 0,
+            receiver_clock_offset_ns: 0,
+            class: 0,
+        }
+    }
+}
+
+impl TcpConfig {
+    pub fn payload_bytes(&self) -> u64 {
+        u64::from(self.packet_size_bytes - self.header_bytes)
+    }
+}
