@@ -1,1 +1,124 @@
+//! Python bindings: build a simulation from a scenario (as JSON), run it in
+//! slices so Python can draw progress and honour Ctrl-C, and hand results
+//! back as numpy columns plus a JSON summary.
 
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(_native, ScenarioError, PyValueError, "A scenario field is missing, malformed or out of range.");
+
+#[pyclass(unsendable, module = "longfat._native")]
+struct Simulation {
+    inner: longfat_sim::Simulation,
+}
+
+fn scenario_error(e: longfat_sim::ScenarioError) -> PyErr {
+    ScenarioError::new_err((e.to_string(), e.field))
+}
+
+#[pymethods]
+impl Simulation {
+    /// Validates the scenario (a JSON object) and builds the simulation.
+    #[new]
+    fn new(scenario_json: &str) -> PyResult<Self> {
+        let scenario = longfat_sim::Scenario::from_json(scenario_json).map_err(scenario_error)?;
+        let inner = longfat_sim::build(&scenario).map_err(scenario_error)?;
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.inner.end_ns
+    }
+    #[getter]
+    fn events_processed(&self) -> u64 {
+        self.inner.events_processed()
+    }
+    #[getter]
+    fn done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    /// Runs all events up to `until_ns` (simulated nanoseconds).
+    fn run_until(&mut self, until_ns: u64) {
+        self.inner.run_until(until_ns);
+    }
+
+    /// Packets that left the monitored (bottleneck) links in the forward direction.
+    fn bottleneck_packets(&self) -> u64 {
+        let sim = &self.inner;
+        sim.metrics
+            .monitored_links
+            .iter()
+            .filter(|&&l| !sim.links[l].spec.name.ends_with(".reverse"))
+            .map(|&l| sim.links[l].counters.departed_pkts)
+            .sum()
+    }
+
+    /// Flow and link names, in index order.
+    fn flow_names(&self) -> Vec<String> {
+        self.inner.flows.iter().map(|f| f.name.clone()).collect()
+    }
+    fn flow_algorithms(&self) -> Vec<String> {
+        self.inner.flows.iter().map(|f| f.algorithm.clone()).collect()
+    }
+    fn link_names(&self) -> Vec<String> {
+        self.inner.links.iter().map(|l| l.spec.name.clone()).collect()
+    }
+
+    /// The summary as a JSON string (None until the run reached its end).
+    fn summary_json(&self) -> Option<String> {
+        self.inner.metrics.summary().map(|v| v.to_string())
+    }
+
+    /// Time series as {"flows": {column: ndarray}, "links": {column: ndarray}}.
+    fn series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = &self.inner.metrics;
+        let flows = PyDict::new(py);
+        let f = &m.flows;
+        flows.set_item("time_ns", f.time_ns.clone().into_pyarray(py))?;
+        flows.set_item("flow", f.flow.clone().into_pyarray(py))?;
+        flows.set_item("goodput_bps", f.goodput_bps.clone().into_pyarray(py))?;
+        flows.set_item("throughput_bps", f.throughput_bps.clone().into_pyarray(py))?;
+        flows.set_item("cwnd_pkts", f.cwnd_pkts.clone().into_pyarray(py))?;
+        flows.set_item("ssthresh_pkts", f.ssthresh_pkts.clone().into_pyarray(py))?;
+        flows.set_item("srtt_ns", f.srtt_ns.clone().into_pyarray(py))?;
+        flows.set_item("rtt_ns", f.rtt_ns.clone().into_pyarray(py))?;
+        flows.set_item("retransmits", f.retransmits.clone().into_pyarray(py))?;
+        flows.set_item("timeouts", f.timeouts.clone().into_pyarray(py))?;
+        let links = PyDict::new(py);
+        let l = &m.links;
+        links.set_item("time_ns", l.time_ns.clone().into_pyarray(py))?;
+        links.set_item("link", l.link.clone().into_pyarray(py))?;
+        links.set_item("queue_pkts", l.queue_pkts.clone().into_pyarray(py))?;
+        links.set_item("queue_bytes", l.queue_bytes.clone().into_pyarray(py))?;
+        links.set_item("utilization", l.utilization.clone().into_pyarray(py))?;
+        links.set_item("drops_overflow", l.drops_overflow.clone().into_pyarray(py))?;
+        links.set_item("drops_random", l.drops_random.clone().into_pyarray(py))?;
+        let out = PyDict::new(py);
+        out.set_item("flows", flows)?;
+        out.set_item("links", links)?;
+        Ok(out)
+    }
+}
+
+/// Names of the congestion-control algorithms this build knows.
+#[pyfunction]
+fn algorithms() -> Vec<&'static str> {
+    longfat_cc::ALGORITHMS.to_vec()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    Ok(())
+}

@@ -1,0 +1,207 @@
+"""The ``longfat`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from longfat._native import ScenarioError, algorithms
+
+err_console = Console(stderr=True)
+console = Console()
+
+
+def _fmt_rate(bps: float) -> str:
+    return f"{bps / 1e6:,.1f}"
+
+
+def print_summary(summary: dict) -> None:
+    t = Table(title=f"{summary.get('scenario') or 'run'}: flows, measured {summary['measure_from_s']:g}-{summary['end_s']:g} s")
+    for col in ("flow", "cc", "RTT ms", "Mbit/s", "rtx", "RTOs", "done s"):
+        t.add_column(col, justify="right" if col not in ("flow", "cc") else "left")
+    for f in summary["flows"]:
+        ct = f.get("completion_time_s")
+        t.add_row(
+            f["name"],
+            f["algorithm"],
+            f"{f['base_rtt_ms']:g}",
+            _fmt_rate(f["goodput_bps"]),
+            str(f["retransmits"]),
+            str(f["timeouts"]),
+            "-" if ct is None else f"{ct:.3f}",
+        )
+    console.print(t)
+    lt = Table(title="bottleneck links (queue: mean packets waiting; drops in the window)")
+    for col in ("link", "Mbit/s", "util", "queue", "overflow", "random", "loss"):
+        lt.add_column(col, justify="left" if col == "link" else "right")
+    for l in summary["links"]:
+        if not l["monitored"] or (l["name"].endswith(".reverse") and l["offered_pkts"] == 0):
+            continue
+        lt.add_row(
+            l["name"],
+            f"{l['rate_bps'] / 1e6:g}",
+            f"{100 * l['utilization']:.2f} %",
+            f"{l.get('mean_queue_pkts', 0):.1f}",
+            str(l["drops_overflow"]),
+            str(l["drops_random"]),
+            f"{l['loss_rate']:.2e}",
+        )
+    console.print(lt)
+    jain = summary.get("jain_fairness")
+    console.print(
+        f"TCP goodput {_fmt_rate(summary['tcp_goodput_bps'])} Mbit/s in all; "
+        f"Jain's fairness index {'-' if jain is None else f'{jain:.4f}'}; {summary['events']:,} events"
+    )
+
+
+def _run_with_progress(args, scenario_path: str):
+    from longfat.runner import run
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task(Path(scenario_path).stem, total=1.0)
+
+        def progress(done: float, total: float) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return run(scenario_path, seed=args.seed, overrides=args.set or (), progress=progress)
+
+
+def cmd_run(args) -> int:
+    result = _run_with_progress(args, args.scenario)
+    out = Path(args.out) if args.out else Path("results") / (result.scenario.get("name") or Path(args.scenario).stem)
+    result.save(out, plot=not args.no_plot)
+    if not args.quiet:
+        print_summary(result.summary)
+    console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'})")
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from longfat.plot import plot_dir
+
+    out = plot_dir(args.dir, args.out)
+    console.print(f"wrote {out}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    import json
+
+    from longfat._native import Simulation
+    from longfat.scenario import apply_overrides, load_scenario
+
+    spec = apply_overrides(load_scenario(args.scenario), args.set or ())
+    rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rows = []
+    for i in range(args.repeat):
+        sim = Simulation(json.dumps(spec))
+        t0 = time.perf_counter()
+        with Progress(TextColumn(f"bench run {i + 1}/{args.repeat}"), BarColumn(), console=err_console, transient=True) as bar:
+            task = bar.add_task("", total=sim.end_ns)
+            step = max(sim.end_ns // 50, 1)
+            t = 0
+            while not sim.done:
+                t = min(t + step, sim.end_ns)
+                sim.run_until(t)
+                bar.update(task, completed=sim.now_ns)
+        wall = time.perf_counter() - t0
+        rows.append((wall, sim.bottleneck_packets(), sim.events_processed, sim.end_ns / 1e9))
+        del sim
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    best = min(rows)
+    wall, pkts, events, sim_s = best
+    t = Table(title=f"longfat bench: {args.scenario} (best of {args.repeat})")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("simulated time", f"{sim_s:g} s")
+    t.add_row("wall time", f"{wall:.3f} s")
+    t.add_row("simulated / wall", f"{sim_s / wall:.1f}x")
+    t.add_row("bottleneck packets (forward)", f"{pkts:,}")
+    t.add_row("bottleneck packets per wall-second", f"{pkts / wall / 1e6:.2f} M/s")
+    t.add_row("events", f"{events:,}")
+    t.add_row("events per wall-second", f"{events / wall / 1e6:.2f} M/s")
+    t.add_row("peak RSS (whole process)", f"{peak_kib / 1024:.1f} MiB")
+    t.add_row("peak RSS growth during runs", f"{(peak_kib - rss_before_kib) / 1024:.1f} MiB")
+    console.print(t)
+    return 0
+
+
+def cmd_algorithms(_args) -> int:
+    for a in algorithms():
+        console.print(a)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="longfat", description="Congestion control for long fat networks.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a scenario file; write results, a plot and print a summary")
+    r.add_argument("scenario", help="scenario TOML file")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", help='override a field, e.g. --set run.duration=\\"10s\\" or --set flows[0].count=4')
+    r.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
+    r.add_argument("--out", help="result directory (default results/<scenario name>)")
+    r.add_argument("--no-plot", action="store_true", help="skip plot.png")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
+    r.set_defaults(func=cmd_run)
+
+    pl = sub.add_parser("plot", help="draw goodput, cwnd and queue of a result directory")
+    pl.add_argument("dir")
+    pl.add_argument("--out", help="PNG path (default DIR/plot.png)")
+    pl.set_defaults(func=cmd_plot)
+
+    b = sub.add_parser("bench", help="measure simulator speed on the canonical scenario")
+    b.add_argument("--scenario", default=str(Path(__file__).resolve().parents[2] / "scenarios" / "canonical.toml"))
+    b.add_argument("--set", action="append", metavar="KEY=VALUE")
+    b.add_argument("--repeat", type=int, default=3)
+    b.set_defaults(func=cmd_bench)
+
+    a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
+    a.set_defaults(func=cmd_algorithms)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        err_console.print("[red]error:[/red] --seed: must be >= 0")
+        return 2
+    if getattr(args, "repeat", 1) < 1:
+        err_console.print("[red]error:[/red] --repeat: must be >= 1")
+        return 2
+    try:
+        return args.func(args)
+    except ScenarioError as e:
+        err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
+        return 2
+    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as e:
+        err_console.print("error: " + str(e), style="red", highlight=False, markup=False)
+        return 2
+    except KeyboardInterrupt:
+        err_console.print("interrupted: no results written", style="yellow")
+        return 130
+    except Exception as e:  # a bug, not bad input: say so briefly
+        if os.environ.get("LONGFAT_DEBUG"):
+            raise
+        err_console.print(f"internal error: {type(e).__name__}: {e} (set LONGFAT_DEBUG=1 for a traceback)", style="red", highlight=False, markup=False)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

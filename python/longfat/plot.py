@@ -1,0 +1,71 @@
+"""Plots of a run: goodput per flow, cwnd per flow, bottleneck queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+MAX_LEGEND = 10
+
+
+def _draw(flows, links, title: str, out: Path) -> Path:
+    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True, constrained_layout=True)
+    ax_g, ax_c, ax_q = axes
+    t = np.asarray(flows["time_s"])
+    fidx = np.asarray(flows["flow"])
+    names = flows["flow_name"].to_pylist()
+    goodput = np.asarray(flows["goodput_bps"]) / 1e6
+    cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
+    for f in np.unique(fidx):
+        sel = fidx == f
+        label = names[int(np.argmax(sel))] if f < MAX_LEGEND else None
+        ax_g.plot(t[sel], goodput[sel], lw=1, label=label)
+        if np.isfinite(cwnd[sel]).any():
+            ax_c.plot(t[sel], cwnd[sel], lw=1, label=label)
+    ax_g.set_ylabel("goodput (Mbit/s)")
+    ax_c.set_ylabel("cwnd (packets)")
+    if len(np.unique(fidx)) <= MAX_LEGEND:
+        ax_g.legend(loc="lower right", fontsize="small")
+    lt = np.asarray(links["time_s"])
+    lidx = np.asarray(links["link"])
+    lnames = links["link_name"].to_pylist()
+    q = np.asarray(links["queue_pkts"])
+    for l in np.unique(lidx):
+        sel = lidx == l
+        name = lnames[int(np.argmax(sel))]
+        if name.endswith(".reverse") and not q[sel].any():
+            continue
+        ax_q.plot(lt[sel], q[sel], lw=1, label=name)
+    ax_q.set_ylabel("queue (packets)")
+    ax_q.set_xlabel("time (s)")
+    ax_q.legend(loc="upper right", fontsize="small")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_run(result, out: str | Path) -> Path:
+    """Draws a RunResult to a PNG."""
+    name = result.scenario.get("name") or "run"
+    return _draw(result.flows, result.links, f"{name} (seed {result.summary.get('seed')})", Path(out))
+
+
+def plot_dir(run_dir: str | Path, out: str | Path | None = None) -> Path:
+    """Draws a saved result directory (flows.parquet, links.parquet, summary.json)."""
+    d = Path(run_dir)
+    for f in ("flows.parquet", "links.parquet", "summary.json"):
+        if not (d / f).is_file():
+            raise FileNotFoundError(f"{d} is not a longfat result directory (missing {f})")
+    summary = json.loads((d / "summary.json").read_text())
+    title = f"{summary.get('scenario') or d.name} (seed {summary.get('seed')})"
+    return _draw(pq.read_table(d / "flows.parquet"), pq.read_table(d / "links.parquet"), title, Path(out or d / "plot.png"))

@@ -1,0 +1,119 @@
+"""Running a scenario and holding its results."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from longfat._native import Simulation
+from longfat.scenario import apply_overrides, load_scenario
+
+NS = 1_000_000_000
+
+
+@dataclass
+class RunResult:
+    """What one run produced: the scenario as run, a summary and two tables."""
+
+    scenario: dict
+    summary: dict
+    flows: pa.Table
+    links: pa.Table
+    stats: dict = field(default_factory=dict)
+
+    def save(self, out_dir: str | Path, plot: bool = True) -> Path:
+        """Writes flows.parquet, links.parquet, summary.json, scenario.json
+        (and plot.png) into ``out_dir`` atomically: the directory appears
+        complete or not at all, replacing an older one."""
+        out = Path(out_dir)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        try:
+            pq.write_table(self.flows, tmp / "flows.parquet")
+            pq.write_table(self.links, tmp / "links.parquet")
+            (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+            (tmp / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+            if plot:
+                from longfat.plot import plot_run
+
+                plot_run(self, tmp / "plot.png")
+            old = None
+            if out.exists():
+                old = out.parent / f".{out.name}.old-{os.getpid()}"
+                out.rename(old)
+            tmp.rename(out)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return out
+
+
+def _tables(sim: Simulation) -> tuple[pa.Table, pa.Table]:
+    series = sim.series()
+    names = sim.flow_names()
+    algos = sim.flow_algorithms()
+    links = sim.link_names()
+    f = series["flows"]
+    flow_idx = f["flow"]
+    flows = pa.table(
+        {
+            "time_s": f["time_ns"] / NS,
+            "flow": flow_idx,
+            "flow_name": pa.DictionaryArray.from_arrays(flow_idx.astype(np.int32), names),
+            "algorithm": pa.DictionaryArray.from_arrays(flow_idx.astype(np.int32), algos),
+            **{k: f[k] for k in f if k not in ("flow",)},
+        }
+    )
+    l = series["links"]
+    link_idx = l["link"]
+    link_tbl = pa.table(
+        {
+            "time_s": l["time_ns"] / NS,
+            "link": link_idx,
+            "link_name": pa.DictionaryArray.from_arrays(link_idx.astype(np.int32), links),
+            **{k: l[k] for k in l if k not in ("link",)},
+        }
+    )
+    return flows, link_tbl
+
+
+def run(
+    scenario: str | Path | dict,
+    *,
+    seed: int | None = None,
+    overrides: Iterable[str] = (),
+    progress: Callable[[float, float], None] | None = None,
+    slices: int = 200,
+) -> RunResult:
+    """Runs a scenario to its end. ``progress(sim_seconds_done, sim_seconds_total)``
+    is called between slices of simulated time (KeyboardInterrupt is honoured
+    there)."""
+    spec = apply_overrides(load_scenario(scenario), overrides)
+    if seed is not None:
+        spec.setdefault("run", {})["seed"] = seed
+    sim = Simulation(json.dumps(spec))
+    end = sim.end_ns
+    step = max(end // slices, 1)
+    t = 0
+    while not sim.done:
+        t = min(t + step, end)
+        sim.run_until(t)
+        if progress is not None:
+            progress(sim.now_ns / NS, end / NS)
+    summary = json.loads(sim.summary_json())
+    summary["scenario"] = spec.get("name")
+    summary["seed"] = spec.get("run", {}).get("seed", 1)
+    summary["events"] = sim.events_processed
+    flows, links = _tables(sim)
+    return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()})
