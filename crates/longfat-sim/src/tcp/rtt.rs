@@ -44,13 +44,19 @@ impl RttEstimator {
         self.srtt_ns = (7 * self.srtt_ns + rtt_ns) / 8;
     }
 
-    /// RTO = max(min_rto, SRTT + 4 RTTVAR), clamped to max_rto; 1 s style
-    /// initial value before any sample (§2.1). Clock granularity G is 1 ns here.
+    /// RTO = SRTT + max(4 RTTVAR, min_rto), clamped to max_rto; the initial
+    /// value before any sample (RFC 6298 §2.1).
+    ///
+    /// RFC 6298 §2.4 floors the whole RTO at min_rto; Linux (`tcp_rtt_estimator`,
+    /// `__tcp_set_rto`) floors the variance term instead, so RTO >= SRTT +
+    /// min_rto. We take Linux's rule: with an RTT sample on every ACK RTTVAR
+    /// collapses to almost nothing, and RFC 6298's rule then fires spurious
+    /// timeouts whenever a fast retransmission needs a little over one RTT.
     pub fn rto_ns(&self) -> u64 {
         if !self.has_sample {
             return self.initial_rto_ns.clamp(self.min_rto_ns, self.max_rto_ns);
         }
-        (self.srtt_ns + (4 * self.rttvar_ns).max(1)).clamp(self.min_rto_ns, self.max_rto_ns)
+        (self.srtt_ns + (4 * self.rttvar_ns).max(self.min_rto_ns)).min(self.max_rto_ns)
     }
 
     /// The timeout after `backoff` consecutive expiries (§5.5: doubled each time).
@@ -78,9 +84,24 @@ mod tests {
         // SRTT = 100, RTTVAR = 50, RTO = 100 + 200 = 300 ms
         assert_eq!(e.rto_ns(), 300 * MS);
         e.on_sample(120 * MS);
-        // RTTVAR = 3/4*50 + 1/4*20 = 42.5; SRTT = 7/8*100 + 1/8*120 = 102.5
+        // RTTVAR = 3/4*50 + 1/4*20 = 42.5; SRTT = 7/8*100 + 1/8*120 = 102.5;
+        // 4 RTTVAR = 170 ms is below the 200 ms floor.
         assert_eq!(e.stats().smoothed_ns, 102_500_000);
-        assert_eq!(e.rto_ns(), 102_500_000 + 4 * 42_500_000);
+        assert_eq!(e.rto_ns(), 102_500_000 + 200 * MS);
+        for _ in 0..3 {
+            e.on_sample(300 * MS);
+        }
+        // Large deviations: 4 RTTVAR above the floor is used as is.
+        let (srtt, var) = {
+            let (mut srtt, mut var) = (102_500_000u64, 42_500_000u64);
+            for _ in 0..3 {
+                var = (3 * var + srtt.abs_diff(300 * MS)) / 4;
+                srtt = (7 * srtt + 300 * MS) / 8;
+            }
+            (srtt, var)
+        };
+        assert!(4 * var > 200 * MS);
+        assert_eq!(e.rto_ns(), srtt + 4 * var);
         assert_eq!(e.stats().min_ns, 100 * MS);
     }
 
@@ -90,9 +111,9 @@ mod tests {
         for _ in 0..50 {
             e.on_sample(10 * MS);
         }
-        assert_eq!(e.rto_ns(), 200 * MS);
-        assert_eq!(e.backed_off_rto_ns(1), 400 * MS);
-        assert_eq!(e.backed_off_rto_ns(3), 1600 * MS);
+        assert_eq!(e.rto_ns(), 210 * MS);
+        assert_eq!(e.backed_off_rto_ns(1), 420 * MS);
+        assert_eq!(e.backed_off_rto_ns(3), 1680 * MS);
         assert_eq!(e.backed_off_rto_ns(12), 60_000 * MS);
         assert_eq!(e.backed_off_rto_ns(100), 60_000 * MS);
     }

@@ -130,8 +130,11 @@ impl TcpSender {
             self.counters.retransmits += 1;
         }
         out.packets.push(p);
-        if self.rto_deadline_ns.is_none() {
-            self.arm_rto(now_ns, out); // RFC 6298 §5.1
+        // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
+        // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
+        // fast retransmission gets a whole RTO to come back.
+        if self.rto_deadline_ns.is_none() || (retransmit && seq == self.sb.snd_una()) {
+            self.arm_rto(now_ns, out);
         }
     }
 
