@@ -15,7 +15,7 @@ from rich.table import Table
 
 from longfat._native import ScenarioError, algorithms
 
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 console = Console()
 
 
@@ -63,8 +63,9 @@ def print_summary(summary: dict) -> None:
 
 
 def _run_with_progress(args, scenario_path: str):
-    from longfat.runner import run
+    from longfat.runner import execute, prepare
 
+    spec, sim = prepare(scenario_path, seed=args.seed, overrides=args.set or ())
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -79,7 +80,7 @@ def _run_with_progress(args, scenario_path: str):
         def progress(done: float, total: float) -> None:
             bar.update(task, completed=done, total=total)
 
-        return run(scenario_path, seed=args.seed, overrides=args.set or (), progress=progress)
+        return execute(spec, sim, progress)
 
 
 def cmd_run(args) -> int:
@@ -104,13 +105,14 @@ def cmd_bench(args) -> int:
     import json
 
     from longfat._native import Simulation
-    from longfat.scenario import apply_overrides, load_scenario
+    from longfat.runner import prepare
 
-    spec = apply_overrides(load_scenario(args.scenario), args.set or ())
+    spec, sim = prepare(args.scenario, overrides=args.set or ())
     rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rows = []
     for i in range(args.repeat):
-        sim = Simulation(json.dumps(spec))
+        if i > 0:
+            sim = Simulation(json.dumps(spec))
         t0 = time.perf_counter()
         with Progress(TextColumn(f"bench run {i + 1}/{args.repeat}"), BarColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task("", total=sim.end_ns)

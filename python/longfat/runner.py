@@ -88,21 +88,19 @@ def _tables(sim: Simulation) -> tuple[pa.Table, pa.Table]:
     return flows, link_tbl
 
 
-def run(
-    scenario: str | Path | dict,
-    *,
-    seed: int | None = None,
-    overrides: Iterable[str] = (),
-    progress: Callable[[float, float], None] | None = None,
-    slices: int = 200,
-) -> RunResult:
-    """Runs a scenario to its end. ``progress(sim_seconds_done, sim_seconds_total)``
-    is called between slices of simulated time (KeyboardInterrupt is honoured
-    there)."""
+def prepare(scenario: str | Path | dict, *, seed: int | None = None, overrides: Iterable[str] = ()) -> tuple[dict, Simulation]:
+    """Loads, overrides and validates a scenario; returns it with a ready simulation.
+    Raises ScenarioError naming the offending field."""
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
         spec.setdefault("run", {})["seed"] = seed
-    sim = Simulation(json.dumps(spec))
+    return spec, Simulation(json.dumps(spec))
+
+
+def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None] | None = None, slices: int = 200) -> RunResult:
+    """Runs a prepared simulation to its end, in slices of simulated time;
+    ``progress(sim_seconds_done, sim_seconds_total)`` is called between slices
+    (KeyboardInterrupt is honoured there)."""
     end = sim.end_ns
     step = max(end // slices, 1)
     t = 0
@@ -117,3 +115,15 @@ def run(
     summary["events"] = sim.events_processed
     flows, links = _tables(sim)
     return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()})
+
+
+def run(
+    scenario: str | Path | dict,
+    *,
+    seed: int | None = None,
+    overrides: Iterable[str] = (),
+    progress: Callable[[float, float], None] | None = None,
+) -> RunResult:
+    """Runs a scenario (TOML path or dict) to its end and returns its results."""
+    spec, sim = prepare(scenario, seed=seed, overrides=overrides)
+    return execute(spec, sim, progress)

@@ -156,9 +156,14 @@ impl Scenario {
     /// Parses JSON (the Python front end converts TOML to JSON).
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| ScenarioError {
-            field: e.path().to_string().trim_start_matches('.').to_string(),
-            message: e.inner().to_string().split(" at line").next().unwrap_or_default().to_string(),
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let mut message = e.inner().to_string().split(" at line").next().unwrap_or_default().to_string();
+            if message.ends_with("expected a string") {
+                message.push_str(" (quote the value and give its unit, e.g. \"70ms\", \"1Gbps\", \"6000pkt\")");
+            } else if message.ends_with("expected u64") || message.ends_with("expected u32") {
+                message.push_str(" (a whole number >= 0)");
+            }
+            ScenarioError { field: e.path().to_string().trim_start_matches('.').to_string(), message }
         })
     }
 
@@ -590,8 +595,11 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         Some(v) => duration(&f("initial_rto"), v)?,
         None => d.initial_rto_ns,
     };
-    if max_rto == 0 || min_rto > max_rto {
-        return err(f("max_rto"), "must be > 0 and >= min_rto");
+    if max_rto == 0 {
+        return err(f("max_rto"), "must be > 0");
+    }
+    if min_rto > max_rto {
+        return err(f("min_rto"), format!("{:.3}s is above max_rto ({:.3}s); must be <= max_rto", min_rto as f64 / 1e9, max_rto as f64 / 1e9));
     }
     if initial_rto == 0 {
         return err(f("initial_rto"), "must be > 0");

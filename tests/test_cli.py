@@ -1,0 +1,109 @@
+"""The command line as a user meets it: clear errors, results, plots, bench."""
+
+import signal
+import subprocess
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import longfat
+from conftest import ROOT, longfat_cli, run_cli, small_scenario
+
+
+def test_run_prints_summary_and_writes_results(scenario_file, tmp_path):
+    out = tmp_path / "res"
+    r = run_cli("run", str(scenario_file), "--out", str(out), "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    assert "Jain's fairness index" in r.stdout and "bottleneck" in r.stdout
+    assert (out / "plot.png").is_file()
+    r = run_cli("plot", str(out), "--out", str(tmp_path / "again.png"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    "override, field, phrase",
+    [
+        ('network.bottleneck.rate="-1Gbps"', "network.bottleneck.rate", "must be > 0"),
+        ('network.bottleneck.rate="1Gbit"', "network.bottleneck.rate", "malformed rate"),
+        ('network.bottleneck.queue="0pkt"', "network.bottleneck.queue", "at least one packet"),
+        ('network.bottleneck.delay="70"', "network.bottleneck.delay", "malformed duration"),
+        ('flows[0].start="30s"', "flows[0].start", "after the end of the run"),
+        ('flows[0].cc="cubicz"', "flows[0].cc", "unknown algorithm"),
+        ("flows[0].params.beta=0.5", "flows[0].params.beta", "unknown parameter"),
+        ("network.colour=1", "network.colour", "unknown field"),
+        ("run.seed=-1", "run.seed", "whole number"),
+        ('run.measure_from="25s"', "run.measure_from", "before run.duration"),
+        ("network.bottleneck.loss=1", "network.bottleneck.loss", "[0, 1)"),
+        ('network.topology="ring"', "network.topology", "unknown topology"),
+        ('flows[0].tcp.min_rto="90s"', "flows[0].tcp.min_rto", "must be <= max_rto"),
+        ("flows[0].to=5", "flows[0].to", "does not exist"),
+    ],
+)
+def test_bad_input_is_refused_with_the_field_named(scenario_file, tmp_path, override, field, phrase):
+    out = tmp_path / "never"
+    r = run_cli("run", str(scenario_file), "--set", override, "--out", str(out))
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    assert r.stderr.startswith(f"error: {field}:"), r.stderr
+    assert phrase in r.stderr, r.stderr
+    assert not out.exists()
+
+
+def test_missing_and_broken_files(tmp_path):
+    r = run_cli("run", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[network\n")
+    r = run_cli("run", str(bad))
+    assert r.returncode == 2 and "TOML syntax error" in r.stderr and "Traceback" not in r.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=12))
+def test_any_rate_string_is_accepted_or_refused_by_name(text):
+    sc = small_scenario(duration="1s", measure_from="0s")
+    sc["network"]["bottleneck"]["rate"] = text
+    try:
+        longfat._native.Simulation(__import__("json").dumps(sc))
+    except longfat.ScenarioError as e:
+        assert str(e.args[0]).startswith("network.bottleneck.rate:")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.text(max_size=10), st.integers(), st.floats(allow_nan=True)))
+def test_any_queue_value_is_accepted_or_refused_by_name(value):
+    sc = small_scenario(duration="1s", measure_from="0s")
+    sc["network"]["bottleneck"]["queue"] = value
+    try:
+        longfat._native.Simulation(__import__("json").dumps(sc))
+    except longfat.ScenarioError as e:
+        assert str(e.args[0]).startswith("network.bottleneck.queue"), e.args[0]
+    except ValueError as e:  # json.dumps refuses NaN only with allow_nan=False; keep honest
+        raise AssertionError(e)
+
+
+def test_interrupted_run_leaves_no_result_directory(tmp_path):
+    out = tmp_path / "partial"
+    proc = subprocess.Popen(
+        longfat_cli() + ["run", str(ROOT / "scenarios" / "dumbbell_reno.toml"), "--out", str(out), "-q"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "no results written" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_reports_rates():
+    r = run_cli("bench", "--repeat", "1", "--set", 'run.duration="3s"')
+    assert r.returncode == 0, r.stderr
+    for label in ("bottleneck packets per wall-second", "events per wall-second", "peak RSS"):
+        assert label in r.stdout
