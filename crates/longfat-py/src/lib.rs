@@ -46,9 +46,11 @@ impl Simulation {
         self.inner.is_done()
     }
 
-    /// Runs all events up to `until_ns` (simulated nanoseconds).
-    fn run_until(&mut self, until_ns: u64) {
-        self.inner.run_until(until_ns);
+    /// Runs all events up to `until_ns` (simulated nanoseconds), without
+    /// holding the GIL (progress bars and other threads keep running).
+    fn run_until(&mut self, py: Python<'_>, until_ns: u64) {
+        let inner = &mut self.inner;
+        py.detach(|| inner.run_until(until_ns));
     }
 
     /// Packets that left the monitored (bottleneck) links in the forward direction.

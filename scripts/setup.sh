@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up everything longfat needs in this clone: checks the Rust toolchain,
+# makes .venv, and builds and installs the Python package (Rust core included).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo not found; installing Debian's Rust toolchain" >&2
+    apt-get update -qq && apt-get install -y -qq cargo rustc >/dev/null
+fi
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+    echo "setup: longfat needs Python >= 3.11 (found: $("$PY" --version 2>&1))" >&2
+    exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    if ! "$PY" -m venv .venv 2>/dev/null; then
+        echo "setup: installing python3-venv" >&2
+        apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+        "$PY" -m venv .venv
+    fi
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
