@@ -59,33 +59,20 @@ class RunResult:
         return out
 
 
+def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
+    """A long-format table: time in seconds, the index column ``key``, one
+    dictionary-encoded name column per entry of ``names``, then the rest."""
+    idx = columns[key]
+    named = {col: pa.DictionaryArray.from_arrays(idx.astype(np.int32), values) for col, values in names.items()}
+    rest = {k: v for k, v in columns.items() if k != key}
+    return pa.table({"time_s": columns["time_ns"] / NS, key: idx, **named, **rest})
+
+
 def _tables(sim: Simulation) -> tuple[pa.Table, pa.Table]:
     series = sim.series()
-    names = sim.flow_names()
-    algos = sim.flow_algorithms()
-    links = sim.link_names()
-    f = series["flows"]
-    flow_idx = f["flow"]
-    flows = pa.table(
-        {
-            "time_s": f["time_ns"] / NS,
-            "flow": flow_idx,
-            "flow_name": pa.DictionaryArray.from_arrays(flow_idx.astype(np.int32), names),
-            "algorithm": pa.DictionaryArray.from_arrays(flow_idx.astype(np.int32), algos),
-            **{k: f[k] for k in f if k not in ("flow",)},
-        }
-    )
-    l = series["links"]
-    link_idx = l["link"]
-    link_tbl = pa.table(
-        {
-            "time_s": l["time_ns"] / NS,
-            "link": link_idx,
-            "link_name": pa.DictionaryArray.from_arrays(link_idx.astype(np.int32), links),
-            **{k: l[k] for k in l if k not in ("link",)},
-        }
-    )
-    return flows, link_tbl
+    flows = _table(series["flows"], "flow", {"flow_name": sim.flow_names(), "algorithm": sim.flow_algorithms()})
+    links = _table(series["links"], "link", {"link_name": sim.link_names()})
+    return flows, links
 
 
 def prepare(scenario: str | Path | dict, *, seed: int | None = None, overrides: Iterable[str] = ()) -> tuple[dict, Simulation]:

@@ -442,11 +442,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         };
         for k in 0..count {
             let idx = pending.len();
-            let name = match (&f.name, count) {
-                (Some(n), 1) => n.clone(),
-                (Some(n), _) => format!("{n}.{k}"),
-                (None, _) => format!("{}{idx}", f.cc),
-            };
+            let name = instance_name(&f.name, count, k, &f.cc, idx);
             let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
             let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked above");
@@ -472,11 +468,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         };
         for k in 0..count {
             let idx = pending.len();
-            let name = match (&u.name, count) {
-                (Some(n), 1) => n.clone(),
-                (Some(n), _) => format!("{n}.{k}"),
-                (None, _) => format!("udp{idx}"),
-            };
+            let name = instance_name(&u.name, count, k, "udp", idx);
             let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
             let rng = component_rng(seed, RNG_UDP, idx as u64);
@@ -520,6 +512,15 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         seed,
         monitored_links,
     }))
+}
+
+/// `name` for a single flow, `name.k` for the k-th of several, else `<kind><index>`.
+fn instance_name(name: &Option<String>, count: u32, k: u32, kind: &str, idx: usize) -> String {
+    match (name, count) {
+        (Some(n), 1) => n.clone(),
+        (Some(n), _) => format!("{n}.{k}"),
+        (None, _) => format!("{kind}{idx}"),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
