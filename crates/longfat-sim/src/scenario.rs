@@ -335,7 +335,10 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         None => QueueLimit::Packets(u64::MAX),
     };
     let bdp_rtt_ns = match &net.bdp_rtt {
-        Some(r) => Some(duration("network.bdp_rtt", r)?).filter(|&v| v > 0).map(Some).ok_or_else(|| ScenarioError { field: "network.bdp_rtt".into(), message: "must be > 0".into() })?,
+        Some(r) => match duration("network.bdp_rtt", r)? {
+            0 => return err("network.bdp_rtt", "must be > 0"),
+            v => Some(v),
+        },
         None => None,
     };
 
