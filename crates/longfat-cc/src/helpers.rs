@@ -2,6 +2,8 @@
 //! `tcp_slow_start` and `tcp_cong_avoid_ai` (net/ipv4/tcp_cong.c), but on
 //! fractional packet windows as in ns-2.
 
+use crate::AckEvent;
+
 /// Smallest window any controller may return after a reduction (RFC 5681 §3.1
 /// floor of 2 segments for ssthresh; cwnd itself may be 1 after an RTO).
 pub const MIN_SSTHRESH_PKTS: f64 = 2.0;
@@ -27,6 +29,82 @@ pub fn additive_increase(cwnd: &mut f64, a: f64, delivered_pkts: f64) {
 /// True while the window is below the slow-start threshold.
 pub fn in_slow_start(cwnd: f64, ssthresh: f64) -> bool {
     cwnd < ssthresh
+}
+
+
+/// The window part of an ACK that every loss-based algorithm shares: no
+/// growth during recovery or on an ACK that delivered nothing; slow start
+/// below ssthresh; then `avoid(cwnd, delivered)` with the packets left over.
+/// Returns true when this ACK ended slow start (cwnd reached ssthresh).
+pub fn grow(cwnd: &mut f64, ssthresh: f64, ack: &AckEvent, avoid: impl FnOnce(&mut f64, f64)) -> bool {
+    if ack.in_recovery || ack.delivered_pkts == 0 {
+        return false;
+    }
+    let mut delivered = f64::from(ack.delivered_pkts);
+    let mut left_slow_start = false;
+    if *cwnd < ssthresh {
+        delivered = slow_start(cwnd, ssthresh, delivered);
+        left_slow_start = *cwnd >= ssthresh;
+    }
+    if delivered > 0.0 {
+        avoid(cwnd, delivered);
+    }
+    left_slow_start
+}
+
+/// A multiplicative decrease at the start of a loss episode: ssthresh and
+/// cwnd both become `reduced_pkts`, floored at two packets (RFC 5681 eq. (4)).
+pub fn reduce(reduced_pkts: f64, cwnd: &mut f64, ssthresh: &mut f64) {
+    *ssthresh = reduced_pkts.max(MIN_SSTHRESH_PKTS);
+    *cwnd = *ssthresh;
+}
+
+/// A retransmission timeout (RFC 5681 §3.1, Linux `tcp_enter_loss`):
+/// ssthresh becomes the algorithm's reduced window on the first expiry only;
+/// every expiry restarts from one packet.
+pub fn timeout(reduced_pkts: f64, backoff: u32, cwnd: &mut f64, ssthresh: &mut f64) {
+    if backoff <= 1 {
+        *ssthresh = reduced_pkts.max(MIN_SSTHRESH_PKTS);
+    }
+    *cwnd = 1.0;
+}
+
+/// Counts round trips the way Linux's Vegas does with `beg_snd_nxt`: every
+/// packet carries the number of the round it was sent in (the tag returned
+/// by `on_send`), and a round ends when a packet sent during it is
+/// acknowledged, i.e. one RTT after it began. Without timestamps (no echoed
+/// tag) a round ends after one smoothed RTT.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoundCounter {
+    round: u32,
+    round_start_ns: Option<u64>,
+}
+
+impl RoundCounter {
+    /// The tag for a packet sent now.
+    pub fn tag(&mut self, now_ns: u64) -> u32 {
+        self.round_start_ns.get_or_insert(now_ns);
+        self.round
+    }
+
+    /// The current round number (0 for the first).
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    /// True when this ACK closes the current round; the next one begins.
+    pub fn on_ack(&mut self, ack: &AckEvent) -> bool {
+        let start = *self.round_start_ns.get_or_insert(ack.now_ns);
+        let ended = match ack.ts {
+            Some(ts) => ts.echoed_tag == self.round,
+            None => ack.rtt.smoothed_ns > 0 && ack.now_ns.saturating_sub(start) >= ack.rtt.smoothed_ns,
+        };
+        if ended {
+            self.round = self.round.wrapping_add(1);
+            self.round_start_ns = Some(ack.now_ns);
+        }
+        ended
+    }
 }
 
 #[cfg(test)]
@@ -58,5 +136,34 @@ mod tests {
         };
         assert!((cwnd - expected).abs() < 1e-12);
         assert!(cwnd > 4.9 && cwnd < 5.0);
+    }
+
+    #[test]
+    fn a_round_ends_when_a_packet_sent_in_it_is_acked() {
+        use crate::{AckTimestamps, AckEvent};
+        let ack = |now_ns, tag| AckEvent {
+            now_ns,
+            ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+            ..Default::default()
+        };
+        let mut r = RoundCounter::default();
+        assert_eq!(r.tag(0), 0);
+        assert!(r.on_ack(&ack(100, 0)), "first packet back: round 0 over");
+        assert_eq!(r.tag(100), 1);
+        assert!(!r.on_ack(&ack(101, 0)), "a packet of round 0 does not end round 1");
+        assert!(r.on_ack(&ack(200, 1)));
+        assert_eq!(r.round(), 2);
+    }
+
+    #[test]
+    fn without_timestamps_a_round_lasts_one_srtt() {
+        use crate::{AckEvent, RttStats};
+        let ack = |now_ns| AckEvent { now_ns, rtt: RttStats { smoothed_ns: 100, ..Default::default() }, ..Default::default() };
+        let mut r = RoundCounter::default();
+        r.tag(0);
+        assert!(!r.on_ack(&ack(99)));
+        assert!(r.on_ack(&ack(100)));
+        assert!(!r.on_ack(&ack(150)));
+        assert!(r.on_ack(&ack(200)));
     }
 }

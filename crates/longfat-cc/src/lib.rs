@@ -9,12 +9,31 @@
 //! Windows are in packets (fractional values allowed); times are integer
 //! nanoseconds (`*_ns`).
 
+pub mod bic;
+pub mod cubic;
+pub mod ehstcp;
+pub mod fast;
 pub mod helpers;
+pub mod highspeed;
+pub mod htcp;
+pub mod ltcp;
+pub mod params;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
+pub mod vegas;
 
+pub use bic::Bic;
+pub use cubic::Cubic;
+pub use ehstcp::Ehstcp;
+pub use fast::Fast;
+pub use highspeed::HighSpeed;
+pub use htcp::Htcp;
+pub use ltcp::Ltcp;
 pub use registry::{build, CcError, CcParams, ALGORITHMS};
 pub use reno::Reno;
+pub use scalable::Scalable;
+pub use vegas::Vegas;
 
 /// What the transport's RTT estimator knows when it calls the controller.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! RFC 6675 done by the transport). Congestion avoidance adds one packet per
 //! window; a loss episode halves the window; an RTO restarts from one packet.
 
-use crate::helpers::{additive_increase, slow_start, MIN_SSTHRESH_PKTS};
+use crate::helpers::{additive_increase, grow, reduce, timeout};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -29,23 +29,13 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
-        if ack.in_recovery || ack.delivered_pkts == 0 {
-            return;
-        }
-        let mut delivered = f64::from(ack.delivered_pkts);
-        if self.cwnd < self.ssthresh {
-            delivered = slow_start(&mut self.cwnd, self.ssthresh, delivered);
-        }
-        if delivered > 0.0 {
-            additive_increase(&mut self.cwnd, 1.0, delivered);
-        }
+        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| additive_increase(cwnd, 1.0, delivered));
     }
 
     /// RFC 5681 eq. (4) with ns-2's and Linux's choice of cwnd (not
     /// FlightSize) as the quantity halved.
     fn on_congestion_event(&mut self, _loss: &LossEvent) {
-        self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PKTS);
-        self.cwnd = self.ssthresh;
+        reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
     }
 
     fn on_recovery_exit(&mut self, _now_ns: u64) {
@@ -55,10 +45,7 @@ impl CongestionControl for Reno {
     /// RFC 5681 §3.1: ssthresh halves on the first expiry only (Linux
     /// `tcp_enter_loss`); every expiry restarts from one packet.
     fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        if backoff <= 1 {
-            self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PKTS);
-        }
-        self.cwnd = 1.0;
+        timeout(self.cwnd / 2.0, backoff, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 

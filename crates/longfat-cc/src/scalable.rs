@@ -1,0 +1,147 @@
+//! Scalable TCP (Kelly, "Scalable TCP: improving performance in highspeed
+//! wide area networks", CCR 2003).
+//!
+//! Multiplicative increase, multiplicative decrease above the legacy window:
+//! cwnd += a per ACK (a = 0.01) and cwnd -= b·cwnd at a loss (b = 0.125), so
+//! the time to recover from a loss does not grow with the window. At or below
+//! the legacy window (16 packets) it is Reno.
+//!
+//! Linux's `tcp_scalable.c` differs: it adds one packet per min(cwnd, 100)
+//! ACKs (Reno below 100 packets) and always decreases by 1/8.
+
+use crate::helpers::{additive_increase, grow, reduce, timeout};
+use crate::params::ParamReader;
+use crate::registry::{CcError, CcParams};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalableConfig {
+    /// Increase per ACK, packets (0.01).
+    pub a: f64,
+    /// Fraction of the window given up at a loss (0.125).
+    pub b: f64,
+    /// Legacy window: Reno at or below it (16 packets).
+    pub low_window_pkts: f64,
+}
+
+impl Default for ScalableConfig {
+    fn default() -> Self {
+        Self { a: 0.01, b: 0.125, low_window_pkts: 16.0 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scalable {
+    cfg: ScalableConfig,
+    cwnd: f64,
+    ssthresh: f64,
+}
+
+impl Scalable {
+    pub fn new(cfg: ScalableConfig, init: InitialWindow) -> Self {
+        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts }
+    }
+
+    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
+        let d = ScalableConfig::default();
+        let mut r = ParamReader::new("scalable", params);
+        let cfg = ScalableConfig {
+            a: r.real_open("a", d.a, 0.0, 1.0)?,
+            b: r.real_open("b", d.b, 0.0, 1.0)?,
+            low_window_pkts: r.real("low_window", d.low_window_pkts, 0.0, 1e9)?,
+        };
+        r.finish()?;
+        Ok(Self::new(cfg, init))
+    }
+
+    fn reduced_window(&self) -> f64 {
+        if self.cwnd <= self.cfg.low_window_pkts {
+            self.cwnd / 2.0
+        } else {
+            self.cwnd * (1.0 - self.cfg.b)
+        }
+    }
+}
+
+impl CongestionControl for Scalable {
+    fn name(&self) -> &'static str {
+        "scalable"
+    }
+    fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> f64 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        let cfg = self.cfg;
+        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
+            if *cwnd <= cfg.low_window_pkts {
+                additive_increase(cwnd, 1.0, delivered);
+            } else {
+                *cwnd += cfg.a * delivered;
+            }
+        });
+    }
+
+    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+        reduce(self.reduced_window(), &mut self.cwnd, &mut self.ssthresh);
+    }
+
+    fn on_recovery_exit(&mut self, _now_ns: u64) {
+        self.cwnd = self.ssthresh;
+    }
+
+    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
+        let reduced = self.reduced_window();
+        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ca(cwnd: f64) -> Scalable {
+        Scalable::new(ScalableConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
+    }
+
+    #[test]
+    fn window_grows_by_one_percent_per_rtt_above_legacy_window() {
+        // One window of ACKs: cwnd * (1.01) approximately; exactly, sum of 0.01 per ACK.
+        let mut s = ca(1000.0);
+        let ack = AckEvent { delivered_pkts: 1, ..Default::default() };
+        for _ in 0..1000 {
+            s.on_ack(&ack);
+        }
+        assert!((s.cwnd() - 1010.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn loss_takes_one_eighth_above_legacy_window_and_half_below() {
+        let mut s = ca(1000.0);
+        s.on_congestion_event(&LossEvent::default());
+        assert_eq!(s.cwnd(), 875.0);
+        let mut s = ca(16.0);
+        s.on_congestion_event(&LossEvent::default());
+        assert_eq!(s.cwnd(), 8.0);
+    }
+
+    #[test]
+    fn recovery_time_is_independent_of_window() {
+        // Packets (ACKs) to regain the loss: ln(1/(1-b)) / a windows... in
+        // round trips: after a loss the window needs log(8/7)/log(1.01) = 13.4 RTTs.
+        for w in [1000.0, 10_000.0, 100_000.0] {
+            let mut s = ca(w);
+            s.on_congestion_event(&LossEvent::default());
+            let mut rtts = 0;
+            while s.cwnd() < w {
+                let acks = s.cwnd() as u32;
+                s.on_ack(&AckEvent { delivered_pkts: acks, ..Default::default() });
+                rtts += 1;
+            }
+            assert!((13..=15).contains(&rtts), "w = {w}: {rtts} RTTs");
+        }
+    }
+}
