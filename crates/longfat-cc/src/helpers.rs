@@ -52,11 +52,12 @@ pub fn grow(cwnd: &mut f64, ssthresh: f64, ack: &AckEvent, avoid: impl FnOnce(&m
     left_slow_start
 }
 
-/// A multiplicative decrease at the start of a loss episode: ssthresh and
-/// cwnd both become `reduced_pkts`, floored at two packets (RFC 5681 eq. (4)).
+/// A multiplicative decrease at the start of a loss episode: ssthresh
+/// becomes `reduced_pkts`, floored at two packets (RFC 5681 eq. (4)), and
+/// cwnd drops to it (never rises: after a timeout cwnd may be below the floor).
 pub fn reduce(reduced_pkts: f64, cwnd: &mut f64, ssthresh: &mut f64) {
     *ssthresh = reduced_pkts.max(MIN_SSTHRESH_PKTS);
-    *cwnd = *ssthresh;
+    *cwnd = cwnd.min(*ssthresh);
 }
 
 /// A retransmission timeout (RFC 5681 §3.1, Linux `tcp_enter_loss`):

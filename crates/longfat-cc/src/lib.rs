@@ -77,8 +77,9 @@ pub struct AckEvent {
     pub cum_acked_pkts: u32,
     /// Packets in flight (RFC 6675 pipe) before this ACK was processed.
     pub in_flight_pkts: u32,
-    /// True while the transport is in fast recovery or RTO recovery; the
-    /// window is then governed by the recovery algorithm, not by growth.
+    /// True while the transport is in fast recovery: the window is then
+    /// governed by the recovery algorithm, not by growth. (After a timeout
+    /// the window slow-starts, so RTO recovery does not set this.)
     pub in_recovery: bool,
     pub rtt: RttStats,
     /// True when this ACK produced a new RTT sample (`rtt.latest_ns` is fresh).

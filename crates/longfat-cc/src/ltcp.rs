@@ -117,12 +117,19 @@ impl CongestionControl for Ltcp {
     }
 
     fn on_congestion_event(&mut self, _loss: &LossEvent) {
-        // A loss during slow start ends it: K comes from the window reached
-        // (§IV-B), then the loss rule of that layer applies.
-        if self.cwnd < self.ssthresh {
-            self.layers = self.cfg.layers_for(self.cwnd);
+        // A loss in slow start meets the flow with one layer (K = 1 until slow
+        // start is exited, §IV-B), so it halves as TCP; K is then derived
+        // from the halved window. (Deriving K first and cutting by beta would
+        // leave a 2x slow-start overshoot at 1.7x the path's capacity.)
+        let in_slow_start = self.cwnd < self.ssthresh;
+        if in_slow_start {
+            self.layers = 1;
         }
         reduce(self.reduced_window(), &mut self.cwnd, &mut self.ssthresh);
+        if in_slow_start {
+            self.layers = self.cfg.layers_for(self.cwnd);
+            return;
+        }
         // §IV-B pseudo-code: `if (window() < W_K) K--`. We recompute K from
         // the window (eq. (1)) instead of stepping down once: the two agree
         // whenever beta < 3/(K+1) (eq. (13)), and outside that range the
@@ -287,11 +294,11 @@ mod tests {
         l.on_ack(&ack(10));
         assert_eq!(l.cwnd(), 600.0);
         assert_eq!(l.layers(), 4);
-        // A loss in slow start at cwnd 1200 (layer 5): 1200 * 0.85 = 1020 stays in layer 5.
+        // A loss in slow start at cwnd 1200 halves (one layer) to 600: layer 4.
         let mut l = Ltcp::new(LtcpConfig::default(), InitialWindow { cwnd_pkts: 1200.0, ssthresh_pkts: f64::INFINITY });
         l.on_congestion_event(&loss());
-        assert_eq!(l.cwnd(), 1020.0);
-        assert_eq!(l.layers(), 5);
+        assert_eq!(l.cwnd(), 600.0);
+        assert_eq!(l.layers(), 4);
     }
 
     #[test]

@@ -124,3 +124,25 @@ fn fixed_size_transfer_stops_and_records_completion() {
     assert!(seqs(&mut out).is_empty());
     assert_eq!(s.completed_at_ns, Some(30 * MS));
 }
+
+#[test]
+fn window_slow_starts_during_timeout_recovery() {
+    // Regression: ACKs during RTO recovery were flagged as "in recovery" and
+    // the window stayed at one packet until every lost packet had been
+    // resent, one per RTT.
+    let mut s = sender(8.0);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out).len(), 8);
+    s.on_rto_timer(1_000 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.cc().cwnd(), 1.0);
+    // The retransmitted head is ACKed: slow start doubles, two more go out.
+    s.on_ack(1_050 * MS, &ack(1, &[], 1_000 * MS), &mut out);
+    assert!(matches!(s.recovery(), Recovery::Timeout { .. }));
+    assert_eq!(s.cc().cwnd(), 2.0);
+    assert_eq!(seqs(&mut out), vec![1, 2]);
+    s.on_ack(1_100 * MS, &ack(3, &[], 1_050 * MS), &mut out);
+    assert_eq!(s.cc().cwnd(), 4.0);
+    assert_eq!(seqs(&mut out), vec![3, 4, 5, 6]);
+}

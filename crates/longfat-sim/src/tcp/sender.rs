@@ -216,7 +216,9 @@ impl TcpSender {
             delivered_bytes: delivered * payload,
             cum_acked_pkts: advanced.min(u64::from(u32::MAX)) as u32,
             in_flight_pkts: in_flight_before.min(u64::from(u32::MAX)) as u32,
-            in_recovery: self.recovery != Recovery::Open,
+            // Only fast recovery holds the window; after a timeout the
+            // window slow-starts while the lost packets go out again (RFC 5681 §3.1).
+            in_recovery: matches!(self.recovery, Recovery::Fast { .. }),
             rtt: self.rtt.stats(),
             rtt_updated: true,
             ts: Some(AckTimestamps {
