@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets everything up, then runs the headline scenario: four Reno flows on a
-# 1 Gbit/s, 70 ms dumbbell. Writes results/dumbbell_reno/ (Parquet, summary
-# JSON, plot.png) and prints the summary table.
+# Sets everything up, then runs the headline comparison: Reno, LTCP and H-TCP
+# each alone on a 1 Gbit/s, 70 ms dumbbell with a BDP buffer (300 s simulated
+# each). Prints their utilization side by side and writes
+# results/headline-compare/ (comparison.png: cwnd, goodput and queue over time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/longfat run scenarios/dumbbell_reno.toml "$@"
+.venv/bin/longfat compare scenarios/headline.toml --cc reno,ltcp,htcp "$@"

@@ -93,6 +93,49 @@ def cmd_run(args) -> int:
     return 0
 
 
+def print_comparison(rows: list[dict], title: str) -> None:
+    t = Table(title=title)
+    for col in ("algorithm", "utilization", "goodput Mbit/s", "loss rate", "mean queue pkts", "rtx", "RTOs"):
+        t.add_column(col, justify="left" if col == "algorithm" else "right")
+    for r in rows:
+        util = "-" if r["utilization"] is None else f"{100 * r['utilization']:.2f} %"
+        loss = "-" if r["loss_rate"] is None else f"{r['loss_rate']:.2e}"
+        q = "-" if r["mean_queue_pkts"] is None else f"{r['mean_queue_pkts']:.0f}"
+        t.add_row(r["algorithm"], util, _fmt_rate(r["goodput_bps"]), loss, q, str(r["retransmits"]), str(r["timeouts"]))
+    console.print(t)
+
+
+def cmd_compare(args) -> int:
+    from longfat.compare import compare, parse_algorithms, save_comparison, summary_rows
+    from longfat.scenario import load_scenario
+
+    algos = parse_algorithms(args.cc)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[algo]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task(Path(args.scenario).stem, total=float(len(algos)), algo="")
+        order = {a: i for i, a in enumerate(algos)}
+
+        def progress(algo: str, done: float, total: float) -> None:
+            bar.update(task, completed=order[algo] + done / total, algo=f"{algo}: {done:.0f}/{total:.0f} s simulated")
+
+        results = compare(args.scenario, algos, seed=args.seed, overrides=args.set or (), progress=progress)
+    name = load_scenario(args.scenario).get("name") or Path(args.scenario).stem
+    out = Path(args.out) if args.out else Path("results") / f"{name}-compare"
+    save_comparison(results, out, plot=not args.no_plot)
+    rows = summary_rows(results)
+    r0 = rows[0]
+    print_comparison(rows, f"{name}: each algorithm alone, measured {r0['measure_from_s']:g}-{r0['end_s']:g} s")
+    console.print(f"results in {out}/ (comparison.json{'' if args.no_plot else ', comparison.png'}, one directory per algorithm)")
+    return 0
+
+
 def cmd_plot(args) -> int:
     from longfat.plot import plot_dir
 
@@ -162,6 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plot", action="store_true", help="skip plot.png")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
     r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("compare", help="run a scenario once per algorithm; print and plot them side by side")
+    c.add_argument("scenario", help="scenario TOML file; every TCP flow takes each algorithm in turn")
+    c.add_argument("--cc", required=True, help="comma-separated algorithms, e.g. reno,ltcp,htcp")
+    c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
+    c.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
+    c.add_argument("--out", help="result directory (default results/<scenario name>-compare)")
+    c.add_argument("--no-plot", action="store_true", help="skip comparison.png")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(func=cmd_compare)
 
     pl = sub.add_parser("plot", help="draw goodput, cwnd and queue of a result directory")
     pl.add_argument("dir")

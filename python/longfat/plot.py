@@ -69,3 +69,40 @@ def plot_dir(run_dir: str | Path, out: str | Path | None = None) -> Path:
     summary = json.loads((d / "summary.json").read_text())
     title = f"{summary.get('scenario') or d.name} (seed {summary.get('seed')})"
     return _draw(pq.read_table(d / "flows.parquet"), pq.read_table(d / "links.parquet"), title, Path(out or d / "plot.png"))
+
+
+def plot_comparison(results: dict, out: str | Path) -> Path:
+    """cwnd and goodput over time, one colour per algorithm (every TCP flow
+    of that algorithm's run), with the bottleneck queue below."""
+    fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(10, 9), sharex=True, constrained_layout=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    title = None
+    for i, (algo, r) in enumerate(results.items()):
+        colour = colours[i % len(colours)]
+        flows, links = r.flows, r.links
+        t = np.asarray(flows["time_s"])
+        fidx = np.asarray(flows["flow"])
+        cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
+        goodput = np.asarray(flows["goodput_bps"]) / 1e6
+        for k, f in enumerate(np.unique(fidx)):
+            sel = fidx == f
+            label = algo if k == 0 else None
+            ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=label)
+            ax_g.plot(t[sel], goodput[sel], lw=1, color=colour, label=label)
+        lt = np.asarray(links["time_s"])
+        lidx = np.asarray(links["link"])
+        q = np.asarray(links["queue_pkts"])
+        sel = lidx == np.unique(lidx)[0]
+        ax_q.plot(lt[sel], q[sel], lw=1, color=colour, label=algo)
+        title = title or (r.scenario.get("description") or r.scenario.get("name"))
+    ax_c.set_ylabel("cwnd (packets)")
+    ax_g.set_ylabel("goodput (Mbit/s)")
+    ax_q.set_ylabel("bottleneck queue (packets)")
+    ax_q.set_xlabel("time (s)")
+    for ax in (ax_c, ax_g, ax_q):
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize="small")
+    fig.suptitle(title or "comparison")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return Path(out)

@@ -6,9 +6,10 @@ import json
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -34,29 +35,40 @@ class RunResult:
         """Writes flows.parquet, links.parquet, summary.json, scenario.json
         (and plot.png) into ``out_dir`` atomically: the directory appears
         complete or not at all, replacing an older one."""
-        out = Path(out_dir)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-        try:
-            pq.write_table(self.flows, tmp / "flows.parquet")
-            pq.write_table(self.links, tmp / "links.parquet")
-            (tmp / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-            (tmp / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
-            if plot:
-                from longfat.plot import plot_run
+        with atomic_dir(out_dir) as tmp:
+            self.write_into(tmp, plot=plot)
+        return Path(out_dir)
 
-                plot_run(self, tmp / "plot.png")
-            old = None
-            if out.exists():
-                old = out.parent / f".{out.name}.old-{os.getpid()}"
-                out.rename(old)
-            tmp.rename(out)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return out
+    def write_into(self, directory: Path, plot: bool = True) -> None:
+        pq.write_table(self.flows, directory / "flows.parquet")
+        pq.write_table(self.links, directory / "links.parquet")
+        (directory / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        (directory / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        if plot:
+            from longfat.plot import plot_run
+
+            plot_run(self, directory / "plot.png")
+
+
+@contextmanager
+def atomic_dir(out_dir: str | Path) -> Iterator[Path]:
+    """Yields a temporary directory beside ``out_dir``; on success it replaces
+    ``out_dir`` in one rename, on any error (or Ctrl-C) it is removed."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        yield tmp
+        old = None
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            out.rename(old)
+        tmp.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:

@@ -1,0 +1,97 @@
+"""Running one scenario once per algorithm and setting the results side by side."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Callable, Iterable
+
+from longfat._native import ScenarioError, algorithms
+from longfat.runner import RunResult, atomic_dir, execute, prepare
+from longfat.scenario import apply_overrides, load_scenario
+
+NS = 1_000_000_000
+
+
+def with_algorithm(spec: dict, algorithm: str) -> dict:
+    """The scenario with every TCP flow switched to ``algorithm`` (its
+    parameters dropped: they belonged to the algorithm being replaced)."""
+    out = copy.deepcopy(spec)
+    for flow in out.get("flows", []):
+        flow["cc"] = algorithm
+        flow.pop("params", None)
+    out["name"] = f"{spec.get('name') or 'run'}-{algorithm}"
+    return out
+
+
+def parse_algorithms(text: str) -> list[str]:
+    """``"reno,ltcp"`` -> ["reno", "ltcp"]; refuses unknown or repeated names."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise ScenarioError("--cc: give at least one algorithm, e.g. --cc reno,ltcp,htcp", "--cc")
+    known = algorithms()
+    for n in names:
+        if n not in known:
+            raise ScenarioError(f"--cc: unknown algorithm {n!r}; known: {', '.join(known)}", "--cc")
+    if len(set(names)) != len(names):
+        raise ScenarioError(f"--cc: an algorithm is listed twice in {text!r}", "--cc")
+    return names
+
+
+def compare(
+    scenario: str | Path | dict,
+    algorithms_to_run: Iterable[str],
+    *,
+    seed: int | None = None,
+    overrides: Iterable[str] = (),
+    progress: Callable[[str, float, float], None] | None = None,
+) -> dict[str, RunResult]:
+    """Runs the scenario once per algorithm; ``progress(algorithm, done_s, total_s)``."""
+    base = apply_overrides(load_scenario(scenario), overrides)
+    prepared = [(a, *prepare(with_algorithm(base, a), seed=seed)) for a in algorithms_to_run]  # validate all first
+    results = {}
+    for algo, spec, sim in prepared:
+        cb = None if progress is None else (lambda done, total, a=algo: progress(a, done, total))
+        results[algo] = execute(spec, sim, cb)
+    return results
+
+
+def summary_rows(results: dict[str, RunResult]) -> list[dict]:
+    """One row per algorithm: the bottleneck's utilization, loss rate and
+    queue, and the TCP flows' goodput, retransmissions and timeouts."""
+    rows = []
+    for algo, r in results.items():
+        s = r.summary
+        links = [l for l in s["links"] if l["monitored"] and not l["name"].endswith(".reverse")]
+        bn = links[0] if links else None
+        rows.append(
+            {
+                "algorithm": algo,
+                "utilization": None if bn is None else bn["utilization"],
+                "goodput_bps": s["tcp_goodput_bps"],
+                "loss_rate": None if bn is None else bn["loss_rate"],
+                "mean_queue_pkts": None if bn is None else bn.get("mean_queue_pkts"),
+                "retransmits": sum(f["retransmits"] for f in s["flows"]),
+                "timeouts": sum(f["timeouts"] for f in s["flows"]),
+                "jain_fairness": s.get("jain_fairness"),
+                "measure_from_s": s["measure_from_s"],
+                "end_s": s["end_s"],
+            }
+        )
+    return rows
+
+
+def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bool = True) -> Path:
+    """Writes ``comparison.json``, ``comparison.png`` and one result directory
+    per algorithm, atomically."""
+    with atomic_dir(out_dir) as tmp:
+        for algo, r in results.items():
+            (tmp / algo).mkdir()
+            r.write_into(tmp / algo, plot=False)
+        (tmp / "comparison.json").write_text(json.dumps(summary_rows(results), indent=2) + "\n")
+        if plot:
+            from longfat.plot import plot_comparison
+
+            plot_comparison(results, tmp / "comparison.png")
+    return Path(out_dir)

@@ -1,0 +1,112 @@
+"""`longfat compare`: one scenario per algorithm, side by side."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import run_cli, small_scenario
+from longfat import algorithms
+from longfat.compare import compare, summary_rows, with_algorithm
+
+
+def test_every_algorithm_is_listed_and_runs_from_a_scenario():
+    names = algorithms()
+    for a in ["reno", "newreno", "ltcp", "htcp", "ehstcp", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]:
+        assert a in names
+    results = compare(small_scenario(duration="8s", measure_from="2s"), names)
+    for name, r in results.items():
+        assert set(r.flows["algorithm"].to_pylist()) == {name}
+        # 20 Mbit/s, 40 ms, BDP buffer, two flows: every algorithm keeps the link busy.
+        bn = [l for l in r.summary["links"] if l["name"] == "bottleneck"][0]
+        assert bn["utilization"] > 0.9, (name, bn["utilization"])
+
+
+def test_with_algorithm_replaces_cc_and_drops_foreign_params():
+    spec = small_scenario()
+    spec["flows"][0]["params"] = {"beta": 0.2}
+    out = with_algorithm(spec, "htcp")
+    assert out["flows"][0]["cc"] == "htcp" and "params" not in out["flows"][0]
+    assert spec["flows"][0]["cc"] == "reno", "the input is not modified"
+
+
+def test_params_reach_the_controller():
+    # LTCP with beta = 0.5 gives up half the window at each loss, as Reno:
+    # more of the link idles than with the paper's 0.15.
+    base = small_scenario(duration="60s", measure_from="10s")
+    base["network"]["bottleneck"]["queue"] = "0.1bdp"
+    base["flows"][0]["cc"] = "ltcp"
+    a = compare(base, ["ltcp"])["ltcp"].summary
+    base["flows"][0]["params"] = {"beta": 0.5}
+    from longfat import run
+
+    b = run(base).summary
+    ua = [l for l in a["links"] if l["name"] == "bottleneck"][0]["utilization"]
+    ub = [l for l in b["links"] if l["name"] == "bottleneck"][0]["utilization"]
+    assert ub < ua - 0.02, (ua, ub)
+
+
+def test_compare_cli_prints_table_and_writes_each_run(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        """
+name = "cmp"
+[network]
+topology = "dumbbell"
+[network.bottleneck]
+rate = "20Mbps"
+delay = "20ms"
+queue = "1bdp"
+[[flows]]
+cc = "reno"
+[run]
+duration = "10s"
+measure_from = "2s"
+"""
+    )
+    out = tmp_path / "out"
+    p = run_cli("compare", str(path), "--cc", "reno,ltcp,htcp", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    for a in ["reno", "ltcp", "htcp"]:
+        assert a in p.stdout
+        assert pq.read_table(out / a / "flows.parquet").num_rows > 0
+    rows = json.loads((out / "comparison.json").read_text())
+    assert [r["algorithm"] for r in rows] == ["reno", "ltcp", "htcp"]
+    # Departures are counted whole when they finish inside the window, so a
+    # busy link can read a few parts per million above 1.
+    assert all(0.9 < r["utilization"] <= 1.0 + 1e-4 for r in rows), rows
+    assert (out / "comparison.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    "cc, phrase",
+    [("reno,cubicc", "unknown algorithm 'cubicc'"), ("reno,reno", "listed twice"), (",", "at least one")],
+)
+def test_compare_refuses_bad_algorithm_lists(tmp_path, cc, phrase):
+    path = tmp_path / "s.toml"
+    path.write_text('[network]\ntopology = "dumbbell"\n[network.bottleneck]\nrate = "20Mbps"\ndelay = "20ms"\n[[flows]]\ncc = "reno"\n[run]\nduration = "1s"\n')
+    p = run_cli("compare", str(path), "--cc", cc, "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert phrase in p.stderr and "--cc" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_parameter_is_refused_by_field(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[network]\ntopology = "dumbbell"\n[network.bottleneck]\nrate = "20Mbps"\ndelay = "20ms"\nqueue = "1bdp"\n'
+        '[[flows]]\ncc = "htcp"\nparams = { beta_max = 1.5 }\n[run]\nduration = "1s"\n'
+    )
+    p = run_cli("run", str(path), "--out", str(tmp_path / "o"))
+    assert p.returncode == 2
+    assert "flows[0].params.beta_max" in p.stderr and "strictly between 0 and 1" in p.stderr
+
+
+def test_summary_rows_come_from_the_runs():
+    results = compare(small_scenario(duration="6s", measure_from="1s"), ["reno", "vegas"])
+    rows = summary_rows(results)
+    for row, (name, r) in zip(rows, results.items()):
+        assert row["algorithm"] == name
+        assert row["goodput_bps"] == r.summary["tcp_goodput_bps"]
+        assert row["retransmits"] == sum(f["retransmits"] for f in r.summary["flows"])
