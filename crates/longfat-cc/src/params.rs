@@ -46,8 +46,8 @@ impl<'a> ParamReader<'a> {
         self.used.push(name);
         match self.params.get(name) {
             None => Ok(default),
-            Some(&v) if v == 0.0 => Ok(false),
-            Some(&v) if v == 1.0 => Ok(true),
+            Some(0.0) => Ok(false),
+            Some(1.0) => Ok(true),
             Some(&v) => Err(Self::error(name, format!("{v} is not a switch; must be 0 (off) or 1 (on)"))),
         }
     }

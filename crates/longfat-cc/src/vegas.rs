@@ -110,7 +110,7 @@ impl CongestionControl for Vegas {
             self.round_min_rtt_ns = if self.round_min_rtt_ns == 0 { s } else { self.round_min_rtt_ns.min(s) };
         }
         // Slow start every other round; congestion avoidance moves once per round.
-        if self.cwnd < self.ssthresh && self.rounds.round() % 2 == 0 {
+        if self.cwnd < self.ssthresh && self.rounds.round() & 1 == 0 {
             let mut cwnd = self.cwnd;
             grow(&mut cwnd, self.ssthresh, ack, |_, _| {});
             self.cwnd = cwnd;
