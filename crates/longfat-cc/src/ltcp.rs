@@ -174,7 +174,6 @@ mod tests {
 
     fn ca(cwnd: f64) -> Ltcp {
         let mut l = Ltcp::new(LtcpConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 });
-        l.on_ack(&ack(0)); // nothing delivered: no change
         l.layers = LtcpConfig::default().layers_for(cwnd);
         l
     }
