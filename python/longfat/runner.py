@@ -30,6 +30,8 @@ class RunResult:
     flows: pa.Table
     links: pa.Table
     stats: dict = field(default_factory=dict)
+    #: One row per generated transfer (short flows, web objects), if any.
+    transfers: pa.Table | None = None
 
     def save(self, out_dir: str | Path, plot: bool = True) -> Path:
         """Writes flows.parquet, links.parquet, summary.json, scenario.json
@@ -42,6 +44,8 @@ class RunResult:
     def write_into(self, directory: Path, plot: bool = True) -> None:
         pq.write_table(self.flows, directory / "flows.parquet")
         pq.write_table(self.links, directory / "links.parquet")
+        if self.transfers is not None and self.transfers.num_rows:
+            pq.write_table(self.transfers, directory / "transfers.parquet")
         (directory / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (directory / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
         if plot:
@@ -87,6 +91,15 @@ def _tables(sim: Simulation) -> tuple[pa.Table, pa.Table]:
     return flows, links
 
 
+def _transfers(sim: Simulation) -> pa.Table | None:
+    cols = sim.transfers()
+    if len(cols["flow"]) == 0:
+        return None
+    names = sim.generator_names()
+    gen = pa.DictionaryArray.from_arrays(cols["generator"].astype(np.int32), names)
+    return pa.table({"flow": cols["flow"], "generator": gen, "start_s": cols["start_s"], "size_bytes": cols["size_bytes"], "fct_s": cols["fct_s"]})
+
+
 def prepare(scenario: str | Path | dict, *, seed: int | None = None, overrides: Iterable[str] = ()) -> tuple[dict, Simulation]:
     """Loads, overrides and validates a scenario; returns it with a ready simulation.
     Raises ScenarioError naming the offending field."""
@@ -113,7 +126,7 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
     summary["seed"] = spec.get("run", {}).get("seed", 1)
     summary["events"] = sim.events_processed
     flows, links = _tables(sim)
-    return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()})
+    return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
 
 
 def run(

@@ -75,6 +75,36 @@ impl Simulation {
         self.inner.links.iter().map(|l| l.spec.name.clone()).collect()
     }
 
+    /// Names of the traffic generators ([[short_flows]], [[web]]), by index.
+    fn generator_names(&self) -> Vec<String> {
+        self.inner.metrics.generator_names().to_vec()
+    }
+
+    /// One row per generated transfer: {"flow", "generator", "start_s",
+    /// "size_bytes", "fct_s"} as ndarrays; fct_s is NaN for a transfer that
+    /// had not completed when the run ended.
+    fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (mut flow, mut generator, mut start_s, mut size, mut fct) = (vec![], vec![], vec![], vec![], vec![]);
+        for (i, f) in self.inner.flows.iter().enumerate() {
+            let (Some(g), longfat_sim::sim::Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+            flow.push(i as u32);
+            generator.push(g.generator);
+            start_s.push(f.start_ns as f64 / 1e9);
+            size.push(g.size_bytes);
+            fct.push(match (sender.started_at_ns, sender.completed_at_ns) {
+                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
+                _ => f64::NAN,
+            });
+        }
+        let out = PyDict::new(py);
+        out.set_item("flow", flow.into_pyarray(py))?;
+        out.set_item("generator", generator.into_pyarray(py))?;
+        out.set_item("start_s", start_s.into_pyarray(py))?;
+        out.set_item("size_bytes", size.into_pyarray(py))?;
+        out.set_item("fct_s", fct.into_pyarray(py))?;
+        Ok(out)
+    }
+
     /// The summary as a JSON string (None until the run reached its end).
     fn summary_json(&self) -> Option<String> {
         self.inner.metrics.summary().map(|v| v.to_string())

@@ -13,6 +13,7 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
+pub mod traffic;
 pub mod udp;
 pub mod units;
 

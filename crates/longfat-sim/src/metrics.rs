@@ -95,10 +95,18 @@ pub struct Metrics {
     last_sample_ns: u64,
     window_start: Option<(u64, Vec<FlowSnap>, Vec<LinkSnap>)>,
     summary: Option<Value>,
+    /// Names of the traffic generators, by `Generated::generator`.
+    generators: Vec<String>,
 }
 
 impl Metrics {
-    pub fn new(interval_ns: u64, measure_from_ns: u64, monitored_links: Vec<usize>, n_flows: usize) -> Self {
+    pub fn new(
+        interval_ns: u64,
+        measure_from_ns: u64,
+        monitored_links: Vec<usize>,
+        n_flows: usize,
+        generators: Vec<String>,
+    ) -> Self {
         Self {
             interval_ns,
             measure_from_ns,
@@ -110,6 +118,7 @@ impl Metrics {
             last_sample_ns: 0,
             window_start: None,
             summary: None,
+            generators,
         }
     }
 
@@ -133,6 +142,9 @@ impl Metrics {
         }
         let per_sec = NS_PER_SEC as f64 / dt as f64;
         for (i, f) in flows.iter().enumerate() {
+            if f.generated.is_some() {
+                continue; // reported by completion time instead
+            }
             let s = flow_snap(f);
             let prev = self.last_flow[i];
             let fs = &mut self.flows;
@@ -200,6 +212,9 @@ impl Metrics {
         let mut flow_rows = vec![];
         let mut tcp_goodputs = vec![];
         for (i, f) in flows.iter().enumerate() {
+            if f.generated.is_some() {
+                continue;
+            }
             let s = flow_snap(f);
             let p = f0[i];
             let goodput = rate(s.delivered_bytes - p.delivered_bytes);
@@ -269,7 +284,54 @@ impl Metrics {
             "links": link_rows,
             "tcp_goodput_bps": tcp_goodputs.iter().sum::<f64>(),
             "jain_fairness": jain_index(&tcp_goodputs),
+            "short_flows": self.short_flow_summary(t0, flows),
         }));
+    }
+
+    pub fn generator_names(&self) -> &[String] {
+        &self.generators
+    }
+
+    /// Per generator: transfers that started in the measurement window, how
+    /// many completed by the end, and their completion-time distribution.
+    fn short_flow_summary(&self, t0: u64, flows: &[Flow]) -> Value {
+        let mut rows = vec![];
+        for (g, name) in self.generators.iter().enumerate() {
+            let mut started = 0u64;
+            let mut fct_s = vec![];
+            let mut bytes = 0u64;
+            for f in flows {
+                let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+                if gen.generator as usize != g || f.start_ns < t0 {
+                    continue;
+                }
+                started += 1;
+                bytes += gen.size_bytes;
+                if let (Some(a), Some(b)) = (sender.started_at_ns, sender.completed_at_ns) {
+                    fct_s.push((b - a) as f64 / 1e9);
+                }
+            }
+            fct_s.sort_by(f64::total_cmp);
+            let q = |p: f64| -> Value {
+                if fct_s.is_empty() {
+                    Value::Null
+                } else {
+                    json!(fct_s[((fct_s.len() - 1) as f64 * p).round() as usize])
+                }
+            };
+            rows.push(json!({
+                "generator": g,
+                "name": name,
+                "started": started,
+                "completed": fct_s.len(),
+                "offered_bytes": bytes,
+                "mean_fct_s": if fct_s.is_empty() { Value::Null } else { json!(fct_s.iter().sum::<f64>() / fct_s.len() as f64) },
+                "p50_fct_s": q(0.5),
+                "p95_fct_s": q(0.95),
+                "p99_fct_s": q(0.99),
+            }));
+        }
+        Value::Array(rows)
     }
 }
 

@@ -10,7 +10,11 @@ use serde::Deserialize;
 use longfat_cc::{CcParams, InitialWindow};
 
 use crate::link::{QueueDiscipline, QueueLimit};
-use crate::sim::{component_rng, Endpoints, Flow, SimSetup, Simulation, RNG_UDP};
+use rand_core::RngCore;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::sim::{component_rng, Endpoints, Flow, Generated, SimSetup, Simulation, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
+use crate::traffic::{self, WebModel};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
@@ -51,6 +55,10 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     #[serde(default)]
     pub udp: Vec<UdpSpec>,
+    #[serde(default)]
+    pub short_flows: Vec<ShortFlowSpec>,
+    #[serde(default)]
+    pub web: Vec<WebSpec>,
     pub run: Run,
 }
 
@@ -98,6 +106,61 @@ pub struct FlowSpec {
     pub from: Option<u32>,
     pub to: Option<u32>,
     pub access_delay: Option<String>,
+    /// Each instance starts up to this much later (uniform, from the seed).
+    pub start_jitter: Option<String>,
+    /// Each instance's source access link gets up to this much more one-way
+    /// delay (uniform, from the seed): randomized per-flow RTTs.
+    pub access_delay_jitter: Option<String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+}
+
+/// Finite TCP transfers with Poisson arrivals and Pareto sizes.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShortFlowSpec {
+    pub name: Option<String>,
+    pub cc: String,
+    /// Mean arrivals per second.
+    pub arrival_rate: f64,
+    pub size_mean: String,
+    pub size_shape: Option<f64>,
+    pub start: Option<String>,
+    pub stop: Option<String>,
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+    /// Host pairs the transfers are spread over (round robin).
+    pub hosts: Option<u32>,
+    pub access_delay: Option<String>,
+    pub access_delay_jitter: Option<String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub tcp: TcpCfg,
+}
+
+/// ns-2 WebTraf-style web sessions (see `traffic::WebModel`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WebSpec {
+    pub name: Option<String>,
+    pub cc: String,
+    pub sessions: u32,
+    pub start: Option<String>,
+    pub session_spread: Option<String>,
+    pub stop: Option<String>,
+    pub pages_per_session: u32,
+    pub inter_page: String,
+    pub objects_per_page: Option<f64>,
+    pub inter_object: Option<String>,
+    pub object_size_mean: String,
+    pub object_size_shape: Option<f64>,
+    pub from: Option<u32>,
+    pub to: Option<u32>,
+    pub access_delay: Option<String>,
+    pub access_delay_jitter: Option<String>,
     #[serde(default)]
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
@@ -141,6 +204,7 @@ pub struct UdpSpec {
     pub distribution: Option<String>,
     pub shape: Option<f64>,
     pub priority_class: Option<u32>,
+    pub start_jitter: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -248,6 +312,7 @@ fn resolve(q: QueueSize, bdp_bytes: Option<u64>, field: &str, min_bytes: u64) ->
 const MAX_CLASSES: u32 = 8;
 const MAX_FLOWS: u64 = 100_000;
 const MAX_SAMPLES: u64 = 20_000_000;
+const MAX_GENERATED: u64 = 300_000;
 
 /// Validates the scenario and builds a ready-to-run simulation. `seed`
 /// overrides `run.seed`.
@@ -354,8 +419,8 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
     };
 
     // ---- flows ----
-    if s.flows.is_empty() && s.udp.is_empty() {
-        return err("flows", "the scenario has no flows; add at least one [[flows]] or [[udp]] entry");
+    if s.flows.is_empty() && s.udp.is_empty() && s.short_flows.is_empty() && s.web.is_empty() {
+        return err("flows", "the scenario has no flows; add at least one [[flows]], [[udp]], [[short_flows]] or [[web]] entry");
     }
     let total: u64 = s.flows.iter().map(|f| u64::from(f.count.unwrap_or(1))).sum::<u64>()
         + s.udp.iter().map(|u| u64::from(u.count.unwrap_or(1))).sum::<u64>();
@@ -417,11 +482,15 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
             Some(v) => duration(&format!("{field}.start_spacing"), v)?,
             None => 0,
         };
-        let last_start = start_ns + spacing * u64::from(count - 1);
+        let start_jitter = optional_duration(&format!("{field}.start_jitter"), &f.start_jitter)?;
+        let last_start = start_ns + spacing * u64::from(count - 1) + start_jitter;
         if last_start >= duration_ns {
-            return err(format!("{field}.start_spacing"), format!("the last of {count} flows would start at {:.3}s, at or after the end of the run", last_start as f64 / 1e9));
+            return err(
+                format!("{field}.{}", if start_jitter > 0 { "start_jitter" } else { "start_spacing" }),
+                format!("the last of {count} flows could start at {:.3}s, at or after the end of the run", last_start as f64 / 1e9),
+            );
         }
-        let cfg = tcp_config(&format!("{field}.tcp"), &f.tcp, n_classes)?;
+        let (cfg, params) = tcp_setup(&field, &f.cc, &f.params, &f.tcp, n_classes)?;
         let total_pkts = match &f.size {
             None => None,
             Some(sz) => Some(match parse_size(sz).or_else(|m| err(format!("{field}.size"), m))? {
@@ -430,28 +499,24 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                 _ => return err(format!("{field}.size"), format!("{sz:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
             }),
         };
-        let params: CcParams = f.params.clone();
-        for (k, v) in &params {
-            if !v.is_finite() {
-                return err(format!("{field}.params.{k}"), "must be a finite number");
-            }
-        }
-        // Check the algorithm and its parameters once, with the field names.
-        longfat_cc::build(&f.cc, &params, cfg.initial_window)
-            .map_err(|e| ScenarioError { field: format!("{field}.{}", e.field), message: e.message })?;
         let access_delay = match &f.access_delay {
             Some(d) => duration(&format!("{field}.access_delay"), d)?,
             None => a_delay,
         };
+        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &f.access_delay_jitter)?;
+        let mut jitter_rng = component_rng(seed, RNG_JITTER, i as u64);
         for k in 0..count {
             let idx = pending.len();
             let name = instance_name(&f.name, count, k, &f.cc, idx);
-            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
+            let start = start_ns + spacing * u64::from(k) + uniform_below(&mut jitter_rng, start_jitter);
+            let extra = uniform_below(&mut jitter_rng, delay_jitter);
+            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay + extra));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
-            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked above");
+            let path = route_between(&topo, src, dst)?;
+            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked in tcp_setup");
             let sender = TcpSender::new(idx as u32, cfg.clone(), cc, total_pkts);
             let receiver = TcpReceiver::new(idx as u32, cfg.clone());
-            let flow = make_flow(&topo, name, f.cc.clone(), src, dst, start_ns + spacing * u64::from(k), stop_ns, Endpoints::Tcp { sender: Box::new(sender), receiver })?;
+            let flow = path.flow(name, f.cc.clone(), start, stop_ns, Endpoints::Tcp { sender: Box::new(sender), receiver }, None);
             pending.push(Pending { flow, crosses_tcp: true });
         }
     }
@@ -464,20 +529,143 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         }
         let (src_router, dst_router) = endpoints_of(&field, u.from, u.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &u.start, &u.stop)?;
+        let start_jitter = optional_duration(&format!("{field}.start_jitter"), &u.start_jitter)?;
+        if start_ns + start_jitter >= duration_ns {
+            return err(format!("{field}.start_jitter"), "sources could start at or after the end of the run");
+        }
         let cfg = udp_config(&field, u, n_classes)?;
         let access_delay = match &u.access_delay {
             Some(d) => duration(&format!("{field}.access_delay"), d)?,
             None => a_delay,
         };
+        let mut jitter_rng = component_rng(seed, RNG_JITTER, 1_000_000 + i as u64);
         for k in 0..count {
             let idx = pending.len();
             let name = instance_name(&u.name, count, k, "udp", idx);
             let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
             let rng = component_rng(seed, RNG_UDP, idx as u64);
-            let flow = make_flow(&topo, name, "udp".into(), src, dst, start_ns, stop_ns, Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)))?;
+            let start = start_ns + uniform_below(&mut jitter_rng, start_jitter);
+            let path = route_between(&topo, src, dst)?;
+            let flow = path.flow(name, "udp".into(), start, stop_ns, Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)), None);
             pending.push(Pending { flow, crosses_tcp: false });
         }
+    }
+
+    // ---- traffic generators: finite transfers drawn from the seed ----
+    // Each generator has its own random streams, so adding one leaves the
+    // others' draws unchanged.
+    let mut generators: Vec<String> = vec![];
+    let mut generated_total = 0u64;
+    for (i, g) in s.short_flows.iter().enumerate() {
+        let field = format!("short_flows[{i}]");
+        let (src_router, dst_router) = endpoints_of(&field, g.from, g.to)?;
+        let (start_ns, stop_ns) = start_stop(&field, &g.start, &g.stop)?;
+        let arrivals_end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
+        if !(g.arrival_rate.is_finite() && g.arrival_rate > 0.0 && g.arrival_rate <= 1e6) {
+            return err(format!("{field}.arrival_rate"), format!("{} is out of range; allowed (0, 1e6] transfers per second", g.arrival_rate));
+        }
+        let expected = g.arrival_rate * (arrivals_end - start_ns) as f64 / 1e9;
+        if generated_total as f64 + expected > MAX_GENERATED as f64 {
+            return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
+        }
+        let (cfg, params) = tcp_setup(&field, &g.cc, &g.params, &g.tcp, n_classes)?;
+        let mean = size_mean_bytes(&format!("{field}.size_mean"), &g.size_mean, cfg.payload_bytes())?;
+        let shape = pareto_shape(&format!("{field}.size_shape"), g.size_shape)?;
+        let hosts = g.hosts.unwrap_or(1);
+        if !(1..=10_000).contains(&hosts) {
+            return err(format!("{field}.hosts"), format!("{hosts} is out of range; allowed 1..=10000"));
+        }
+        let access_delay = match &g.access_delay {
+            Some(d) => duration(&format!("{field}.access_delay"), d)?,
+            None => a_delay,
+        };
+        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &g.access_delay_jitter)?;
+        let name = g.name.clone().unwrap_or_else(|| format!("short{i}"));
+        let gen_id = generators.len() as u32;
+        let mut jitter_rng = component_rng(seed, RNG_JITTER, 2_000_000 + i as u64);
+        let paths: Vec<PathInfo> = (0..hosts)
+            .map(|h| {
+                let extra = uniform_below(&mut jitter_rng, delay_jitter);
+                let src = attach_host(&mut topo, format!("{name}.h{h}.src"), src_router, &access_half(access_delay + extra));
+                let dst = attach_host(&mut topo, format!("{name}.h{h}.dst"), dst_router, &access_half(a_delay));
+                route_between(&topo, src, dst)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut rng = component_rng(seed, RNG_TRAFFIC, i as u64);
+        let arrivals = traffic::poisson_arrivals(&mut rng, g.arrival_rate, start_ns, arrivals_end);
+        for (k, &t) in arrivals.iter().enumerate() {
+            let size = traffic::pareto_with_mean(&mut rng, mean, shape);
+            let flow = generated_flow(&paths[k % paths.len()], format!("{name}#{k}"), &g.cc, &params, &cfg, pending.len(), t, size, gen_id);
+            pending.push(Pending { flow, crosses_tcp: false });
+        }
+        generated_total += arrivals.len() as u64;
+        generators.push(name);
+    }
+
+    for (i, w) in s.web.iter().enumerate() {
+        let field = format!("web[{i}]");
+        let (src_router, dst_router) = endpoints_of(&field, w.from, w.to)?;
+        let (start_ns, stop_ns) = start_stop(&field, &w.start, &w.stop)?;
+        let (cfg, params) = tcp_setup(&field, &w.cc, &w.params, &w.tcp, n_classes)?;
+        if !(1..=10_000).contains(&w.sessions) {
+            return err(format!("{field}.sessions"), format!("{} is out of range; allowed 1..=10000", w.sessions));
+        }
+        if !(1..=1_000_000).contains(&w.pages_per_session) {
+            return err(format!("{field}.pages_per_session"), format!("{} is out of range; allowed 1..=1000000", w.pages_per_session));
+        }
+        let objects_per_page = w.objects_per_page.unwrap_or(1.0);
+        if !(objects_per_page.is_finite() && (1.0..=10_000.0).contains(&objects_per_page)) {
+            return err(format!("{field}.objects_per_page"), format!("{objects_per_page} is out of range; allowed 1..=10000 (a mean)"));
+        }
+        let inter_page = duration(&format!("{field}.inter_page"), &w.inter_page)?;
+        if inter_page == 0 {
+            return err(format!("{field}.inter_page"), "must be > 0");
+        }
+        let model = WebModel {
+            sessions: w.sessions,
+            start_ns,
+            spread_ns: optional_duration(&format!("{field}.session_spread"), &w.session_spread)?,
+            pages_per_session: w.pages_per_session,
+            inter_page_mean_ns: inter_page as f64,
+            objects_per_page_mean: objects_per_page,
+            inter_object_mean_ns: optional_duration(&format!("{field}.inter_object"), &w.inter_object)? as f64,
+            object_size_mean_bytes: size_mean_bytes(&format!("{field}.object_size_mean"), &w.object_size_mean, cfg.payload_bytes())?,
+            object_size_shape: pareto_shape(&format!("{field}.object_size_shape"), w.object_size_shape)?,
+        };
+        let end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
+        let expected = f64::from(w.sessions) * objects_per_page * (f64::from(w.pages_per_session)).min((end - start_ns) as f64 / inter_page as f64 + 1.0);
+        if generated_total as f64 + expected > MAX_GENERATED as f64 {
+            return err(format!("{field}.sessions"), format!("about {expected:.0} objects; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages"));
+        }
+        let access_delay = match &w.access_delay {
+            Some(d) => duration(&format!("{field}.access_delay"), d)?,
+            None => a_delay,
+        };
+        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &w.access_delay_jitter)?;
+        let name = w.name.clone().unwrap_or_else(|| format!("web{i}"));
+        let gen_id = generators.len() as u32;
+        let mut jitter_rng = component_rng(seed, RNG_JITTER, 3_000_000 + i as u64);
+        // One server/client host pair per session, each with its own RTT.
+        let paths: Vec<PathInfo> = (0..w.sessions)
+            .map(|h| {
+                let extra = uniform_below(&mut jitter_rng, delay_jitter);
+                let src = attach_host(&mut topo, format!("{name}.s{h}.server"), src_router, &access_half(access_delay + extra));
+                let dst = attach_host(&mut topo, format!("{name}.s{h}.client"), dst_router, &access_half(a_delay));
+                route_between(&topo, src, dst)
+            })
+            .collect::<Result<_, _>>()?;
+        let mut rng = component_rng(seed, RNG_TRAFFIC, 1_000_000 + i as u64);
+        let objects = traffic::web_objects(&mut rng, &model, end);
+        for (k, o) in objects.iter().enumerate() {
+            let flow = generated_flow(&paths[o.session as usize], format!("{name}#{k}"), &w.cc, &params, &cfg, pending.len(), o.start_ns, o.size_bytes, gen_id);
+            pending.push(Pending { flow, crosses_tcp: false });
+        }
+        generated_total += objects.len() as u64;
+        generators.push(name);
+    }
+    if generated_total > MAX_GENERATED {
+        return err("web", format!("{generated_total} generated transfers; at most {MAX_GENERATED}"));
     }
 
     // ---- bottleneck queues, now that RTTs are known ----
@@ -514,6 +702,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         sample_interval_ns,
         seed,
         monitored_links,
+        generators,
     }))
 }
 
@@ -526,24 +715,119 @@ fn instance_name(name: &Option<String>, count: u32, k: u32, kind: &str, idx: usi
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn make_flow(
-    topo: &Topology,
-    name: String,
-    algorithm: String,
-    src: usize,
-    dst: usize,
-    start_ns: u64,
-    stop_ns: Option<u64>,
-    endpoints: Endpoints,
-) -> Result<Flow, ScenarioError> {
+/// A host pair's routes and propagation RTT.
+struct PathInfo {
+    fwd: Box<[u32]>,
+    bwd: Box<[u32]>,
+    base_rtt_ns: u64,
+}
+
+impl PathInfo {
+    fn flow(&self, name: String, algorithm: String, start_ns: u64, stop_ns: Option<u64>, endpoints: Endpoints, generated: Option<Generated>) -> Flow {
+        Flow {
+            name,
+            algorithm,
+            start_ns,
+            stop_ns,
+            fwd: self.fwd.clone(),
+            bwd: self.bwd.clone(),
+            base_rtt_ns: self.base_rtt_ns,
+            endpoints,
+            generated,
+        }
+    }
+}
+
+fn route_between(topo: &Topology, src: usize, dst: usize) -> Result<PathInfo, ScenarioError> {
     let fwd = topo.route(src, dst).expect("chain topologies are connected");
     let bwd = topo.route(dst, src).expect("chain topologies are connected");
     if fwd.len() > 255 || bwd.len() > 255 {
         return err("network.hops", "routes longer than 255 links are not supported");
     }
     let base_rtt_ns = topo.route_delay_ns(&fwd) + topo.route_delay_ns(&bwd);
-    Ok(Flow { name, algorithm, start_ns, stop_ns, fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns, endpoints })
+    Ok(PathInfo { fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns })
+}
+
+/// One finite transfer of `size_bytes` (rounded up to whole packets).
+#[allow(clippy::too_many_arguments)]
+fn generated_flow(
+    path: &PathInfo,
+    name: String,
+    cc: &str,
+    params: &CcParams,
+    cfg: &TcpConfig,
+    idx: usize,
+    start_ns: u64,
+    size_bytes: f64,
+    generator: u32,
+) -> Flow {
+    let bytes = size_bytes.ceil().clamp(1.0, 1e15) as u64;
+    let pkts = bytes.div_ceil(cfg.payload_bytes());
+    let cc_box = longfat_cc::build(cc, params, cfg.initial_window).expect("checked in tcp_setup");
+    let sender = TcpSender::new(idx as u32, cfg.clone(), cc_box, Some(pkts));
+    let receiver = TcpReceiver::new(idx as u32, cfg.clone());
+    path.flow(
+        name,
+        cc.to_string(),
+        start_ns,
+        None,
+        Endpoints::Tcp { sender: Box::new(sender), receiver },
+        Some(Generated { generator, size_bytes: bytes }),
+    )
+}
+
+/// The TCP settings and checked controller parameters of one flow entry.
+fn tcp_setup(
+    field: &str,
+    cc: &str,
+    params: &BTreeMap<String, f64>,
+    tcp: &TcpCfg,
+    n_classes: u32,
+) -> Result<(TcpConfig, CcParams), ScenarioError> {
+    let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
+    let params: CcParams = params.clone();
+    for (k, v) in &params {
+        if !v.is_finite() {
+            return err(format!("{field}.params.{k}"), "must be a finite number");
+        }
+    }
+    // Check the algorithm and its parameters once, with the field names.
+    longfat_cc::build(cc, &params, cfg.initial_window)
+        .map_err(|e| ScenarioError { field: format!("{field}.{}", e.field), message: e.message })?;
+    Ok((cfg, params))
+}
+
+fn optional_duration(field: &str, v: &Option<String>) -> Result<u64, ScenarioError> {
+    match v {
+        Some(v) => duration(field, v),
+        None => Ok(0),
+    }
+}
+
+/// Uniform in [0, max_ns) (0 when max_ns is 0).
+fn uniform_below(rng: &mut Xoshiro256PlusPlus, max_ns: u64) -> u64 {
+    if max_ns == 0 {
+        0
+    } else {
+        rng.next_u64() % max_ns
+    }
+}
+
+/// A mean transfer size in bytes ("30KB", or "20pkt" of full payloads).
+fn size_mean_bytes(field: &str, s: &str, payload: u64) -> Result<f64, ScenarioError> {
+    match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Bytes(b) if b > 0 => Ok(b as f64),
+        SizeSpec::Packets(n) if n > 0 => Ok((n * payload) as f64),
+        _ => err(field, format!("{s:?}: give a positive mean size in bytes or packets (e.g. \"3000B\", \"12pkt\")")),
+    }
+}
+
+fn pareto_shape(field: &str, v: Option<f64>) -> Result<f64, ScenarioError> {
+    let shape = v.unwrap_or(1.2);
+    if !(shape.is_finite() && shape > 1.0 && shape <= 100.0) {
+        return err(field, format!("{shape} is out of range; a Pareto shape must be in (1, 100] (finite mean)"));
+    }
+    Ok(shape)
 }
 
 fn class(field: &str, c: Option<u32>, n_classes: u32) -> Result<u8, ScenarioError> {

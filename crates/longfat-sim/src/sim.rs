@@ -38,6 +38,16 @@ pub struct Flow {
     /// Propagation-only round-trip time of the flow's path.
     pub base_rtt_ns: u64,
     pub endpoints: Endpoints,
+    /// Set for finite transfers drawn by a traffic generator (short flows,
+    /// web objects): they are reported by completion time, not as series.
+    pub generated: Option<Generated>,
+}
+
+/// Which generator drew a transfer, and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Generated {
+    pub generator: u32,
+    pub size_bytes: u64,
 }
 
 impl Flow {
@@ -56,6 +66,8 @@ pub struct SimSetup {
     pub seed: u64,
     /// Links whose queue and utilization are sampled over time.
     pub monitored_links: Vec<usize>,
+    /// Names of the traffic generators that drew the `generated` flows.
+    pub generators: Vec<String>,
 }
 
 /// An independent random stream for one component, derived from the run's seed.
@@ -69,6 +81,8 @@ pub fn component_rng(seed: u64, kind: u64, index: u64) -> Xoshiro256PlusPlus {
 
 pub const RNG_LINK: u64 = 1;
 pub const RNG_UDP: u64 = 2;
+pub const RNG_JITTER: u64 = 3;
+pub const RNG_TRAFFIC: u64 = 4;
 
 pub struct Simulation {
     now_ns: u64,
@@ -86,8 +100,16 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(setup: SimSetup) -> Self {
-        let SimSetup { topology, flows, duration_ns, measure_from_ns, sample_interval_ns, seed, monitored_links } =
-            setup;
+        let SimSetup {
+            topology,
+            flows,
+            duration_ns,
+            measure_from_ns,
+            sample_interval_ns,
+            seed,
+            monitored_links,
+            generators,
+        } = setup;
         let links: Vec<Link> = topology
             .links
             .into_iter()
@@ -103,7 +125,7 @@ impl Simulation {
         }
         events.schedule(measure_from_ns, Event::MeasureStart);
         events.schedule(sample_interval_ns.min(duration_ns), Event::Sample);
-        let metrics = Metrics::new(sample_interval_ns, measure_from_ns, monitored_links, flows.len());
+        let metrics = Metrics::new(sample_interval_ns, measure_from_ns, monitored_links, flows.len(), generators);
         let timer_at = vec![[u64::MAX; TIMER_KINDS]; flows.len()];
         Self {
             now_ns: 0,

@@ -1,11 +1,11 @@
 //! UDP sources (constant bit rate, on/off) and their sinks.
 
-use rand_distr::{Distribution, Exp, Pareto};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::event::TimerKind;
 use crate::packet::{Dir, Packet, PacketKind};
 use crate::sim::Outbox;
+use crate::traffic::{exponential_with_mean, pareto_with_mean};
 use crate::units::Bandwidth;
 
 /// How on and off period lengths are drawn.
@@ -61,13 +61,9 @@ impl UdpFlow {
         let mean = mean_ns as f64;
         let v = match (&self.cfg.pattern, mean_ns) {
             (_, 0) => 0.0,
-            (UdpPattern::OnOff { dist: PeriodDist::Exponential, .. }, _) => {
-                Exp::new(1.0 / mean).expect("positive mean").sample(&mut self.rng)
-            }
+            (UdpPattern::OnOff { dist: PeriodDist::Exponential, .. }, _) => exponential_with_mean(&mut self.rng, mean),
             (UdpPattern::OnOff { dist: PeriodDist::Pareto { shape }, .. }, _) => {
-                // mean = scale * shape / (shape - 1)
-                let scale = mean * (shape - 1.0) / shape;
-                Pareto::new(scale, *shape).expect("validated shape").sample(&mut self.rng)
+                pareto_with_mean(&mut self.rng, mean, *shape)
             }
             (UdpPattern::Cbr, _) => mean,
         };
@@ -125,5 +121,56 @@ impl UdpFlow {
     pub fn on_receive(&mut self, pkt: &Packet) {
         self.counters.received_pkts += 1;
         self.counters.received_bytes += u64::from(pkt.size_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::component_rng;
+
+    /// Drives a source by its own timers for `secs` and returns packets sent.
+    fn packets_sent(cfg: UdpConfig, secs: u64) -> u64 {
+        let mut u = UdpFlow::new(0, cfg, component_rng(3, 4, 5));
+        let mut out = Outbox::default();
+        u.start(0, &mut out);
+        let end = secs * 1_000_000_000;
+        loop {
+            let next = out.timers.drain(..).map(|(_, t)| t).min().expect("a source always re-arms");
+            if next >= end {
+                return u.counters.sent_pkts;
+            }
+            u.on_timer(next, &mut out);
+        }
+    }
+
+    /// On/off duty cycle: a source sends at its rate for a fraction
+    /// on/(on+off) of the time. An on period of length L sends ceil(L/gap)
+    /// packets, on average L/gap + 1/2, which the expectation includes.
+    #[test]
+    fn on_off_duty_cycle() {
+        let gap_s = 1500.0 * 8.0 / 120e6; // 100 us between packets at 120 Mbit/s
+        for dist in [PeriodDist::Exponential, PeriodDist::Pareto { shape: 2.5 }] {
+            let cfg = UdpConfig {
+                rate: Bandwidth::from_bps(120_000_000),
+                packet_size_bytes: 1500,
+                pattern: UdpPattern::OnOff { on_mean_ns: 10_000_000, off_mean_ns: 30_000_000, dist },
+                class: 0,
+            };
+            let secs = 2000;
+            let sent = packets_sent(cfg, secs) as f64;
+            let cycles = secs as f64 / 0.040;
+            let expect = cycles * (0.010 / gap_s + 0.5);
+            let duty = sent * gap_s / secs as f64;
+            assert!((sent / expect - 1.0).abs() < 0.025, "{dist:?}: sent {sent}, expected {expect} (duty {duty:.4})");
+            assert!((duty - 0.25).abs() < 0.01, "{dist:?}: duty {duty}");
+        }
+    }
+
+    #[test]
+    fn cbr_sends_at_its_rate() {
+        let cfg = UdpConfig { rate: Bandwidth::from_bps(12_000_000), packet_size_bytes: 1500, pattern: UdpPattern::Cbr, class: 0 };
+        // 1000 packets per second, the first at t = 0.
+        assert_eq!(packets_sent(cfg, 10), 10_000);
     }
 }
