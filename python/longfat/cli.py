@@ -187,6 +187,38 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_reproduce(args) -> int:
+    from longfat.reproduce import PAPERS, reproduce
+
+    papers = list(PAPERS) if args.paper == "all" else [args.paper]
+    if args.paper != "all" and args.paper not in PAPERS:
+        raise ScenarioError(f"PAPER: unknown paper {args.paper!r}; allowed: {', '.join(PAPERS)}, all", "PAPER")
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise ScenarioError("--jobs: must be >= 1", "--jobs")
+    out = Path(args.out)
+    command = "longfat reproduce " + args.paper + (" --quick" if args.quick else "") + f" --jobs {jobs} --out {args.out}"
+    with Progress(
+        TextColumn("[bold]reproduce {task.fields[papers]}"),
+        BarColumn(),
+        TextColumn("{task.fields[runs]}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}"),
+        console=err_console,
+        transient=False,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task("", total=1.0, papers=args.paper, runs="", last="")
+
+        def progress(n: int, total: int, cost: float, total_cost: float, label: str) -> None:
+            bar.update(task, completed=cost / total_cost if total_cost else n / total, runs=f"{n}/{total} runs", last=label)
+
+        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress)
+    for p, d in written.items():
+        console.print(f"{p}: {d / 'report.md'} (also report.html, results.json, figures)")
+    return 0
+
+
 def cmd_algorithms(_args) -> int:
     for a in algorithms():
         console.print(a)
@@ -226,6 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--set", action="append", metavar="KEY=VALUE")
     b.add_argument("--repeat", type=int, default=3)
     b.set_defaults(func=cmd_bench)
+
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report paper vs longfat")
+    rp.add_argument("paper", metavar="PAPER", help="ltcp, htcp, ehstcp or all")
+    rp.add_argument("--quick", action="store_true", help="scaled-down runs for smoke tests (not a reproduction)")
+    rp.add_argument("--jobs", type=int, help="parallel simulations (default: number of cores)")
+    rp.add_argument("--out", default="reproductions", help="output directory; each paper gets OUT/<paper>/ (default reproductions)")
+    rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    rp.set_defaults(func=cmd_reproduce)
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
     a.set_defaults(func=cmd_algorithms)

@@ -13,11 +13,20 @@ from longfat._native import ScenarioError
 _KEY_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)$")
 
 
-def load_scenario(source: str | Path | dict) -> dict:
-    """Reads a scenario: a path to a TOML file, or an already-parsed dict."""
+def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False) -> dict:
+    """Reads a scenario: a path to a TOML file, or an already-parsed dict.
+    A ``[reproduce]`` table (the sweep ``longfat reproduce`` runs) is dropped
+    unless ``keep_reproduce``: the rest is the experiment's base point."""
     if isinstance(source, dict):
-        return copy.deepcopy(source)
-    path = Path(source)
+        doc = copy.deepcopy(source)
+    else:
+        doc = _read_toml(Path(source))
+    if not keep_reproduce:
+        doc.pop("reproduce", None)
+    return doc
+
+
+def _read_toml(path: Path) -> dict:
     if not path.is_file():
         raise ScenarioError(f"scenario file {str(path)!r} does not exist", "")
     try:
@@ -58,28 +67,32 @@ def apply_overrides(scenario: dict, overrides: Iterable[str]) -> dict:
         if "=" not in item:
             raise ScenarioError(f"--set {item!r}: expected key=value (e.g. run.duration=\"10s\")", item)
         key, text = item.split("=", 1)
-        key = key.strip()
-        parts = _split_key(key)
-        node: Any = out
-        for i, part in enumerate(parts[:-1]):
-            nxt = parts[i + 1]
-            if isinstance(part, int):
-                if not isinstance(node, list) or part >= len(node):
-                    have = len(node) if isinstance(node, list) else 0
-                    raise ScenarioError(f"--set {key}: index {part} out of range ({have} entries)", key)
-                node = node[part]
-            else:
-                if not isinstance(node, dict):
-                    raise ScenarioError(f"--set {key}: {part!r} is not inside a table", key)
-                node = node.setdefault(part, [] if isinstance(nxt, int) else {})
-        last = parts[-1]
-        value = _parse_value(text.strip())
-        if isinstance(last, int):
-            if not isinstance(node, list) or last >= len(node):
-                raise ScenarioError(f"--set {key}: index {last} out of range", key)
-            node[last] = value
+        set_path(out, key.strip(), _parse_value(text.strip()))
+    return out
+
+
+def set_path(doc: dict, key: str, value: Any) -> None:
+    """Sets ``flows[0].tcp.min_rto``-style ``key`` in ``doc`` to ``value``,
+    creating tables on the way; list indices must exist."""
+    parts = _split_key(key)
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        nxt = parts[i + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                have = len(node) if isinstance(node, list) else 0
+                raise ScenarioError(f"--set {key}: index {part} out of range ({have} entries)", key)
+            node = node[part]
         else:
             if not isinstance(node, dict):
-                raise ScenarioError(f"--set {key}: {last!r} is not inside a table", key)
-            node[last] = value
-    return out
+                raise ScenarioError(f"--set {key}: {part!r} is not inside a table", key)
+            node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise ScenarioError(f"--set {key}: index {last} out of range", key)
+        node[last] = copy.deepcopy(value)
+    else:
+        if not isinstance(node, dict):
+            raise ScenarioError(f"--set {key}: {last!r} is not inside a table", key)
+        node[last] = copy.deepcopy(value)

@@ -141,6 +141,52 @@ impl Simulation {
     }
 }
 
+/// Congestion-avoidance growth of one controller alone, on a fake clock:
+/// the window starts at `peak_pkts`, one congestion event at t = 0 backs it
+/// off, then every RTT of `rtt_s` delivers one window of ACKs (one per
+/// packet) until the window is back at `peak_pkts`. Returns (seconds taken,
+/// window just after the backoff). Used for H-TCP's Table I (effective
+/// increase per RTT over a congestion epoch).
+#[pyfunction]
+#[pyo3(signature = (cc, params, peak_pkts, rtt_s, max_s = 3600.0))]
+fn epoch_growth(cc: &str, params: std::collections::BTreeMap<String, f64>, peak_pkts: f64, rtt_s: f64, max_s: f64) -> PyResult<(f64, f64)> {
+    use longfat_cc::{AckEvent, InitialWindow, LossEvent, RttStats};
+    if !(peak_pkts >= 2.0 && rtt_s > 0.0 && max_s > 0.0) {
+        return Err(PyValueError::new_err("peak_pkts must be >= 2, rtt_s and max_s > 0"));
+    }
+    let init = InitialWindow { cwnd_pkts: peak_pkts, ssthresh_pkts: peak_pkts };
+    let mut c = longfat_cc::build(cc, &params, init).map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))?;
+    let rtt_ns = (rtt_s * 1e9) as u64;
+    let rtt = RttStats { latest_ns: rtt_ns, min_ns: rtt_ns, smoothed_ns: rtt_ns };
+    let mut now = 1_000_000_000u64;
+    // A first, quiet RTT so delay-based state sees the base RTT.
+    let start = now;
+    c.on_congestion_event(&LossEvent { now_ns: now, in_flight_pkts: peak_pkts as u32, lost_pkts: 1, rtt });
+    c.on_recovery_exit(now);
+    let after = c.cwnd();
+    let end = now + (max_s * 1e9) as u64;
+    while c.cwnd() < peak_pkts && now < end {
+        let w = c.cwnd().max(1.0);
+        let n = w.floor() as u64;
+        let step = rtt_ns / n.max(1);
+        for _ in 0..n {
+            now += step;
+            c.on_ack(&AckEvent {
+                now_ns: now,
+                delivered_pkts: 1,
+                delivered_bytes: 1460,
+                cum_acked_pkts: 1,
+                in_flight_pkts: n as u32,
+                in_recovery: false,
+                rtt,
+                rtt_updated: true,
+                ts: None,
+            });
+        }
+    }
+    Ok(((now - start) as f64 / 1e9, after))
+}
+
 /// Names of the congestion-control algorithms this build knows.
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
@@ -151,6 +197,7 @@ fn algorithms() -> Vec<&'static str> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     Ok(())
 }

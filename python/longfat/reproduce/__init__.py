@@ -1,0 +1,90 @@
+"""``longfat reproduce``: rerun a paper's evaluation and report, figure by
+figure, how longfat's numbers compare with the published ones."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+from typing import Callable
+
+from longfat.reproduce.core import Point, load_paper, run_points
+from longfat.reproduce.measure import Runs
+from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
+from longfat.runner import atomic_dir
+
+PAPERS = ("ltcp", "htcp", "ehstcp")
+
+
+def paper_module(paper: str):
+    return importlib.import_module(f"longfat.reproduce.{paper}")
+
+
+def reproduce(
+    papers: list[str],
+    *,
+    quick: bool,
+    jobs: int,
+    out: Path,
+    command: str,
+    progress: Callable[[int, int, float, float, str], None] | None = None,
+) -> dict[str, Path]:
+    """Runs every experiment of ``papers`` in one process pool, then writes
+    ``out/<paper>/`` (report.md, report.html, results.json, figures), each
+    directory atomically. ``progress(done_runs, total_runs, done_cost,
+    total_cost, label)`` is called after each run."""
+    experiments = {p: load_paper(p, quick) for p in papers}
+    points: list[Point] = []
+    owner: list[tuple[str, str]] = []
+    for p, exps in experiments.items():
+        for e in exps:
+            for pt in e.points:
+                points.append(pt)
+                owner.append((p, e.name))
+    total_cost = sum(pt.cost for pt in points)
+    state = {"n": 0, "cost": 0.0}
+    wall_by_paper: dict[str, float] = {p: 0.0 for p in papers}
+    started = time.perf_counter()
+    last = [started]
+
+    def on_done(pt: Point) -> None:
+        state["n"] += 1
+        state["cost"] += pt.cost
+        if progress:
+            progress(state["n"], len(points), state["cost"], total_cost, pt.label())
+
+    results = run_points(points, jobs, on_done)
+    total_wall = time.perf_counter() - started
+    for i, pt in enumerate(points):
+        # Each paper's share of the wall time, in proportion to its work.
+        wall_by_paper[owner[i][0]] += total_wall * (pt.cost / total_cost if total_cost else 1 / len(points))
+    del last
+
+    written = {}
+    for p, exps in experiments.items():
+        mod = paper_module(p)
+        with atomic_dir(out / p) as tmp:
+            sections = []
+            for e in exps:
+                pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
+                analyse = mod.ANALYSES[e.name]
+                sections.append(analyse(Runs(pairs), tmp, e))
+            meta = {
+                "paper": p,
+                "title": mod.TITLE,
+                "citation": mod.CITATION,
+                "notes": getattr(mod, "NOTES", ""),
+                "mode": "quick" if quick else "full",
+                "command": command,
+                "runs": sum(len(e.points) for e in exps),
+                "wall_s": wall_by_paper[p],
+                "total_wall_s": total_wall,
+                "jobs": jobs,
+                "machine": machine(),
+                "commit": git_commit(),
+            }
+            write_markdown(tmp / "report.md", meta, sections)
+            write_html(tmp / "report.html", tmp, meta, sections)
+            write_json(tmp / "results.json", meta, sections)
+        written[p] = out / p
+    return written

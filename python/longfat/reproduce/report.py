@@ -1,0 +1,156 @@
+"""Writing a paper's reproduction report: Markdown, a self-contained HTML page
+(figures embedded) and results.json (every row with its check, for tests)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from longfat.reproduce.core import AGREES, DIFFERS, Section
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kib / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}){mem}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+
+
+def git_commit() -> str:
+    try:
+        root = Path(__file__).resolve().parents[3]
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _counts(sections: list[Section]) -> dict[str, int]:
+    c = {AGREES: 0, DIFFERS: 0, "not compared": 0}
+    for s in sections:
+        for r in s.rows:
+            c[r.verdict] = c.get(r.verdict, 0) + 1
+    return c
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", "not compared": "not compared"}
+
+
+def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
+    c = _counts(sections)
+    lines = [
+        f"# Reproduction: {meta['title']}",
+        "",
+        f"*{meta['citation']}*",
+        "",
+        f"- Mode: **{meta['mode']}**" + (" (scaled down for smoke tests: not a reproduction)" if meta["mode"] == "quick" else ""),
+        f"- Command: `{meta['command']}`",
+        f"- Runs: {meta['runs']} simulations, {meta['wall_s'] / 60:.1f} min wall time for this paper's share"
+        f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)",
+        f"- Machine: {meta['machine']}",
+        f"- longfat commit: {meta['commit']}",
+        f"- Verdicts: {c[AGREES]} agree, {c[DIFFERS]} differ, {c['not compared']} not compared",
+        "",
+        "Each row gives what the paper reported, what longfat measured (mean ± sample standard deviation over seeds where there are several) and a verdict computed from the measured value under the stated criterion. Where a row differs, the note gives the likely reason.",
+        "",
+    ]
+    if meta.get("notes"):
+        lines += [meta["notes"], ""]
+    for s in sections:
+        lines += [f"## {s.title}", "", s.setup, ""]
+        if s.deviations:
+            lines += [f"*Choices and deviations:* {s.deviations}", ""]
+        for fig in s.figures:
+            lines += [f"![{s.title}]({fig})", ""]
+        lines += ["| what | paper | longfat | verdict | criterion | note |", "|---|---|---|---|---|---|"]
+        for r in s.rows:
+            note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
+            note = note.removeprefix("if differs: ")
+            lines.append(
+                f"| {_cell(r.item)} | {_cell(r.paper)} | {_cell(r.measured)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {_cell(r.check and _criterion(r))} | {_cell(note)} |"
+            )
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _criterion(r) -> str:
+    from longfat.reproduce.core import describe
+
+    return describe(r.check)
+
+
+def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) -> None:
+    """The same content as the Markdown, one file, images inlined."""
+    c = _counts(sections)
+    e = html.escape
+    out = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>Reproduction: {e(meta['title'])}</title>",
+        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
+        "th{background:#f3f3f3}.agrees{color:#17663a}.differs{color:#b3261e;font-weight:bold}.none{color:#777}"
+        "img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
+        f"<h1>Reproduction: {e(meta['title'])}</h1><p><em>{e(meta['citation'])}</em></p><ul>",
+        f"<li>Mode: <b>{e(meta['mode'])}</b></li>",
+        f"<li>Command: <code>{e(meta['command'])}</code></li>",
+        f"<li>Runs: {meta['runs']} simulations, {meta['wall_s'] / 60:.1f} min wall time for this paper's share ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)</li>",
+        f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
+        f"<li>Verdicts: {c[AGREES]} agree, {c[DIFFERS]} differ, {c['not compared']} not compared</li></ul>",
+    ]
+    if meta.get("notes"):
+        out.append(f"<p>{e(meta['notes'])}</p>")
+    for s in sections:
+        out.append(f"<h2>{e(s.title)}</h2><p>{e(s.setup)}</p>")
+        if s.deviations:
+            out.append(f"<p><em>Choices and deviations:</em> {e(s.deviations)}</p>")
+        for fig in s.figures:
+            data = base64.b64encode((md_dir / fig).read_bytes()).decode("ascii")
+            out.append(f"<p><img alt='{e(s.title)}' src='data:image/png;base64,{data}'></p>")
+        out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
+        for r in s.rows:
+            cls = {AGREES: "agrees", DIFFERS: "differs"}.get(r.verdict, "none")
+            note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
+            note = note.removeprefix("if differs: ")
+            out.append(
+                f"<tr><td>{e(r.item)}</td><td>{e(r.paper)}</td><td>{e(r.measured)}</td>"
+                f"<td class='{cls}'>{e(r.verdict)}</td><td>{e(_criterion(r))}</td><td>{e(note)}</td></tr>"
+            )
+        out.append("</table>")
+    out.append("</body></html>")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def write_json(path: Path, meta: dict, sections: list[Section]) -> None:
+    doc = {
+        "meta": meta,
+        "sections": [
+            {
+                "experiment": s.experiment,
+                "title": s.title,
+                "figures": s.figures,
+                "rows": [r.to_json() for r in s.rows],
+            }
+            for s in sections
+        ],
+    }
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
