@@ -69,6 +69,8 @@ def reproduce(
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                 analyse = mod.ANALYSES[e.name]
                 sections.append(analyse(Runs(pairs), tmp, e))
+            for extra in getattr(mod, "EXTRA", []):
+                sections.append(extra(tmp))
             meta = {
                 "paper": p,
                 "title": mod.TITLE,
