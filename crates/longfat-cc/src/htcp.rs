@@ -193,6 +193,9 @@ impl Htcp {
     }
 }
 
+/// Largest rise of RTTmax per sample (Linux `measure_rtt`: 20 ms).
+const RTT_MAX_STEP_NS: u64 = 20_000_000;
+
 impl CongestionControl for Htcp {
     fn name(&self) -> &'static str {
         "htcp"
@@ -213,10 +216,14 @@ impl CongestionControl for Htcp {
         self.last_congestion_ns.get_or_insert(ack.now_ns);
         if ack.rtt_updated && ack.rtt.latest_ns > 0 {
             self.rtt_min_ns = if self.rtt_min_ns == 0 { ack.rtt.latest_ns } else { self.rtt_min_ns.min(ack.rtt.latest_ns) };
-            // RTTmax from samples taken outside recovery (as Linux's
-            // `measure_rtt`): during recovery the pipe is being refilled.
-            if !ack.in_recovery {
-                self.rtt_max_ns = self.rtt_max_ns.max(ack.rtt.latest_ns);
+            // RTTmax as Linux's `measure_rtt`: from the smoothed RTT, outside
+            // recovery (the pipe is being refilled then), raised by at most
+            // 20 ms at a time, so that one ACK held by the receiver's
+            // delayed-ACK timer does not set beta for the next event.
+            self.rtt_max_ns = self.rtt_max_ns.max(self.rtt_min_ns);
+            let srtt = ack.rtt.smoothed_ns;
+            if !ack.in_recovery && srtt > self.rtt_max_ns && srtt <= self.rtt_max_ns + RTT_MAX_STEP_NS {
+                self.rtt_max_ns = srtt;
             }
         }
         if self.cfg.bandwidth_switch {
@@ -313,8 +320,7 @@ mod tests {
     #[test]
     fn first_backoff_halves_then_adapts_to_rtt_ratio() {
         let mut h = ca(1000.0);
-        h.on_ack(&ack(0, 100 * MS, false));
-        h.on_ack(&ack(1, 150 * MS, false)); // RTTmax = 150 ms
+        climb(&mut h, 100, 150); // RTTmax = 150 ms
         h.on_congestion_event(&loss(2));
         assert_eq!((h.beta(), h.cwnd()), (0.5, 500.0));
         // RTTmax faded by eq. (15): 100 + 7/8 * 50 = 143.75 ms
@@ -328,10 +334,9 @@ mod tests {
     fn beta_is_clamped_at_both_ends() {
         // RTTmin/RTTmax = 0.3 -> 0.5
         let mut h = ca(1000.0);
-        h.on_ack(&ack(0, 30 * MS, false));
-        h.on_ack(&ack(1, 100 * MS, false));
+        climb(&mut h, 30, 100);
         h.on_congestion_event(&loss(2));
-        h.on_ack(&ack(3, 100 * MS, false));
+        climb(&mut h, 30, 100);
         h.on_congestion_event(&loss(4));
         assert_eq!(h.beta(), 0.5);
         // RTTmin/RTTmax = 0.95 -> 0.8
@@ -347,13 +352,38 @@ mod tests {
     #[test]
     fn rtt_max_fades_geometrically_towards_rtt_min() {
         let mut h = ca(1000.0);
-        h.on_ack(&ack(0, 100 * MS, false));
-        h.on_ack(&ack(1, 200 * MS, false));
+        climb(&mut h, 100, 200);
         for n in 1..=5u32 {
             h.on_congestion_event(&loss(u64::from(n)));
             let expected = 100.0 + 100.0 * (7.0f64 / 8.0).powi(n as i32);
             assert!((h.rtt_max_ns() as f64 / MS as f64 - expected).abs() < 1e-5, "event {n}");
         }
+    }
+
+    /// Feeds smoothed-RTT samples from `from_ms` up to `to_ms` in 20 ms steps
+    /// (the most RTTmax rises per sample).
+    fn climb(h: &mut Htcp, from_ms: u64, to_ms: u64) {
+        let mut r = from_ms;
+        loop {
+            h.on_ack(&ack(0, r * MS, false));
+            if r == to_ms {
+                return;
+            }
+            r = (r + 20).min(to_ms);
+        }
+    }
+
+    #[test]
+    fn rtt_max_ignores_a_jump_of_more_than_20_ms() {
+        let mut h = ca(100.0);
+        h.on_ack(&ack(0, 100 * MS, false));
+        // One ACK held 40 ms by a delayed-ACK timer: not a queue.
+        h.on_ack(&ack(1, 140 * MS, false));
+        assert_eq!(h.rtt_max_ns(), 100 * MS);
+        h.on_ack(&ack(2, 120 * MS, false));
+        assert_eq!(h.rtt_max_ns(), 120 * MS);
+        h.on_ack(&ack(3, 140 * MS, false));
+        assert_eq!(h.rtt_max_ns(), 140 * MS);
     }
 
     #[test]

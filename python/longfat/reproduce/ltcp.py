@@ -105,7 +105,7 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
     gp: dict[str, list[float]] = {"TCP": [], "LTCP": [], "TCP (paper)": [], "LTCP (paper)": []}
     for rate in rates:
         for cc in ("reno", "ltcp"):
-            rs = runs.results(rate=rate, cc_0=cc)
+            rs = runs.having({"network.bottleneck.rate": rate, "flows[0].cc": cc})
             if not rs:
                 continue
             g = [flow_row(r, 0)["goodput_bps"] / 1e6 for r in rs]

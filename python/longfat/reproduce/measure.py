@@ -31,13 +31,21 @@ class Runs:
 
         out = []
         for p, r in self.pairs:
-            k = {norm(a): v for a, v in p.key.items()}
+            k: dict[str, Any] = {}
+            for a, v in p.key.items():
+                if norm(a) in k:
+                    raise KeyError(f"{norm(a)!r} is ambiguous in {list(p.key)}; use having()")
+                k[norm(a)] = v
             if all(k.get(m) == v for m, v in match.items()):
                 out.append((p, r))
         return out
 
     def results(self, **match: Any) -> list[Any]:
         return [r for _, r in self.where(**match)]
+
+    def having(self, values: dict[str, Any]) -> list[Any]:
+        """Results whose key has each full path = value."""
+        return [r for p, r in self.pairs if all(p.key.get(k) == v for k, v in values.items())]
 
     def values(self, path: str) -> list:
         seen: list = []

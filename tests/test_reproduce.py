@@ -1,0 +1,93 @@
+"""`longfat reproduce`: every paper's --quick run end to end, verdicts
+recomputed from the measured values, and the verdict arithmetic itself."""
+
+import json
+import math
+
+import pytest
+
+from conftest import run_cli
+from longfat.reproduce.core import AGREES, DIFFERS, NO_NUMBER, Row, between, evaluate, factor, rel
+
+
+def test_verdict_arithmetic_hand_cases():
+    assert evaluate(rel(100, 0.05), 95.0) == AGREES
+    assert evaluate(rel(100, 0.05), 94.9) == DIFFERS
+    assert evaluate(factor(1e-4, 3), 3e-4) == AGREES
+    assert evaluate(factor(1e-4, 3), 3.1e-4) == DIFFERS
+    assert evaluate(factor(1e-4, 3), 0.34e-4) == AGREES
+    assert evaluate(between(lo=0.95), 0.949) == DIFFERS
+    assert evaluate(between(hi=1), 1) == AGREES
+    assert evaluate(between(lo=0, hi=1), float("nan")) == DIFFERS
+    assert evaluate({"kind": "none"}, 3.0) == NO_NUMBER
+    assert Row("x", "p", "m", None, rel(1, 0.1)).verdict == DIFFERS
+
+
+@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp"])
+def test_quick_reproduction_end_to_end(paper, tmp_path):
+    r = run_cli("reproduce", paper, "--quick", "--jobs", "2", "--out", str(tmp_path), "-q", timeout=600)
+    assert r.returncode == 0, r.stderr
+    d = tmp_path / paper
+    md = (d / "report.md").read_text()
+    html = (d / "report.html").read_text()
+    doc = json.loads((d / "results.json").read_text())
+    assert doc["meta"]["mode"] == "quick" and "not a reproduction" in md
+    assert doc["meta"]["runs"] > 0 and doc["meta"]["total_wall_s"] > 0
+    n_rows = 0
+    for s in doc["sections"]:
+        assert s["title"] in md
+        for fig in s["figures"]:
+            png = (d / fig).read_bytes()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+            assert f"]({fig})" in md
+        for row in s["rows"]:
+            n_rows += 1
+            # Each verdict follows from the stored measured value and check.
+            assert row["verdict"] == evaluate(row["check"], row["value"]), row
+            if row["check"]["kind"] != "none" and row["verdict"] == AGREES:
+                assert row["value"] is not None and math.isfinite(row["value"]), row
+            assert row["measured"] and row["paper"]
+    assert n_rows >= 8
+    assert html.count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"])
+    # No temporary directories left beside the output.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [paper]
+
+
+def test_reproduce_refuses_unknown_paper_and_bad_jobs(tmp_path):
+    r = run_cli("reproduce", "nope", "--out", str(tmp_path))
+    assert r.returncode == 2 and "PAPER: unknown paper 'nope'" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("reproduce", "ltcp", "--jobs", "0", "--out", str(tmp_path))
+    assert r.returncode == 2 and "--jobs: must be >= 1" in r.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_scenario_files_run_on_their_own(tmp_path):
+    """A reproduction scenario is also an ordinary scenario: `longfat run`
+    ignores its [reproduce] table."""
+    r = run_cli("run", "scenarios/htcp/fig6.toml", "--set", 'run.duration="5s"', "--set", 'run.measure_from="1s"', "--out", str(tmp_path / "o"), "-q", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["flows"][0]["algorithm"] == "htcp"
+
+
+def test_generator_fields_are_checked(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(
+        """
+[network]
+topology = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "10ms", queue = "100pkt" }
+[[short_flows]]
+cc = "reno"
+arrival_rate = -1.0
+size_mean = "3000B"
+[run]
+duration = "10s"
+"""
+    )
+    r = run_cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert "short_flows[0].arrival_rate: -1 is out of range; allowed (0, 1e6]" in r.stderr
+    p.write_text(p.read_text().replace("arrival_rate = -1.0", "arrival_rate = 5.0\nsize_shape = 0.9"))
+    r = run_cli("run", str(p), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "short_flows[0].size_shape: 0.9 is out of range" in r.stderr
