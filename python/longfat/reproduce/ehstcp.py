@@ -179,7 +179,10 @@ def tables4_5_dynamic(runs: Runs, out: Path, exp) -> Section:
     if "bic" in util:
         rk = _rank_low(util, "bic")
         rows.append(Row("rank of BIC's utilization (1 = lowest)", "unused bandwidth increases with BIC",
-                        f"{rk} (" + ", ".join(f"{NAMES[c]} {u:.4f}" for c, u in util.items()) + ")", rk, between(hi=1)))
+                        f"{rk} (" + ", ".join(f"{NAMES[c]} {u:.4f}" for c, u in util.items()) + ")", rk, between(hi=1),
+                        "if differs: with four background TCP flows, web traffic and 150 UDP sources keeping the "
+                        "queue busy, every protocol leaves under 4 % of the link idle; BIC's binary search (which "
+                        "the paper says goes stale) does not stand out over 90 s here."))
     if {"ehstcp", "scalable"} <= util.keys():
         d = util["ehstcp"] - util["scalable"]
         rows.append(Row("utilization: eHSTCP minus STCP", "eHSTCP's bandwidth scalability is comparable to STCP's", f"{d:+.4f}", d, between(lo=-0.03)))
