@@ -82,8 +82,9 @@ fn rto_backs_off_exponentially_and_resets_on_progress() {
         // One retransmission of the head each time, cwnd = 1.
         assert_eq!(seqs(&mut out), vec![0]);
         assert_eq!(s.cc().cwnd(), 1.0);
-        let timer = out.timers.drain(..).last().unwrap();
-        let gap = 1_000 * MS << k;
+        let timer = *out.timers.last().unwrap();
+        out.timers.clear();
+        let gap = (1_000 * MS) << k;
         assert_eq!(timer, (TimerKind::Rto, now + gap));
         expected.push(gap);
         now += gap;
