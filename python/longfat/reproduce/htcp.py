@@ -337,6 +337,12 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
                 between(hi=1.5) if cc == "htcp" else between(lo=1.2),
                 _fig11_note(cc, rate),
             ))
+    fig = _ratio_panels(table, rates, "Fig. 11: {rate}, flow 1 at 162 ms", "flow 2 RTT (ms)", "goodput flow 2 / flow 1")
+    return Section("fig11", exp.title, setup_text(exp), rows, [figs.save(fig, out, "htcp_fig11.png")], scenario_comment(exp))
+
+
+def _ratio_panels(table: dict, rates: list[str], title: str, xlabel: str, ylabel: str):
+    """One log-scale panel per link rate: a goodput ratio vs RTT, one line per algorithm."""
     fig, ax = figs.new(1, len(rates), w=12)
     for j, rate in enumerate(rates):
         for cc in NAMES:
@@ -344,11 +350,11 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
             if pts:
                 ax[0][j].plot([x for x, _ in pts], [y for _, y in pts], "o-", label=NAMES[cc])
         ax[0][j].set_yscale("log")
-        ax[0][j].set_title(f"Fig. 11: {rate}, flow 1 at 162 ms")
-        ax[0][j].set_xlabel("flow 2 RTT (ms)")
-        ax[0][j].set_ylabel("goodput flow 2 / flow 1")
+        ax[0][j].set_title(title.format(rate=rate))
+        ax[0][j].set_xlabel(xlabel)
+        ax[0][j].set_ylabel(ylabel)
         ax[0][j].legend(fontsize=7)
-    return Section("fig11", exp.title, setup_text(exp), rows, [figs.save(fig, out, "htcp_fig11.png")], scenario_comment(exp))
+    return fig
 
 
 def _fig11_note(cc: str, rate: str) -> str:
@@ -380,17 +386,7 @@ def fig12(runs: Runs, out: Path, exp) -> Section:
             between(lo=2),
             "if differs: FAST's share depends on its alpha (longfat's default 200 packets) against the queue size.",
         ))
-    fig, ax = figs.new(1, len(rates), w=12)
-    for j, rate in enumerate(rates):
-        for cc in NAMES:
-            pts = sorted((k[2], v) for k, v in table.items() if k[0] == cc and k[1] == rate)
-            if pts:
-                ax[0][j].plot([x for x, _ in pts], [y for _, y in pts], "o-", label=NAMES[cc])
-        ax[0][j].set_yscale("log")
-        ax[0][j].set_title(f"Fig. 12: {rate}")
-        ax[0][j].set_xlabel("RTT (ms)")
-        ax[0][j].set_ylabel("goodput new / standard TCP")
-        ax[0][j].legend(fontsize=7)
+    fig = _ratio_panels(table, rates, "Fig. 12: {rate}", "RTT (ms)", "goodput new / standard TCP")
     return Section("fig12", exp.title, setup_text(exp), rows, [figs.save(fig, out, "htcp_fig12.png")], scenario_comment(exp))
 
 
