@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from longfat.reproduce.core import AGREES, DIFFERS, NO_NUMBER, Row, between, evaluate, factor, rel
 
 
@@ -92,3 +92,15 @@ duration = "10s"
     p.write_text(p.read_text().replace("arrival_rate = -1.0", "arrival_rate = 5.0\nsize_shape = 0.9"))
     r = run_cli("run", str(p), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "short_flows[0].size_shape: 0.9 is out of range" in r.stderr
+
+
+def test_malformed_reproduce_table_is_refused_by_field(tmp_path):
+    from longfat._native import ScenarioError
+    from longfat.reproduce.core import load_experiment
+
+    src = (ROOT / "scenarios" / "htcp" / "fig6.toml").read_text()
+    for bad, field in (('seeds = "1"', "reproduce.seeds"), ("cases = [1, 2]", "reproduce.cases"), ("vary = { x = 3 }", "reproduce.vary"), ("sedes = [1]", "reproduce.sedes")):
+        p = tmp_path / "x.toml"
+        p.write_text(src.replace("seeds = [1]", bad))
+        with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
+            load_experiment("htcp", p, quick=False)

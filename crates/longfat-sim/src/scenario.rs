@@ -499,10 +499,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                 _ => return err(format!("{field}.size"), format!("{sz:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
             }),
         };
-        let access_delay = match &f.access_delay {
-            Some(d) => duration(&format!("{field}.access_delay"), d)?,
-            None => a_delay,
-        };
+        let access_delay = duration_or(&format!("{field}.access_delay"), &f.access_delay, a_delay)?;
         let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &f.access_delay_jitter)?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, i as u64);
         for k in 0..count {
@@ -534,10 +531,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
             return err(format!("{field}.start_jitter"), "sources could start at or after the end of the run");
         }
         let cfg = udp_config(&field, u, n_classes)?;
-        let access_delay = match &u.access_delay {
-            Some(d) => duration(&format!("{field}.access_delay"), d)?,
-            None => a_delay,
-        };
+        let access_delay = duration_or(&format!("{field}.access_delay"), &u.access_delay, a_delay)?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 1_000_000 + i as u64);
         for k in 0..count {
             let idx = pending.len();
@@ -576,10 +570,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         if !(1..=10_000).contains(&hosts) {
             return err(format!("{field}.hosts"), format!("{hosts} is out of range; allowed 1..=10000"));
         }
-        let access_delay = match &g.access_delay {
-            Some(d) => duration(&format!("{field}.access_delay"), d)?,
-            None => a_delay,
-        };
+        let access_delay = duration_or(&format!("{field}.access_delay"), &g.access_delay, a_delay)?;
         let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &g.access_delay_jitter)?;
         let name = g.name.clone().unwrap_or_else(|| format!("short{i}"));
         let gen_id = generators.len() as u32;
@@ -638,10 +629,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.sessions"), format!("about {expected:.0} objects; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages"));
         }
-        let access_delay = match &w.access_delay {
-            Some(d) => duration(&format!("{field}.access_delay"), d)?,
-            None => a_delay,
-        };
+        let access_delay = duration_or(&format!("{field}.access_delay"), &w.access_delay, a_delay)?;
         let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &w.access_delay_jitter)?;
         let name = w.name.clone().unwrap_or_else(|| format!("web{i}"));
         let gen_id = generators.len() as u32;
@@ -798,9 +786,13 @@ fn tcp_setup(
 }
 
 fn optional_duration(field: &str, v: &Option<String>) -> Result<u64, ScenarioError> {
+    duration_or(field, v, 0)
+}
+
+fn duration_or(field: &str, v: &Option<String>, default_ns: u64) -> Result<u64, ScenarioError> {
     match v {
         Some(v) => duration(field, v),
-        None => Ok(0),
+        None => Ok(default_ns),
     }
 }
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from longfat._native import ScenarioError
 from longfat.reproduce.core import Point, load_paper, run_points
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
@@ -47,7 +48,6 @@ def reproduce(
     state = {"n": 0, "cost": 0.0}
     wall_by_paper: dict[str, float] = {p: 0.0 for p in papers}
     started = time.perf_counter()
-    last = [started]
 
     def on_done(pt: Point) -> None:
         state["n"] += 1
@@ -59,17 +59,18 @@ def reproduce(
     if cache and Path(cache).is_file():
         # Developer aid: re-analyse the runs of an earlier invocation.
         with open(cache, "rb") as fh:
-            results, total_wall = pickle.load(fh)
+            labels, results, total_wall = pickle.load(fh)
+        if labels != [pt.label() for pt in points]:
+            raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
     else:
         results = run_points(points, jobs, on_done)
         total_wall = time.perf_counter() - started
         if cache:
             with open(cache, "wb") as fh:
-                pickle.dump((results, total_wall), fh)
+                pickle.dump(([pt.label() for pt in points], results, total_wall), fh)
     for i, pt in enumerate(points):
         # Each paper's share of the wall time, in proportion to its work.
         wall_by_paper[owner[i][0]] += total_wall * (pt.cost / total_cost if total_cost else 1 / len(points))
-    del last
 
     written = {}
     for p, exps in experiments.items():

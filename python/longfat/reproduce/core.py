@@ -96,9 +96,7 @@ def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
         rep = doc["reproduce"]
     base = {k: v for k, v in doc.items() if k != "reproduce"}
     exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc)
-    cases = rep.get("cases") or [{}]
-    vary = rep.get("vary", {})
-    seeds = rep.get("seeds", [1])
+    cases, vary, seeds = _check_reproduce(path, rep)
     keys = list(vary)
     for case in cases:
         for combo in itertools.product(*(vary[k] for k in keys)):
@@ -112,6 +110,30 @@ def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
                 spec["name"] = f"{paper}-{path.stem}"
                 exp.points.append(Point(exp.name, point_key, seed, spec, estimate_cost(spec)))
     return exp
+
+
+def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]]:
+    """The sweep of a [reproduce] table, refusing malformed fields by name."""
+
+    def bad(field: str, what: str):
+        raise ScenarioError(f"{path}: reproduce.{field}: {what}", f"reproduce.{field}")
+
+    known = {"title", "seeds", "cases", "vary", "quick"}
+    for k in rep:
+        if k not in known:
+            bad(k, f"unknown field; allowed: {', '.join(sorted(known))}")
+    seeds = rep.get("seeds", [1])
+    if not (isinstance(seeds, list) and seeds and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64 for x in seeds)):
+        bad("seeds", "must be a non-empty list of whole numbers in 0..2^64")
+    cases = rep.get("cases") or [{}]
+    if not (isinstance(cases, list) and all(isinstance(c, dict) for c in cases)):
+        bad("cases", 'must be a list of tables, e.g. [{ "flows[0].cc" = "reno" }]')
+    vary = rep.get("vary", {})
+    if not (isinstance(vary, dict) and all(isinstance(v, list) and v for v in vary.values())):
+        bad("vary", 'must be a table of non-empty lists, e.g. { "flows[0].cc" = ["reno", "ltcp"] }')
+    if not isinstance(rep.get("quick", {}), dict):
+        bad("quick", "must be a table of path = value overrides")
+    return cases, vary, seeds
 
 
 def load_paper(paper: str, quick: bool, root: Path = SCENARIO_ROOT) -> list[Experiment]:

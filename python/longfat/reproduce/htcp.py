@@ -10,7 +10,7 @@ import numpy as np
 from longfat._native import epoch_growth
 from longfat.reproduce import figs
 from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, between, rel, scenario_comment, setup_text
-from longfat.reproduce.measure import Runs, bottleneck, convergence_time, flow_series, fmt_spread
+from longfat.reproduce.measure import Runs, bottleneck, convergence_time, flow_series, fmt_spread, link_series
 
 TITLE = "H-TCP: TCP congestion control for high bandwidth-delay product paths"
 CITATION = "Leith, Shorten: H-TCP (htcp.md), sections II-VII"
@@ -120,7 +120,7 @@ def fig3(runs: Runs, out: Path, exp) -> Section:
 def fig6(runs: Runs, out: Path, exp) -> Section:
     p, r = runs.pairs[0]
     t, _, w = flow_series(r, 0)
-    tq, util, q = _link(r)
+    tq, _, q = link_series(r)
     net = p.scenario["network"]
     rate = _rate_bps(net["bottleneck"]["rate"])
     qpk = float(str(net["bottleneck"]["queue"]).removesuffix("pkt"))
@@ -151,12 +151,6 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
     ax[1][0].set_ylabel("queue (packets)")
     ax[1][0].set_xlabel("time (s)")
     return Section("fig6", exp.title, setup_text(exp), rows, [figs.save(fig, out, "htcp_fig6.png")], scenario_comment(exp))
-
-
-def _link(r):
-    from longfat.reproduce.measure import link_series
-
-    return link_series(r)
 
 
 def fig7(runs: Runs, out: Path, exp) -> Section:

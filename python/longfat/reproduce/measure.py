@@ -58,9 +58,9 @@ class Runs:
 
 def flow_series(res, flow: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(time_s, goodput_bps, cwnd_pkts) of one flow."""
-    t = res.flows.to_pydict() if not hasattr(res, "_cols") else res._cols
-    if not hasattr(res, "_cols"):
-        res._cols = {k: np.asarray(v) for k, v in t.items() if k in ("time_s", "flow", "goodput_bps", "cwnd_pkts", "throughput_bps")}
+    if not hasattr(res, "_cols"):  # convert the table once per run
+        t = res.flows.select(["time_s", "flow", "goodput_bps", "cwnd_pkts"]).to_pydict()
+        res._cols = {k: np.asarray(v) for k, v in t.items()}
     c = res._cols
     m = c["flow"] == flow
     return c["time_s"][m], c["goodput_bps"][m], c["cwnd_pkts"][m]
@@ -95,15 +95,8 @@ def flow_row(res, flow: int) -> dict:
     raise KeyError(flow)
 
 
-def flows_by_name(res, prefix: str) -> list[int]:
-    return [f["flow"] for f in res.summary["flows"] if f["name"].startswith(prefix)]
 
 
-def smooth(x: np.ndarray, n: int) -> np.ndarray:
-    if n <= 1 or len(x) < n:
-        return x
-    k = np.ones(n) / n
-    return np.convolve(x, k, mode="same")
 
 
 def convergence_time(res, f1: int, f2: int, t_start: float, level: float = 0.8, window_s: float = 10.0) -> float:
@@ -149,9 +142,6 @@ def mean_sd(xs: Iterable[float]) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
 
 
-def fmt_ms(x: float, digits: int = 3) -> str:
-    """'m ± s' or 'm' for one repetition."""
-    return f"{x:.{digits}g}"
 
 
 def fmt_spread(values: list[float], scale: float = 1.0, digits: int = 4, unit: str = "") -> str:
