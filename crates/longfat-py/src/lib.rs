@@ -19,14 +19,63 @@ fn scenario_error(e: longfat_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), e.field))
 }
 
+/// Events run between two checks for Ctrl-C / SIGTERM (about 50 ms of work).
+const EVENTS_PER_SIGNAL_CHECK: u64 = 1_000_000;
+
 #[pymethods]
 impl Simulation {
-    /// Validates the scenario (a JSON object) and builds the simulation.
+    /// Validates the scenario (a JSON object) and builds the simulation,
+    /// refusing one whose estimated memory is above `memory_budget_bytes`
+    /// (default 4 GiB). Ctrl-C and other Python signal handlers are honoured
+    /// while a large scenario is set up.
     #[new]
-    fn new(scenario_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (scenario_json, memory_budget_bytes = None))]
+    fn new(py: Python<'_>, scenario_json: &str, memory_budget_bytes: Option<u64>) -> PyResult<Self> {
         let scenario = longfat_sim::Scenario::from_json(scenario_json).map_err(scenario_error)?;
-        let inner = longfat_sim::build(&scenario).map_err(scenario_error)?;
-        Ok(Self { inner })
+        let mut opts = longfat_sim::BuildOptions::default();
+        if let Some(b) = memory_budget_bytes {
+            opts.memory_budget_bytes = b;
+        }
+        let mut signal: Option<PyErr> = None;
+        let built = longfat_sim::build_with(&scenario, &opts, &mut || match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                signal = Some(e);
+                true
+            }
+        });
+        if let Some(e) = signal {
+            return Err(e);
+        }
+        Ok(Self { inner: built.map_err(scenario_error)? })
+    }
+
+    /// What the run was estimated to cost: {"memory_bytes", "packets_bytes",
+    /// "series_bytes", "flows_bytes", "max_packets_held", "series_rows",
+    /// "bottleneck_packets", "events", "wall_s"}.
+    fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let e = &self.inner.estimate;
+        let d = PyDict::new(py);
+        d.set_item("memory_bytes", e.memory_bytes)?;
+        d.set_item("packets_bytes", e.packets_bytes)?;
+        d.set_item("series_bytes", e.series_bytes)?;
+        d.set_item("flows_bytes", e.flows_bytes)?;
+        d.set_item("max_packets_held", e.max_packets_held)?;
+        d.set_item("series_rows", e.series_rows)?;
+        d.set_item("bottleneck_packets", e.bottleneck_packets)?;
+        d.set_item("events", e.events)?;
+        d.set_item("wall_s", e.wall_s())?;
+        Ok(d)
+    }
+
+    /// Packets held by links now, and the most held at once so far.
+    #[getter]
+    fn packets_held(&self) -> u64 {
+        self.inner.packets_held()
+    }
+    #[getter]
+    fn peak_packets_held(&self) -> u64 {
+        self.inner.peak_packets_held()
     }
 
     #[getter]
@@ -47,10 +96,40 @@ impl Simulation {
     }
 
     /// Runs all events up to `until_ns` (simulated nanoseconds), without
-    /// holding the GIL (progress bars and other threads keep running).
-    fn run_until(&mut self, py: Python<'_>, until_ns: u64) {
+    /// holding the GIL (progress bars and other threads keep running). Every
+    /// million events it checks for signals, so Ctrl-C or SIGTERM stops even
+    /// a dense slice within a fraction of a second.
+    fn run_until(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<()> {
+        loop {
+            if self.run_events(py, until_ns, EVENTS_PER_SIGNAL_CHECK)? {
+                return Ok(());
+            }
+            py.check_signals()?;
+        }
+    }
+
+    /// Runs at most `max_events` events up to `until_ns`; returns true when
+    /// `until_ns` (or the end) was reached. Raises ScenarioError when the
+    /// run's packets pass the memory budget.
+    fn run_events(&mut self, py: Python<'_>, until_ns: u64, max_events: u64) -> PyResult<bool> {
+        use longfat_sim::sim::RunStatus;
         let inner = &mut self.inner;
-        py.detach(|| inner.run_until(until_ns));
+        match py.detach(|| inner.run_until_limited(until_ns, max_events)) {
+            RunStatus::Reached => Ok(true),
+            RunStatus::EventLimit => Ok(false),
+            RunStatus::OverBudget => {
+                let sim = &self.inner;
+                let gib = (sim.peak_packets_held() * longfat_sim::budget::PACKET_BYTES) as f64 / (1u64 << 30) as f64;
+                Err(ScenarioError::new_err((
+                    format!(
+                        "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {gib:.1} GiB), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+                        sim.now_ns() as f64 / 1e9,
+                        sim.peak_packets_held(),
+                    ),
+                    "memory budget",
+                )))
+            }
+        }
     }
 
     /// Packets that left the monitored (bottleneck) links in the forward direction.
@@ -86,7 +165,7 @@ impl Simulation {
     fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (mut flow, mut generator, mut start_s, mut size, mut fct) = (vec![], vec![], vec![], vec![], vec![]);
         for (i, f) in self.inner.flows.iter().enumerate() {
-            let (Some(g), longfat_sim::sim::Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+            let (Some(g), longfat_sim::flow::Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
             flow.push(i as u32);
             generator.push(g.generator);
             start_s.push(f.start_ns as f64 / 1e9);
@@ -199,5 +278,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("DEFAULT_MEMORY_BUDGET_BYTES", longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES)?;
+    m.add("EVENTS_PER_WALL_SECOND", longfat_sim::budget::EVENTS_PER_WALL_SECOND)?;
     Ok(())
 }

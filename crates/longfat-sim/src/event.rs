@@ -28,9 +28,11 @@ pub enum TimerKind {
     Rto = 2,
     DelayedAck = 3,
     UdpSend = 4,
+    /// The sending host's queue has room again (see `Outbox::host_room_pkts`).
+    HostReady = 5,
 }
 
-pub const TIMER_KINDS: usize = 5;
+pub const TIMER_KINDS: usize = 6;
 
 #[derive(Debug)]
 struct Entry {

@@ -5,10 +5,14 @@
 //! number); one seed drives every random choice through per-component
 //! streams; there is no global state. See `sim::Simulation`.
 
+pub mod budget;
 pub mod event;
+pub mod flow;
 pub mod link;
 pub mod metrics;
+pub mod outbox;
 pub mod packet;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
@@ -17,5 +21,5 @@ pub mod traffic;
 pub mod udp;
 pub mod units;
 
-pub use scenario::{build, Scenario, ScenarioError};
+pub use scenario::{build, build_with, BuildOptions, Scenario, ScenarioError};
 pub use sim::Simulation;

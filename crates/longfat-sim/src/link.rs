@@ -72,6 +72,10 @@ pub struct LinkCounters {
     pub drops_random: u64,
 }
 
+/// Bytes one packet held by a link takes: its ring entry, twice over for
+/// the ring's doubling growth (rings never shrink).
+pub const BYTES_PER_HELD_PACKET: u64 = 2 * std::mem::size_of::<InFlight>() as u64;
+
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     pkt: Packet,
@@ -183,6 +187,34 @@ impl Link {
             Queue::Priority { classes, class_bytes, .. } => {
                 (classes.iter().map(|c| c.len() as u64).sum(), class_bytes.iter().sum())
             }
+        }
+    }
+
+    /// How many more packets of `size_bytes` this link accepts now without a
+    /// tail drop (a packet that finds the link idle goes straight into
+    /// service). Priority links report no limit: they are never host queues.
+    pub fn room_pkts(&mut self, now_ns: u64, size_bytes: u64) -> u64 {
+        let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
+        match &self.queue {
+            Queue::Fifo { limit, n_departed, .. } => {
+                let idle = u64::from(self.ring.len() == *n_departed);
+                let waiting_room = match *limit {
+                    QueueLimit::Packets(n) => n.saturating_sub(queued_pkts),
+                    QueueLimit::Bytes(b) => b.saturating_sub(queued_bytes) / size_bytes.max(1),
+                };
+                waiting_room.saturating_add(idle)
+            }
+            Queue::Priority { .. } => u64::MAX,
+        }
+    }
+
+    /// When the packet now in service finishes serializing, so a waiting one
+    /// moves up and the queue has a free slot (None when the link is idle).
+    pub fn next_departure_ns(&mut self, now_ns: u64) -> Option<u64> {
+        self.advance(now_ns);
+        match &self.queue {
+            Queue::Fifo { n_departed, .. } => self.ring.get(*n_departed).map(|e| e.tx_end_ns),
+            Queue::Priority { in_service, .. } => in_service.as_ref().map(|_| now_ns),
         }
     }
 

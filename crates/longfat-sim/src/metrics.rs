@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::link::Link;
-use crate::sim::{Endpoints, Flow};
+use crate::flow::{Endpoints, Flow};
 use crate::units::NS_PER_SEC;
 
 /// Per-flow rows, one per flow per sample (long format).

@@ -13,14 +13,17 @@ use crate::link::{QueueDiscipline, QueueLimit};
 use rand_core::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::sim::{component_rng, Endpoints, Flow, Generated, SimSetup, Simulation, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
-use crate::traffic::{self, WebModel};
+use crate::budget::{self, RunShape, DEFAULT_MEMORY_BUDGET_BYTES};
+use crate::flow::{Endpoints, Flow, Generated};
+use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
+use crate::sim::{SimSetup, Simulation};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
-use crate::topology::{attach_host, router_chain, HalfLink, Topology};
+use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, Topology};
+use crate::traffic::{self, WebModel};
 use crate::udp::{PeriodDist, UdpConfig, UdpFlow, UdpPattern};
-use crate::units::{parse_bandwidth, parse_duration_ns, parse_size, Bandwidth, SizeSpec};
+use crate::units::{parse_bandwidth, parse_duration_ns, parse_size, Bandwidth, SizeSpec, NS_PER_SEC};
 
 /// A scenario problem: which field, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,19 +237,102 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
         let value: toml::Value = toml::from_str(text)
             .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML syntax: {e}") })?;
-        let json = serde_json::to_string(&value).expect("TOML values convert to JSON");
+        let json = serde_json::to_string(&value)
+            .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML value not representable: {e}") })?;
         Self::from_json(&json)
     }
 }
 
-// ---- field parsers that attach the field name -------------------------------
+// ---- ranges ------------------------------------------------------------------
 
-fn duration(field: &str, s: &str) -> Result<u64, ScenarioError> {
-    parse_duration_ns(s).or_else(|m| err(field, m))
+/// The ranges every field is checked against: values a physical network and
+/// a run on one machine can have, with headroom in the engine's integers
+/// (time is u64 nanoseconds: 1.8e19 ns; the largest time any run can reach
+/// is below 1e15 ns).
+pub mod limits {
+    use crate::units::NS_PER_SEC;
+
+    /// `run.duration`, and the start, stop and mean times inside a run.
+    pub const MAX_RUN_NS: u64 = 100_000 * NS_PER_SEC;
+    /// Propagation delays, delay jitter, BDP RTTs, RTO bounds, delayed-ACK timeout.
+    pub const MAX_DELAY_NS: u64 = 600 * NS_PER_SEC;
+    /// Host clock offsets.
+    pub const MAX_CLOCK_OFFSET_NS: u64 = 1_000_000 * NS_PER_SEC;
+    /// The smallest sampling interval.
+    pub const MIN_SAMPLE_INTERVAL_NS: u64 = 1_000;
+    /// The smallest ceiling and initial value of the RTO.
+    pub const MIN_RTO_CEILING_NS: u64 = 1_000_000;
+    pub const MIN_RATE_BPS: u64 = 1_000;
+    pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+    pub const MAX_QUEUE_PKTS: u64 = 1_000_000_000;
+    pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
+    pub const MAX_BDP_FRACTION: f64 = 1000.0;
+    /// The largest TCP window: RFC 7323's 65535 << 14 bytes.
+    pub const MAX_WINDOW_BYTES: u64 = 65_535 << 14;
+    pub const MAX_INITIAL_CWND_PKTS: f64 = 1e6;
+    /// A fixed-size transfer or a mean transfer size.
+    pub const MAX_TRANSFER_BYTES: u64 = 1_000_000_000_000_000;
+    pub const MAX_CLASSES: u32 = 8;
+    pub const MAX_FLOWS: u64 = 100_000;
+    pub const MAX_GENERATED: u64 = 300_000;
+    /// A host's queue when `network.access.queue` is not given: Linux's
+    /// default `txqueuelen`.
+    pub const DEFAULT_HOST_QUEUE_PKTS: u64 = 1000;
+    /// Longest scenario or flow name, in bytes.
+    pub const MAX_NAME_BYTES: usize = 200;
+}
+
+use limits::*;
+
+/// `1500000000ns` -> `"1.5s"`: a duration as a user would write it.
+fn fmt_ns(ns: u64) -> String {
+    let (v, unit) = if ns >= 60 * NS_PER_SEC && ns % (60 * NS_PER_SEC) == 0 {
+        (ns as f64 / 60e9, "min")
+    } else if ns >= NS_PER_SEC {
+        (ns as f64 / 1e9, "s")
+    } else if ns >= 1_000_000 {
+        (ns as f64 / 1e6, "ms")
+    } else if ns >= 1_000 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        (ns as f64, "ns")
+    };
+    format!("{v}{unit}")
+}
+
+// ---- field parsers that attach the field name and check the range ------------
+
+fn duration_in(field: &str, s: &str, lo: u64, hi: u64) -> Result<u64, ScenarioError> {
+    let v = parse_duration_ns(s).or_else(|m| err(field, m))?;
+    if !(lo..=hi).contains(&v) {
+        return err(field, format!("{s:?} is out of range; allowed {}..={}", fmt_ns(lo), fmt_ns(hi)));
+    }
+    Ok(v)
+}
+
+/// A delay-like duration: 0..=10 min.
+fn delay(field: &str, s: &str) -> Result<u64, ScenarioError> {
+    duration_in(field, s, 0, MAX_DELAY_NS)
+}
+
+/// A time within a run: 0..=`MAX_RUN_NS`.
+fn run_time(field: &str, s: &str) -> Result<u64, ScenarioError> {
+    duration_in(field, s, 0, MAX_RUN_NS)
+}
+
+fn opt_or(field: &str, v: &Option<String>, default_ns: u64, parse: fn(&str, &str) -> Result<u64, ScenarioError>) -> Result<u64, ScenarioError> {
+    match v {
+        Some(v) => parse(field, v),
+        None => Ok(default_ns),
+    }
 }
 
 fn rate(field: &str, s: &str) -> Result<Bandwidth, ScenarioError> {
-    parse_bandwidth(s).or_else(|m| err(field, m))
+    let r = parse_bandwidth(s).or_else(|m| err(field, m))?;
+    if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r.bps()) {
+        return err(field, format!("{s:?} is out of range; allowed 1Kbps..=10Tbps"));
+    }
+    Ok(r)
 }
 
 /// A size in bytes (packets not allowed): packet and ACK sizes.
@@ -266,6 +352,28 @@ fn probability(field: &str, p: Option<f64>) -> Result<f64, ScenarioError> {
     Ok(p)
 }
 
+/// A scenario's `name`: it names the result directory, so it must be a
+/// plain file name that cannot point anywhere else.
+fn check_name(name: &str) -> Result<(), ScenarioError> {
+    let field = "name";
+    if name.is_empty() || name.trim().is_empty() {
+        return err(field, "must not be empty");
+    }
+    if name == "." || name == ".." {
+        return err(field, format!("{name:?} is not allowed; the name becomes a directory name (results/<name>)"));
+    }
+    if name.starts_with('.') {
+        return err(field, format!("{name:?} must not start with '.' (hidden names are reserved for longfat's temporary directories)"));
+    }
+    if let Some(c) = name.chars().find(|&c| c == '/' || c == '\\' || c.is_control()) {
+        return err(field, format!("{name:?} contains {c:?}; a name is a plain file name (no path separators or control characters)"));
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return err(field, format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()));
+    }
+    Ok(())
+}
+
 /// A queue size before BDP resolution.
 #[derive(Clone, Copy, Debug)]
 enum QueueSize {
@@ -281,7 +389,15 @@ fn queue_size(field: &str, s: &str) -> Result<QueueSize, ScenarioError> {
         SizeSpec::Packets(0) | SizeSpec::Bytes(0) => {
             err(field, format!("{s:?}: a queue must hold at least one packet (> 0)"))
         }
-        SizeSpec::Bdp(f) if f <= 0.0 => err(field, format!("{s:?}: a BDP fraction must be > 0")),
+        SizeSpec::Bdp(f) if !(f > 0.0 && f <= MAX_BDP_FRACTION) => {
+            err(field, format!("{s:?} is out of range; a BDP fraction must be in (0, {MAX_BDP_FRACTION}]"))
+        }
+        SizeSpec::Packets(n) if n > MAX_QUEUE_PKTS => {
+            err(field, format!("{s:?} is out of range; allowed 1..={MAX_QUEUE_PKTS} packets, or \"unlimited\""))
+        }
+        SizeSpec::Bytes(b) if b > MAX_QUEUE_BYTES => {
+            err(field, format!("{s:?} is out of range; allowed up to {MAX_QUEUE_BYTES} bytes (1TB), or \"unlimited\""))
+        }
         SizeSpec::Packets(n) => Ok(QueueSize::Limit(QueueLimit::Packets(n))),
         SizeSpec::Bytes(b) => Ok(QueueSize::Limit(QueueLimit::Bytes(b))),
         SizeSpec::Bdp(f) => Ok(QueueSize::Bdp(f)),
@@ -309,33 +425,48 @@ fn resolve(q: QueueSize, bdp_bytes: Option<u64>, field: &str, min_bytes: u64) ->
     }
 }
 
-const MAX_CLASSES: u32 = 8;
-const MAX_FLOWS: u64 = 100_000;
-const MAX_SAMPLES: u64 = 20_000_000;
-const MAX_GENERATED: u64 = 300_000;
+/// How a scenario is built, beyond the scenario itself.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Refuse a run whose estimated memory is above this.
+    pub memory_budget_bytes: u64,
+}
 
-/// Validates the scenario and builds a ready-to-run simulation. `seed`
-/// overrides `run.seed`.
-pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
-    // ---- run ----
-    let duration_ns = duration("run.duration", &s.run.duration)?;
-    if duration_ns == 0 {
-        return err("run.duration", "must be > 0");
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self { memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES }
     }
-    let measure_from_ns = match &s.run.measure_from {
-        Some(m) => duration("run.measure_from", m)?,
-        None => 0,
-    };
+}
+
+/// The error `build_with` returns when its `interrupted` callback said so.
+pub fn interrupted_error() -> ScenarioError {
+    ScenarioError { field: String::new(), message: "interrupted during set-up".into() }
+}
+
+/// Validates the scenario and builds a ready-to-run simulation, with the
+/// default memory budget.
+pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
+    build_with(s, &BuildOptions::default(), &mut || false)
+}
+
+/// Validates the scenario and builds a ready-to-run simulation.
+/// `interrupted` is polled while many flows are set up (a front end uses it
+/// to honour Ctrl-C); when it returns true, building stops with
+/// [`interrupted_error`].
+pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut() -> bool) -> Result<Simulation, ScenarioError> {
+    if let Some(name) = &s.name {
+        check_name(name)?;
+    }
+    // ---- run ----
+    let duration_ns = duration_in("run.duration", &s.run.duration, 1, MAX_RUN_NS)?;
+    let measure_from_ns = opt_or("run.measure_from", &s.run.measure_from, 0, run_time)?;
     if measure_from_ns >= duration_ns {
         return err("run.measure_from", format!("{:?} must be before run.duration ({})", s.run.measure_from.as_deref().unwrap_or(""), s.run.duration));
     }
     let sample_interval_ns = match &s.run.sample_interval {
-        Some(v) => duration("run.sample_interval", v)?,
+        Some(v) => duration_in("run.sample_interval", v, MIN_SAMPLE_INTERVAL_NS, duration_ns)?,
         None => (duration_ns / 1000).max(1_000_000).min(duration_ns),
     };
-    if sample_interval_ns == 0 || sample_interval_ns > duration_ns {
-        return err("run.sample_interval", format!("must be > 0 and at most run.duration ({})", s.run.duration));
-    }
     let seed = s.run.seed.unwrap_or(1);
 
     // ---- network ----
@@ -350,7 +481,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
     };
     let b = &net.bottleneck;
     let b_rate = rate("network.bottleneck.rate", &b.rate)?;
-    let b_delay = duration("network.bottleneck.delay", &b.delay)?;
+    let b_delay = delay("network.bottleneck.delay", &b.delay)?;
     let b_queue = queue_size("network.bottleneck.queue", &b.queue)?;
     let discipline = match b.discipline.as_deref().unwrap_or("droptail") {
         "droptail" => {
@@ -386,24 +517,18 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
     let access = net.access.clone().unwrap_or_default();
     let a_rate = match &access.rate {
         Some(r) => rate("network.access.rate", r)?,
-        None => Bandwidth::from_bps(b_rate.bps().saturating_mul(10)),
+        None => Bandwidth::from_bps(b_rate.bps().saturating_mul(10).min(MAX_RATE_BPS)),
     };
-    let a_delay = match &access.delay {
-        Some(d) => duration("network.access.delay", d)?,
-        None => 0,
-    };
+    let a_delay = opt_or("network.access.delay", &access.delay, 0, delay)?;
     let a_queue = match &access.queue {
         Some(q) => match queue_size("network.access.queue", q)? {
             QueueSize::Limit(l) => l,
             QueueSize::Bdp(_) => return err("network.access.queue", "\"bdp\" sizes apply to bottleneck links only"),
         },
-        None => QueueLimit::Packets(u64::MAX),
+        None => QueueLimit::Packets(DEFAULT_HOST_QUEUE_PKTS),
     };
     let bdp_rtt_ns = match &net.bdp_rtt {
-        Some(r) => match duration("network.bdp_rtt", r)? {
-            0 => return err("network.bdp_rtt", "must be > 0"),
-            v => Some(v),
-        },
+        Some(r) => Some(duration_in("network.bdp_rtt", r, 1, MAX_DELAY_NS)?),
         None => None,
     };
 
@@ -411,6 +536,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
     let placeholder = QueueDiscipline::DropTail(QueueLimit::Packets(1));
     let half = |loss: f64| HalfLink { rate: b_rate, delay_ns: b_delay, queue: placeholder.clone(), loss_prob: loss };
     let (routers, hop_links) = router_chain(&mut topo, hops, &half(loss_fwd), &half(loss_rev));
+    let router_routes = RouterRoutes::new(&topo, &routers);
     let access_half = |delay_ns: u64| HalfLink {
         rate: a_rate,
         delay_ns,
@@ -427,15 +553,19 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
     if total > MAX_FLOWS {
         return err("flows", format!("{total} flows in all; at most {MAX_FLOWS}"));
     }
-    if duration_ns / sample_interval_ns * total.max(1) > MAX_SAMPLES {
-        return err("run.sample_interval", format!("too fine for {total} flows over {}: more than {MAX_SAMPLES} samples; use a longer interval", s.run.duration));
-    }
 
     struct Pending {
         flow: Flow,
         crosses_tcp: bool,
     }
     let mut pending: Vec<Pending> = vec![];
+    // Polls `interrupted` every 256 flows set up.
+    let mut poll = |n: usize| -> Result<(), ScenarioError> {
+        if n % 256 == 255 && interrupted() {
+            return Err(interrupted_error());
+        }
+        Ok(())
+    };
     let endpoints_of = |field: &str, from: Option<u32>, to: Option<u32>| -> Result<(usize, usize), ScenarioError> {
         let from = from.unwrap_or(0);
         let to = to.unwrap_or(hops as u32);
@@ -450,16 +580,13 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         Ok((routers[from as usize], routers[to as usize]))
     };
     let start_stop = |field: &str, start: &Option<String>, stop: &Option<String>| -> Result<(u64, Option<u64>), ScenarioError> {
-        let start_ns = match start {
-            Some(v) => duration(&format!("{field}.start"), v)?,
-            None => 0,
-        };
+        let start_ns = opt_or(&format!("{field}.start"), start, 0, run_time)?;
         if start_ns >= duration_ns {
             return err(format!("{field}.start"), format!("{:?} is at or after the end of the run (run.duration = {}); must be earlier", start.as_deref().unwrap_or(""), s.run.duration));
         }
         let stop_ns = match stop {
             Some(v) => {
-                let t = duration(&format!("{field}.stop"), v)?;
+                let t = run_time(&format!("{field}.stop"), v)?;
                 if t <= start_ns {
                     return err(format!("{field}.stop"), "must be after start");
                 }
@@ -468,6 +595,12 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
             None => None,
         };
         Ok((start_ns, stop_ns))
+    };
+    let path_between = |src: &Host, dst: &Host, topo: &Topology| -> PathInfo {
+        let fwd = router_routes.host_route(src, dst).expect("chain topologies are connected");
+        let bwd = router_routes.host_route(dst, src).expect("chain topologies are connected");
+        let base_rtt_ns = topo.route_delay_ns(&fwd) + topo.route_delay_ns(&bwd);
+        PathInfo { fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns }
     };
 
     for (i, f) in s.flows.iter().enumerate() {
@@ -478,38 +611,37 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         }
         let (src_router, dst_router) = endpoints_of(&field, f.from, f.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &f.start, &f.stop)?;
-        let spacing = match &f.start_spacing {
-            Some(v) => duration(&format!("{field}.start_spacing"), v)?,
-            None => 0,
-        };
-        let start_jitter = optional_duration(&format!("{field}.start_jitter"), &f.start_jitter)?;
-        let last_start = start_ns + spacing * u64::from(count - 1) + start_jitter;
-        if last_start >= duration_ns {
+        let spacing = opt_or(&format!("{field}.start_spacing"), &f.start_spacing, 0, run_time)?;
+        let start_jitter = opt_or(&format!("{field}.start_jitter"), &f.start_jitter, 0, run_time)?;
+        let last_start = spacing
+            .checked_mul(u64::from(count - 1))
+            .and_then(|x| x.checked_add(start_ns))
+            .and_then(|x| x.checked_add(start_jitter))
+            .filter(|&t| t < duration_ns);
+        let Some(_) = last_start else {
+            let latest = (start_ns as f64 + spacing as f64 * f64::from(count - 1) + start_jitter as f64) / 1e9;
             return err(
-                format!("{field}.{}", if start_jitter > 0 { "start_jitter" } else { "start_spacing" }),
-                format!("the last of {count} flows could start at {:.3}s, at or after the end of the run", last_start as f64 / 1e9),
+                format!("{field}.{}", if start_jitter > 0 && spacing == 0 { "start_jitter" } else { "start_spacing" }),
+                format!("the last of {count} flows could start at {latest:.3}s, at or after the end of the run ({})", s.run.duration),
             );
-        }
+        };
         let (cfg, params) = tcp_setup(&field, &f.cc, &f.params, &f.tcp, n_classes)?;
         let total_pkts = match &f.size {
             None => None,
-            Some(sz) => Some(match parse_size(sz).or_else(|m| err(format!("{field}.size"), m))? {
-                SizeSpec::Packets(n) if n > 0 => n,
-                SizeSpec::Bytes(b) if b > 0 => b.div_ceil(cfg.payload_bytes()),
-                _ => return err(format!("{field}.size"), format!("{sz:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
-            }),
+            Some(sz) => Some(transfer_pkts(&format!("{field}.size"), sz, cfg.payload_bytes())?),
         };
-        let access_delay = duration_or(&format!("{field}.access_delay"), &f.access_delay, a_delay)?;
-        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &f.access_delay_jitter)?;
+        let access_delay = opt_or(&format!("{field}.access_delay"), &f.access_delay, a_delay, delay)?;
+        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &f.access_delay_jitter, 0, delay)?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, i as u64);
         for k in 0..count {
             let idx = pending.len();
+            poll(idx)?;
             let name = instance_name(&f.name, count, k, &f.cc, idx);
             let start = start_ns + spacing * u64::from(k) + uniform_below(&mut jitter_rng, start_jitter);
             let extra = uniform_below(&mut jitter_rng, delay_jitter);
             let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay + extra));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
-            let path = route_between(&topo, src, dst)?;
+            let path = path_between(&src, &dst, &topo);
             let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked in tcp_setup");
             let sender = TcpSender::new(idx as u32, cfg.clone(), cc, total_pkts);
             let receiver = TcpReceiver::new(idx as u32, cfg.clone());
@@ -526,21 +658,22 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         }
         let (src_router, dst_router) = endpoints_of(&field, u.from, u.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &u.start, &u.stop)?;
-        let start_jitter = optional_duration(&format!("{field}.start_jitter"), &u.start_jitter)?;
+        let start_jitter = opt_or(&format!("{field}.start_jitter"), &u.start_jitter, 0, run_time)?;
         if start_ns + start_jitter >= duration_ns {
             return err(format!("{field}.start_jitter"), "sources could start at or after the end of the run");
         }
         let cfg = udp_config(&field, u, n_classes)?;
-        let access_delay = duration_or(&format!("{field}.access_delay"), &u.access_delay, a_delay)?;
+        let access_delay = opt_or(&format!("{field}.access_delay"), &u.access_delay, a_delay, delay)?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 1_000_000 + i as u64);
         for k in 0..count {
             let idx = pending.len();
+            poll(idx)?;
             let name = instance_name(&u.name, count, k, "udp", idx);
             let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
             let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
             let rng = component_rng(seed, RNG_UDP, idx as u64);
             let start = start_ns + uniform_below(&mut jitter_rng, start_jitter);
-            let path = route_between(&topo, src, dst)?;
+            let path = path_between(&src, &dst, &topo);
             let flow = path.flow(name, "udp".into(), start, stop_ns, Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)), None);
             pending.push(Pending { flow, crosses_tcp: false });
         }
@@ -570,22 +703,23 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         if !(1..=10_000).contains(&hosts) {
             return err(format!("{field}.hosts"), format!("{hosts} is out of range; allowed 1..=10000"));
         }
-        let access_delay = duration_or(&format!("{field}.access_delay"), &g.access_delay, a_delay)?;
-        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &g.access_delay_jitter)?;
+        let access_delay = opt_or(&format!("{field}.access_delay"), &g.access_delay, a_delay, delay)?;
+        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &g.access_delay_jitter, 0, delay)?;
         let name = g.name.clone().unwrap_or_else(|| format!("short{i}"));
         let gen_id = generators.len() as u32;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 2_000_000 + i as u64);
-        let paths: Vec<PathInfo> = (0..hosts)
-            .map(|h| {
-                let extra = uniform_below(&mut jitter_rng, delay_jitter);
-                let src = attach_host(&mut topo, format!("{name}.h{h}.src"), src_router, &access_half(access_delay + extra));
-                let dst = attach_host(&mut topo, format!("{name}.h{h}.dst"), dst_router, &access_half(a_delay));
-                route_between(&topo, src, dst)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut paths = Vec::with_capacity(hosts as usize);
+        for h in 0..hosts {
+            poll(h as usize)?;
+            let extra = uniform_below(&mut jitter_rng, delay_jitter);
+            let src = attach_host(&mut topo, format!("{name}.h{h}.src"), src_router, &access_half(access_delay + extra));
+            let dst = attach_host(&mut topo, format!("{name}.h{h}.dst"), dst_router, &access_half(a_delay));
+            paths.push(path_between(&src, &dst, &topo));
+        }
         let mut rng = component_rng(seed, RNG_TRAFFIC, i as u64);
         let arrivals = traffic::poisson_arrivals(&mut rng, g.arrival_rate, start_ns, arrivals_end);
         for (k, &t) in arrivals.iter().enumerate() {
+            poll(k)?;
             let size = traffic::pareto_with_mean(&mut rng, mean, shape);
             let flow = generated_flow(&paths[k % paths.len()], format!("{name}#{k}"), &g.cc, &params, &cfg, pending.len(), t, size, gen_id);
             pending.push(Pending { flow, crosses_tcp: false });
@@ -609,18 +743,15 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         if !(objects_per_page.is_finite() && (1.0..=10_000.0).contains(&objects_per_page)) {
             return err(format!("{field}.objects_per_page"), format!("{objects_per_page} is out of range; allowed 1..=10000 (a mean)"));
         }
-        let inter_page = duration(&format!("{field}.inter_page"), &w.inter_page)?;
-        if inter_page == 0 {
-            return err(format!("{field}.inter_page"), "must be > 0");
-        }
+        let inter_page = duration_in(&format!("{field}.inter_page"), &w.inter_page, 1, MAX_RUN_NS)?;
         let model = WebModel {
             sessions: w.sessions,
             start_ns,
-            spread_ns: optional_duration(&format!("{field}.session_spread"), &w.session_spread)?,
+            spread_ns: opt_or(&format!("{field}.session_spread"), &w.session_spread, 0, run_time)?,
             pages_per_session: w.pages_per_session,
             inter_page_mean_ns: inter_page as f64,
             objects_per_page_mean: objects_per_page,
-            inter_object_mean_ns: optional_duration(&format!("{field}.inter_object"), &w.inter_object)? as f64,
+            inter_object_mean_ns: opt_or(&format!("{field}.inter_object"), &w.inter_object, 0, run_time)? as f64,
             object_size_mean_bytes: size_mean_bytes(&format!("{field}.object_size_mean"), &w.object_size_mean, cfg.payload_bytes())?,
             object_size_shape: pareto_shape(&format!("{field}.object_size_shape"), w.object_size_shape)?,
         };
@@ -629,31 +760,32 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.sessions"), format!("about {expected:.0} objects; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages"));
         }
-        let access_delay = duration_or(&format!("{field}.access_delay"), &w.access_delay, a_delay)?;
-        let delay_jitter = optional_duration(&format!("{field}.access_delay_jitter"), &w.access_delay_jitter)?;
+        let access_delay = opt_or(&format!("{field}.access_delay"), &w.access_delay, a_delay, delay)?;
+        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &w.access_delay_jitter, 0, delay)?;
         let name = w.name.clone().unwrap_or_else(|| format!("web{i}"));
         let gen_id = generators.len() as u32;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 3_000_000 + i as u64);
         // One server/client host pair per session, each with its own RTT.
-        let paths: Vec<PathInfo> = (0..w.sessions)
-            .map(|h| {
-                let extra = uniform_below(&mut jitter_rng, delay_jitter);
-                let src = attach_host(&mut topo, format!("{name}.s{h}.server"), src_router, &access_half(access_delay + extra));
-                let dst = attach_host(&mut topo, format!("{name}.s{h}.client"), dst_router, &access_half(a_delay));
-                route_between(&topo, src, dst)
-            })
-            .collect::<Result<_, _>>()?;
+        let mut paths = Vec::with_capacity(w.sessions as usize);
+        for h in 0..w.sessions {
+            poll(h as usize)?;
+            let extra = uniform_below(&mut jitter_rng, delay_jitter);
+            let src = attach_host(&mut topo, format!("{name}.s{h}.server"), src_router, &access_half(access_delay + extra));
+            let dst = attach_host(&mut topo, format!("{name}.s{h}.client"), dst_router, &access_half(a_delay));
+            paths.push(path_between(&src, &dst, &topo));
+        }
         let mut rng = component_rng(seed, RNG_TRAFFIC, 1_000_000 + i as u64);
         let objects = traffic::web_objects(&mut rng, &model, end);
+        if generated_total + objects.len() as u64 > MAX_GENERATED {
+            return err(format!("{field}.sessions"), format!("{} objects drawn; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages", objects.len()));
+        }
         for (k, o) in objects.iter().enumerate() {
+            poll(k)?;
             let flow = generated_flow(&paths[o.session as usize], format!("{name}#{k}"), &w.cc, &params, &cfg, pending.len(), o.start_ns, o.size_bytes, gen_id);
             pending.push(Pending { flow, crosses_tcp: false });
         }
         generated_total += objects.len() as u64;
         generators.push(name);
-    }
-    if generated_total > MAX_GENERATED {
-        return err("web", format!("{generated_total} generated transfers; at most {MAX_GENERATED}"));
     }
 
     // ---- bottleneck queues, now that RTTs are known ----
@@ -681,16 +813,29 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         }
     }
 
-    let monitored_links = hop_links.iter().flat_map(|&(f, r)| [f, r]).collect();
+    let monitored_links: Vec<usize> = hop_links.iter().flat_map(|&(f, r)| [f, r]).collect();
+    let flows: Vec<Flow> = pending.into_iter().map(|p| p.flow).collect();
+    let estimate = budget::estimate(&RunShape {
+        links: &topo.links,
+        flows: &flows,
+        duration_ns,
+        sample_interval_ns,
+        monitored_links: &monitored_links,
+        bottleneck_links: &monitored_links,
+    });
+    budget::check(&estimate, opts.memory_budget_bytes).map_err(|(field, message)| ScenarioError { field, message })?;
+    let packet_limit = opts.memory_budget_bytes.saturating_sub(estimate.series_bytes + estimate.flows_bytes) / budget::PACKET_BYTES;
     Ok(Simulation::new(SimSetup {
         topology: topo,
-        flows: pending.into_iter().map(|p| p.flow).collect(),
+        flows,
         duration_ns,
         measure_from_ns,
         sample_interval_ns,
         seed,
         monitored_links,
         generators,
+        estimate,
+        packet_limit,
     }))
 }
 
@@ -726,16 +871,6 @@ impl PathInfo {
     }
 }
 
-fn route_between(topo: &Topology, src: usize, dst: usize) -> Result<PathInfo, ScenarioError> {
-    let fwd = topo.route(src, dst).expect("chain topologies are connected");
-    let bwd = topo.route(dst, src).expect("chain topologies are connected");
-    if fwd.len() > 255 || bwd.len() > 255 {
-        return err("network.hops", "routes longer than 255 links are not supported");
-    }
-    let base_rtt_ns = topo.route_delay_ns(&fwd) + topo.route_delay_ns(&bwd);
-    Ok(PathInfo { fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns })
-}
-
 /// One finite transfer of `size_bytes` (rounded up to whole packets).
 #[allow(clippy::too_many_arguments)]
 fn generated_flow(
@@ -749,7 +884,7 @@ fn generated_flow(
     size_bytes: f64,
     generator: u32,
 ) -> Flow {
-    let bytes = size_bytes.ceil().clamp(1.0, 1e15) as u64;
+    let bytes = size_bytes.ceil().clamp(1.0, MAX_TRANSFER_BYTES as f64) as u64;
     let pkts = bytes.div_ceil(cfg.payload_bytes());
     let cc_box = longfat_cc::build(cc, params, cfg.initial_window).expect("checked in tcp_setup");
     let sender = TcpSender::new(idx as u32, cfg.clone(), cc_box, Some(pkts));
@@ -785,17 +920,6 @@ fn tcp_setup(
     Ok((cfg, params))
 }
 
-fn optional_duration(field: &str, v: &Option<String>) -> Result<u64, ScenarioError> {
-    duration_or(field, v, 0)
-}
-
-fn duration_or(field: &str, v: &Option<String>, default_ns: u64) -> Result<u64, ScenarioError> {
-    match v {
-        Some(v) => duration(field, v),
-        None => Ok(default_ns),
-    }
-}
-
 /// Uniform in [0, max_ns) (0 when max_ns is 0).
 fn uniform_below(rng: &mut Xoshiro256PlusPlus, max_ns: u64) -> u64 {
     if max_ns == 0 {
@@ -805,13 +929,34 @@ fn uniform_below(rng: &mut Xoshiro256PlusPlus, max_ns: u64) -> u64 {
     }
 }
 
+/// A transfer size in whole packets of `payload` bytes ("10MB", "1000pkt").
+fn transfer_pkts(field: &str, s: &str, payload: u64) -> Result<u64, ScenarioError> {
+    let bytes = match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Packets(n) if n > 0 => n.checked_mul(payload),
+        SizeSpec::Bytes(b) if b > 0 => Some(b),
+        _ => return err(field, format!("{s:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
+    };
+    match bytes {
+        Some(b) if b <= MAX_TRANSFER_BYTES => Ok(b.div_ceil(payload)),
+        _ => err(field, format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)")),
+    }
+}
+
 /// A mean transfer size in bytes ("30KB", or "20pkt" of full payloads).
 fn size_mean_bytes(field: &str, s: &str, payload: u64) -> Result<f64, ScenarioError> {
-    match parse_size(s).or_else(|m| err(field, m))? {
-        SizeSpec::Bytes(b) if b > 0 => Ok(b as f64),
-        SizeSpec::Packets(n) if n > 0 => Ok((n * payload) as f64),
-        _ => err(field, format!("{s:?}: give a positive mean size in bytes or packets (e.g. \"3000B\", \"12pkt\")")),
+    transfer_pkts(field, s, 1).map_err(|_| ScenarioError {
+        field: field.into(),
+        message: format!("{s:?}: give a positive mean size in bytes or packets (e.g. \"3000B\", \"12pkt\"), at most {MAX_TRANSFER_BYTES} bytes"),
+    })?;
+    let bytes = match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Bytes(b) => b as f64,
+        SizeSpec::Packets(n) => n as f64 * payload as f64,
+        SizeSpec::Bdp(_) => unreachable!("refused by transfer_pkts"),
+    };
+    if bytes > MAX_TRANSFER_BYTES as f64 {
+        return err(field, format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)"));
     }
+    Ok(bytes)
 }
 
 fn pareto_shape(field: &str, v: Option<f64>) -> Result<f64, ScenarioError> {
@@ -844,56 +989,52 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
     if header >= packet {
         return err(f("header_size"), format!("{header} bytes leaves no payload in a {packet}-byte packet; must be < packet_size"));
     }
+    let payload = packet - header;
     let ack = match &t.ack_size {
         Some(v) => bytes(&f("ack_size"), v, 20, 65_535)?,
         None => u64::from(d.ack_size_bytes),
     };
     let delack_timeout = match &t.delayed_ack_timeout {
-        Some(v) => duration(&f("delayed_ack_timeout"), v)?,
+        Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, MAX_DELAY_NS)?,
         None => 40_000_000,
     };
-    if t.delayed_ack_timeout.is_some() && delack_timeout == 0 {
-        return err(f("delayed_ack_timeout"), "must be > 0");
-    }
+    // The largest window TCP can advertise (RFC 7323), in packets.
+    let max_window_pkts = MAX_WINDOW_BYTES / payload;
     let rwnd = match t.rwnd.as_deref() {
-        None | Some("unlimited") => u64::MAX,
+        None | Some("unlimited") => max_window_pkts,
         Some(v) => match parse_size(v).or_else(|m| err(f("rwnd"), m))? {
-            SizeSpec::Packets(n) if n >= 1 => n,
-            SizeSpec::Bytes(b) if b >= packet => b / (packet - header),
-            _ => return err(f("rwnd"), format!("{v:?}: give at least one packet, in packets or bytes (e.g. \"20000pkt\"), or \"unlimited\"")),
+            SizeSpec::Packets(n) if (1..=max_window_pkts).contains(&n) => n,
+            SizeSpec::Bytes(b) if (packet..=MAX_WINDOW_BYTES).contains(&b) => b / payload,
+            _ => {
+                return err(
+                    f("rwnd"),
+                    format!("{v:?} is out of range; give 1..={max_window_pkts} packets (\"20000pkt\"), {packet}..={MAX_WINDOW_BYTES} bytes (TCP's largest window, RFC 7323), or \"unlimited\" (that largest window)"),
+                )
+            }
         },
     };
-    let min_rto = match &t.min_rto {
-        Some(v) => duration(&f("min_rto"), v)?,
-        None => d.min_rto_ns,
-    };
+    let min_rto = opt_or(&f("min_rto"), &t.min_rto, d.min_rto_ns, delay)?;
     let max_rto = match &t.max_rto {
-        Some(v) => duration(&f("max_rto"), v)?,
+        Some(v) => duration_in(&f("max_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,
         None => d.max_rto_ns,
     };
     let initial_rto = match &t.initial_rto {
-        Some(v) => duration(&f("initial_rto"), v)?,
+        Some(v) => duration_in(&f("initial_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,
         None => d.initial_rto_ns,
     };
-    if max_rto == 0 {
-        return err(f("max_rto"), "must be > 0");
-    }
     if min_rto > max_rto {
-        return err(f("min_rto"), format!("{:.3}s is above max_rto ({:.3}s); must be <= max_rto", min_rto as f64 / 1e9, max_rto as f64 / 1e9));
-    }
-    if initial_rto == 0 {
-        return err(f("initial_rto"), "must be > 0");
+        return err(f("min_rto"), format!("{} is above max_rto ({}); must be <= max_rto", fmt_ns(min_rto), fmt_ns(max_rto)));
     }
     let cwnd = t.initial_cwnd.unwrap_or(d.initial_window.cwnd_pkts);
-    if !(cwnd.is_finite() && (1.0..=1e9).contains(&cwnd)) {
-        return err(f("initial_cwnd"), format!("{cwnd} is out of range; allowed 1..=1e9 packets"));
+    if !(cwnd.is_finite() && (1.0..=MAX_INITIAL_CWND_PKTS).contains(&cwnd)) {
+        return err(f("initial_cwnd"), format!("{cwnd} is out of range; allowed 1..=1e6 packets"));
     }
     let ssthresh = t.initial_ssthresh.unwrap_or(f64::INFINITY);
     if ssthresh.is_nan() || ssthresh < 2.0 {
         return err(f("initial_ssthresh"), format!("{ssthresh} is out of range; must be >= 2 packets (omit for unlimited)"));
     }
     let offset = |name: &str, v: &Option<String>| match v {
-        Some(v) => duration(&f(name), v),
+        Some(v) => duration_in(&f(name), v, 0, MAX_CLOCK_OFFSET_NS),
         None => Ok(0),
     };
     Ok(TcpConfig {
@@ -929,11 +1070,8 @@ fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, Sce
             UdpPattern::Cbr
         }
         "onoff" => {
-            let on = duration(&f("on_mean"), u.on_mean.as_deref().unwrap_or("1s"))?;
-            let off = duration(&f("off_mean"), u.off_mean.as_deref().unwrap_or("1s"))?;
-            if on == 0 {
-                return err(f("on_mean"), "must be > 0");
-            }
+            let on = duration_in(&f("on_mean"), u.on_mean.as_deref().unwrap_or("1s"), 1, MAX_RUN_NS)?;
+            let off = run_time(&f("off_mean"), u.off_mean.as_deref().unwrap_or("1s"))?;
             let dist = match u.distribution.as_deref().unwrap_or("exponential") {
                 "exponential" => {
                     if u.shape.is_some() {
@@ -943,8 +1081,8 @@ fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, Sce
                 }
                 "pareto" => {
                     let shape = u.shape.unwrap_or(1.5);
-                    if !(shape.is_finite() && shape > 1.0) {
-                        return err(f("shape"), format!("{shape} is out of range; a Pareto shape must be > 1 (finite mean)"));
+                    if !(shape.is_finite() && shape > 1.0 && shape <= 100.0) {
+                        return err(f("shape"), format!("{shape} is out of range; a Pareto shape must be in (1, 100] (finite mean)"));
                     }
                     PeriodDist::Pareto { shape }
                 }

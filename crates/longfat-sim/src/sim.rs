@@ -2,59 +2,15 @@
 //! glue between links, endpoints and measurements. No global state: each
 //! `Simulation` is self-contained, so many run in one process.
 
-use rand_core::SeedableRng;
-use rand_xoshiro::Xoshiro256PlusPlus;
-
+use crate::budget::Estimate;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
+use crate::flow::{Endpoints, Flow};
 use crate::link::{Enqueued, Link};
 use crate::metrics::Metrics;
+use crate::outbox::Outbox;
 use crate::packet::{Dir, Packet, PacketKind};
-use crate::tcp::receiver::TcpReceiver;
-use crate::tcp::sender::TcpSender;
+use crate::rng::{component_rng, RNG_LINK};
 use crate::topology::Topology;
-use crate::udp::UdpFlow;
-
-/// What an endpoint wants done after handling an event: packets to inject at
-/// the first hop of their route, and timers to (re)arm. Reused, never freed.
-#[derive(Debug, Default)]
-pub struct Outbox {
-    pub packets: Vec<Packet>,
-    pub timers: Vec<(TimerKind, u64)>,
-}
-
-pub enum Endpoints {
-    Tcp { sender: Box<TcpSender>, receiver: TcpReceiver },
-    Udp(UdpFlow),
-}
-
-pub struct Flow {
-    pub name: String,
-    /// The congestion controller's name, or "udp".
-    pub algorithm: String,
-    pub start_ns: u64,
-    pub stop_ns: Option<u64>,
-    pub fwd: Box<[u32]>,
-    pub bwd: Box<[u32]>,
-    /// Propagation-only round-trip time of the flow's path.
-    pub base_rtt_ns: u64,
-    pub endpoints: Endpoints,
-    /// Set for finite transfers drawn by a traffic generator (short flows,
-    /// web objects): they are reported by completion time, not as series.
-    pub generated: Option<Generated>,
-}
-
-/// Which generator drew a transfer, and its size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Generated {
-    pub generator: u32,
-    pub size_bytes: u64,
-}
-
-impl Flow {
-    pub fn is_tcp(&self) -> bool {
-        matches!(self.endpoints, Endpoints::Tcp { .. })
-    }
-}
 
 /// Everything a run needs, already validated.
 pub struct SimSetup {
@@ -68,21 +24,24 @@ pub struct SimSetup {
     pub monitored_links: Vec<usize>,
     /// Names of the traffic generators that drew the `generated` flows.
     pub generators: Vec<String>,
+    /// What the run was estimated to cost when it was built.
+    pub estimate: Estimate,
+    /// The most packets links may hold at once (the memory budget left after
+    /// series and flows): a run that passes it stops, see `RunStatus`.
+    pub packet_limit: u64,
 }
 
-/// An independent random stream for one component, derived from the run's seed.
-pub fn component_rng(seed: u64, kind: u64, index: u64) -> Xoshiro256PlusPlus {
-    // SplitMix64-style mixing keeps streams of neighbouring components apart.
-    let mut z = seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
+/// How a call to [`Simulation::run_until_limited`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Every event up to the requested time ran.
+    Reached,
+    /// `max_events` ran first; call again to go on.
+    EventLimit,
+    /// The links held more packets than the memory budget allows; the run
+    /// cannot go on.
+    OverBudget,
 }
-
-pub const RNG_LINK: u64 = 1;
-pub const RNG_UDP: u64 = 2;
-pub const RNG_JITTER: u64 = 3;
-pub const RNG_TRAFFIC: u64 = 4;
 
 pub struct Simulation {
     now_ns: u64,
@@ -96,6 +55,12 @@ pub struct Simulation {
     out: Outbox,
     pub metrics: Metrics,
     events_processed: u64,
+    /// Packets held by links now (queued, in service or propagating), and
+    /// the most ever held: the memory the run's packets take.
+    packets_held: u64,
+    peak_packets_held: u64,
+    packet_limit: u64,
+    pub estimate: Estimate,
 }
 
 impl Simulation {
@@ -109,6 +74,8 @@ impl Simulation {
             seed,
             monitored_links,
             generators,
+            estimate,
+            packet_limit,
         } = setup;
         let links: Vec<Link> = topology
             .links
@@ -138,6 +105,10 @@ impl Simulation {
             out: Outbox::default(),
             metrics,
             events_processed: 0,
+            packets_held: 0,
+            peak_packets_held: 0,
+            packet_limit,
+            estimate,
         }
     }
 
@@ -150,14 +121,42 @@ impl Simulation {
     pub fn is_done(&self) -> bool {
         self.now_ns >= self.end_ns
     }
+    /// Packets the links hold now, and the most they ever held.
+    pub fn packets_held(&self) -> u64 {
+        self.packets_held
+    }
+    pub fn peak_packets_held(&self) -> u64 {
+        self.peak_packets_held
+    }
 
-    /// Runs every event up to and including `until_ns` (capped at the end).
-    pub fn run_until(&mut self, until_ns: u64) {
+    /// The packet limit was passed: the run cannot go on.
+    pub fn over_budget(&self) -> bool {
+        self.peak_packets_held > self.packet_limit
+    }
+
+    /// Runs every event up to and including `until_ns` (capped at the end),
+    /// unless the run passes its packet limit first.
+    pub fn run_until(&mut self, until_ns: u64) -> RunStatus {
+        self.run_until_limited(until_ns, u64::MAX)
+    }
+
+    /// Runs events up to and including `until_ns` (capped at the end), but at
+    /// most `max_events` of them. Front ends call it in chunks so they can
+    /// honour Ctrl-C and show progress however dense the events are.
+    pub fn run_until_limited(&mut self, until_ns: u64, max_events: u64) -> RunStatus {
         let until = until_ns.min(self.end_ns);
+        let mut budget = max_events;
         while let Some(t) = self.events.peek_time() {
             if t > until {
                 break;
             }
+            if self.over_budget() {
+                return RunStatus::OverBudget;
+            }
+            if budget == 0 {
+                return RunStatus::EventLimit;
+            }
+            budget -= 1;
             let (t, ev) = self.events.pop().expect("peeked");
             self.now_ns = t;
             self.events_processed += 1;
@@ -167,16 +166,18 @@ impl Simulation {
         if self.now_ns >= self.end_ns && !self.metrics.finished() {
             self.metrics.finish(self.end_ns, &mut self.links, &self.flows);
         }
+        RunStatus::Reached
     }
 
-    pub fn run(&mut self) {
-        self.run_until(self.end_ns);
+    pub fn run(&mut self) -> RunStatus {
+        self.run_until(self.end_ns)
     }
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkArrival(l) => {
                 let (pkt, next) = self.links[l as usize].pop_arrival(self.now_ns);
+                self.packets_held -= 1;
                 if let Some(t) = next {
                     self.events.schedule(t, Event::LinkArrival(l));
                 }
@@ -207,18 +208,22 @@ impl Simulation {
 
     fn on_timer(&mut self, f: usize, kind: TimerKind) {
         let k = kind as usize;
-        if matches!(kind, TimerKind::Rto | TimerKind::DelayedAck | TimerKind::UdpSend) {
+        if matches!(kind, TimerKind::Rto | TimerKind::DelayedAck | TimerKind::UdpSend | TimerKind::HostReady) {
             if self.timer_at[f][k] != self.now_ns {
                 return; // superseded by an earlier entry that already fired
             }
             self.timer_at[f][k] = u64::MAX;
         }
         let now = self.now_ns;
+        if matches!(kind, TimerKind::Start | TimerKind::Rto | TimerKind::HostReady) {
+            self.out.host_room_pkts = self.host_room_pkts(f);
+        }
         let out = &mut self.out;
         match (&mut self.flows[f].endpoints, kind) {
             (Endpoints::Tcp { sender, .. }, TimerKind::Start) => sender.start(now, out),
             (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),
+            (Endpoints::Tcp { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now, out),
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => receiver.on_delack_timer(now, out),
             (Endpoints::Udp(u), TimerKind::Start) => u.start(now, out),
             (Endpoints::Udp(u), TimerKind::Stop) => u.stop(),
@@ -245,16 +250,39 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: usize, p: Packet) {
-        match self.links[l].enqueue(self.now_ns, p) {
-            Enqueued::ScheduleArrival(t) => self.events.schedule(t, Event::LinkArrival(l as u32)),
-            Enqueued::ScheduleTxDone(t) => self.events.schedule(t, Event::LinkTxDone(l as u32)),
-            Enqueued::Queued | Enqueued::Dropped => {}
+        let accepted = match self.links[l].enqueue(self.now_ns, p) {
+            Enqueued::ScheduleArrival(t) => {
+                self.events.schedule(t, Event::LinkArrival(l as u32));
+                true
+            }
+            Enqueued::ScheduleTxDone(t) => {
+                self.events.schedule(t, Event::LinkTxDone(l as u32));
+                true
+            }
+            Enqueued::Queued => true,
+            Enqueued::Dropped => false,
+        };
+        if accepted {
+            self.packets_held += 1;
+            self.peak_packets_held = self.peak_packets_held.max(self.packets_held);
         }
+    }
+
+    /// Room left in the queue of flow `f`'s sending host (its first link),
+    /// in packets of the flow's data size.
+    fn host_room_pkts(&mut self, f: usize) -> u64 {
+        let flow = &self.flows[f];
+        let Endpoints::Tcp { sender, .. } = &flow.endpoints else { return u64::MAX };
+        let size = u64::from(sender.packet_size_bytes());
+        self.links[flow.fwd[0] as usize].room_pkts(self.now_ns, size)
     }
 
     fn deliver(&mut self, p: Packet) {
         let f = p.flow as usize;
         let now = self.now_ns;
+        if p.kind == PacketKind::Ack {
+            self.out.host_room_pkts = self.host_room_pkts(f);
+        }
         let out = &mut self.out;
         match (&mut self.flows[f].endpoints, p.kind) {
             (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, &p, out),
@@ -276,6 +304,15 @@ impl Simulation {
             let l = route[0] as usize;
             self.enqueue(l, p);
         }
+        if out.host_blocked {
+            // Wake the sender when its host queue frees a slot.
+            let first = self.flows[f].fwd[0] as usize;
+            if let Some(t) = self.links[first].next_departure_ns(self.now_ns) {
+                out.timers.push((TimerKind::HostReady, t));
+            }
+            out.host_blocked = false;
+        }
+        out.host_room_pkts = u64::MAX;
         for (kind, t) in out.timers.drain(..) {
             let slot = &mut self.timer_at[f][kind as usize];
             if t < *slot {

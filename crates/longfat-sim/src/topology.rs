@@ -122,11 +122,55 @@ pub fn router_chain(
     (routers, links)
 }
 
+/// A host joined to its router by a duplex access link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Host {
+    pub node: usize,
+    pub router: usize,
+    /// host -> router: the host's own queue.
+    pub up: u32,
+    /// router -> host.
+    pub down: u32,
+}
+
 /// Adds a host joined to `router` by a duplex access link.
-pub fn attach_host(topo: &mut Topology, name: String, router: usize, access: &HalfLink) -> usize {
-    let h = topo.add_node(name);
-    topo.add_duplex(h, router, access.clone(), access.clone());
-    h
+pub fn attach_host(topo: &mut Topology, name: String, router: usize, access: &HalfLink) -> Host {
+    let node = topo.add_node(name);
+    let (up, down) = topo.add_duplex(node, router, access.clone(), access.clone());
+    Host { node, router, up: up as u32, down: down as u32 }
+}
+
+/// Routes between every pair of routers, computed once before any host is
+/// attached. Hosts are leaves, so a host-to-host route is the sender's
+/// access link, the routers' route and the receiver's access link: set-up
+/// costs O(1) routing work per flow however many flows there are.
+#[derive(Clone, Debug)]
+pub struct RouterRoutes {
+    routers: Vec<usize>,
+    /// `routes[i][j]`: links from `routers[i]` to `routers[j]`.
+    routes: Vec<Vec<Option<Vec<u32>>>>,
+}
+
+impl RouterRoutes {
+    pub fn new(topo: &Topology, routers: &[usize]) -> Self {
+        let routes = routers.iter().map(|&a| routers.iter().map(|&b| topo.route(a, b)).collect()).collect();
+        Self { routers: routers.to_vec(), routes }
+    }
+
+    fn index(&self, router: usize) -> usize {
+        self.routers.iter().position(|&r| r == router).expect("a router of this topology")
+    }
+
+    /// The route from host `src` to host `dst` (None if their routers are
+    /// not connected).
+    pub fn host_route(&self, src: &Host, dst: &Host) -> Option<Vec<u32>> {
+        let middle = self.routes[self.index(src.router)][self.index(dst.router)].as_ref()?;
+        let mut route = Vec::with_capacity(middle.len() + 2);
+        route.push(src.up);
+        route.extend_from_slice(middle);
+        route.push(dst.down);
+        Some(route)
+    }
 }
 
 #[cfg(test)]
@@ -147,10 +191,21 @@ mod tests {
     fn parking_lot_routes_long_and_cross_flows() {
         let mut t = Topology::new();
         let (r, hops) = router_chain(&mut t, 3, &half(10), &half(10));
-        let a = attach_host(&mut t, "a".into(), r[0], &half(1));
-        let b = attach_host(&mut t, "b".into(), r[3], &half(2));
-        let c = attach_host(&mut t, "c".into(), r[1], &half(1));
-        let d = attach_host(&mut t, "d".into(), r[2], &half(1));
+        let rr = RouterRoutes::new(&t, &r);
+        let hosts: Vec<Host> = [(0, 1), (3, 2), (1, 1), (2, 1)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(router, ms))| attach_host(&mut t, format!("h{i}"), r[router], &half(ms)))
+            .collect();
+        // The structural route equals a full shortest-path search.
+        for x in &hosts {
+            for y in &hosts {
+                if x != y {
+                    assert_eq!(rr.host_route(x, y), t.route(x.node, y.node));
+                }
+            }
+        }
+        let (a, b, c, d) = (hosts[0].node, hosts[1].node, hosts[2].node, hosts[3].node);
         let long = t.route(a, b).unwrap();
         assert_eq!(long.len(), 5);
         assert_eq!(&long[1..4], &[hops[0].0 as u32, hops[1].0 as u32, hops[2].0 as u32]);

@@ -101,7 +101,7 @@ pub fn web_objects(rng: &mut Xoshiro256PlusPlus, m: &WebModel, end_ns: u64) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::component_rng;
+    use crate::rng::component_rng;
 
     fn rng(i: u64) -> Xoshiro256PlusPlus {
         component_rng(42, 99, i)

@@ -4,7 +4,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::event::TimerKind;
 use crate::packet::{Dir, Packet, PacketKind};
-use crate::sim::Outbox;
+use crate::outbox::Outbox;
 use crate::traffic::{exponential_with_mean, pareto_with_mean};
 use crate::units::Bandwidth;
 
@@ -55,6 +55,10 @@ pub struct UdpFlow {
 impl UdpFlow {
     pub fn new(flow: u32, cfg: UdpConfig, rng: Xoshiro256PlusPlus) -> Self {
         Self { flow, cfg, rng, active: false, on_until_ns: None, next_send_ns: 0, seq: 0, counters: UdpCounters::default() }
+    }
+
+    pub fn config(&self) -> &UdpConfig {
+        &self.cfg
     }
 
     fn draw(&mut self, mean_ns: u64) -> u64 {
@@ -127,7 +131,7 @@ impl UdpFlow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::component_rng;
+    use crate::rng::component_rng;
 
     /// Drives a source by its own timers for `secs` and returns packets sent.
     fn packets_sent(cfg: UdpConfig, secs: u64) -> u64 {

@@ -88,7 +88,7 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     }
     let ns = (v * scale).round();
     if ns > 1e18 {
-        return Err(format!("duration {s:?} is too long (max ~31 years)"));
+        return Err(format!("duration {s:?} is out of range; at most 1e18ns"));
     }
     Ok(ns as u64)
 }
@@ -110,7 +110,7 @@ pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
         return Err(format!("rate {s:?} must be > 0"));
     }
     if bps > 1e15 {
-        return Err(format!("rate {s:?} is above 1000Tbps"));
+        return Err(format!("rate {s:?} is out of range; at most 1000Tbps"));
     }
     Ok(Bandwidth::from_bps(bps as u64))
 }
@@ -134,7 +134,7 @@ pub fn parse_size(s: &str) -> Result<SizeSpec, String> {
     let bytes = |scale: f64| -> Result<SizeSpec, String> {
         let b = (v * scale).round();
         if b > 1e15 {
-            return Err(format!("size {s:?} is too large"));
+            return Err(format!("size {s:?} is out of range; at most 1e15 bytes"));
         }
         Ok(SizeSpec::Bytes(b as u64))
     };

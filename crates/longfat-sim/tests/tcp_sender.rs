@@ -3,7 +3,7 @@
 use longfat_cc::{InitialWindow, Reno};
 use longfat_sim::event::TimerKind;
 use longfat_sim::packet::{Dir, Packet, PacketKind};
-use longfat_sim::sim::Outbox;
+use longfat_sim::outbox::Outbox;
 use longfat_sim::tcp::sender::{Recovery, TcpSender};
 use longfat_sim::tcp::TcpConfig;
 

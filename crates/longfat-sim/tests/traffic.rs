@@ -3,7 +3,7 @@
 
 mod common;
 use common::{f64_of, run_toml};
-use longfat_sim::sim::Endpoints;
+use longfat_sim::flow::Endpoints;
 
 /// On an idle path, every generated transfer completes and its completion
 /// time is at least one RTT plus serialization; a one-packet transfer takes

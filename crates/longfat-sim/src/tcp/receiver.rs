@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::event::TimerKind;
 use crate::packet::{Dir, Packet, PacketKind, MAX_SACK_BLOCKS};
-use crate::sim::Outbox;
+use crate::outbox::Outbox;
 use crate::tcp::TcpConfig;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

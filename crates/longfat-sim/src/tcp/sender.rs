@@ -6,7 +6,7 @@ use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent};
 
 use crate::event::TimerKind;
 use crate::packet::{Dir, Packet, PacketKind};
-use crate::sim::Outbox;
+use crate::outbox::Outbox;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::TcpConfig;
@@ -46,6 +46,9 @@ pub struct TcpSender {
     total_pkts: Option<u64>,
     pub completed_at_ns: Option<u64>,
     pub started_at_ns: Option<u64>,
+    /// The retransmission that starts fast recovery (sent regardless of
+    /// pipe, RFC 6675 step 4.2) is waiting for room in the host queue.
+    forced_retransmit_pending: bool,
     pub counters: SenderCounters,
 }
 
@@ -71,6 +74,7 @@ impl TcpSender {
             total_pkts,
             completed_at_ns: None,
             started_at_ns: None,
+            forced_retransmit_pending: false,
             counters: SenderCounters::default(),
         }
     }
@@ -86,6 +90,16 @@ impl TcpSender {
     }
     pub fn recovery(&self) -> Recovery {
         self.recovery
+    }
+    /// Packets of a fixed-size transfer (None: bulk).
+    pub fn total_pkts(&self) -> Option<u64> {
+        self.total_pkts
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn packet_size_bytes(&self) -> u32 {
+        self.cfg.packet_size_bytes
     }
     fn clock(&self, now_ns: u64) -> u64 {
         now_ns + self.cfg.sender_clock_offset_ns
@@ -144,10 +158,40 @@ impl TcpSender {
         out.timers.push((TimerKind::Rto, d));
     }
 
-    /// Sends while RFC 6675 pipe is below cwnd: lost packets first, then new data.
+    /// The host queue has room again.
+    pub fn on_host_ready(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.send_allowed(now_ns, out);
+    }
+
+    /// Retransmits the first lost packet regardless of pipe, as soon as the
+    /// host queue takes it.
+    fn send_forced_retransmit(&mut self, now_ns: u64, out: &mut Outbox) {
+        if !out.has_host_room() {
+            self.forced_retransmit_pending = true;
+            out.host_blocked = true;
+            return;
+        }
+        self.forced_retransmit_pending = false;
+        if let Some(seq) = self.sb.next_retransmit() {
+            self.sb.mark_retransmitted(seq);
+            self.transmit(now_ns, seq, true, out);
+        }
+    }
+
+    /// Sends while RFC 6675 pipe is below cwnd: lost packets first, then new
+    /// data; never more than the host queue takes (`Outbox::host_room_pkts`).
     fn send_allowed(&mut self, now_ns: u64, out: &mut Outbox) {
+        if self.forced_retransmit_pending {
+            self.send_forced_retransmit(now_ns, out);
+        }
         let cwnd = self.cwnd_pkts();
         while self.sb.pipe() < cwnd {
+            if !out.has_host_room() {
+                if self.sb.next_retransmit().is_some() || self.can_send_new() {
+                    out.host_blocked = true;
+                }
+                break;
+            }
             if let Some(seq) = self.sb.next_retransmit() {
                 self.sb.mark_retransmitted(seq);
                 self.transmit(now_ns, seq, true, out);
@@ -170,10 +214,7 @@ impl TcpSender {
             rtt: self.rtt.stats(),
         });
         // RFC 6675 §5 step (4.2): the first lost packet goes out regardless of pipe.
-        if let Some(seq) = self.sb.next_retransmit() {
-            self.sb.mark_retransmitted(seq);
-            self.transmit(now_ns, seq, true, out);
-        }
+        self.send_forced_retransmit(now_ns, out);
     }
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
@@ -263,10 +304,7 @@ impl TcpSender {
         self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
         self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
         // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
-        if let Some(seq) = self.sb.next_retransmit() {
-            self.sb.mark_retransmitted(seq);
-            self.transmit(now_ns, seq, true, out);
-        }
+        self.send_forced_retransmit(now_ns, out);
         self.send_allowed(now_ns, out);
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 pub fn run_toml(text: &str) -> (Simulation, Value) {
     let scenario = Scenario::from_toml(text).unwrap_or_else(|e| panic!("scenario: {e}"));
     let mut sim = build(&scenario).unwrap_or_else(|e| panic!("build: {e}"));
-    sim.run();
+    assert_eq!(sim.run(), longfat_sim::sim::RunStatus::Reached);
     let summary = sim.metrics.summary().expect("finished").clone();
     (sim, summary)
 }

@@ -1,0 +1,275 @@
+//! What a run will cost before it starts: an upper bound on the memory it
+//! can take and an estimate of its events, so that a scenario that would
+//! exhaust the machine is refused with numbers instead of being killed.
+//!
+//! Memory has three parts:
+//! - **packets held by links.** A link holds at most its queue limit plus
+//!   one packet in service plus what fits on the wire (rate x delay / the
+//!   smallest packet). It also holds at most what its sources can put there:
+//!   a TCP flow has at most one receive window of data plus as many ACKs in
+//!   the network; a UDP source at most every packet it sends in the run. A
+//!   link's bound is the smaller of the two, so an unlimited queue is
+//!   affordable when the windows feeding it are.
+//! - **time series**: one row per sampled flow and per monitored link per
+//!   sample, with the copies the Python front end makes to write them.
+//! - **flows**: endpoints, controllers, routes and host links per flow.
+
+use crate::flow::{Endpoints, Flow};
+use crate::link::{LinkSpec, QueueDiscipline, QueueLimit, BYTES_PER_HELD_PACKET};
+use crate::units::NS_PER_SEC;
+
+/// Default memory budget: 4 GiB.
+pub const DEFAULT_MEMORY_BUDGET_BYTES: u64 = 4 << 30;
+
+/// Bytes per time-series row, as stored (`metrics.rs`), times the copies
+/// the Python front end makes (numpy arrays, Arrow tables, Parquet pages).
+const FLOW_ROW_BYTES: u64 = 76 * 4;
+const LINK_ROW_BYTES: u64 = 52 * 4;
+/// Per flow: sender with scoreboard and controller, receiver, routes, names,
+/// two hosts and their four access-link directions (measured: about 2.3 KiB
+/// per bulk TCP flow; rounded up).
+const FLOW_BYTES: u64 = 4096;
+/// Per packet held: the link's ring entry plus the SACK scoreboard's and the
+/// receiver's per-hole entries (at most one per packet in flight).
+pub const PACKET_BYTES: u64 = BYTES_PER_HELD_PACKET + 96;
+
+/// Events per bottleneck packet measured on dumbbells (3 hops for the data
+/// packet, 3 for its ACK), and a conservative events-per-second figure for
+/// one core (`longfat bench` measures about 15 M/s).
+const EVENTS_PER_BOTTLENECK_PACKET: f64 = 6.0;
+pub const EVENTS_PER_WALL_SECOND: f64 = 10e6;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Estimate {
+    /// Upper bound on packets all links hold at one time.
+    pub max_packets_held: u64,
+    pub packets_bytes: u64,
+    pub series_rows: u64,
+    pub series_bytes: u64,
+    pub flows_bytes: u64,
+    /// Upper bound on the run's memory: the sum of the parts.
+    pub memory_bytes: u64,
+    /// Data packets the bottleneck links carry if they stay busy.
+    pub bottleneck_packets: f64,
+    /// Events the run will take, about.
+    pub events: f64,
+    /// The scenario field that the largest part depends on most.
+    pub dominant_field: String,
+}
+
+impl Estimate {
+    /// Wall seconds the run will take at `EVENTS_PER_WALL_SECOND`.
+    pub fn wall_s(&self) -> f64 {
+        self.events / EVENTS_PER_WALL_SECOND
+    }
+}
+
+/// What the estimate needs to know about the run.
+pub struct RunShape<'a> {
+    pub links: &'a [LinkSpec],
+    pub flows: &'a [Flow],
+    pub duration_ns: u64,
+    pub sample_interval_ns: u64,
+    pub monitored_links: &'a [usize],
+    /// Which links are bottleneck hops, and the field that sizes their queue.
+    pub bottleneck_links: &'a [usize],
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// Packets a link can hold given only its own queue and wire.
+/// Packets a link that is not a bottleneck holds in its queue, per flow
+/// crossing it: a burst of a few packets.
+const BURST_PKTS_PER_FLOW: u64 = 8;
+
+/// `arrival_pps`: the packets per second that arrive at the link (its
+/// upstream links and sources limit it); the wire holds at most delay x
+/// min(own packet rate, arrival rate) packets, and the queue fills only when
+/// packets arrive faster than the link sends them.
+fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_pps: f64, flows_through: u64) -> u64 {
+    let limit = |q: &QueueLimit| match *q {
+        QueueLimit::Packets(n) => n,
+        QueueLimit::Bytes(b) => b / min_pkt_bytes,
+    };
+    let queued = match &l.queue {
+        QueueDiscipline::DropTail(q) => limit(q),
+        QueueDiscipline::Priority(qs) => qs.iter().map(limit).fold(0u64, u64::saturating_add),
+    };
+    // On the wire: packets leave at most once per serialization time of the
+    // smallest packet, and no faster than they arrive.
+    let own_pps = NS_PER_SEC as f64 / l.rate.tx_time_ns(min_pkt_bytes).max(1) as f64;
+    let queued = if arrival_pps > own_pps { queued } else { queued.min(BURST_PKTS_PER_FLOW.saturating_mul(flows_through)) };
+    let wire = (own_pps.min(arrival_pps) * l.delay_ns as f64 / NS_PER_SEC as f64).min(u64::MAX as f64 / 2.0) as u64 + 1;
+    queued.saturating_add(1).saturating_add(wire)
+}
+
+pub fn estimate(shape: &RunShape) -> Estimate {
+    let RunShape { links, flows, duration_ns, sample_interval_ns, monitored_links, bottleneck_links } = *shape;
+    let secs = duration_ns as f64 / NS_PER_SEC as f64;
+    // Per link: the smallest packet that crosses it (data packets forward,
+    // ACKs backward), the most packets the flows crossing it can have in the
+    // network at once, and what they could offer over the whole run
+    // (unbounded with TCP, which fills what it gets; the rate with UDP).
+    let mut min_pkt = vec![u64::MAX; links.len()];
+    let mut min_data_pkt = vec![u64::MAX; links.len()];
+    let mut feed = vec![0u64; links.len()];
+    let mut offered_over_run = vec![0f64; links.len()];
+    // Packets per second that can arrive at each link: per flow, the
+    // slowest link before it on the route, and for ACKs also the data
+    // packets that trigger them. At the sending host: a UDP source's rate;
+    // a TCP sender is clocked by its ACKs, so about its share of its path's
+    // slowest link, at most twice that in slow start. (That makes the
+    // estimate realistic rather than a strict bound: a window far above the
+    // path's capacity could burst more. The engine's own guard stops such a
+    // run cleanly when its packets pass the budget.)
+    let mut arrival_pps = vec![0f64; links.len()];
+    let pps = |l: u32, size: u32| NS_PER_SEC as f64 / links[l as usize].rate.tx_time_ns(u64::from(size.max(1))).max(1) as f64;
+    let mut tcp_senders = vec![0u32; links.len()];
+    let mut flows_through = vec![0u64; links.len()];
+    for f in flows {
+        for &l in f.fwd.iter() {
+            tcp_senders[l as usize] += u32::from(f.is_tcp());
+        }
+        for &l in f.fwd.iter().chain(f.bwd.iter()) {
+            flows_through[l as usize] += 1;
+        }
+    }
+    // Per flow: its most packets in the network at once.
+    let mut flow_most = Vec::with_capacity(flows.len());
+    for f in flows {
+        let (most, offered, data_size, ack_size) = match &f.endpoints {
+            // One window of data (or the whole transfer, if smaller) plus at
+            // most one ACK per data packet.
+            Endpoints::Tcp { sender, .. } => {
+                let c = sender.config();
+                let window = c.rwnd_pkts.min(sender.total_pkts().unwrap_or(u64::MAX));
+                (window.saturating_mul(2), f64::INFINITY, c.packet_size_bytes, c.ack_size_bytes)
+            }
+            Endpoints::Udp(u) => {
+                let c = u.config();
+                let active_ns = f.stop_ns.unwrap_or(duration_ns).min(duration_ns).saturating_sub(f.start_ns);
+                let bits = c.rate.bps() as u128 * active_ns as u128 / NS_PER_SEC as u128;
+                let size = u128::from(c.packet_size_bytes.max(1));
+                let pkts = (bits / (8 * size)).min(u128::from(u64::MAX - 1)) as u64 + 1;
+                (pkts, c.rate.bps() as f64 * secs / (8.0 * size as f64), c.packet_size_bytes, c.packet_size_bytes)
+            }
+        };
+        flow_most.push(most);
+        for &l in f.fwd.iter() {
+            min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
+        }
+        let mut upstream = match &f.endpoints {
+            Endpoints::Tcp { .. } => {
+                2.0 * f.fwd.iter().map(|&l| pps(l, data_size) / f64::from(tcp_senders[l as usize])).fold(f64::INFINITY, f64::min)
+            }
+            Endpoints::Udp(u) => u.config().rate.bps() as f64 / (8.0 * f64::from(data_size.max(1))),
+        };
+        for &l in f.fwd.iter() {
+            arrival_pps[l as usize] += upstream;
+            upstream = upstream.min(pps(l, data_size));
+        }
+        if f.is_tcp() {
+            // One ACK per data packet at most: the data path's slowest link.
+            for &l in f.bwd.iter() {
+                arrival_pps[l as usize] += upstream;
+                upstream = upstream.min(pps(l, ack_size));
+            }
+        }
+        for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
+            for &l in route.iter() {
+                let l = l as usize;
+                min_pkt[l] = min_pkt[l].min(u64::from(size.max(1)));
+                feed[l] = feed[l].saturating_add(most);
+                offered_over_run[l] += offered;
+            }
+        }
+    }
+    // Two upper bounds on the packets held at once; the run's is the smaller.
+    // By link: no link holds more than its queue and wire, nor more than its
+    // flows can send. By flow: no flow has more than its most in the
+    // network, nor more than the links on its routes can hold.
+    let capacity: Vec<u64> = links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| if min_pkt[i] == u64::MAX { 0 } else { link_capacity(l, min_pkt[i], arrival_pps[i], flows_through[i]) })
+        .collect();
+    let mut by_link = 0u64;
+    let (mut worst_link, mut worst_held) = (None, 0u64);
+    for i in 0..links.len() {
+        let held = capacity[i].min(feed[i]);
+        by_link = by_link.saturating_add(held);
+        if held > worst_held {
+            (worst_link, worst_held) = (Some(i), held);
+        }
+    }
+    let by_flow = flows.iter().zip(&flow_most).fold(0u64, |acc, (f, &most)| {
+        let route_capacity = f.fwd.iter().chain(f.bwd.iter()).fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
+        acc.saturating_add(most.min(route_capacity))
+    });
+    let max_packets_held = by_link.min(by_flow);
+    let packets_bytes = max_packets_held.saturating_mul(PACKET_BYTES);
+
+    let samples = duration_ns / sample_interval_ns.max(1) + 1;
+    let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
+    let flow_rows = samples.saturating_mul(series_flows);
+    let link_rows = samples.saturating_mul(monitored_links.len() as u64);
+    let series_bytes = flow_rows.saturating_mul(FLOW_ROW_BYTES).saturating_add(link_rows.saturating_mul(LINK_ROW_BYTES));
+    let flows_bytes = (flows.len() as u64).saturating_mul(FLOW_BYTES);
+    let memory_bytes = packets_bytes.saturating_add(series_bytes).saturating_add(flows_bytes);
+
+    let dominant_field = if packets_bytes >= series_bytes && packets_bytes >= flows_bytes {
+        match worst_link {
+            Some(i) if bottleneck_links.contains(&i) => "network.bottleneck.queue",
+            _ => "network.access.queue",
+        }
+    } else if series_bytes >= flows_bytes {
+        "run.sample_interval"
+    } else {
+        "flows"
+    }
+    .to_string();
+
+    let bottleneck_packets: f64 = bottleneck_links
+        .iter()
+        .filter(|&&i| min_data_pkt[i] != u64::MAX)
+        .map(|&i| (links[i].rate.bps() as f64 * secs / (8.0 * min_data_pkt[i] as f64)).min(offered_over_run[i]))
+        .sum();
+    Estimate {
+        max_packets_held,
+        packets_bytes,
+        series_rows: flow_rows.saturating_add(link_rows),
+        series_bytes,
+        flows_bytes,
+        memory_bytes,
+        bottleneck_packets,
+        events: bottleneck_packets * EVENTS_PER_BOTTLENECK_PACKET,
+        dominant_field,
+    }
+}
+
+/// Refuses an estimate over `budget_bytes`, with the numbers and what to change.
+pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
+    if e.memory_bytes <= budget_bytes {
+        return Ok(());
+    }
+    let hint = match e.dominant_field.as_str() {
+        "run.sample_interval" => "use a longer run.sample_interval or a shorter run",
+        "flows" => "use fewer flows",
+        _ => "use smaller queues, shorter delays or smaller tcp.rwnd windows",
+    };
+    Err((
+        e.dominant_field.clone(),
+        format!(
+            "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+            gib(e.memory_bytes),
+            gib(e.packets_bytes),
+            e.max_packets_held,
+            gib(e.series_bytes),
+            e.series_rows,
+            gib(e.flows_bytes),
+            gib(budget_bytes),
+        ),
+    ))
+}
