@@ -14,7 +14,7 @@ def test_results_are_complete_and_consistent(tmp_path):
     res = longfat.run(small_scenario())
     out = res.save(tmp_path / "run")
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["flows.parquet", "links.parquet", "plot.png", "scenario.json", "summary.json"]
+    assert names == [".longfat-result", "flows.parquet", "links.parquet", "plot.png", "scenario.json", "summary.json"]
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "no temporary directories left"
 
@@ -53,11 +53,17 @@ def test_overrides_reach_the_simulation():
     assert bottleneck["rate_bps"] == 10_000_000
 
 
-def test_save_replaces_an_older_result_atomically(tmp_path):
+def test_save_replaces_an_older_result_only_when_forced(tmp_path):
     out = tmp_path / "run"
     longfat.run(small_scenario(duration="6s")).save(out, plot=False)
     (out / "stale.txt").write_text("old")
-    longfat.run(small_scenario(duration="7s")).save(out, plot=False)
+    newer = longfat.run(small_scenario(duration="7s"))
+    with pytest.raises(longfat.ScenarioError, match="is not empty"):
+        newer.save(out, plot=False)
+    assert (out / "stale.txt").read_text() == "old"
+    assert json.loads((out / "summary.json").read_text())["end_s"] == 6.0
+    # With force, an earlier longfat result (it has the marker) is replaced whole.
+    newer.save(out, plot=False, force=True)
     assert not (out / "stale.txt").exists()
     assert json.loads((out / "summary.json").read_text())["end_s"] == 7.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import sys
+import tempfile
 import time
+import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from longfat import outdir
 from longfat._native import ScenarioError, algorithms
 
 err_console = Console(stderr=True, soft_wrap=True)
@@ -62,10 +67,13 @@ def print_summary(summary: dict) -> None:
     )
 
 
-def _run_with_progress(args, scenario_path: str):
+def cmd_run(args) -> int:
     from longfat.runner import execute, prepare
 
-    spec, sim = prepare(scenario_path, seed=args.seed, overrides=args.set or ())
+    spec, sim = prepare(args.scenario, seed=args.seed, overrides=args.set or ())
+    # Where the results go is settled before the simulation runs.
+    out = Path(args.out) if args.out else outdir.default_output(spec["name"] if "name" in spec else Path(args.scenario).stem)
+    outdir.check_output_dir(out, args.force)
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -75,18 +83,13 @@ def _run_with_progress(args, scenario_path: str):
         transient=True,
         disable=args.quiet,
     ) as bar:
-        task = bar.add_task(Path(scenario_path).stem, total=1.0)
+        task = bar.add_task(Path(args.scenario).stem, total=1.0)
 
         def progress(done: float, total: float) -> None:
             bar.update(task, completed=done, total=total)
 
-        return execute(spec, sim, progress)
-
-
-def cmd_run(args) -> int:
-    result = _run_with_progress(args, args.scenario)
-    out = Path(args.out) if args.out else Path("results") / (result.scenario.get("name") or Path(args.scenario).stem)
-    result.save(out, plot=not args.no_plot)
+        result = execute(spec, sim, progress)
+    result.save(out, plot=not args.no_plot, force=args.force)
     if not args.quiet:
         print_summary(result.summary)
     console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'})")
@@ -107,9 +110,12 @@ def print_comparison(rows: list[dict], title: str) -> None:
 
 def cmd_compare(args) -> int:
     from longfat.compare import compare, parse_algorithms, save_comparison, summary_rows
-    from longfat.scenario import load_scenario
+    from longfat.scenario import apply_overrides, load_scenario
 
     algos = parse_algorithms(args.cc)
+    base = apply_overrides(load_scenario(args.scenario), args.set or ())
+    name = base["name"] if "name" in base else Path(args.scenario).stem
+    out = Path(args.out) if args.out else outdir.default_output(name, "-compare")
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -125,10 +131,12 @@ def cmd_compare(args) -> int:
         def progress(algo: str, done: float, total: float) -> None:
             bar.update(task, completed=order[algo] + done / total, algo=f"{algo}: {done:.0f}/{total:.0f} s simulated")
 
-        results = compare(args.scenario, algos, seed=args.seed, overrides=args.set or (), progress=progress)
-    name = load_scenario(args.scenario).get("name") or Path(args.scenario).stem
-    out = Path(args.out) if args.out else Path("results") / f"{name}-compare"
-    save_comparison(results, out, plot=not args.no_plot)
+        # The output is checked once every algorithm's scenario is valid,
+        # before the first one runs.
+        results = compare(
+            base, algos, seed=args.seed, progress=progress, before_run=lambda: outdir.check_output_dir(out, args.force)
+        )
+    save_comparison(results, out, plot=not args.no_plot, force=args.force)
     rows = summary_rows(results)
     r0 = rows[0]
     print_comparison(rows, f"{name}: each algorithm alone, measured {r0['measure_from_s']:g}-{r0['end_s']:g} s")
@@ -139,7 +147,7 @@ def cmd_compare(args) -> int:
 def cmd_plot(args) -> int:
     from longfat.plot import plot_dir
 
-    out = plot_dir(args.dir, args.out)
+    out = plot_dir(args.dir, args.out, force=args.force)
     console.print(f"wrote {out}")
     return 0
 
@@ -197,7 +205,7 @@ def cmd_reproduce(args) -> int:
     if jobs < 1:
         raise ScenarioError("--jobs: must be >= 1", "--jobs")
     out = Path(args.out)
-    command = "longfat reproduce " + args.paper + (" --quick" if args.quick else "") + f" --jobs {jobs} --out {args.out}"
+    command = "longfat reproduce " + args.paper + (" --quick" if args.quick else "") + f" --jobs {jobs} --out {args.out}" + (" --force" if args.force else "")
     with Progress(
         TextColumn("[bold]reproduce {task.fields[papers]}"),
         BarColumn(),
@@ -213,7 +221,7 @@ def cmd_reproduce(args) -> int:
         def progress(n: int, total: int, cost: float, total_cost: float, label: str) -> None:
             bar.update(task, completed=cost / total_cost if total_cost else n / total, runs=f"{n}/{total} runs", last=label)
 
-        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress)
+        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress, force=args.force)
     for p, d in written.items():
         console.print(f"{p}: {d / 'report.md'} (also report.html, results.json, figures)")
     return 0
@@ -234,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help='override a field, e.g. --set run.duration=\\"10s\\" or --set flows[0].count=4')
     r.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
     r.add_argument("--out", help="result directory (default results/<scenario name>)")
+    r.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
     r.add_argument("--no-plot", action="store_true", help="skip plot.png")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
     r.set_defaults(func=cmd_run)
@@ -244,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
     c.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
     c.add_argument("--out", help="result directory (default results/<scenario name>-compare)")
+    c.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
     c.add_argument("--no-plot", action="store_true", help="skip comparison.png")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     c.set_defaults(func=cmd_compare)
@@ -251,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="draw goodput, cwnd and queue of a result directory")
     pl.add_argument("dir")
     pl.add_argument("--out", help="PNG path (default DIR/plot.png)")
+    pl.add_argument("--force", action="store_true", help="replace an existing file at --out")
     pl.set_defaults(func=cmd_plot)
 
     b = sub.add_parser("bench", help="measure simulator speed on the canonical scenario")
@@ -264,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="scaled-down runs for smoke tests (not a reproduction)")
     rp.add_argument("--jobs", type=int, help="parallel simulations (default: number of cores)")
     rp.add_argument("--out", default="reproductions", help="output directory; each paper gets OUT/<paper>/ (default reproductions)")
+    rp.add_argument("--force", action="store_true", help="replace OUT/<paper> if it holds an earlier longfat result (never anything else)")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_reproduce)
 
@@ -272,7 +284,75 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, SIGTERM or SIGHUP: unwinds like Ctrl-C (temporary files are
+    removed on the way) and exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, _frame) -> None:
+    raise Interrupted(signum)
+
+
+@contextmanager
+def _terminating_signals_interrupt():
+    """SIGINT, SIGTERM and SIGHUP all raise Interrupted while a command runs
+    (a signal ignored on entry, as under nohup, stays ignored)."""
+    previous = {}
+    try:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(s) != signal.SIG_IGN:
+                previous[s] = signal.signal(s, _raise_interrupted)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+def _interrupted_message(written: list[Path]) -> str:
+    if not written:
+        return "interrupted: no results written"
+    return f"interrupted: wrote only {', '.join(str(p) for p in written)}; nothing else written"
+
+
+def _crash_log() -> tuple[Path, int]:
+    """A new log file in the temporary directory, created exclusively (never
+    through an existing file or link); returns its path and descriptor."""
+    base = Path(tempfile.gettempdir()) / f"longfat-crash-{os.getpid()}-{time.strftime('%Y%m%d-%H%M%S')}"
+    for n in range(100):
+        path = base.with_name(base.name + (f"-{n}" if n else "") + ".log")
+        try:
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{base}.log")
+
+
+def _report_crash(command: str, argv: list[str], exc: BaseException) -> None:
+    """One line on stderr naming the operation and the exception, with the
+    traceback in a log file (a bug, not bad input)."""
+    try:
+        log, fd = _crash_log()
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"longfat {outdir._version()}, Python {sys.version.split()[0]}\n")
+            fh.write(f"command: longfat {' '.join(argv)}\n\n")
+            traceback.print_exception(exc, file=fh)
+        where = f"traceback in {log}"
+    except OSError as e:
+        where = f"no traceback: cannot write a log in {tempfile.gettempdir()}: {e.strerror or e}"
+    message = " ".join(str(exc).split())  # one line, whatever the exception says
+    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    err_console.print(f"error: {command} failed: {what} ({where})", style="red", highlight=False, markup=False)
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if getattr(args, "seed", None) is not None and args.seed < 0:
         err_console.print("[red]error:[/red] --seed: must be >= 0")
@@ -280,21 +360,23 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "repeat", 1) < 1:
         err_console.print("[red]error:[/red] --repeat: must be >= 1")
         return 2
+    already_written = len(outdir.COMMITTED)
     try:
-        return args.func(args)
+        with _terminating_signals_interrupt():
+            return args.func(args)
     except ScenarioError as e:
         err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
         return 2
-    except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as e:
-        err_console.print("error: " + str(e), style="red", highlight=False, markup=False)
+    except OSError as e:  # missing files, permissions, a full disk: the environment, not a bug
+        err_console.print("error: " + " ".join(str(e).split()), style="red", highlight=False, markup=False)
         return 2
-    except KeyboardInterrupt:
-        err_console.print("interrupted: no results written", style="yellow")
-        return 130
-    except Exception as e:  # a bug, not bad input: say so briefly
+    except KeyboardInterrupt as e:
+        err_console.print(_interrupted_message(outdir.COMMITTED[already_written:]), style="yellow", highlight=False, markup=False)
+        return 128 + getattr(e, "signum", signal.SIGINT)
+    except Exception as e:  # a bug: say so in one line, keep the traceback
         if os.environ.get("LONGFAT_DEBUG"):
             raise
-        err_console.print(f"internal error: {type(e).__name__}: {e} (set LONGFAT_DEBUG=1 for a traceback)", style="red", highlight=False, markup=False)
+        _report_crash(args.command, argv, e)
         return 1
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from longfat._native import ScenarioError, algorithms
-from longfat.runner import RunResult, atomic_dir, execute, prepare
+from longfat.outdir import atomic_dir, write_marker
+from longfat.runner import RunResult, execute, prepare
 from longfat.scenario import apply_overrides, load_scenario
 
 NS = 1_000_000_000
@@ -46,10 +47,15 @@ def compare(
     seed: int | None = None,
     overrides: Iterable[str] = (),
     progress: Callable[[str, float, float], None] | None = None,
+    before_run: Callable[[], None] | None = None,
 ) -> dict[str, RunResult]:
-    """Runs the scenario once per algorithm; ``progress(algorithm, done_s, total_s)``."""
+    """Runs the scenario once per algorithm; ``progress(algorithm, done_s, total_s)``.
+    Every algorithm's scenario is validated first; then ``before_run()`` is
+    called (the command line checks its output directory there), then the runs."""
     base = apply_overrides(load_scenario(scenario), overrides)
     prepared = [(a, *prepare(with_algorithm(base, a), seed=seed)) for a in algorithms_to_run]  # validate all first
+    if before_run is not None:
+        before_run()
     results = {}
     for algo, spec, sim in prepared:
         cb = None if progress is None else (lambda done, total, a=algo: progress(a, done, total))
@@ -82,13 +88,15 @@ def summary_rows(results: dict[str, RunResult]) -> list[dict]:
     return rows
 
 
-def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bool = True) -> Path:
+def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bool = True, force: bool = False) -> Path:
     """Writes ``comparison.json``, ``comparison.png`` and one result directory
-    per algorithm, atomically."""
-    with atomic_dir(out_dir) as tmp:
+    per algorithm, atomically, under the same rules as RunResult.save
+    (``out_dir`` missing or empty, or with ``force`` an earlier longfat result)."""
+    with atomic_dir(out_dir, force=force, kind="compare") as tmp:
         for algo, r in results.items():
             (tmp / algo).mkdir()
             r.write_into(tmp / algo, plot=False)
+            write_marker(tmp / algo, "run")  # each is a result directory of its own
         (tmp / "comparison.json").write_text(json.dumps(summary_rows(results), indent=2) + "\n")
         if plot:
             from longfat.plot import plot_comparison

@@ -11,11 +11,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
+
+from longfat._native import ScenarioError  # noqa: E402
+from longfat.outdir import atomic_file, check_output_file, is_result_dir  # noqa: E402
 
 MAX_LEGEND = 10
 
 
-def _draw(flows, links, title: str, out: Path) -> Path:
+def _draw(flows, links, title: str, out: Path, fmt: str = "png") -> Path:
     fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True, constrained_layout=True)
     ax_g, ax_c, ax_q = axes
     t = np.asarray(flows["time_s"])
@@ -49,7 +53,7 @@ def _draw(flows, links, title: str, out: Path) -> Path:
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.suptitle(title)
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, format=fmt)
     plt.close(fig)
     return out
 
@@ -60,15 +64,28 @@ def plot_run(result, out: str | Path) -> Path:
     return _draw(result.flows, result.links, f"{name} (seed {result.summary.get('seed')})", Path(out))
 
 
-def plot_dir(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Draws a saved result directory (flows.parquet, links.parquet, summary.json)."""
+def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = False) -> Path:
+    """Draws a saved result directory (flows.parquet, links.parquet,
+    summary.json) to ``out`` (default ``run_dir/plot.png``). An existing
+    ``out`` is replaced only with ``force``, or when it is the default
+    plot.png of a longfat result directory; the image is written to a
+    temporary file first and renamed into place."""
     d = Path(run_dir)
     for f in ("flows.parquet", "links.parquet", "summary.json"):
         if not (d / f).is_file():
             raise FileNotFoundError(f"{d} is not a longfat result directory (missing {f})")
+    target = Path(out) if out is not None else d / "plot.png"
+    fmt = target.suffix[1:].lower() or "png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in formats:
+        raise ScenarioError(f"--out: cannot draw a {fmt!r} image; end the name with .png (or one of: {', '.join(sorted(formats))})", "--out")
+    check_output_file(target, force, replaceable=out is None and is_result_dir(d))
     summary = json.loads((d / "summary.json").read_text())
     title = f"{summary.get('scenario') or d.name} (seed {summary.get('seed')})"
-    return _draw(pq.read_table(d / "flows.parquet"), pq.read_table(d / "links.parquet"), title, Path(out or d / "plot.png"))
+    flows, links = pq.read_table(d / "flows.parquet"), pq.read_table(d / "links.parquet")
+    with atomic_file(target) as tmp:
+        _draw(flows, links, title, tmp, fmt)
+    return target
 
 
 def plot_comparison(results: dict, out: str | Path) -> Path:

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longfat._native import Simulation
+from longfat.outdir import atomic_dir
 from longfat.scenario import apply_overrides, load_scenario
 
 NS = 1_000_000_000
@@ -33,15 +30,19 @@ class RunResult:
     #: One row per generated transfer (short flows, web objects), if any.
     transfers: pa.Table | None = None
 
-    def save(self, out_dir: str | Path, plot: bool = True) -> Path:
+    def save(self, out_dir: str | Path, plot: bool = True, force: bool = False) -> Path:
         """Writes flows.parquet, links.parquet, summary.json, scenario.json
         (and plot.png) into ``out_dir`` atomically: the directory appears
-        complete or not at all, replacing an older one."""
-        with atomic_dir(out_dir) as tmp:
+        complete or not at all. ``out_dir`` must be missing or empty, or with
+        ``force`` an earlier longfat result, which is then replaced; anything
+        else is refused with ScenarioError (see longfat.outdir)."""
+        with atomic_dir(out_dir, force=force, kind="run") as tmp:
             self.write_into(tmp, plot=plot)
         return Path(out_dir)
 
     def write_into(self, directory: Path, plot: bool = True) -> None:
+        """Writes the result files into an existing directory. The same
+        result always gives the same bytes (plot.png included)."""
         pq.write_table(self.flows, directory / "flows.parquet")
         pq.write_table(self.links, directory / "links.parquet")
         if self.transfers is not None and self.transfers.num_rows:
@@ -54,32 +55,24 @@ class RunResult:
             plot_run(self, directory / "plot.png")
 
 
-@contextmanager
-def atomic_dir(out_dir: str | Path) -> Iterator[Path]:
-    """Yields a temporary directory beside ``out_dir``; on success it replaces
-    ``out_dir`` in one rename, on any error (or Ctrl-C) it is removed."""
-    out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
-        yield tmp
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-        tmp.rename(out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
+    """``values[idx]`` as a dictionary array whose dictionary has no repeated
+    entries. (The simulator names each flow's algorithm, so "reno" can appear
+    once per flow; pyarrow's Parquet writer, given a dictionary with repeats,
+    writes a dictionary page sized for all of them but fills only the unique
+    ones, leaving uninitialised bytes in the file: two saves of the same
+    result then differed.)"""
+    unique: dict[str, int] = {}
+    remap = np.array([unique.setdefault(v, len(unique)) for v in values], dtype=np.int32)
+    indices = remap[idx.astype(np.int64)] if len(values) else idx.astype(np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), pa.array(list(unique), type=pa.string()))
 
 
 def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
     """A long-format table: time in seconds, the index column ``key``, one
     dictionary-encoded name column per entry of ``names``, then the rest."""
     idx = columns[key]
-    named = {col: pa.DictionaryArray.from_arrays(idx.astype(np.int32), values) for col, values in names.items()}
+    named = {col: _dictionary(idx, values) for col, values in names.items()}
     rest = {k: v for k, v in columns.items() if k != key}
     return pa.table({"time_s": columns["time_ns"] / NS, key: idx, **named, **rest})
 
@@ -96,7 +89,7 @@ def _transfers(sim: Simulation) -> pa.Table | None:
     if len(cols["flow"]) == 0:
         return None
     names = sim.generator_names()
-    gen = pa.DictionaryArray.from_arrays(cols["generator"].astype(np.int32), names)
+    gen = _dictionary(cols["generator"], names)
     return pa.table({"flow": cols["flow"], "generator": gen, "start_s": cols["start_s"], "size_bytes": cols["size_bytes"], "fct_s": cols["fct_s"]})
 
 

@@ -14,7 +14,7 @@ from longfat._native import ScenarioError
 from longfat.reproduce.core import Point, load_paper, run_points
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
-from longfat.runner import atomic_dir
+from longfat.outdir import atomic_dir, check_container, check_output_dir
 
 PAPERS = ("ltcp", "htcp", "ehstcp")
 
@@ -31,12 +31,18 @@ def reproduce(
     out: Path,
     command: str,
     progress: Callable[[int, int, float, float, str], None] | None = None,
+    force: bool = False,
 ) -> dict[str, Path]:
     """Runs every experiment of ``papers`` in one process pool, then writes
     ``out/<paper>/`` (report.md, report.html, results.json, figures), each
-    directory atomically. ``progress(done_runs, total_runs, done_cost,
-    total_cost, label)`` is called after each run."""
+    directory atomically. ``out`` is a container: each ``out/<paper>`` must
+    be missing or empty, or with ``force`` an earlier longfat result; all of
+    them are checked before the first run. ``progress(done_runs, total_runs,
+    done_cost, total_cost, label)`` is called after each run."""
     experiments = {p: load_paper(p, quick) for p in papers}
+    check_container(out)
+    for p in papers:
+        check_output_dir(out / p, force)
     points: list[Point] = []
     owner: list[tuple[str, str]] = []
     for p, exps in experiments.items():
@@ -75,7 +81,7 @@ def reproduce(
     written = {}
     for p, exps in experiments.items():
         mod = paper_module(p)
-        with atomic_dir(out / p) as tmp:
+        with atomic_dir(out / p, force=force, kind="reproduction") as tmp:
             sections = []
             for e in exps:
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]

@@ -1,0 +1,428 @@
+"""longfat never deletes or replaces what it did not create; interruptions
+and kills leave nothing behind (or only what the next run removes); workers
+die with their parent; a bug prints one line and keeps the traceback."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import longfat
+import longfat.cli
+from conftest import ROOT, longfat_cli, run_cli, small_scenario
+from longfat import outdir
+
+RENO = str(ROOT / "scenarios" / "dumbbell_reno.toml")  # runs for several seconds
+
+
+def small_toml(tmp_path: Path, name: str = "small") -> Path:
+    """The conftest small scenario (a fraction of a second) with a given name."""
+    path = tmp_path / "small.toml"
+    path.write_text(
+        f"name = {name!r}\n"
+        '[network]\ntopology = "dumbbell"\n'
+        '[network.bottleneck]\nrate = "20Mbps"\ndelay = "20ms"\nqueue = "1bdp"\n'
+        '[[flows]]\ncc = "reno"\ncount = 2\nstart_spacing = "1s"\n'
+        '[run]\nduration = "20s"\nmeasure_from = "5s"\nsample_interval = "100ms"\n'
+    )
+    return path
+
+
+def user_files(d: Path) -> Path:
+    """A directory of the user's that longfat must leave alone."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "thesis.tex").write_text("years of work")
+    (d / "sub").mkdir(exist_ok=True)
+    (d / "sub" / "data.csv").write_text("1,2,3")
+    return d
+
+
+def assert_untouched(d: Path) -> None:
+    assert (d / "thesis.tex").read_text() == "years of work"
+    assert (d / "sub" / "data.csv").read_text() == "1,2,3"
+    assert sorted(p.name for p in d.iterdir()) == ["sub", "thesis.tex"]
+
+
+def no_temporaries(d: Path) -> bool:
+    return not [p for p in d.iterdir() if re.search(r"\.longfat-(tmp|old)-", p.name)]
+
+
+# ---- the data-loss cases of the issue ------------------------------------------
+
+
+def test_name_that_is_an_absolute_directory_is_refused(tmp_path):
+    victim = user_files(tmp_path / "victim")
+    work = tmp_path / "work"
+    work.mkdir()
+    r = run_cli("run", str(small_toml(tmp_path, str(victim))), "-q", cwd=work)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error: name:"), r.stderr
+    assert_untouched(victim)
+    assert not (work / "results").exists()
+
+
+def test_name_that_leaves_results_is_refused(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    r = run_cli("run", str(small_toml(tmp_path, "../x")), "-q", cwd=work)
+    assert r.returncode == 2 and r.stderr.startswith("error: name:"), r.stderr
+    assert not (tmp_path / "x").exists() and not (work / "results").exists()
+
+
+def test_name_dot_cannot_wipe_earlier_results(tmp_path):
+    work = tmp_path / "work"
+    earlier = user_files(work / "results" / "earlier")
+    for cmd in (["run"], ["compare", "--cc", "reno"]):
+        r = run_cli(*cmd[:1], str(small_toml(tmp_path, ".")), *cmd[1:], "-q", "--force", cwd=work)
+        assert r.returncode == 2 and r.stderr.startswith("error: name:"), r.stderr
+    assert_untouched(earlier)
+    assert sorted(p.name for p in (work / "results").iterdir()) == ["earlier"]
+
+
+def test_out_results_does_not_wipe_earlier_results(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    scenario = small_toml(tmp_path)
+    assert run_cli("run", str(scenario), "-q", "--no-plot", cwd=work).returncode == 0
+    before = {p: p.read_bytes() for p in (work / "results" / "small").iterdir()}
+    for extra in ([], ["--force"]):
+        r = run_cli("run", str(scenario), "-q", "--out", "results", *extra, cwd=work)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith("error: --out: results is not"), r.stderr
+    assert {p: p.read_bytes() for p in (work / "results" / "small").iterdir()} == before
+    assert sorted(p.name for p in (work / "results").iterdir()) == ["small"]
+
+
+def test_out_directory_with_user_files_is_refused(tmp_path):
+    d = user_files(tmp_path / "mine")
+    r = run_cli("run", str(small_toml(tmp_path)), "-q", "--out", str(d))
+    assert r.returncode == 2
+    assert f"--out: {d} is not empty; choose another directory, or pass --force" in r.stderr
+    assert_untouched(d)
+
+
+def test_out_file_is_not_replaced_by_a_directory(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    for cmd in (["run"], ["compare", "--cc", "reno"]):
+        for extra in ([], ["--force"]):
+            r = run_cli(cmd[0], str(small_toml(tmp_path)), *cmd[1:], "-q", "--out", str(f), *extra)
+            assert r.returncode == 2 and "is not a directory" in r.stderr, r.stderr
+    assert f.read_text() == "keep me"
+    r = run_cli("reproduce", "ltcp", "--quick", "--out", str(f))
+    assert r.returncode == 2 and "is not a directory" in r.stderr, r.stderr
+    assert f.read_text() == "keep me"
+
+
+def test_force_on_a_directory_longfat_did_not_make_is_refused(tmp_path):
+    d = user_files(tmp_path / "mine")
+    r = run_cli("run", str(small_toml(tmp_path)), "-q", "--out", str(d), "--force")
+    assert r.returncode == 2
+    assert f"--out: {d} is not a longfat result directory (no .longfat-result marker); longfat replaces only its own results" in r.stderr
+    assert_untouched(d)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere", target_is_directory=True)  # dangling: nothing there yet
+    r = run_cli("run", str(small_toml(tmp_path)), "-q", "--out", str(link), "--force")
+    assert r.returncode == 2 and "symbolic link" in r.stderr
+    assert link.is_symlink() and not (tmp_path / "elsewhere").exists()
+
+
+def test_force_replaces_an_earlier_longfat_result(tmp_path):
+    out = tmp_path / "res"
+    scenario = small_toml(tmp_path)
+    assert run_cli("run", str(scenario), "-q", "--no-plot", "--out", str(out)).returncode == 0
+    assert (out / ".longfat-result").is_file()
+    (out / "leftover.txt").write_text("x")
+    r = run_cli("run", str(scenario), "-q", "--out", str(out))
+    assert r.returncode == 2 and "pass --force" in r.stderr
+    assert (out / "leftover.txt").exists()
+    r = run_cli("run", str(scenario), "-q", "--out", str(out), "--force", "--seed", "9")
+    assert r.returncode == 0, r.stderr
+    assert not (out / "leftover.txt").exists() and (out / "plot.png").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
+    # An empty directory is used as it is.
+    (tmp_path / "empty").mkdir()
+    assert run_cli("run", str(scenario), "-q", "--no-plot", "--out", str(tmp_path / "empty")).returncode == 0
+
+
+def test_plot_out_replaces_a_file_only_with_force(tmp_path):
+    res = tmp_path / "res"
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res, plot=False)
+    png = tmp_path / "fig.png"
+    png.write_bytes(b"mine")
+    r = run_cli("plot", str(res), "--out", str(png))
+    assert r.returncode == 2 and "pass --force" in r.stderr
+    assert png.read_bytes() == b"mine"
+    assert run_cli("plot", str(res), "--out", str(png), "--force").returncode == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # The default, DIR/plot.png of a longfat result, is longfat's to (re)write.
+    assert run_cli("plot", str(res)).returncode == 0 and run_cli("plot", str(res)).returncode == 0
+    r = run_cli("plot", str(res), "--out", str(tmp_path), "--force")
+    assert r.returncode == 2 and "not a regular file" in r.stderr
+    assert no_temporaries(tmp_path) and no_temporaries(res)
+
+
+def test_outputs_are_checked_before_anything_runs(tmp_path, monkeypatch):
+    """In process: the simulation (or the reproduction's runs) is never
+    started when the output would be refused."""
+
+    def must_not_run(*a, **k):
+        raise AssertionError("ran although the output is refused")
+
+    d = user_files(tmp_path / "mine")
+    monkeypatch.setattr("longfat.runner.execute", must_not_run)
+    monkeypatch.setattr("longfat.compare.execute", must_not_run)
+    monkeypatch.setattr("longfat.reproduce.run_points", must_not_run)
+    scenario = str(small_toml(tmp_path))
+    assert longfat.cli.main(["run", scenario, "-q", "--out", str(d)]) == 2
+    assert longfat.cli.main(["compare", scenario, "--cc", "reno,ltcp", "-q", "--out", str(d)]) == 2
+    # reproduce: OUT/<paper> of every paper is checked before the first run.
+    user_files(tmp_path / "rep" / "ehstcp")
+    assert longfat.cli.main(["reproduce", "all", "--quick", "-q", "--out", str(tmp_path / "rep")]) == 2
+    assert_untouched(d)
+    assert_untouched(tmp_path / "rep" / "ehstcp")
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["ehstcp"]
+
+
+# ---- temporary directories: interruptions, kills, cleanup ----------------------
+
+
+def start(*args, env=None, stderr=subprocess.PIPE) -> subprocess.Popen:
+    return subprocess.Popen(longfat_cli() + list(args), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_mid_run_leaves_nothing(tmp_path, sig):
+    proc = start("run", RENO, "--out", str(tmp_path / "r"), "-q")
+    time.sleep(1.5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert err.strip() == "interrupted: no results written"
+    assert list(tmp_path.iterdir()) == []
+
+
+def kill_while_saving(tmp_path: Path, sig: int, *args: str) -> subprocess.Popen:
+    """Starts ``longfat <args>`` writing into tmp_path and sends ``sig`` as
+    soon as its temporary directory appears (while it writes the files)."""
+    for _ in range(5):
+        proc = start(*args)
+        while proc.poll() is None:
+            if any(".longfat-tmp-" in p.name for p in tmp_path.iterdir()):
+                proc.send_signal(sig)
+                proc.wait(timeout=60)
+                return proc
+            time.sleep(0.002)
+        proc.communicate()
+        for p in tmp_path.iterdir():  # finished before we caught it: again
+            if p.is_dir():
+                shutil.rmtree(p)
+    pytest.skip("could not catch the temporary directory")
+
+
+@pytest.mark.parametrize("cmd", [["run", "--no-plot"], ["compare", "--cc", "reno,ltcp"]])
+def test_sigkill_while_saving_leaves_a_temp_dir_the_next_run_removes(tmp_path, cmd):
+    proc = kill_while_saving(tmp_path, signal.SIGKILL, cmd[0], str(small_toml(tmp_path)), *cmd[1:], "-q", "--out", str(tmp_path / "a"))
+    assert proc.returncode == -signal.SIGKILL
+    left = [p.name for p in tmp_path.iterdir() if p.name != "small.toml"]
+    assert len(left) == 1 and re.fullmatch(r"\.a\.longfat-tmp-\d+-[0-9a-f]{8}", left[0]), left
+    (tmp_path / "user.txt").write_text("mine")
+    r = run_cli(cmd[0], str(tmp_path / "small.toml"), *cmd[1:], "-q", "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "small.toml", "user.txt"]
+
+
+@pytest.mark.parametrize("cmd", [["run"], ["compare", "--cc", "reno,ltcp"]])
+def test_sigterm_while_saving_leaves_nothing(tmp_path, cmd):
+    proc = kill_while_saving(tmp_path, signal.SIGTERM, cmd[0], str(small_toml(tmp_path)), *cmd[1:], "-q", "--out", str(tmp_path / "a"))
+    err = proc.stderr.read()
+    assert proc.returncode == 143, err
+    names = sorted(p.name for p in tmp_path.iterdir())
+    if names == ["a", "small.toml"]:  # the signal came during the final rename: complete
+        assert (tmp_path / "a" / ".longfat-result").is_file() and "wrote only" in err
+    else:
+        assert names == ["small.toml"] and "no results written" in err
+
+
+def test_sigterm_mid_compare_leaves_nothing(tmp_path):
+    proc = start("compare", RENO, "--cc", "reno,ltcp", "--out", str(tmp_path / "c"), "-q")
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "no results written" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stale_cleanup_removes_only_dead_runs_leftovers(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    dead_pid = dead.pid
+
+    def make(name, lock=True, pid=dead_pid):
+        d = tmp_path / name.format(pid=pid)
+        d.mkdir()
+        (d / "f").write_text("x")
+        if lock:
+            (d / outdir.LOCK).write_text("")
+        return d
+
+    stale_tmp = make(".r.longfat-tmp-{pid}-0123abcd")
+    stale_old = make(".r.longfat-old-{pid}-0123abcd", lock=False)
+    unlocked_lookalike = make(".r.longfat-tmp-{pid}-89abcdef", lock=False)  # no lock file: not provably ours
+    empty_tmp = tmp_path / f".r.longfat-tmp-{dead_pid}-feedbeef"  # killed before its lock file was made
+    empty_tmp.mkdir()
+    users = [make("r.longfat-tmp-{pid}-0123abcd"), make(".r.longfat-tmp-{pid}-XYZ"), make("results")]
+    live = make(".r.longfat-tmp-{pid}-0123abcd", pid=os.getpid())  # this process is alive
+    link = tmp_path / ".l.longfat-old-{}-0123abcd".format(dead_pid)
+    link.symlink_to(users[-1])
+    removed = outdir.clean_stale(tmp_path)
+    assert sorted(removed) == sorted([stale_tmp, stale_old, empty_tmp])
+    for keep in [unlocked_lookalike, live, *users]:
+        assert (keep / "f").read_text() == "x"
+    assert link.is_symlink()
+    # A live writer's directory survives even under a dead pid: its lock is held.
+    with outdir.atomic_dir(tmp_path / "w", kind="run") as tmp:
+        fake = tmp_path / f".w.longfat-tmp-{dead_pid}-0123abcd"
+        tmp.rename(fake)
+        assert outdir.clean_stale(tmp_path) == []
+        fake.rename(tmp)
+    assert (tmp_path / "w" / outdir.MARKER).is_file() and not (tmp_path / "w" / outdir.LOCK).exists()
+
+
+# ---- reproduce: workers die with their parent ----------------------------------
+
+
+def processes_with(token: str) -> list[int]:
+    """Live processes whose environment carries ``token`` (the CLI, its
+    workers and the multiprocessing resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if f"LONGFAT_TEST_TOKEN={token}".encode() in env and stat[stat.rindex(")") + 2] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def semaphores_of(pids: list[int]) -> set[str]:
+    """The POSIX named semaphores (/dev/shm/sem.*) these processes map."""
+    sems = set()
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+                if "/dev/shm/sem." in line:
+                    sems.add(line.split()[-1])
+        except OSError:
+            pass
+    return sems
+
+
+def workers_of(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("trial", [1, 2])
+def test_killed_reproduce_leaves_no_workers_or_semaphores(tmp_path, sig, trial):
+    token = uuid.uuid4().hex
+    env = {**os.environ, "LONGFAT_TEST_TOKEN": token}  # only to find our processes in /proc
+    out = tmp_path / "out"
+    # stderr to a file: a pipe would also be held open by stray workers.
+    with open(tmp_path / "stderr.txt", "w") as err_file:
+        proc = start("reproduce", "ltcp", "--quick", "--jobs", "2", "--out", str(out), "-q", env=env, stderr=err_file)
+    try:
+        deadline = time.time() + 60
+        while len(workers_of(processes_with(token))) < 2:
+            assert proc.poll() is None and time.time() < deadline, "workers never started"
+            time.sleep(0.05)
+        time.sleep(0.4 * trial)  # the workers are simulating
+        sems = semaphores_of(processes_with(token))
+        assert sems, "the pool's semaphores were not found"
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        err = (tmp_path / "stderr.txt").read_text()
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 143 and "interrupted: no results written" in err, err
+        deadline = time.time() + 10  # the resource tracker needs a moment
+        while (processes_with(token) or any(os.path.exists(s) for s in sems)) and time.time() < deadline:
+            time.sleep(0.1)
+        assert processes_with(token) == [], "processes outlived longfat reproduce"
+        assert [s for s in sems if os.path.exists(s)] == [], "semaphores left in /dev/shm"
+        assert not out.exists() or list(out.iterdir()) == []
+    finally:
+        for pid in processes_with(token):  # never leave our own strays behind
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+# ---- bugs: one line, traceback in a log -----------------------------------------
+
+
+def test_unexpected_exception_is_one_line_with_a_log(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    def boom(*a, **k):
+        raise RuntimeError("plotting exploded\nsecond line")
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr("longfat.plot.plot_run", boom)
+    monkeypatch.delenv("LONGFAT_DEBUG", raising=False)
+    out = tmp_path / "res"
+    code = longfat.cli.main(["run", str(small_toml(tmp_path)), "-q", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1, err
+    m = re.fullmatch(r"error: run failed: RuntimeError: plotting exploded second line \(traceback in (.+)\)\n", err)
+    assert m, err
+    log = Path(m.group(1))
+    assert log.parent == tmp_path / "tmp" and re.fullmatch(r"longfat-crash-\d+-[\d-]+\.log", log.name)
+    text = log.read_text()
+    assert "Traceback" in text and "plotting exploded" in text and "run " in text
+    assert not out.exists() and no_temporaries(tmp_path)  # the half-written result is gone
+    # LONGFAT_DEBUG=1 lets it through.
+    monkeypatch.setenv("LONGFAT_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="plotting exploded"):
+        longfat.cli.main(["run", str(small_toml(tmp_path)), "-q", "--out", str(out)])
+
+
+# ---- the same result, the same bytes ---------------------------------------------
+
+
+def test_saving_the_same_result_gives_identical_files(tmp_path):
+    res = longfat.run(small_scenario(), seed=3)
+    res.save(tmp_path / "a")
+    res.save(tmp_path / "b")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); import longfat; from conftest import small_scenario; "
+        "longfat.run(small_scenario(), seed=3).save(sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "c"), str(ROOT / "tests")], check=True, cwd=ROOT)
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert "plot.png" in names and ".longfat-result" in names
+    for d in ("b", "c"):
+        assert sorted(p.name for p in (tmp_path / d).iterdir()) == names
+        for n in names:
+            assert (tmp_path / d / n).read_bytes() == (tmp_path / "a" / n).read_bytes(), (d, n)
