@@ -68,9 +68,12 @@ def print_summary(summary: dict) -> None:
 
 
 def cmd_run(args) -> int:
-    from longfat.runner import execute, prepare
+    from longfat.runner import execute, prepare, wall_time_note
 
     spec, sim = prepare(args.scenario, seed=args.seed, overrides=args.set or ())
+    note = wall_time_note(sim)
+    if note and not args.quiet:
+        err_console.print(note, highlight=False, markup=False)
     # Where the results go is settled before the simulation runs.
     out = Path(args.out) if args.out else outdir.default_output(spec["name"] if "name" in spec else Path(args.scenario).stem)
     outdir.check_output_dir(out, args.force)
@@ -245,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
     r.add_argument("--no-plot", action="store_true", help="skip plot.png")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
+    r.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="run a scenario once per algorithm; print and plot them side by side")
@@ -256,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
     c.add_argument("--no-plot", action="store_true", help="skip comparison.png")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     c.set_defaults(func=cmd_compare)
 
     pl = sub.add_parser("plot", help="draw goodput, cwnd and queue of a result directory")
@@ -268,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scenario", default=str(Path(__file__).resolve().parents[2] / "scenarios" / "canonical.toml"))
     b.add_argument("--set", action="append", metavar="KEY=VALUE")
     b.add_argument("--repeat", type=int, default=3)
+    b.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     b.set_defaults(func=cmd_bench)
 
     rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report paper vs longfat")
@@ -277,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default="reproductions", help="output directory; each paper gets OUT/<paper>/ (default reproductions)")
     rp.add_argument("--force", action="store_true", help="replace OUT/<paper> if it holds an earlier longfat result (never anything else)")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    rp.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     rp.set_defaults(func=cmd_reproduce)
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
@@ -362,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     already_written = len(outdir.COMMITTED)
     try:
+        if getattr(args, "memory_budget", None) is not None:
+            from longfat.runner import BUDGET_ENV, parse_memory_budget
+
+            # Through the environment, so reproduce's worker processes get it too.
+            os.environ[BUDGET_ENV] = str(parse_memory_budget(args.memory_budget))
         with _terminating_signals_interrupt():
             return args.func(args)
     except ScenarioError as e:

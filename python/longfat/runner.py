@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -11,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from longfat._native import Simulation
+from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation
 from longfat.outdir import atomic_dir
-from longfat.scenario import apply_overrides, load_scenario
+from longfat.scenario import apply_overrides, load_scenario, set_path
 
 NS = 1_000_000_000
 
@@ -93,13 +95,51 @@ def _transfers(sim: Simulation) -> pa.Table | None:
     return pa.table({"flow": cols["flow"], "generator": gen, "start_s": cols["start_s"], "size_bytes": cols["size_bytes"], "fct_s": cols["fct_s"]})
 
 
-def prepare(scenario: str | Path | dict, *, seed: int | None = None, overrides: Iterable[str] = ()) -> tuple[dict, Simulation]:
-    """Loads, overrides and validates a scenario; returns it with a ready simulation.
-    Raises ScenarioError naming the offending field."""
+#: Environment variable holding the memory budget of a run (e.g. "8GiB").
+BUDGET_ENV = "LONGFAT_MEMORY_BUDGET"
+
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$")
+_SIZE_UNITS = {None: 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def parse_memory_budget(text: str | int, field: str = "--memory-budget") -> int:
+    """``"8GiB"``, ``"500MB"`` or a number of bytes -> bytes (at least 1 MiB)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise ScenarioError(f"{field}: malformed size {str(text)!r}; write e.g. 8GiB, 500MB or a number of bytes", field)
+    value = int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
+    if not (2**20 <= value <= 2**50):
+        raise ScenarioError(f"{field}: {text!r} is out of range; allowed 1MiB..=1024TiB", field)
+    return value
+
+
+def memory_budget(budget: str | int | None = None) -> int:
+    """The memory budget of a run: ``budget`` if given, else the
+    LONGFAT_MEMORY_BUDGET environment variable, else the engine's default
+    (4 GiB)."""
+    if budget is not None:
+        return parse_memory_budget(budget)
+    env = os.environ.get(BUDGET_ENV)
+    if env:
+        return parse_memory_budget(env, BUDGET_ENV)
+    return DEFAULT_MEMORY_BUDGET_BYTES
+
+
+def prepare(
+    scenario: str | Path | dict,
+    *,
+    seed: int | None = None,
+    overrides: Iterable[str] = (),
+    memory_budget_bytes: str | int | None = None,
+) -> tuple[dict, Simulation]:
+    """Loads, overrides and validates a scenario; returns it with a ready
+    simulation. Raises ScenarioError naming the offending field, or the
+    estimated memory and the budget (see ``memory_budget``) when the run
+    would need more."""
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
-        spec.setdefault("run", {})["seed"] = seed
-    return spec, Simulation(json.dumps(spec))
+        set_path(spec, "run.seed", seed, name="--seed")
+    return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes))
 
 
 def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None] | None = None, slices: int = 200) -> RunResult:
@@ -128,7 +168,23 @@ def run(
     seed: int | None = None,
     overrides: Iterable[str] = (),
     progress: Callable[[float, float], None] | None = None,
+    memory_budget_bytes: str | int | None = None,
 ) -> RunResult:
-    """Runs a scenario (TOML path or dict) to its end and returns its results."""
-    spec, sim = prepare(scenario, seed=seed, overrides=overrides)
+    """Runs a scenario (TOML path or dict) to its end and returns its results.
+    ``memory_budget_bytes`` (e.g. "8GiB"; default LONGFAT_MEMORY_BUDGET or
+    4 GiB) refuses a run estimated to need more, and stops one whose packets
+    pass it."""
+    spec, sim = prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes)
     return execute(spec, sim, progress)
+
+
+def wall_time_note(sim: Simulation, threshold_s: float = 180.0) -> str | None:
+    """A one-line note when the run's estimated events imply more than
+    ``threshold_s`` of wall time, else None."""
+    e = sim.estimate()
+    if e["wall_s"] <= threshold_s:
+        return None
+    return (
+        f"note: about {e['events']:.2g} events ({e['bottleneck_packets']:.2g} bottleneck packets): "
+        f"expect about {e['wall_s'] / 60:.0f} min of wall time on one core"
+    )

@@ -75,8 +75,15 @@ pub struct RunShape<'a> {
     pub bottleneck_links: &'a [usize],
 }
 
-fn gib(b: u64) -> String {
-    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+/// Bytes in the largest binary unit that keeps the number at least 1.
+fn human(b: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if b >= size {
+            return format!("{:.1} {unit}", b as f64 / size as f64);
+        }
+    }
+    format!("{b} B")
 }
 
 /// Packets a link can hold given only its own queue and wire.
@@ -263,13 +270,13 @@ pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
         e.dominant_field.clone(),
         format!(
             "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
-            gib(e.memory_bytes),
-            gib(e.packets_bytes),
+            human(e.memory_bytes),
+            human(e.packets_bytes),
             e.max_packets_held,
-            gib(e.series_bytes),
+            human(e.series_bytes),
             e.series_rows,
-            gib(e.flows_bytes),
-            gib(budget_bytes),
+            human(e.flows_bytes),
+            human(budget_bytes),
         ),
     ))
 }

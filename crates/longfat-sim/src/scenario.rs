@@ -230,7 +230,11 @@ impl Scenario {
             } else if message.ends_with("expected u64") || message.ends_with("expected u32") {
                 message.push_str(" (a whole number >= 0)");
             }
-            ScenarioError { field: e.path().to_string().trim_start_matches('.').to_string(), message }
+            let path = e.path().to_string().trim_start_matches('.').to_string();
+            let field = error_field(&path, &message);
+            // Keys come from the user: show control characters escaped, so
+            // an error stays one line and cannot drive the terminal.
+            ScenarioError { field: printable(&field), message: printable(&message) }
         })
     }
 
@@ -241,6 +245,35 @@ impl Scenario {
             .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML value not representable: {e}") })?;
         Self::from_json(&json)
     }
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`).
+fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// The field a schema error is about. serde reports a missing field at the
+/// table that lacks it, and a whole-document error at no path: name the
+/// field itself, or `scenario` for the document.
+fn error_field(path: &str, message: &str) -> String {
+    // serde_path_to_error writes `?` for a position it could not name.
+    let path = path.trim_end_matches('?').trim_end_matches('.');
+    let quoted = |prefix: &str| message.strip_prefix(prefix).and_then(|r| r.split('`').next()).map(str::to_string);
+    let join = |name: String| if path.is_empty() { name } else { format!("{path}.{name}") };
+    if let Some(name) = quoted("missing field `") {
+        return join(name);
+    }
+    if path.is_empty() || path.ends_with('.') {
+        return match quoted("unknown field `") {
+            Some(name) if !name.is_empty() => join(name),
+            Some(_) => join("\"\"".into()),
+            None => "scenario".into(),
+        };
+    }
+    if path.starts_with('[') {
+        return format!("scenario{path}"); // a document given as an array
+    }
+    path.to_string()
 }
 
 // ---- ranges ------------------------------------------------------------------

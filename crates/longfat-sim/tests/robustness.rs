@@ -232,3 +232,30 @@ fn estimate_covers_the_packets_held_by_shipped_scenarios() {
         );
     }
 }
+
+/// Schema errors name a field even when serde reports none: a missing
+/// table, an empty key, a document that is not a table.
+#[test]
+fn schema_errors_always_name_a_field() {
+    let mut v = base();
+    v.as_object_mut().unwrap().remove("network");
+    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "network");
+    let mut v = base();
+    v["run"].as_object_mut().unwrap().remove("duration");
+    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "run.duration");
+    let mut v = base();
+    v[""] = json!(1);
+    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "\"\"");
+    let mut v = base();
+    v["colour"] = json!(1);
+    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "colour");
+    assert_eq!(Scenario::from_json("3").unwrap_err().field, "scenario");
+    // Control characters in keys are shown escaped: one line, no terminal codes.
+    let mut v = base();
+    v["network"]["bottleneck"]["\n\u{1b}[2J"] = json!(1);
+    let e = Scenario::from_json(&v.to_string()).unwrap_err();
+    assert_eq!(e.field, "network.bottleneck.\\n\\u{1b}[2J");
+    assert!(!e.to_string().chars().any(char::is_control), "{e}");
+    assert_eq!(Scenario::from_json("[1, 2]").unwrap_err().field, "scenario[0]");
+    assert_eq!(Scenario::from_json("{").unwrap_err().field, "scenario");
+}
