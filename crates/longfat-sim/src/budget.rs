@@ -91,11 +91,11 @@ fn human(b: u64) -> String {
 /// crossing it: a burst of a few packets.
 const BURST_PKTS_PER_FLOW: u64 = 8;
 
-/// `arrival_pps`: the packets per second that arrive at the link (its
-/// upstream links and sources limit it); the wire holds at most delay x
-/// min(own packet rate, arrival rate) packets, and the queue fills only when
+/// `arrival_bps`: the bits per second that arrive at the link (its upstream
+/// links and sources limit it); the wire holds at most delay x min(own rate,
+/// arrival rate) of the smallest packets, and the queue fills only when
 /// packets arrive faster than the link sends them.
-fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_pps: f64, flows_through: u64) -> u64 {
+fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_bps: f64, flows_through: u64) -> u64 {
     let limit = |q: &QueueLimit| match *q {
         QueueLimit::Packets(n) => n,
         QueueLimit::Bytes(b) => b / min_pkt_bytes,
@@ -106,9 +106,10 @@ fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_pps: f64, flows_throu
     };
     // On the wire: packets leave at most once per serialization time of the
     // smallest packet, and no faster than they arrive.
-    let own_pps = NS_PER_SEC as f64 / l.rate.tx_time_ns(min_pkt_bytes).max(1) as f64;
-    let queued = if arrival_pps > own_pps { queued } else { queued.min(BURST_PKTS_PER_FLOW.saturating_mul(flows_through)) };
-    let wire = (own_pps.min(arrival_pps) * l.delay_ns as f64 / NS_PER_SEC as f64).min(u64::MAX as f64 / 2.0) as u64 + 1;
+    let own_bps = l.rate.bps() as f64;
+    let queued = if arrival_bps > own_bps { queued } else { queued.min(BURST_PKTS_PER_FLOW.saturating_mul(flows_through)) };
+    let bits_on_wire = own_bps.min(arrival_bps) * l.delay_ns as f64 / NS_PER_SEC as f64;
+    let wire = (bits_on_wire / (8.0 * min_pkt_bytes as f64)).min(u64::MAX as f64 / 2.0) as u64 + 1;
     queued.saturating_add(1).saturating_add(wire)
 }
 
@@ -123,7 +124,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let mut min_data_pkt = vec![u64::MAX; links.len()];
     let mut feed = vec![0u64; links.len()];
     let mut offered_over_run = vec![0f64; links.len()];
-    // Packets per second that can arrive at each link: per flow, the
+    // Bits per second that can arrive at each link: per flow, the
     // slowest link before it on the route, and for ACKs also the data
     // packets that trigger them. At the sending host: a UDP source's rate;
     // a TCP sender is clocked by its ACKs, so about its share of its path's
@@ -131,8 +132,8 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     // estimate realistic rather than a strict bound: a window far above the
     // path's capacity could burst more. The engine's own guard stops such a
     // run cleanly when its packets pass the budget.)
-    let mut arrival_pps = vec![0f64; links.len()];
-    let pps = |l: u32, size: u32| NS_PER_SEC as f64 / links[l as usize].rate.tx_time_ns(u64::from(size.max(1))).max(1) as f64;
+    let mut arrival_bps = vec![0f64; links.len()];
+    let rate = |l: u32| links[l as usize].rate.bps() as f64;
     let mut tcp_senders = vec![0u32; links.len()];
     let mut flows_through = vec![0u64; links.len()];
     for f in flows {
@@ -168,20 +169,20 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
         }
         let mut upstream = match &f.endpoints {
-            Endpoints::Tcp { .. } => {
-                2.0 * f.fwd.iter().map(|&l| pps(l, data_size) / f64::from(tcp_senders[l as usize])).fold(f64::INFINITY, f64::min)
-            }
-            Endpoints::Udp(u) => u.config().rate.bps() as f64 / (8.0 * f64::from(data_size.max(1))),
+            Endpoints::Tcp { .. } => 2.0 * f.fwd.iter().map(|&l| rate(l) / f64::from(tcp_senders[l as usize])).fold(f64::INFINITY, f64::min),
+            Endpoints::Udp(u) => u.config().rate.bps() as f64,
         };
         for &l in f.fwd.iter() {
-            arrival_pps[l as usize] += upstream;
-            upstream = upstream.min(pps(l, data_size));
+            arrival_bps[l as usize] += upstream;
+            upstream = upstream.min(rate(l));
         }
         if f.is_tcp() {
-            // One ACK per data packet at most: the data path's slowest link.
+            // One ACK per data packet at most: the data path's slowest link
+            // clocks them.
+            let mut acks = upstream * f64::from(ack_size) / f64::from(data_size.max(1));
             for &l in f.bwd.iter() {
-                arrival_pps[l as usize] += upstream;
-                upstream = upstream.min(pps(l, ack_size));
+                arrival_bps[l as usize] += acks;
+                acks = acks.min(rate(l));
             }
         }
         for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
@@ -200,7 +201,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let capacity: Vec<u64> = links
         .iter()
         .enumerate()
-        .map(|(i, l)| if min_pkt[i] == u64::MAX { 0 } else { link_capacity(l, min_pkt[i], arrival_pps[i], flows_through[i]) })
+        .map(|(i, l)| if min_pkt[i] == u64::MAX { 0 } else { link_capacity(l, min_pkt[i], arrival_bps[i], flows_through[i]) })
         .collect();
     let mut by_link = 0u64;
     let (mut worst_link, mut worst_held) = (None, 0u64);
