@@ -20,17 +20,20 @@ the values it set, which the paper modules use to find their data.
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import json
 import math
 import os
 import re
+import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from longfat._native import ScenarioError
-from longfat.scenario import load_scenario, set_path
+from longfat._native import ScenarioError, Simulation
+from longfat.scenario import _kind, check_document, check_key, key_path, load_scenario, set_path
 
 SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -59,7 +62,7 @@ class Experiment:
 
 
 def _rate_bps(text: str) -> float:
-    units = {"gbps": 1e9, "mbps": 1e6, "kbps": 1e3, "bps": 1.0}
+    units = {"tbps": 1e12, "gbps": 1e9, "mbps": 1e6, "kbps": 1e3, "bps": 1.0}
     t = str(text).strip().lower()
     for u, mult in units.items():
         if t.endswith(u):
@@ -69,77 +72,183 @@ def _rate_bps(text: str) -> float:
 
 def _secs(text: str) -> float:
     t = str(text).strip().lower()
-    for u, mult in (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
+    for u, mult in (("min", 60.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
         if t.endswith(u):
             return float(t[: -len(u)]) * mult
     return float(t)
 
 
 def estimate_cost(spec: dict) -> float:
-    """Bottleneck packets the run will carry at most (rate x duration / packet)."""
+    """Bottleneck packets the run will carry at most (rate x duration /
+    packet); 1.0 when the scenario does not say (never raises)."""
     try:
         rate = _rate_bps(spec["network"]["bottleneck"]["rate"])
         dur = _secs(spec["run"]["duration"])
-    except (KeyError, ValueError):
+        cost = rate * dur / (8 * 1040)
+    except Exception:
         return 1.0
-    return rate * dur / (8 * 1040)
+    return cost if math.isfinite(cost) and cost > 0 else 1.0
+
+
+#: Most runs one scenario file's [reproduce] table may expand to.
+MAX_RUNS_PER_FILE = 10_000
+#: Most entries in reproduce.seeds.
+MAX_SEEDS = 1000
+
+
+def _field_err(path: Path, field: str, what: str) -> ScenarioError:
+    return ScenarioError(f"{path}: {field}: {what}", field)
 
 
 def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
+    """One scenario file's sweep: its [reproduce] table checked field by
+    field, the number of runs checked before anything is expanded, then
+    every point built (and so validated) by the simulator's own checks, so
+    that a bad point is refused before any run starts. Errors name the file,
+    the field and, for a point, its label."""
+    path = Path(path)
     doc = load_scenario(path, keep_reproduce=True)
     rep = doc.get("reproduce")
+    if rep is None:
+        raise ScenarioError(f"{path}: reproduce: missing; a paper's scenario file needs a [reproduce] table", "reproduce")
     if not isinstance(rep, dict):
-        raise ScenarioError(f"{path}: no [reproduce] table", "reproduce")
+        raise _field_err(path, "reproduce", f"must be a table ([reproduce]), not {_kind(rep)}")
+    _check_reproduce(path, rep)
     if quick:
-        for k, v in rep.get("quick", {}).items():
-            set_path(doc, k, v)
-        rep = doc["reproduce"]
+        for k, v in list(rep.get("quick", {}).items()):
+            _set(path, doc, k, v, key_path("reproduce.quick", k))
+        rep = doc.get("reproduce")
+        if not isinstance(rep, dict):
+            raise _field_err(path, "reproduce", f"must be a table, not {_kind(rep)} (after applying reproduce.quick)")
+        check_document(doc, prefix=f"{path}: ")
+    cases, vary, seeds = _check_reproduce(path, rep)
     base = {k: v for k, v in doc.items() if k != "reproduce"}
     exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc)
-    cases, vary, seeds = _check_reproduce(path, rep)
     keys = list(vary)
-    for case in cases:
+    name = f"{paper}-{path.stem}"
+    built: set[bytes] = set()
+    for ci, case in enumerate(cases):
         for combo in itertools.product(*(vary[k] for k in keys)):
             for seed in seeds:
                 spec = copy.deepcopy(base)
                 point_key = {}
-                for k, v in list(case.items()) + list(zip(keys, combo)):
-                    set_path(spec, k, v)
+                for k, v in case.items():
+                    _set(path, spec, k, v, key_path(f"reproduce.cases[{ci}]", k))
                     point_key[k] = v
+                for k, v in zip(keys, combo):
+                    _set(path, spec, k, v, key_path("reproduce.vary", k))
+                    point_key[k] = v
+                pt = Point(exp.name, point_key, seed, spec, 1.0)
+                where = f"{path}: {_one_line(pt.label())}: "
+                check_document(spec, prefix=where)
                 spec.setdefault("run", {})["seed"] = seed
-                spec["name"] = f"{paper}-{path.stem}"
-                exp.points.append(Point(exp.name, point_key, seed, spec, estimate_cost(spec)))
+                spec["name"] = name
+                _validate(spec, where, built)
+                pt.cost = estimate_cost(spec)
+                exp.points.append(pt)
     return exp
 
 
+def _one_line(label: str, limit: int = 200) -> str:
+    """A point label as it can appear in a one-line message."""
+    if not label.isprintable():
+        label = json.dumps(label)[1:-1]
+    return label if len(label) <= limit else label[:limit] + "..."
+
+
+def _set(path: Path, doc: dict, key: str, value: Any, field: str) -> None:
+    try:
+        set_path(doc, key, value, name=field)
+    except ScenarioError as e:
+        raise ScenarioError(f"{path}: {e.args[0]}", field) from None
+
+
+def _validate(spec: dict, where: str, seen: set[bytes]) -> None:
+    """Builds the point's simulation (and drops it): the simulator's checks,
+    with the error prefixed by the file and the point's label. ``seen``
+    holds digests of the points already built, without their seeds: the
+    seed only changes random draws (start times, jitter, transfers), which
+    the checks do not depend on, so a sweep over many seeds is built once
+    per point, not once per run. (A seed-specific refusal, such as a web
+    generator drawing more transfers than allowed, would still stop the
+    run that meets it.)"""
+    text = json.dumps(spec)
+    unseeded = copy.deepcopy(spec)
+    if isinstance(unseeded.get("run"), dict):
+        unseeded["run"].pop("seed", None)
+    digest = hashlib.sha256(json.dumps(unseeded, sort_keys=True).encode()).digest()
+    if digest in seen:
+        return
+    try:
+        from longfat.runner import memory_budget
+
+        sim = Simulation(text, memory_budget())
+    except ScenarioError as e:
+        field = e.args[1] if len(e.args) > 1 else ""
+        raise ScenarioError(where + str(e.args[0]), field) from None
+    del sim
+    seen.add(digest)
+
+
 def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]]:
-    """The sweep of a [reproduce] table, refusing malformed fields by name."""
+    """The sweep of a [reproduce] table, refusing malformed fields by name;
+    also refuses a sweep of more than MAX_RUNS_PER_FILE runs (counted, not
+    expanded)."""
 
     def bad(field: str, what: str):
-        raise ScenarioError(f"{path}: reproduce.{field}: {what}", f"reproduce.{field}")
+        raise _field_err(path, f"reproduce.{field}", what)
 
     known = {"title", "seeds", "cases", "vary", "quick"}
     for k in rep:
         if k not in known:
-            bad(k, f"unknown field; allowed: {', '.join(sorted(known))}")
+            raise _field_err(path, key_path("reproduce", k), f"unknown field; allowed: {', '.join(sorted(known))}")
+    if "title" in rep and not isinstance(rep["title"], str):
+        bad("title", f"must be a string, not {_kind(rep['title'])}")
     seeds = rep.get("seeds", [1])
     if not (isinstance(seeds, list) and seeds and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64 for x in seeds)):
         bad("seeds", "must be a non-empty list of whole numbers in 0..2^64")
-    cases = rep.get("cases") or [{}]
+    if len(seeds) > MAX_SEEDS:
+        bad("seeds", f"{len(seeds)} seeds; at most {MAX_SEEDS}")
+    if len(set(seeds)) != len(seeds):
+        bad("seeds", "a seed is listed twice")
+    cases = rep.get("cases", [])
     if not (isinstance(cases, list) and all(isinstance(c, dict) for c in cases)):
         bad("cases", 'must be a list of tables, e.g. [{ "flows[0].cc" = "reno" }]')
+    cases = cases or [{}]
+    for i, c in enumerate(cases):
+        for k in c:
+            check_key(k, key_path(f"{path}: reproduce.cases[{i}]", k), field=key_path(f"reproduce.cases[{i}]", k))
     vary = rep.get("vary", {})
-    if not (isinstance(vary, dict) and all(isinstance(v, list) and v for v in vary.values())):
+    if not isinstance(vary, dict):
         bad("vary", 'must be a table of non-empty lists, e.g. { "flows[0].cc" = ["reno", "ltcp"] }')
-    if not isinstance(rep.get("quick", {}), dict):
-        bad("quick", "must be a table of path = value overrides")
+    for k, v in vary.items():
+        check_key(k, key_path(f"{path}: reproduce.vary", k), field=key_path("reproduce.vary", k))
+        if not (isinstance(v, list) and v):
+            raise _field_err(path, key_path("reproduce.vary", k), f"must be a non-empty list of values, not {'an empty list' if isinstance(v, list) else _kind(v)}")
+    quick = rep.get("quick", {})
+    if not isinstance(quick, dict):
+        bad("quick", f"must be a table of path = value overrides, not {_kind(quick)}")
+    for k in quick:
+        check_key(k, key_path(f"{path}: reproduce.quick", k), field=key_path("reproduce.quick", k))
+    sizes = [len(v) for v in vary.values()]
+    runs = len(cases) * math.prod(sizes) * len(seeds)
+    if runs > MAX_RUNS_PER_FILE:
+        shown = f"{runs:,}" if runs < 10**18 else "more than 10^18"
+        grid = " x ".join(map(str, sizes)) if len(sizes) <= 6 else f"{len(sizes)} lists of {min(sizes)}..{max(sizes)}"
+        how = f"{len(cases)} case(s) x {grid or '1'} values x {len(seeds)} seed(s)"
+        field = "vary" if vary else "cases" if len(cases) > 1 else "seeds"
+        bad(field, f"{shown} runs ({how}); at most {MAX_RUNS_PER_FILE:,} per file")
     return cases, vary, seeds
 
 
+def _natural(stem: str) -> list:
+    """Sort key: fig2 before fig10."""
+    return [(0, int(t), "") if t.isdigit() and t.isascii() and len(t) < 30 else (1, 0, t) for t in re.split(r"([0-9]+)", stem)]
+
+
 def load_paper(paper: str, quick: bool, root: Path = SCENARIO_ROOT) -> list[Experiment]:
-    d = root / paper
-    # Natural order: fig2 before fig10.
-    files = sorted(d.glob("*.toml"), key=lambda f: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", f.stem)])
+    d = Path(root) / paper
+    files = sorted(d.glob("*.toml"), key=lambda f: _natural(f.stem)) if d.is_dir() else []
     if not files:
         raise ScenarioError(f"no scenario files in {d}", "PAPER")
     return [load_experiment(paper, f, quick) for f in files]
@@ -155,14 +264,55 @@ def run_point(spec: dict) -> Any:
     return run(spec)
 
 
-def _init_worker() -> None:
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _init_worker(parent_pid: int | None = None) -> None:
+    """Runs first in each worker process: ties the worker's life to its
+    parent's, so that no simulation outlives a killed ``longfat reproduce``."""
+    import signal
+
     # numpy's BLAS threads would only compete with the simulations.
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    # Ctrl-C reaches the whole process group; the parent alone handles it
+    # (and terminates the workers), so workers print no tracebacks.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        # The kernel sends SIGKILL to this worker when its parent dies,
+        # however it dies (SIGKILL included).
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # The parent may have died before the line above took effect.
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Kills the pool's worker processes at once, without waiting for the
+    simulations they are running, and shuts the pool down. (The standard
+    library has no public way to do this before Python 3.14's
+    ``kill_workers``; ``_processes`` maps pid -> Process.)"""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass  # already gone
+    pool.shutdown(wait=True, cancel_futures=True)
+    for proc in procs:
+        try:
+            proc.join(timeout=5)
+        except (OSError, ValueError, AssertionError):
+            pass
 
 
 def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None) -> dict[int, Any]:
     """Runs every point (longest first) in ``jobs`` processes; returns
-    results by position in ``points``. Ctrl-C cancels the rest."""
+    results by position in ``points``. An interruption (Ctrl-C, SIGTERM) or
+    a failed run kills the workers at once and cancels the rest; workers
+    also die with this process if it is killed."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     order = sorted(range(len(points)), key=lambda i: -points[i].cost)
     results: dict[int, Any] = {}
@@ -174,23 +324,22 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
         return results
     import multiprocessing as mp
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker) as pool:
-        pending: dict[Future, int] = {}
-        try:
-            for i in order:
-                pending[pool.submit(run_point, points[i].scenario)] = i
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    i = pending.pop(fut)
-                    results[i] = fut.result()
-                    if on_done:
-                        on_done(points[i])
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(os.getpid(),))
+    pending: dict[Future, int] = {}
+    try:
+        for i in order:
+            pending[pool.submit(run_point, points[i].scenario)] = i
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = pending.pop(fut)
+                results[i] = fut.result()
+                if on_done:
+                    on_done(points[i])
+    except BaseException:
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True)
     return results
 
 

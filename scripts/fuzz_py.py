@@ -1,0 +1,1522 @@
+#!/usr/bin/env python3
+"""A fuzz campaign against longfat's Python input layer.
+
+Every input must end in a result or in one ScenarioError whose message
+starts with the field it names (or is a known whole-file error): never
+another exception, a hang or an out-of-memory kill. Inputs come from four
+sources:
+
+* ``schema``: random scenarios over the serde schema of
+  crates/longfat-sim/src/scenario.rs (read from the source; a copy is kept
+  here in case it cannot be parsed): random subsets of every field, values
+  mostly plausible, some from sets of interesting ones (0, negative, huge,
+  fractional, NaN, wrong types, TOML dates, odd units, deep nesting);
+  a tenth are given as Python dicts (with Python-only values) rather than
+  TOML files;
+* ``mutate``: mutated copies of every scenario file under scenarios/
+  (values dropped, duplicated, retyped, replaced, nested deeply, dates;
+  [reproduce] tables included; sometimes the TOML text itself);
+* ``reproduce``: scenario files with mutated [reproduce] tables, through
+  ``load_experiment`` (quick or not);
+* ``override``: ``--set`` strings and ``--seed`` values through
+  ``apply_overrides``.
+
+Each input runs in a worker process (spawned; ``--jobs`` of them, each under
+an RLIMIT_AS of 2 GiB) through the command line's path: ``prepare`` (load,
+overrides, validation), then a bounded run (``run_until`` in growing steps
+of simulated time until 200,000 events or the end) and, for runs that
+finished, the result tables as ``runner.execute`` builds them. Outcomes:
+``accepted``, ``refused`` (a well-formed ScenarioError), ``BUG`` (any other
+exception, a pyo3 PanicException, a refusal that names no field, a worker
+killed by a signal other than for memory), ``HANG`` (more than ``--timeout``
+seconds: the worker is killed and replaced) and ``MEMORY`` (MemoryError, or
+a worker that died allocating). BUG/HANG/MEMORY inputs are written to the
+findings directory, one TOML file each (JSON when TOML cannot hold them),
+with the traceback.
+
+``--cli N`` also runs N inputs through the real command line
+(``longfat run FILE --out DIR -q --no-plot [--seed S] [--set=K=V]``) and
+checks the exit status is 0 or 2 and stderr is at most one line, with no
+traceback, panic or "internal error".
+
+    .venv/bin/python scripts/fuzz_py.py --seed 1 --inputs 20000 --jobs 2 --cli 300
+
+Input i of seed S is a function of (S, i) only: ``--only I`` reruns it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import math
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import traceback
+from collections import Counter, defaultdict, deque
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+SCENARIO_RS = ROOT / "crates" / "longfat-sim" / "src" / "scenario.rs"
+DEFAULT_FINDINGS = Path("/tmp/longfat-fuzz-findings/py")
+
+TIME_LIMIT = 10.0
+MEM_LIMIT = 2 << 30
+EVENT_BUDGET = 200_000
+
+ACCEPTED, REFUSED, BUG, HANG, MEMORY = "accepted", "refused", "BUG", "HANG", "MEMORY"
+OUTCOMES = (ACCEPTED, REFUSED, BUG, HANG, MEMORY)
+FAILURES = (BUG, HANG, MEMORY)
+SOURCES = ("schema", "mutate", "reproduce", "override")
+WEIGHTS = (0.35, 0.30, 0.15, 0.20)
+
+
+# =============================================================================
+# The schema
+# =============================================================================
+
+#: scenario.rs's serde structs, as of this writing: used when the source
+#: cannot be read or parsed.
+FALLBACK_SCHEMA: dict[str, list[tuple[str, str]]] = {
+    "Scenario": [("name", "Option<String>"), ("description", "Option<String>"), ("network", "Network"), ("flows", "Vec<FlowSpec>"), ("udp", "Vec<UdpSpec>"), ("short_flows", "Vec<ShortFlowSpec>"), ("web", "Vec<WebSpec>"), ("run", "Run")],
+    "Network": [("topology", "String"), ("hops", "Option<u32>"), ("bdp_rtt", "Option<String>"), ("bottleneck", "LinkCfg"), ("access", "Option<AccessCfg>")],
+    "LinkCfg": [("rate", "String"), ("delay", "String"), ("queue", "String"), ("discipline", "Option<String>"), ("classes", "Option<u32>"), ("class_queues", "Option<Vec<String>>"), ("loss", "Option<f64>"), ("reverse_loss", "Option<f64>")],
+    "AccessCfg": [("rate", "Option<String>"), ("delay", "Option<String>"), ("queue", "Option<String>")],
+    "FlowSpec": [("name", "Option<String>"), ("cc", "String"), ("count", "Option<u32>"), ("start", "Option<String>"), ("start_spacing", "Option<String>"), ("stop", "Option<String>"), ("size", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("start_jitter", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
+    "ShortFlowSpec": [("name", "Option<String>"), ("cc", "String"), ("arrival_rate", "f64"), ("size_mean", "String"), ("size_shape", "Option<f64>"), ("start", "Option<String>"), ("stop", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("hosts", "Option<u32>"), ("access_delay", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
+    "WebSpec": [("name", "Option<String>"), ("cc", "String"), ("sessions", "u32"), ("start", "Option<String>"), ("session_spread", "Option<String>"), ("stop", "Option<String>"), ("pages_per_session", "u32"), ("inter_page", "String"), ("objects_per_page", "Option<f64>"), ("inter_object", "Option<String>"), ("object_size_mean", "String"), ("object_size_shape", "Option<f64>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
+    "TcpCfg": [("packet_size", "Option<String>"), ("header_size", "Option<String>"), ("ack_size", "Option<String>"), ("delayed_ack", "Option<bool>"), ("delayed_ack_timeout", "Option<String>"), ("rwnd", "Option<String>"), ("min_rto", "Option<String>"), ("initial_rto", "Option<String>"), ("max_rto", "Option<String>"), ("initial_cwnd", "Option<f64>"), ("initial_ssthresh", "Option<f64>"), ("sender_clock_offset", "Option<String>"), ("receiver_clock_offset", "Option<String>"), ("priority_class", "Option<u32>")],
+    "UdpSpec": [("name", "Option<String>"), ("pattern", "String"), ("rate", "String"), ("count", "Option<u32>"), ("packet_size", "Option<String>"), ("start", "Option<String>"), ("stop", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("on_mean", "Option<String>"), ("off_mean", "Option<String>"), ("distribution", "Option<String>"), ("shape", "Option<f64>"), ("priority_class", "Option<u32>"), ("start_jitter", "Option<String>")],
+    "Run": [("duration", "String"), ("seed", "Option<u64>"), ("measure_from", "Option<String>"), ("sample_interval", "Option<String>")],
+}
+
+
+def rust_schema() -> dict[str, list[tuple[str, str]]]:
+    """The ``#[serde(deny_unknown_fields)]`` structs of scenario.rs: name ->
+    [(field, Rust type)]. Falls back to FALLBACK_SCHEMA."""
+    try:
+        text = SCENARIO_RS.read_text(encoding="utf-8")
+        out: dict[str, list[tuple[str, str]]] = {}
+        for m in re.finditer(r"#\[serde\(deny_unknown_fields\)\]\s*pub struct (\w+)\s*\{(.*?)\n\}", text, re.S):
+            body = re.sub(r"//[^\n]*", "", m.group(2))
+            out[m.group(1)] = re.findall(r"^\s*pub (\w+)\s*:\s*(.*?),?\s*$", body, re.M)
+        if "Scenario" in out and "Run" in out and all(out.values()):
+            return out
+    except OSError:
+        pass
+    return FALLBACK_SCHEMA
+
+
+def _algorithms() -> list[str]:
+    try:
+        from longfat._native import algorithms
+
+        return list(algorithms())
+    except Exception:
+        return ["reno", "newreno", "ltcp", "htcp", "ehstcp", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]
+
+
+PARAM_NAMES = [
+    "a", "alpha", "b", "bandwidth_switch", "beta", "beta_max", "beta_min", "c", "delta_l", "ertt_gain", "fast_convergence",
+    "gamma", "high_decrease", "high_window", "low_window", "n_star", "reno_friendly", "rtt_max_fade", "rtt_ref",
+    "rtt_scaling", "s_max", "s_min", "safety_rtts", "scale_max", "scale_min", "w_t",
+]
+
+DURATION_FIELDS = {
+    "duration", "delay", "start", "stop", "start_spacing", "access_delay", "start_jitter", "access_delay_jitter",
+    "measure_from", "sample_interval", "bdp_rtt", "on_mean", "off_mean", "inter_page", "inter_object", "session_spread",
+    "delayed_ack_timeout", "min_rto", "initial_rto", "max_rto", "sender_clock_offset", "receiver_clock_offset",
+}
+SIZE_FIELDS = {"queue", "size", "packet_size", "header_size", "ack_size", "rwnd", "size_mean", "object_size_mean", "class_queues"}
+
+GOOD_STRINGS: dict[str, list[str]] = {
+    "duration": ["0.2s", "0.5s", "1s", "2s", "3s"],
+    "measure_from": ["0s", "0.1s", "0.5s"],
+    "sample_interval": ["1ms", "10ms", "50ms", "100ms"],
+    "delay": ["0s", "1ms", "5ms", "10ms", "35ms"],
+    "access_delay": ["0s", "0.5ms", "2ms"],
+    "bdp_rtt": ["10ms", "70ms", "100ms"],
+    "start": ["0s", "0.1s", "0.3s"],
+    "stop": ["0.5s", "1.5s", "5s"],
+    "start_spacing": ["0s", "10ms", "100ms"],
+    "start_jitter": ["0s", "10ms", "50ms"],
+    "access_delay_jitter": ["0s", "1ms", "10ms"],
+    "on_mean": ["10ms", "100ms", "1s"],
+    "off_mean": ["0s", "10ms", "100ms"],
+    "inter_page": ["10ms", "100ms", "1s"],
+    "inter_object": ["0s", "1ms", "10ms"],
+    "session_spread": ["0s", "100ms"],
+    "delayed_ack_timeout": ["40ms", "200ms", "1ms"],
+    "min_rto": ["200ms", "1ms", "1s"],
+    "initial_rto": ["1s", "3s", "100ms"],
+    "max_rto": ["60s", "10s", "1s"],
+    "sender_clock_offset": ["0s", "1ms", "1s"],
+    "receiver_clock_offset": ["0s", "1ms", "1s"],
+    "rate": ["1Mbps", "10Mbps", "20Mbps", "100Mbps", "1Gbps"],
+    "queue": ["10pkt", "100pkt", "0.2bdp", "1bdp", "64KB", "unlimited"],
+    "size": ["10pkt", "100KB", "1MB"],
+    "packet_size": ["1500B", "576B", "9000B", "64B"],
+    "header_size": ["40B", "52B", "0B"],
+    "ack_size": ["40B", "64B", "20B"],
+    "rwnd": ["64pkt", "1000pkt", "unlimited", "1MB"],
+    "size_mean": ["10KB", "20pkt", "100KB"],
+    "object_size_mean": ["10KB", "20pkt", "100KB"],
+    "class_queues": ["10pkt", "100pkt", "0.5bdp"],
+    "topology": ["dumbbell", "parking_lot"],
+    "discipline": ["droptail", "priority"],
+    "pattern": ["cbr", "onoff"],
+    "distribution": ["exponential", "pareto"],
+    "name": ["a", "flow", "x.y", "long-name_1", "é"],
+    "description": ["", "a test", "ünïcode"],
+}
+GOOD_NUMBERS: dict[str, list[Any]] = {
+    "hops": [2, 3, 4],
+    "classes": [1, 2, 3],
+    "count": [1, 2, 3, 5],
+    "from": [0, 1],
+    "to": [1, 2],
+    "priority_class": [0, 1],
+    "sessions": [1, 2, 5],
+    "pages_per_session": [1, 3, 10],
+    "hosts": [1, 2, 4],
+    "seed": [0, 1, 2, 12345, 2**64 - 1],
+    "loss": [0.0, 0.001, 0.01],
+    "reverse_loss": [0.0, 0.001],
+    "initial_cwnd": [1, 2, 10, 1.5],
+    "initial_ssthresh": [2, 64, 1000.0],
+    "shape": [1.2, 1.5, 2.0],
+    "arrival_rate": [1.0, 10.0, 50.0],
+    "size_shape": [1.2, 1.5, 2.5],
+    "objects_per_page": [1.0, 2.0, 3.5],
+    "object_size_shape": [1.2, 2.0],
+}
+
+NAN, INF = float("nan"), float("inf")
+DATES: list[Any] = [
+    datetime.date(1979, 5, 27),
+    datetime.time(7, 32),
+    datetime.time(0, 0, 0, 999999),
+    datetime.datetime(1979, 5, 27, 7, 32),
+    datetime.datetime(1979, 5, 27, 7, 32, tzinfo=datetime.timezone.utc),
+    datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=-7))),
+]
+WILD_NUMBERS: list[Any] = [
+    0, -1, 1, 2, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**63 - 1, -(2**63), 2**64 - 1, 10**18, -(10**18),
+    0.0, -0.0, 0.5, -0.5, 1.5, 1e-9, 5e-324, 1e-300, 1e18, 1e300, -1e300, 1.7976931348623157e308, NAN, INF, -INF, True, False,
+]
+WILD_STRINGS: list[str] = [
+    "", " ", "nan", "NaN", "inf", "-inf", "Infinity", "null", "none", "true", "0", "-1", "1e400", "\n", "\t", "\x7f", "\u2028",
+    "é", "🚀", "\x1b[2J", "a" * 300, "x" * 10_000, "${HOME}", "../..", "/", ".", "..", "a/b", "%s%n", '"', "\\",
+]
+WILD_DURATIONS = [
+    "0s", "0ns", "1ns", "-1ns", "-1s", "1e18ns", "1e19ns", "18446744073709551615ns", "18446744073709551616ns", "1e400s",
+    "1e-400s", "0.1ns", "1.5ns", "nans", "infs", "-0s", "1e19s", "1e10s", "300000000000s", "20000s", "1min", "1e15min", "1h", "1d",
+    "1 s", " 1s", "1s ", "1S", "1Ms", "1µs", "１s", "1e3", "1e3ms", "0x10s", "1_000ms", "+5s", "--5s", "5ss", "s", "ms",
+    "1.s", ".5s", "5.s", "1e+3s", "1E3s", "1e-9s", "5us", "1fortnight",
+]
+WILD_RATES = [
+    "0bps", "1bps", "0.001bps", "1Kbps", "1Tbps", "1e3Tbps", "1e30bps", "18446744073709551616bps", "1e400Gbps", "-1Mbps",
+    "1Gbit", "1gbps", "1GBPS", "1 Gbps", "nanGbps", "infGbps", "1e-30Gbps", "1Pbps", "1e12Gbps", "Gbps", "1.5.5Mbps",
+]
+WILD_SIZES = [
+    "0pkt", "1pkt", "1e20pkt", "18446744073709551616pkt", "-1pkt", "0.5pkt", "1.5pkt", "0B", "1B", "63B", "64B", "65535B",
+    "65536B", "1e19B", "1e400B", "1GB", "1TB", "1e9GB", "0bdp", "1e-9bdp", "1e9bdp", "1e400bdp", "nanbdp", "-1bdp",
+    "unlimited", "Unlimited", "infinite", "1KiB", "1kb", "pkt", "B", "1e6pkt", "4294967296pkt",
+]
+
+
+def deep_value(rng: random.Random, depth: int | None = None) -> Any:
+    depth = depth if depth is not None else rng.choice([33, 34, 40, 64, 200])
+    v: Any = rng.choice([1, "1s", []])
+    for _ in range(depth):
+        v = [v] if rng.random() < 0.5 else {"x": v}
+    return v
+
+
+def wild_value(rng: random.Random, field: str = "") -> Any:
+    """An interesting value, leaning on the field's kind."""
+    r = rng.random()
+    if r < 0.35:
+        if field in DURATION_FIELDS:
+            return rng.choice(WILD_DURATIONS)
+        if field == "rate":
+            return rng.choice(WILD_RATES)
+        if field in SIZE_FIELDS:
+            return rng.choice(WILD_SIZES)
+    r = rng.random()
+    if r < 0.35:
+        return rng.choice(WILD_NUMBERS)
+    if r < 0.55:
+        return rng.choice(WILD_DURATIONS + WILD_RATES + WILD_SIZES)
+    if r < 0.67:
+        return rng.choice(WILD_STRINGS)
+    if r < 0.77:
+        return rng.choice(DATES)
+    if r < 0.95:
+        return rng.choice([[], [1], ["1s", "2s"], {}, {"a": 1}, {"rate": "1Mbps"}, [[]], ["x"] * 1000, list(range(50))])
+    return deep_value(rng)
+
+
+def good_value(rng: random.Random, field: str, typ: str, algos: list[str]) -> Any:
+    base = _inner(typ)
+    if field == "cc":
+        return rng.choice(algos)
+    if field in GOOD_STRINGS and base in ("String", "Vec<String>"):
+        v = rng.choice(GOOD_STRINGS[field])
+        return [v] * rng.choice([1, 2, 3]) if base == "Vec<String>" else v
+    if field in GOOD_NUMBERS:
+        return rng.choice(GOOD_NUMBERS[field])
+    if base == "bool":
+        return rng.random() < 0.5
+    if base == "f64":
+        return rng.choice([0.5, 1.0, 2.0])
+    if base in ("u32", "u64"):
+        return rng.choice([0, 1, 2])
+    if base.startswith("BTreeMap"):
+        return {rng.choice(PARAM_NAMES): rng.choice([0.1, 0.5, 0.8, 1.0, 2.0, 10.0]) for _ in range(rng.choice([0, 1, 1, 2]))}
+    if base == "String":
+        return rng.choice(["x", "1s", "10Mbps"])
+    return None
+
+
+def _inner(typ: str) -> str:
+    typ = typ.strip()
+    m = re.fullmatch(r"Option<(.*)>", typ)
+    return m.group(1).strip() if m else typ
+
+
+def _required(typ: str) -> bool:
+    t = typ.strip()
+    return not (t.startswith("Option<") or t.startswith("Vec<") or t.startswith("BTreeMap<") or t == "TcpCfg")
+
+
+# =============================================================================
+# TOML text
+# =============================================================================
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+class NotToml(Exception):
+    """The value has no TOML spelling (None, a lone surrogate, ...)."""
+
+
+def _toml_str(s: str) -> str:
+    out = ['"']
+    for c in s:
+        o = ord(c)
+        if c == '"':
+            out.append('\\"')
+        elif c == "\\":
+            out.append("\\\\")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04X}")
+        elif 0xD800 <= o <= 0xDFFF:
+            raise NotToml("lone surrogate")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def toml_key(k: Any) -> str:
+    if not isinstance(k, str):
+        raise NotToml(f"key {k!r}")
+    return k if _BARE.match(k) else _toml_str(k)
+
+
+def toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _toml_str(v)
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+    raise NotToml(type(v).__name__)
+
+
+def to_toml(doc: dict) -> str:
+    """A TOML document: top-level tables as [headers], arrays of tables as
+    [[headers]], everything below inline. Raises NotToml."""
+    head, tables, arrays = [], [], []
+    for k, v in doc.items():
+        if isinstance(v, dict) and v and all(isinstance(x, str) for x in v):
+            tables.append((k, v))
+        elif isinstance(v, list) and v and all(isinstance(e, dict) and e for e in v):
+            arrays.append((k, v))
+        else:
+            head.append(f"{toml_key(k)} = {toml_value(v)}")
+    out = head
+    for k, v in tables:
+        out.append(f"\n[{toml_key(k)}]")
+        out.extend(f"{toml_key(kk)} = {toml_value(vv)}" for kk, vv in v.items())
+    for k, v in arrays:
+        for e in v:
+            out.append(f"\n[[{toml_key(k)}]]")
+            out.extend(f"{toml_key(kk)} = {toml_value(vv)}" for kk, vv in e.items())
+    return "\n".join(out) + "\n"
+
+
+# =============================================================================
+# Inputs
+# =============================================================================
+
+
+class Corpus:
+    """What the generators draw from: the schema, the algorithms, the scenario files."""
+
+    def __init__(self) -> None:
+        self.schema = rust_schema()
+        self.algos = _algorithms()
+        self.files: list[tuple[str, dict]] = []
+        for p in sorted(SCENARIOS.rglob("*.toml")):
+            try:
+                self.files.append((str(p.relative_to(ROOT)), tomllib.loads(p.read_text(encoding="utf-8"))))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+        self.with_reproduce = [(n, d) for n, d in self.files if isinstance(d.get("reproduce"), dict)]
+
+
+_CORPUS: Corpus | None = None
+
+
+def corpus() -> Corpus:
+    global _CORPUS
+    if _CORPUS is None:
+        _CORPUS = Corpus()
+    return _CORPUS
+
+
+def make_input(seed: int, i: int, source: str | None = None) -> dict:
+    """Input ``i`` of campaign ``seed``: a pure function of (seed, i, source)."""
+    rng = random.Random(f"longfat-fuzz/{seed}/{i}/{source or ''}")
+    src = source or rng.choices(SOURCES, WEIGHTS)[0]
+    c = corpus()
+    inp: dict = {"id": f"s{seed}-{i}", "source": src, "kind": "scenario", "text": None, "doc": None, "path": None, "seed": None, "overrides": [], "quick": False, "origin": ""}
+    if src == "schema":
+        doc = gen_schema(rng, c)
+        if rng.random() < 0.1:
+            _pythonize(rng, doc)
+            inp["doc"] = doc
+        else:
+            _set_text(inp, doc, rng)
+        if rng.random() < 0.15:
+            inp["seed"] = rng.choice([0, 1, 7, 2**63, 2**64 - 1, 2**64, -1])
+    elif src == "mutate":
+        name, base = rng.choice(c.files)
+        inp["origin"] = name
+        doc = copy.deepcopy(base)
+        if rng.random() < 0.6:
+            _shrink(rng, doc)
+        for _ in range(rng.choice([1, 1, 1, 2, 2, 3, 5])):
+            mutate(rng, doc, c)
+        _set_text(inp, doc, rng, text_mutation=rng.random() < 0.1)
+    elif src == "reproduce":
+        name, base = rng.choice(c.with_reproduce)
+        inp["origin"] = name
+        inp["kind"] = "reproduce"
+        inp["quick"] = rng.random() < 0.5
+        doc = copy.deepcopy(base)
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            mutate_reproduce(rng, doc, c)
+        if rng.random() < 0.2:
+            mutate(rng, doc, c)
+        _set_text(inp, doc, rng)
+    else:  # override
+        name, base = rng.choice(c.files)
+        inp["origin"] = name
+        doc = copy.deepcopy(base)
+        if rng.random() < 0.7:
+            _shrink(rng, doc)
+        if rng.random() < 0.04:
+            doc["run"] = rng.choice([5, "fast", [], True, DATES[0]])
+        _set_text(inp, doc, rng)
+        inp["overrides"] = [gen_override(rng, doc, c) for _ in range(rng.choice([1, 1, 2, 3, 4]))]
+        if rng.random() < 0.35:
+            inp["seed"] = rng.choice([0, 1, 3, 2**32, 2**63, 2**64 - 1, 2**64, 2**70, -1])
+    return inp
+
+
+def _set_text(inp: dict, doc: dict, rng: random.Random, text_mutation: bool = False) -> None:
+    try:
+        text = to_toml(doc)
+    except NotToml:
+        inp["doc"] = doc
+        return
+    if text_mutation:
+        text = mutate_text(rng, text)
+    inp["text"] = text
+
+
+def gen_schema(rng: random.Random, c: Corpus) -> dict:
+    """A random scenario over the schema: every struct's fields, a random
+    subset of the optional ones, mostly plausible values, a few wild ones."""
+    wild_p = rng.choice([0.0, 0.0, 0.0, 0.01, 0.03, 0.1])
+    schema = c.schema
+
+    def build(struct: str, depth: int = 0) -> dict:
+        out: dict = {}
+        for field, typ in schema.get(struct, []):
+            inner = _inner(typ)
+            req = _required(typ)
+            if req:
+                if rng.random() < 0.01:
+                    continue
+            elif field == "flows":
+                if rng.random() < 0.03:
+                    continue
+            elif rng.random() > 0.3:
+                continue
+            if rng.random() < wild_p:
+                out[field] = wild_value(rng, field)
+                continue
+            m = re.fullmatch(r"Vec<(\w+)>", inner)
+            if m and m.group(1) in schema:
+                n = rng.choice([0, 1, 1, 2, 3]) if field != "flows" else rng.choice([1, 1, 2, 3])
+                out[field] = [build(m.group(1), depth + 1) for _ in range(n)]
+            elif inner in schema:
+                out[field] = build(inner, depth + 1)
+            else:
+                v = good_value(rng, field, typ, c.algos)
+                if v is not None:
+                    out[field] = v
+        if rng.random() < wild_p:
+            out[rng.choice(["colour", "Rate", "a b", "", "a.b", "\n", "ü", "x" * 300, "flows", "seed"])] = wild_value(rng)
+        return out
+
+    doc = build("Scenario")
+    net = doc.get("network")
+    if isinstance(net, dict):
+        if net.get("topology") == "parking_lot" and "hops" not in net and rng.random() < 0.9:
+            net["hops"] = rng.choice([2, 3, 4])
+        if net.get("topology") == "dumbbell" and rng.random() < 0.8:
+            net.pop("hops", None)
+        bn = net.get("bottleneck")
+        if isinstance(bn, dict) and bn.get("discipline") != "priority" and rng.random() < 0.9:
+            bn.pop("classes", None)
+            bn.pop("class_queues", None)
+    for key in ("flows", "udp", "short_flows", "web"):
+        for e in doc.get(key, []) if isinstance(doc.get(key), list) else []:
+            if isinstance(e, dict) and rng.random() < 0.8:
+                # Mostly coherent entries, so that many scenarios run.
+                for f in ("from", "to", "stop", "start_spacing", "start_jitter"):
+                    e.pop(f, None)
+                if e.get("pattern") != "onoff":
+                    for f in ("on_mean", "off_mean", "distribution", "shape"):
+                        e.pop(f, None)
+                if e.get("distribution") != "pareto":
+                    e.pop("shape", None)
+                tcp = e.get("tcp")
+                if isinstance(tcp, dict) and rng.random() < 0.7:
+                    for f in ("min_rto", "max_rto", "priority_class", "header_size"):
+                        tcp.pop(f, None)
+    run = doc.get("run")
+    if isinstance(run, dict) and rng.random() < 0.8:
+        run.pop("measure_from", None)
+    return doc
+
+
+def _pythonize(rng: random.Random, doc: dict) -> None:
+    """Python-only values for the dict path: None, tuples, sets, bytes,
+    non-string keys, lone surrogates, numpy scalars, a cycle."""
+    choices = [None, (1, 2), {1, 2}, b"10s", object(), "\ud800", 10**5000, {1: "a"}, {("a",): 1}]
+    try:
+        import numpy as np
+
+        choices += [np.int64(5), np.float64("nan"), np.float32(1.5), np.array([1, 2])]
+    except ImportError:
+        pass
+    paths = list(_paths(doc))
+    if not paths:
+        return
+    parent, key = rng.choice(paths)
+    if rng.random() < 0.1:
+        parent[key] = parent  # a cycle
+    else:
+        parent[key] = rng.choice(choices)
+
+
+def _paths(node: Any, depth: int = 0) -> Iterable[tuple[Any, Any]]:
+    """(container, key) for every value below ``node``."""
+    if depth > 40:
+        return
+    if isinstance(node, dict):
+        for k in list(node):
+            yield node, k
+            yield from _paths(node[k], depth + 1)
+    elif isinstance(node, list):
+        for i in range(len(node)):
+            yield node, i
+            yield from _paths(node[i], depth + 1)
+
+
+def _dotted(node: Any, prefix: str = "", depth: int = 0) -> Iterable[str]:
+    """``--set`` paths of every value below ``node``."""
+    if depth > 8:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if not isinstance(k, str):
+                continue
+            p = f"{prefix}.{k}" if prefix else k
+            yield p
+            yield from _dotted(v, p, depth + 1)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            p = f"{prefix}[{i}]"
+            yield p
+            yield from _dotted(v, p, depth + 1)
+
+
+def _shrink(rng: random.Random, doc: dict) -> None:
+    """Short runs, so that accepted inputs often run to their end."""
+    run = doc.get("run")
+    if isinstance(run, dict):
+        run["duration"] = rng.choice(["0.2s", "0.5s", "1s", "2s"])
+        run.pop("measure_from", None)
+        run.pop("sample_interval", None)
+    net = doc.get("network")
+    if isinstance(net, dict) and isinstance(net.get("bottleneck"), dict) and rng.random() < 0.7:
+        net["bottleneck"]["rate"] = rng.choice(["5Mbps", "10Mbps", "20Mbps"])
+    for key in ("flows", "udp", "short_flows", "web"):
+        for e in doc.get(key, []) if isinstance(doc.get(key), list) else []:
+            if isinstance(e, dict):
+                for f in ("start", "stop", "start_jitter", "start_spacing", "session_spread"):
+                    e.pop(f, None)
+                if key == "udp" and isinstance(e.get("count"), int):
+                    e["count"] = min(e["count"], 5)
+
+
+def mutate(rng: random.Random, doc: dict, c: Corpus) -> None:
+    """One random change somewhere in ``doc`` ([reproduce] included)."""
+    paths = list(_paths(doc))
+    if not paths:
+        doc[rng.choice(["network", "run", "x"])] = wild_value(rng)
+        return
+    parent, key = rng.choice(paths)
+    op = rng.choice(["drop", "dup", "retype", "wild", "wild", "deep", "date", "unknown", "scale", "swap", "big"])
+    v = parent[key]
+    field = key if isinstance(key, str) else ""
+    if op == "drop":
+        del parent[key]
+    elif op == "dup":
+        if isinstance(parent, list):
+            parent.insert(key, copy.deepcopy(v))
+        else:
+            parent[f"{key}_2" if rng.random() < 0.5 else key.upper()] = copy.deepcopy(v)
+    elif op == "retype":
+        parent[key] = rng.choice([[v], {"value": v}, str(v)[:50], 1, 1.5, True, [], {}])
+    elif op == "wild":
+        parent[key] = wild_value(rng, field)
+    elif op == "deep":
+        parent[key] = deep_value(rng)
+    elif op == "date":
+        parent[key] = rng.choice(DATES)
+    elif op == "unknown":
+        target = v if isinstance(v, dict) else parent if isinstance(parent, dict) else doc
+        target[rng.choice(["colour", "rate_", "Rate", "a b", "", "a.b", "ü", "\t", "x" * 200, "seed", "flows"])] = wild_value(rng)
+    elif op == "scale":
+        if isinstance(v, str):
+            m = re.match(r"([0-9.]+)(.*)", v)
+            if m:
+                parent[key] = rng.choice(["0", "-" + m.group(1), m.group(1) + "e18", m.group(1) + "e-12", "1e300", "0.0000001"]) + m.group(2)
+            else:
+                parent[key] = v + rng.choice(["s", "pkt", "bps", "x"])
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            parent[key] = rng.choice([v * 10**9, -v, v + 0.5, 2**64, 0])
+        else:
+            parent[key] = wild_value(rng, field)
+    elif op == "swap":
+        _, other = rng.choice(c.files)
+        others = list(_paths(other))
+        if others:
+            p2, k2 = rng.choice(others)
+            parent[key] = copy.deepcopy(p2[k2])
+    elif op == "big":
+        if isinstance(parent, list):
+            parent.extend(copy.deepcopy(v) for _ in range(rng.choice([10, 100, 1000])))
+        elif field in ("count", "sessions", "hosts", "pages_per_session", "hops", "classes"):
+            parent[key] = rng.choice([33, 64, 65, 1000, 10_000, 100_000, 2**32 - 1])
+        else:
+            parent[key] = rng.choice([["x"] * 1000, "y" * 100_000, list(range(10_000))])
+
+
+def mutate_text(rng: random.Random, text: str) -> str:
+    lines = text.split("\n")
+    op = rng.choice(["del", "dup", "garbage", "truncate", "swapchar", "bom", "crlf", "nul"])
+    i = rng.randrange(len(lines))
+    if op == "del":
+        del lines[i]
+    elif op == "dup":
+        lines.insert(i, lines[i])
+    elif op == "garbage":
+        lines.insert(i, rng.choice(["[", "]]", "= 1", "a = ", 'a = """', "a = 1979-05-27T", "[[run]]", "x = [[[[", "\x00", "\ufeff"]))
+    elif op == "truncate":
+        return text[: rng.randrange(len(text) + 1)]
+    elif op == "swapchar" and lines[i]:
+        j = rng.randrange(len(lines[i]))
+        lines[i] = lines[i][:j] + rng.choice("[]{}=\"'#.,\\") + lines[i][j + 1 :]
+    elif op == "bom":
+        return "\ufeff" + text
+    elif op == "crlf":
+        return text.replace("\n", "\r\n")
+    elif op == "nul":
+        return text.replace("=", "=\x00", 1)
+    return "\n".join(lines)
+
+
+def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
+    """One change to the [reproduce] table."""
+    rep = doc.get("reproduce")
+    if not isinstance(rep, dict):
+        doc["reproduce"] = rep = {}
+    paths = sorted(_dotted(doc), key=str)
+    scenario_paths = [p for p in paths if not p.startswith("reproduce")] or ["run.duration"]
+    sp = rng.choice(scenario_paths)
+    field = rng.choice(["seeds", "cases", "vary", "quick", "title", "unknown", "whole"])
+    if field == "seeds":
+        rep["seeds"] = rng.choice([[-1], [2**64], [2**64 - 1], "1", [], [1.5], [True], list(range(1001)), list(range(1000)), [1, 1], [DATES[0]], 5, [[1]], [0, 2**63]])
+    elif field == "cases":
+        rep["cases"] = rng.choice([
+            [1], "x", [{}], [{"a..b": 1}], [{"flows[9].cc": "reno"}], [{"run": 5}], [{"flows[0].cc": wild_value(rng, "cc")}],
+            [{sp: wild_value(rng, sp.rsplit(".", 1)[-1])}], [{sp: []}], [{"": 1}], [{"flows[0]": 5}],
+            [{"network": "x"}], [{" run.seed ": 1}], [{"flows[²].cc": "reno"}], [{"flows[99999999999999999999].cc": "reno"}],
+            [{"run.seed": 2**64}], [{"reproduce.seeds": [1]}], [], {}, [{sp: deep_value(rng, 30)}],
+        ] + [[{"flows[0].cc": a} for a in c.algos]])
+    elif field == "vary":
+        rep["vary"] = rng.choice([
+            {sp: []}, {sp: 5}, [], "x", {"a..b": [1]}, {sp: [wild_value(rng, sp.rsplit(".", 1)[-1]), wild_value(rng)]},
+            {"flows[0].cc": ["reno"] * 1000, "run.seed": list(range(1000))},
+            {"flows[0].cc": ["reno"] * 101, "network.bottleneck.delay": ["1ms"] * 100},
+            {"flows[0].cc": c.algos, sp: [copy.deepcopy(_get(doc, sp))] * 3},
+            {f"x{i}": [1, 2] for i in range(40)}, {"flows[0].count": [1, 2, 3]},
+            {sp: [NAN]}, {sp: [DATES[1]]}, {"run": [1, 2]}, {"flows": [[], {}]},
+        ])
+    elif field == "quick":
+        rep["quick"] = rng.choice([
+            5, "x", [], {"reproduce": 5}, {"reproduce.seeds": [1, 2]}, {"reproduce.seeds": "x"}, {"reproduce.vary.x": [1]},
+            {"reproduce.vary": {"flows[0].cc": ["reno"] * 200, "run.seed": list(range(100))}},
+            {"run.duration": wild_value(rng, "duration")}, {"flows[0]": 5}, {"network": "x"}, {"reproduce.quick.x": 1},
+            {"reproduce.cases": [{"flows[5].cc": "reno"}]}, {sp: wild_value(rng, sp.rsplit(".", 1)[-1])}, {"a..b": 1},
+            {"run": {"duration": "1s"}}, {"reproduce.title": 5}, {"reproduce": {}}, {"description": deep_value(rng, 31)},
+        ])
+    elif field == "title":
+        rep["title"] = rng.choice([5, DATES[0], [], "", "x" * 10_000, "a\nb", {"a": 1}])
+    elif field == "unknown":
+        rep[rng.choice(["colour", "seed", "Cases", "", "a b"])] = wild_value(rng)
+    else:
+        doc["reproduce"] = rng.choice([5, "x", [], [{}], DATES[0], True])
+
+
+def _get(doc: Any, dotted: str) -> Any:
+    node = doc
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", dotted):
+        try:
+            node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+    return node
+
+
+def gen_override(rng: random.Random, doc: dict, c: Corpus) -> str:
+    """One ``--set`` string: a real path or a malformed one, a plausible
+    value, a wild one or raw text."""
+    paths = [p for p in _dotted(doc) if not p.startswith("reproduce")] or ["run.duration"]
+    p = rng.choice(paths)
+    r = rng.random()
+    if r < 0.7:
+        key = p
+    elif r < 0.8:
+        key = rng.choice(["run.seed", "run", "flows", "network", "run.duration", "flows[0].cc", "flows[0].tcp.initial_cwnd", "udp[0].rate", "flows[0].params.beta"])
+    else:
+        key = rng.choice([
+            "flows[7].cc", "flows[99999999999999999999].cc", "flows[" + "9" * 5000 + "].cc", "flows[٣].cc", "flows[²].cc",
+            "flows.0.cc", "flows[-1].cc", "run[0]", "run.duration.x", "a..b", ".a", "a.", " run.seed ", "flows[0",
+            "flows]0[", "flows[0][0]", "run.dur ation", "run.düration", "run.duration\n", "run\x00", "a." * 3000 + "b", "", " ",
+            "x" * 10_000, p + ".x", p + "[0]", p.replace(".", ".."), "network.bottleneck[1]", "flows[0].params", "reproduce.x",
+        ])
+    leaf = re.sub(r"\[\d+\]$", "", p.rsplit(".", 1)[-1])
+    r = rng.random()
+    try:
+        if r < 0.5:
+            text = toml_value(good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos) or "1s")
+        elif r < 0.8:
+            text = toml_value(wild_value(rng, leaf))
+        else:
+            raise NotToml
+    except NotToml:
+        text = rng.choice([
+            "reno", "10s", "1979-05-27", "07:32:00", "1979-05-27T07:32:00Z", "nan", "inf", "-inf", "1e400", "9" * 5000,
+            "0x7fffffffffffffff", "[" * 2000, "[" * 40 + "]" * 40, "{a=1", "{}", "[]", '"', '"""', "a=b", "1\nx = 2", "true",
+            "", " ", "\x00", "{" * 3000 + "}" * 3000, "[" * 500 + "]" * 500, '"10s" # comment', "1_000", "+inf", "[1, 2,]",
+        ])
+    return f"{key}={text}" if rng.random() > 0.03 else key
+
+
+# =============================================================================
+# Running one input (in a worker)
+# =============================================================================
+
+_KNOWN_WHOLE_FILE = (
+    "scenario file ", ": TOML syntax error", ": not a UTF-8 text file", ": TOML value error", "nested deeper than",
+    ": no [reproduce] table", "scenario: expected",
+)
+
+
+def refusal_problem(msg: Any, field: Any) -> str | None:
+    """Why a ScenarioError's (message, field) is not a well-formed refusal
+    (None if it is): one line, naming a field it starts with (after the
+    file name and point label reproduce errors carry), or a known
+    whole-file error."""
+    if not isinstance(msg, str) or not msg.strip():
+        return "empty message"
+    if msg.splitlines() != [msg]:
+        return "message spans several lines"
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in msg):
+        return "message holds control characters (raw on the terminal)"
+    for bad in ("Traceback", "panicked", "internal error"):
+        if bad in msg:
+            return f"message contains {bad!r}"
+    if not isinstance(field, str):
+        return f"field is {type(field).__name__}, not a string"
+    if msg.startswith(("--set", "--seed")):
+        return None
+    if field:
+        if msg.startswith(field + ":") or f": {field}:" in msg:
+            return None
+        return f"message does not start with its field {field!r}"
+    if any(k in msg for k in _KNOWN_WHOLE_FILE):
+        return None
+    return "refusal names no field"
+
+
+def bounded_run(sim: Any, budget: int = EVENT_BUDGET) -> bool:
+    """Runs ``sim`` in growing steps of simulated time until ``budget``
+    events or its end; True if it finished."""
+    end = sim.end_ns
+    step = 1_000  # 1 us of simulated time, doubled while steps are cheap
+    t = sim.now_ns
+    while not sim.done and sim.events_processed < budget:
+        before = sim.events_processed
+        t = min(t + step, end)
+        sim.run_until(t)
+        n = sim.events_processed - before
+        if n < budget // 50:
+            step = min(step * 2, max(end, 1))
+        elif n > budget // 8:
+            step = max(step // 4, 1)
+        if t >= end and not sim.done:
+            break
+    return bool(sim.done)
+
+
+def run_input(inp: dict, workdir: Path) -> dict:
+    """One input through the command line's path; never raises."""
+    t0 = time.perf_counter()
+    res = {"outcome": ACCEPTED, "detail": "", "field": "", "message": "", "traceback": "", "finished": False, "events": 0}
+    try:
+        from longfat._native import ScenarioError
+
+        _self_test(inp.get("doc"))
+        src: Any
+        if inp.get("path"):
+            src = inp["path"]
+        elif inp.get("text") is not None:
+            src = workdir / f"{_safe(inp['id'])}.toml"
+            src.write_text(inp["text"], encoding="utf-8", errors="surrogatepass")
+        else:
+            src = inp["doc"]
+        try:
+            if inp.get("kind") == "reproduce":
+                from longfat.reproduce.core import load_experiment
+
+                if not isinstance(src, (str, Path)):
+                    raise TypeError("a [reproduce] input must be a TOML file (fuzz_py generated one it cannot write)")
+                exp = load_experiment("fuzz", Path(src), bool(inp.get("quick")))
+                res["detail"] = f"{len(exp.points)} points"
+            else:
+                from longfat.runner import execute, prepare
+
+                spec, sim = prepare(src, seed=inp.get("seed"), overrides=inp.get("overrides") or ())
+                res["finished"] = bounded_run(sim, int(inp.get("budget") or EVENT_BUDGET))
+                res["events"] = int(sim.events_processed)
+                if res["finished"]:
+                    result = execute(spec, sim)
+                    res["detail"] = f"{result.flows.num_rows} flow rows"
+                del sim
+        except ScenarioError as e:
+            msg = e.args[0] if e.args else ""
+            field = e.args[1] if len(e.args) > 1 else ""
+            res.update(message=str(msg), field=str(field), raised_in=_raised_in(e))
+            problem = refusal_problem(msg, field)
+            if problem is None:
+                res["outcome"] = REFUSED
+            else:
+                res.update(outcome=BUG, detail=f"badly formed refusal: {problem}: {str(msg)[:300]!r}")
+    except MemoryError:
+        res.update(outcome=MEMORY, detail="MemoryError", traceback=traceback.format_exc(limit=20))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # pyo3's PanicException is a BaseException
+        res.update(outcome=BUG, detail=f"{type(e).__name__}: {str(e)[:300]}", traceback=traceback.format_exc(limit=30))
+    res["seconds"] = time.perf_counter() - t0
+    return res
+
+
+def _self_test(doc: Any) -> None:
+    """Inputs that check the pool's own limits (tests/test_fuzz_py.py)."""
+    what = doc.get("__fuzz_test__") if isinstance(doc, dict) else None
+    if what == "hang":
+        while True:
+            time.sleep(0.01)
+    elif what == "memory":
+        blob = bytearray(8 << 30)
+        del blob
+    elif what == "abort":
+        os.abort()
+
+
+#: Where Python hands a scenario to the Rust validator: a ScenarioError
+#: raised on these lines came from Rust.
+RUST_CALLS = ("runner.py:prepare", "core.py:_validate", "compare.py:compare")
+
+
+def _raised_in(e: BaseException) -> str:
+    """``file:function`` of the innermost Python frame of ``e``'s traceback."""
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return ""
+    return f"{Path(last.tb_frame.f_code.co_filename).name}:{last.tb_frame.f_code.co_name}"
+
+
+def rust_side(res: dict) -> bool:
+    """Whether a BUG lies in the Rust core: a panic, a badly formed refusal
+    raised by the Rust validator, a worker killed in native code. (HANG and
+    MEMORY need a look: Python or Rust.)"""
+    if "PanicException" in res.get("detail", "") or "panicked" in (res.get("stderr") or ""):
+        return True
+    if res.get("raised_in") in RUST_CALLS:
+        return True
+    return res.get("detail", "").startswith("worker died")
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", s)[:80] or "input"
+
+
+def _worker_main(conn: Any, mem_limit: int, err_path: str) -> None:
+    import resource
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
+    if mem_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
+    for attempt in range(60):  # the extension may be being rebuilt
+        try:
+            import longfat.reproduce.core  # noqa: F401
+            import longfat.runner  # noqa: F401
+
+            break
+        except ImportError:
+            time.sleep(2)
+    else:
+        raise SystemExit(3)
+    workdir = Path(tempfile.mkdtemp(prefix="longfat-fuzz-"))
+    conn.send(("ready", os.getpid()))
+    try:
+        while True:
+            try:
+                inp = conn.recv()
+            except EOFError:
+                break
+            if inp is None:
+                break
+            os.ftruncate(2, 0)
+            os.lseek(2, 0, os.SEEK_SET)
+            res = run_input(inp, workdir)
+            for f in workdir.iterdir():
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
+            conn.send(("result", res))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+# =============================================================================
+# The pool: workers with a time limit and a memory limit
+# =============================================================================
+
+
+class _Worker:
+    def __init__(self, ctx: Any, n: int, mem_limit: int, errdir: Path) -> None:
+        self.err_path = errdir / f"worker{n}-{time.monotonic_ns()}.stderr"
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, mem_limit, str(self.err_path)), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.ready = False
+        self.born = time.monotonic()
+        self.job: dict | None = None
+        self.started = 0.0
+
+    def stop(self, kill: bool = False) -> None:
+        try:
+            if kill:
+                self.proc.kill()
+            else:
+                self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.proc.join(2 if not kill else 10)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(10)
+        self.conn.close()
+        try:
+            self.err_path.unlink()
+        except OSError:
+            pass
+
+    def stderr_tail(self) -> str:
+        try:
+            return self.err_path.read_text(errors="replace")[-3000:]
+        except OSError:
+            return ""
+
+
+def run_inputs(
+    inputs: Iterable[dict],
+    jobs: int = 2,
+    timeout: float = TIME_LIMIT,
+    mem_limit: int = MEM_LIMIT,
+    on_result: Callable[[dict, dict], None] | None = None,
+) -> list[tuple[dict, dict]]:
+    """Runs every input in a pool of ``jobs`` spawned workers; an input that
+    takes more than ``timeout`` seconds is a HANG (its worker is killed and
+    replaced), one whose worker dies allocating is MEMORY. Returns
+    (input, result) pairs in completion order."""
+    ctx = mp.get_context("spawn")
+    errdir = Path(tempfile.mkdtemp(prefix="longfat-fuzz-err-"))
+    queue = deque(inputs)
+    workers = [_Worker(ctx, n, mem_limit, errdir) for n in range(max(jobs, 1))]
+    out: list[tuple[dict, dict]] = []
+    deaths_before_ready = 0
+
+    def finish(w: _Worker, res: dict) -> None:
+        job = w.job
+        w.job = None
+        if job is not None:
+            out.append((job, res))
+            if on_result:
+                on_result(job, res)
+
+    try:
+        while queue or any(w.job for w in workers):
+            for w in workers:
+                if w.ready and w.job is None and queue:
+                    w.job = queue.popleft()
+                    w.started = time.monotonic()
+                    try:
+                        w.conn.send(w.job)
+                    except (OSError, ValueError) as e:
+                        finish(w, {"outcome": BUG, "detail": f"input could not be sent: {e}", "traceback": "", "seconds": 0.0})
+            ready = mp.connection.wait([w.conn for w in workers], timeout=0.05)
+            for conn in ready:
+                idx = next(k for k, w in enumerate(workers) if w.conn is conn)
+                w = workers[idx]
+                try:
+                    kind, payload = conn.recv()
+                except (EOFError, OSError):
+                    w.proc.join(5)
+                    code = w.proc.exitcode
+                    tail = w.stderr_tail()
+                    if w.job is not None:
+                        finish(w, _death(code, tail, time.monotonic() - w.started))
+                    elif not w.ready:
+                        deaths_before_ready += 1
+                        if deaths_before_ready > 20:
+                            raise RuntimeError(f"fuzz workers keep failing to start (exit {code}): {tail[-1000:]}")
+                        time.sleep(1)
+                    w.stop(kill=True)
+                    workers[idx] = _Worker(ctx, idx, mem_limit, errdir)
+                    continue
+                if kind == "ready":
+                    w.ready = True
+                else:
+                    payload.setdefault("stderr", w.stderr_tail() if payload.get("outcome") in FAILURES else "")
+                    finish(w, payload)
+            now = time.monotonic()
+            for idx, w in enumerate(workers):
+                if w.job is not None and now - w.started > timeout:
+                    tail = w.stderr_tail()
+                    finish(w, {"outcome": HANG, "detail": f"no answer after {timeout:g} s", "traceback": "", "stderr": tail, "seconds": now - w.started})
+                    w.stop(kill=True)
+                    workers[idx] = _Worker(ctx, idx, mem_limit, errdir)
+                elif not w.ready and now - w.born > 300:
+                    raise RuntimeError("a fuzz worker did not start within 300 s")
+    finally:
+        for w in workers:
+            w.stop(kill=w.job is not None)
+        shutil.rmtree(errdir, ignore_errors=True)
+    return out
+
+
+def _death(code: int | None, stderr: str, seconds: float) -> dict:
+    """The outcome of a worker that died on an input."""
+    memoryish = "memory allocation of" in stderr or "MemoryError" in stderr or "out of memory" in stderr.lower() or "Cannot allocate memory" in stderr
+    if code == -9 or memoryish:
+        return {"outcome": MEMORY, "detail": f"worker died (exit {code}) allocating", "traceback": "", "stderr": stderr, "seconds": seconds}
+    return {"outcome": BUG, "detail": f"worker died (exit {code})", "traceback": "", "stderr": stderr, "seconds": seconds}
+
+
+# =============================================================================
+# Findings
+# =============================================================================
+
+
+def cli_args(inp: dict) -> list[str]:
+    args = []
+    if inp.get("seed") is not None:
+        args += ["--seed", str(inp["seed"])]
+    for o in inp.get("overrides") or []:
+        args.append(f"--set={o}")
+    if inp.get("quick"):
+        args.append("--quick")
+    return args
+
+
+def write_finding(findings: Path, inp: dict, res: dict) -> Path:
+    """The input as a file one can replay (``longfat run FILE ARGS``), with
+    what happened in leading comments; JSON when TOML cannot hold it."""
+    findings.mkdir(parents=True, exist_ok=True)
+    stem = f"{res['outcome'].lower()}-{inp['source']}-{_safe(inp['id'])}"
+    args = cli_args(inp)
+    arg_line = " ".join(shlex.quote(a) for a in args)
+    notes = [
+        f"source: scripts/fuzz_py.py input {inp['id']} ({inp['source']}{', from ' + inp['origin'] if inp.get('origin') else ''})",
+        f"outcome: {res['outcome']}: {res.get('detail', '')}",
+    ]
+    if inp.get("kind") == "reproduce":
+        notes.append(f"replay: load_experiment(\"fuzz\", FILE, quick={bool(inp.get('quick'))})")
+    tb = (res.get("traceback") or "") + ("\nstderr:\n" + res["stderr"] if res.get("stderr") else "")
+    text = inp.get("text")
+    one_line = all("\n" not in a and "\r" not in a and "\x00" not in a for a in args)
+    if text is not None and one_line and "\x00" not in text:
+        head = [f"# {n}" for n in notes]
+        if args:
+            head.append(f"# args: {arg_line}")
+        head += ["# traceback:"] + [f"#   {line}" for line in tb.splitlines()]
+        path = findings / f"{stem}.toml"
+        path.write_text("\n".join(_comment_safe(h) for h in head) + "\n" + text, encoding="utf-8", errors="surrogatepass")
+    else:
+        path = findings / f"{stem}.json"
+        body = {"notes": notes, "args": args, "text": text, "doc": _jsonable(inp.get("doc")), "traceback": tb}
+        path.write_text(json.dumps(body, indent=1, default=repr) + "\n")
+    return path
+
+
+def _comment_safe(line: str) -> str:
+    return "".join(c if c.isprintable() or c == "\t" else "?" for c in line)
+
+
+def _jsonable(v: Any, depth: int = 0) -> Any:
+    if depth > 50:
+        return "<deeper>"
+    if isinstance(v, dict):
+        return {str(k) if isinstance(k, str) else repr(k): _jsonable(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jsonable(x, depth + 1) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        if isinstance(v, str):
+            return v.encode("utf-8", "backslashreplace").decode()
+        if isinstance(v, int) and v.bit_length() > 1000:
+            return f"<int of {v.bit_length()} bits>"
+        return v
+    return repr(v)
+
+
+def signature(res: dict) -> str:
+    """Groups findings: outcome and the gist of the error."""
+    d = res.get("detail", "")
+    d = re.sub(r"/tmp/[^:]*: ", "", d)
+    d = re.sub(r"0x[0-9a-f]+|[0-9]+", "N", d)
+    tb = res.get("traceback") or res.get("stderr") or ""
+    where = re.findall(r'File "([^"]+)", line \d+, in (\w+)', tb)
+    panic = re.search(r"panicked at ([^\n]+)", res.get("stderr") or "")
+    loc = panic.group(1) if panic else (f"{Path(where[-1][0]).name}:{where[-1][1]}" if where else "")
+    side = "" if res["outcome"] != BUG else " (rust)" if rust_side(res) else " (python)"
+    return f"{res['outcome']}{side}: {d[:140]} @ {loc or res.get('raised_in', '')}"
+
+
+# =============================================================================
+# The campaign
+# =============================================================================
+
+
+def campaign(
+    seed: int = 1,
+    inputs: int = 1000,
+    jobs: int = 2,
+    timeout: float = TIME_LIMIT,
+    mem_limit: int = MEM_LIMIT,
+    findings: Path | None = DEFAULT_FINDINGS,
+    sources: Iterable[str] = SOURCES,
+    only: Iterable[int] | None = None,
+    progress: bool = False,
+    budget: int = EVENT_BUDGET,
+) -> dict:
+    """Runs ``inputs`` generated inputs; returns counts per outcome and per
+    source, the failures (input, result) and timings."""
+    srcs = tuple(sources)
+    idx = list(only) if only is not None else range(inputs)
+    todo = []
+    for i in idx:
+        inp = make_input(seed, i)
+        if inp["source"] in srcs:
+            inp["budget"] = budget
+            todo.append(inp)
+    counts: Counter = Counter()
+    by_source: dict[str, Counter] = defaultdict(Counter)
+    failures: list[tuple[dict, dict]] = []
+    reasons: Counter = Counter()
+    busy = [0.0]
+    finished = [0]
+    t0 = time.perf_counter()
+
+    def on_result(inp: dict, res: dict) -> None:
+        counts[res["outcome"]] += 1
+        by_source[inp["source"]][res["outcome"]] += 1
+        busy[0] += res.get("seconds", 0.0)
+        finished[0] += bool(res.get("finished"))
+        if res["outcome"] == REFUSED:
+            reasons[f"{inp['source']}: " + re.sub(r"\[\d+\]", "[i]", res.get("field") or res.get("message", "")[:40])] += 1
+        if res["outcome"] in FAILURES:
+            failures.append((inp, res))
+            if findings is not None:
+                res["file"] = str(write_finding(Path(findings), inp, res))
+        if progress:
+            n = sum(counts.values())
+            if n % 500 == 0 or res["outcome"] in FAILURES:
+                line = f"[{n}/{len(todo)} {time.perf_counter() - t0:.0f}s] " + " ".join(f"{k}={counts[k]}" for k in OUTCOMES)
+                if res["outcome"] in FAILURES:
+                    line += f"  {inp['id']}: {signature(res)}"
+                print(line, file=sys.stderr, flush=True)
+
+    run_inputs(todo, jobs=jobs, timeout=timeout, mem_limit=mem_limit, on_result=on_result)
+    wall = time.perf_counter() - t0
+    return {
+        "seed": seed,
+        "inputs": len(todo),
+        "jobs": jobs,
+        "seconds": wall,
+        "counts": dict(counts),
+        "by_source": {k: dict(v) for k, v in by_source.items()},
+        "finished_runs": finished[0],
+        "worker_busy_seconds": busy[0],
+        "failures": failures,
+        "refusals": reasons,
+    }
+
+
+def report(summary: dict) -> str:
+    lines = [
+        f"{summary['inputs']} inputs, seed {summary['seed']}, {summary['jobs']} workers, {summary['seconds']:.1f} s "
+        f"({summary['inputs'] / max(summary['seconds'], 1e-9):.0f} inputs/s; "
+        f"{summary['inputs'] / max(summary['worker_busy_seconds'], 1e-9):.0f} inputs/s per busy worker); "
+        f"{summary['finished_runs']} runs finished within the event budget",
+        "outcome   " + " ".join(f"{o:>9}" for o in OUTCOMES),
+        "all       " + " ".join(f"{summary['counts'].get(o, 0):>9}" for o in OUTCOMES),
+    ]
+    for s in SOURCES:
+        c = summary["by_source"].get(s, {})
+        if c:
+            lines.append(f"{s:<10}" + " ".join(f"{c.get(o, 0):>9}" for o in OUTCOMES))
+    groups: dict[str, list] = defaultdict(list)
+    for inp, res in summary["failures"]:
+        groups[signature(res)].append((inp, res))
+    if groups:
+        lines.append(f"{len(groups)} distinct failures:")
+        for sig, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            inp, res = items[0]
+            lines.append(f"  {len(items):>5} x {sig}   e.g. {inp['id']} {res.get('file', '')}")
+    return "\n".join(lines)
+
+
+# =============================================================================
+# The command line sample
+# =============================================================================
+
+
+def longfat_exe() -> list[str]:
+    exe = Path(sys.executable).parent / "longfat"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("longfat")
+    return [found] if found else [sys.executable, "-m", "longfat.cli"]
+
+
+def cli_problem(rc: int, stderr: str) -> str | None:
+    """Why a command line outcome is wrong (None if fine)."""
+    for bad in ("Traceback", "panicked", "internal error"):
+        if bad in stderr:
+            return f"stderr contains {bad!r}"
+    if rc not in (0, 2):
+        return f"exit status {rc}"
+    lines = stderr.strip("\n").splitlines()
+    if rc == 2 and (len(lines) != 1 or not lines[0].startswith("error: ")):
+        return f"stderr is {len(lines)} lines, not one 'error: ...' line"
+    if any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in stderr):
+        return "stderr holds control characters"
+    if rc == 0 and stderr.strip():
+        return "stderr not empty on success"
+    return None
+
+
+def run_cli_input(inp: dict, workdir: Path, timeout: float = 120.0) -> dict:
+    d = Path(tempfile.mkdtemp(prefix="cli-", dir=workdir))
+    try:
+        if inp.get("path"):
+            f = Path(inp["path"])
+        else:
+            f = d / "scenario.toml"
+            f.write_text(inp["text"], encoding="utf-8", errors="surrogatepass")
+        cmd = longfat_exe() + ["run", str(f), "--out", str(d / "x"), "-q", "--no-plot"] + cli_args(inp)
+        env = {**os.environ, "COLUMNS": "200", "OPENBLAS_NUM_THREADS": "1"}
+        env.pop("LONGFAT_DEBUG", None)
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, errors="replace")
+        except subprocess.TimeoutExpired:
+            return {"outcome": HANG, "detail": f"longfat run took more than {timeout:g} s", "stderr": "", "seconds": timeout}
+        problem = cli_problem(p.returncode, p.stderr)
+        outcome = BUG if problem else (ACCEPTED if p.returncode == 0 else REFUSED)
+        return {"outcome": outcome, "detail": problem or "", "stderr": p.stderr[-3000:], "rc": p.returncode, "seconds": time.perf_counter() - t0, "traceback": ""}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def cli_sample(seed: int, n: int, jobs: int = 2, findings: Path | None = DEFAULT_FINDINGS, timeout: float = TIME_LIMIT) -> dict:
+    """``n`` inputs through ``longfat run``. Inputs are drawn from the
+    schema, mutate and override sources (as TOML files); those the API path
+    accepts but cannot finish within its event budget are skipped (a full
+    run could take hours), so that each command finishes quickly."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cands: list[dict] = []
+    i = 0
+    while len(cands) < n * 3 and i < n * 50:
+        inp = make_input(seed, 10_000_000 + i, source=("schema", "mutate", "override")[i % 3])
+        inp["id"] = f"cli-s{seed}-{i}"
+        i += 1
+        if inp["text"] is None or "\x00" in inp["text"] or any("\x00" in a for a in cli_args(inp)):
+            continue
+        cands.append(inp)
+    api = {inp["id"]: res for inp, res in run_inputs(cands, jobs=jobs, timeout=timeout)}
+    chosen = [c for c in cands if not (api[c["id"]]["outcome"] == ACCEPTED and not api[c["id"]].get("finished"))][:n]
+    workdir = Path(tempfile.mkdtemp(prefix="longfat-fuzz-cli-"))
+    counts: Counter = Counter()
+    failures = []
+    t0 = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            for inp, res in zip(chosen, pool.map(lambda x: run_cli_input(x, workdir), chosen)):
+                counts[res["outcome"]] += 1
+                if res["outcome"] in FAILURES:
+                    res["traceback"] = res.get("stderr", "")
+                    failures.append((inp, res))
+                    if findings is not None:
+                        inp = {**inp, "source": "cli"}
+                        res["file"] = str(write_finding(Path(findings), inp, res))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {"inputs": len(chosen), "seconds": time.perf_counter() - t0, "counts": dict(counts), "failures": failures}
+
+
+# =============================================================================
+# Corpus files (tests/corpus)
+# =============================================================================
+
+
+def read_corpus_file(path: Path) -> dict:
+    """A corpus file as an input. The format is shared with the Rust harness
+    (crates/longfat-fuzz/src/corpus.rs): the header is the leading comment
+    and blank lines, with ``# source: ...``, optionally ``# expect: ok``,
+    ``# expect: error`` or ``# expect: error FIELD [| FIELD ...]`` and, for
+    Python-only cases, ``# args: --seed N --set K=V --quick``; the rest is
+    the scenario, TOML (.toml) or JSON (.json). Files under a ``reproduce``
+    directory are [reproduce] cases (``load_experiment``)."""
+    raw = path.read_text(encoding="utf-8", errors="surrogatepass")
+    meta: dict[str, str] = {}
+    body_lines = []
+    in_head = True
+    for line in raw.splitlines(keepends=True):
+        t = line.strip()
+        if in_head and (t.startswith("#") or not t):
+            m = re.match(r"#\s*(source|expect|args)\s*:\s*(.*?)\s*$", t)
+            if m:
+                meta.setdefault(m.group(1), m.group(2))
+            body_lines.append("\n")
+            continue
+        in_head = False
+        body_lines.append(line)
+    args = shlex.split(meta.get("args", ""))
+    seed, overrides, quick = None, [], False
+    k = 0
+    while k < len(args):
+        a = args[k]
+        if a == "--seed":
+            seed = int(args[k + 1])
+            k += 2
+        elif a == "--set":
+            overrides.append(args[k + 1])
+            k += 2
+        elif a.startswith("--set="):
+            overrides.append(a[len("--set="):])
+            k += 1
+        elif a == "--quick":
+            quick = True
+            k += 1
+        else:
+            raise ValueError(f"{path}: unknown argument {a!r} in '# args:'")
+    inp = {
+        "id": path.stem, "source": "corpus", "origin": str(path), "kind": "reproduce" if path.parent.name == "reproduce" else "scenario",
+        "text": None, "doc": None, "path": None, "seed": seed, "overrides": overrides, "quick": quick,
+        "expect": meta.get("expect", ""), "corpus_source": meta.get("source", ""),
+    }
+    if path.suffix == ".json":
+        inp["doc"] = json.loads("".join(body_lines))
+    else:
+        inp["path"] = str(path)
+    return inp
+
+
+def _field_matches(field: str, want: str) -> bool:
+    """``flows[0].tcp`` matches itself and ``flows[0].tcp.max_rto`` (as the Rust harness)."""
+    return field == want or (field.startswith(want) and field[len(want) : len(want) + 1] in (".", "["))
+
+
+def expectation_problem(expect: str, res: dict) -> str | None:
+    """Whether a result meets a ``# expect:`` line (None if it does, or if
+    there is none); failures (BUG/HANG/MEMORY) are judged elsewhere."""
+    expect = expect.strip()
+    if not expect:
+        return None
+    if expect == "ok":
+        return None if res["outcome"] == ACCEPTED else f"expected ok, got {res['outcome']}: {res.get('message') or res.get('detail')}"
+    if not expect.startswith("error"):
+        return f"malformed expect line {expect!r}"
+    wants = [f.strip() for f in expect[len("error") :].split("|") if f.strip()]
+    shown = " | ".join(wants) or "any field"
+    if res["outcome"] != REFUSED:
+        return f"expected a refusal naming {shown}, got {res['outcome']} {res.get('detail', '')}".rstrip()
+    if wants and not any(_field_matches(res.get("field", ""), w) for w in wants):
+        return f"expected a refusal naming {shown}, got field {res.get('field')!r}: {res.get('message')}"
+    return None
+
+
+def corpus_files(root: Path = ROOT / "tests" / "corpus") -> list[Path]:
+    files: list[Path] = []
+    for d in (root, root / "python", root / "reproduce"):
+        if d.is_dir():
+            files += sorted(p for p in d.iterdir() if p.suffix in (".toml", ".json") and p.is_file())
+    return files
+
+
+# =============================================================================
+# main
+# =============================================================================
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--inputs", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=float, default=TIME_LIMIT, help="seconds per input before it is a HANG (default 10)")
+    ap.add_argument("--mem", type=float, default=2.0, help="GiB of address space per worker (default 2)")
+    ap.add_argument("--findings", default=str(DEFAULT_FINDINGS))
+    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--only", type=int, action="append", help="run only input I of the seed (repeatable)")
+    ap.add_argument("--show", type=int, help="print input I of the seed and exit")
+    ap.add_argument("--cli", type=int, default=0, help="also run N inputs through the real command line")
+    ap.add_argument("--corpus", action="store_true", help="replay tests/corpus instead")
+    ap.add_argument("--reasons", type=int, default=0, help="also print the N most common refused fields")
+    ap.add_argument("--budget", type=int, default=EVENT_BUDGET, help="events per accepted run (default 200,000)")
+    args = ap.parse_args(argv)
+    findings = Path(args.findings)
+    if args.show is not None:
+        inp = make_input(args.seed, args.show)
+        print(json.dumps({k: v for k, v in inp.items() if k != "text"}, default=repr, indent=1))
+        print(inp["text"] if inp["text"] is not None else "")
+        return 0
+    if args.corpus:
+        inputs = [read_corpus_file(p) for p in corpus_files()]
+        bad = 0
+        for inp, res in sorted(run_inputs(inputs, jobs=args.jobs, timeout=args.timeout), key=lambda x: x[0]["origin"]):
+            problem = expectation_problem(inp["expect"], res)
+            status = "FAIL" if res["outcome"] in FAILURES or problem else "ok"
+            bad += status == "FAIL"
+            print(f"{status:4} {inp['origin']}: {res['outcome']} {res.get('field', '')} {problem or ''}".rstrip())
+        return 1 if bad else 0
+    summary = campaign(
+        seed=args.seed, inputs=args.inputs, jobs=args.jobs, timeout=args.timeout, mem_limit=int(args.mem * (1 << 30)),
+        findings=findings, sources=[s.strip() for s in args.sources.split(",") if s.strip()], only=args.only, progress=True,
+        budget=args.budget,
+    )
+    print(f"command: {' '.join(shlex.quote(a) for a in [sys.argv[0]] + (argv if argv is not None else sys.argv[1:]))}")
+    print(report(summary))
+    for r, k in summary["refusals"].most_common(args.reasons):
+        print(f"  refused {k:>6} x {r}")
+    rc = 1 if summary["failures"] else 0
+    if args.cli:
+        cli = cli_sample(args.seed, args.cli, jobs=args.jobs, findings=findings, timeout=args.timeout)
+        print(f"command line: {cli['inputs']} inputs in {cli['seconds']:.1f} s: " + " ".join(f"{k}={cli['counts'].get(k, 0)}" for k in OUTCOMES))
+        for inp, res in cli["failures"]:
+            print(f"  {inp['id']}: {res['outcome']} {res['detail']} {res.get('file', '')}")
+        rc = rc or (1 if cli["failures"] else 0)
+    print(f"findings in {findings}/" if summary["failures"] else "no findings")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
