@@ -6,4 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/longfat compare scenarios/headline.toml --cc reno,ltcp,htcp "$@"
+# --force: a second run replaces the first one's results/headline-compare/
+# (a longfat result; anything else there would be refused).
+.venv/bin/longfat compare scenarios/headline.toml --cc reno,ltcp,htcp --force "$@"

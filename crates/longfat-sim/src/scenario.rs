@@ -407,6 +407,19 @@ fn check_name(name: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// A flow's or generator's `name`: a label in tables and plots, at most
+/// `MAX_NAME_BYTES`, without control characters (it reaches the terminal).
+fn check_label(field: &str, name: &Option<String>) -> Result<(), ScenarioError> {
+    let Some(name) = name else { return Ok(()) };
+    if name.len() > MAX_NAME_BYTES {
+        return err(field, format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return err(field, format!("{name:?} contains the control character {c:?}"));
+    }
+    Ok(())
+}
+
 /// A queue size before BDP resolution.
 #[derive(Clone, Copy, Debug)]
 enum QueueSize {
@@ -638,6 +651,7 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
 
     for (i, f) in s.flows.iter().enumerate() {
         let field = format!("flows[{i}]");
+        check_label(&format!("{field}.name"), &f.name)?;
         let count = f.count.unwrap_or(1);
         if count == 0 {
             return err(format!("{field}.count"), "must be >= 1");
@@ -685,6 +699,7 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
 
     for (i, u) in s.udp.iter().enumerate() {
         let field = format!("udp[{i}]");
+        check_label(&format!("{field}.name"), &u.name)?;
         let count = u.count.unwrap_or(1);
         if count == 0 {
             return err(format!("{field}.count"), "must be >= 1");
@@ -719,6 +734,7 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     let mut generated_total = 0u64;
     for (i, g) in s.short_flows.iter().enumerate() {
         let field = format!("short_flows[{i}]");
+        check_label(&format!("{field}.name"), &g.name)?;
         let (src_router, dst_router) = endpoints_of(&field, g.from, g.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &g.start, &g.stop)?;
         let arrivals_end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
@@ -763,6 +779,7 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
 
     for (i, w) in s.web.iter().enumerate() {
         let field = format!("web[{i}]");
+        check_label(&format!("{field}.name"), &w.name)?;
         let (src_router, dst_router) = endpoints_of(&field, w.from, w.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &w.start, &w.stop)?;
         let (cfg, params) = tcp_setup(&field, &w.cc, &w.params, &w.tcp, n_classes)?;

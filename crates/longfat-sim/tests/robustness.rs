@@ -51,6 +51,9 @@ fn name_must_be_a_plain_file_name() {
         assert_eq!(e.field, "name", "{bad:?}: {e}");
     }
     assert_eq!(refused(&with(base(), "/name", json!("n".repeat(201)))).field, "name");
+    // Flow names are labels: bounded, no control characters.
+    assert_eq!(refused(&with(base(), "/flows/0/name", json!("n".repeat(201)))).field, "flows[0].name");
+    assert_eq!(refused(&with(base(), "/flows/0/name", json!("a\u{1b}[2J"))).field, "flows[0].name");
     for good in ["ok", "fig6-1Gbps_seed.3", "Réseau à 10 Gbit/s".replace('/', "-").as_str()] {
         try_build(&with(base(), "/name", json!(good))).unwrap_or_else(|e| panic!("{good:?}: {e}"));
     }
