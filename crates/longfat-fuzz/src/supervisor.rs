@@ -184,7 +184,18 @@ impl Summary {
             .iter()
             .map(|(s, i)| json!({"signature": s, "count": i.count, "first_index": i.first_index, "example": i.example, "files": i.files}))
             .collect();
-        json!({"inputs": self.inputs_done, "wall_s": self.wall.as_secs_f64(), "outcomes": by_kind, "signatures": sigs})
+        let mut by_source: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+        for ((g, k), n) in &self.counts {
+            *by_source.entry(g.as_str()).or_default().entry(k.name()).or_default() += n;
+        }
+        json!({
+            "inputs": self.inputs_done,
+            "wall_s": self.wall.as_secs_f64(),
+            "outcomes": by_kind,
+            "by_source": by_source,
+            "refused_fields": self.refused_fields,
+            "signatures": sigs,
+        })
     }
 }
 
