@@ -12,10 +12,10 @@
 //! (beta = 819/1024), a search divisor B = 4, max increment 16, low window 14,
 //! and a smoothed max-probing phase.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BicConfig {
@@ -32,7 +32,13 @@ pub struct BicConfig {
 
 impl Default for BicConfig {
     fn default() -> Self {
-        Self { beta: 0.125, s_max_pkts: 32.0, s_min_pkts: 0.01, low_window_pkts: 14.0, fast_convergence: true }
+        Self {
+            beta: 0.125,
+            s_max_pkts: 32.0,
+            s_min_pkts: 0.01,
+            low_window_pkts: 14.0,
+            fast_convergence: true,
+        }
     }
 }
 
@@ -47,7 +53,12 @@ pub struct Bic {
 
 impl Bic {
     pub fn new(cfg: BicConfig, init: InitialWindow) -> Self {
-        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts, w_max: f64::INFINITY }
+        Self {
+            cfg,
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+            w_max: f64::INFINITY,
+        }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
@@ -62,7 +73,10 @@ impl Bic {
         };
         r.finish()?;
         if cfg.s_min_pkts > cfg.s_max_pkts {
-            return Err(CcError { field: "params.s_min".into(), message: format!("{} exceeds s_max = {}", cfg.s_min_pkts, cfg.s_max_pkts) });
+            return Err(CcError {
+                field: "params.s_min".into(),
+                message: format!("{} exceeds s_max = {}", cfg.s_min_pkts, cfg.s_max_pkts),
+            });
         }
         Ok(Self::new(cfg, init))
     }
@@ -74,7 +88,11 @@ impl Bic {
     /// The increment per RTT at window `cwnd` (binary search below W_max,
     /// max probing above, clamped to [S_min, S_max]).
     pub fn increment_per_rtt(&self, cwnd: f64) -> f64 {
-        let inc = if cwnd < self.w_max { (self.w_max - cwnd) / 2.0 } else { cwnd - self.w_max };
+        let inc = if cwnd < self.w_max {
+            (self.w_max - cwnd) / 2.0
+        } else {
+            cwnd - self.w_max
+        };
         inc.clamp(self.cfg.s_min_pkts, self.cfg.s_max_pkts)
     }
 
@@ -83,11 +101,12 @@ impl Bic {
             self.w_max = self.cwnd;
             return self.cwnd / 2.0;
         }
-        self.w_max = if self.cfg.fast_convergence && self.w_max.is_finite() && self.cwnd < self.w_max {
-            self.cwnd * (2.0 - self.cfg.beta) / 2.0
-        } else {
-            self.cwnd
-        };
+        self.w_max =
+            if self.cfg.fast_convergence && self.w_max.is_finite() && self.cwnd < self.w_max {
+                self.cwnd * (2.0 - self.cfg.beta) / 2.0
+            } else {
+                self.cwnd
+            };
         self.cwnd * (1.0 - self.cfg.beta)
     }
 }
@@ -118,7 +137,8 @@ impl CongestionControl for Bic {
         self.cwnd = cwnd;
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         let reduced = self.reduced_window();
         reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
     }
@@ -127,9 +147,14 @@ impl CongestionControl for Bic {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        let reduced = if backoff <= 1 { self.reduced_window() } else { self.ssthresh };
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        let reduced = if rto.reduce {
+            self.reduced_window()
+        } else {
+            self.ssthresh
+        };
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -138,23 +163,53 @@ mod tests {
     use super::*;
 
     fn bic(cwnd: f64, w_max: f64) -> Bic {
-        let mut b = Bic::new(BicConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 });
+        let mut b = Bic::new(
+            BicConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        );
         b.w_max = w_max;
         b
     }
 
     fn one_ack(b: &mut Bic) {
-        b.on_ack(&AckEvent { delivered_pkts: 1, ..Default::default() });
+        b.on_ack(&AckEvent {
+            delivered_pkts: 1,
+            growth_pkts: 1,
+            ..Default::default()
+        });
     }
 
     #[test]
     fn binary_search_increment_is_half_the_distance_clamped() {
         let b = bic(800.0, 1000.0);
-        assert_eq!(b.increment_per_rtt(800.0), 32.0, "distance 200: half is 100, clamped to S_max");
-        assert_eq!(b.increment_per_rtt(990.0), 5.0, "binary search: (1000 - 990) / 2");
-        assert_eq!(b.increment_per_rtt(999.99), 0.01, "clamped to S_min just below W_max");
-        assert_eq!(b.increment_per_rtt(1000.0), 0.01, "max probing starts at S_min");
-        assert_eq!(b.increment_per_rtt(1004.0), 4.0, "max probing: distance above W_max");
+        assert_eq!(
+            b.increment_per_rtt(800.0),
+            32.0,
+            "distance 200: half is 100, clamped to S_max"
+        );
+        assert_eq!(
+            b.increment_per_rtt(990.0),
+            5.0,
+            "binary search: (1000 - 990) / 2"
+        );
+        assert_eq!(
+            b.increment_per_rtt(999.99),
+            0.01,
+            "clamped to S_min just below W_max"
+        );
+        assert_eq!(
+            b.increment_per_rtt(1000.0),
+            0.01,
+            "max probing starts at S_min"
+        );
+        assert_eq!(
+            b.increment_per_rtt(1004.0),
+            4.0,
+            "max probing: distance above W_max"
+        );
         assert_eq!(b.increment_per_rtt(1100.0), 32.0);
     }
 

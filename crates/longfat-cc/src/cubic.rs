@@ -11,10 +11,10 @@
 //! The 2008 paper and Linux before 2.6.25 kept 0.8; Linux today uses 717/1024
 //! and adds HyStart to slow start, which we do not.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
 
@@ -32,7 +32,12 @@ pub struct CubicConfig {
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        Self { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true }
+        Self {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+        }
     }
 }
 
@@ -59,7 +64,15 @@ pub struct Cubic {
 
 impl Cubic {
     pub fn new(cfg: CubicConfig, init: InitialWindow) -> Self {
-        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts, w_max: 0.0, cwnd_prior: 0.0, w_est: 0.0, epoch: None }
+        Self {
+            cfg,
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            w_est: 0.0,
+            epoch: None,
+        }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
@@ -94,10 +107,17 @@ impl Cubic {
             Some(e) => e.clone(),
             None => {
                 // §4.2: a new congestion-avoidance stage starts here.
-                let (k_s, origin) =
-                    if self.w_max > self.cwnd { (self.k_s(self.w_max, self.cwnd), self.w_max) } else { (0.0, self.cwnd) };
+                let (k_s, origin) = if self.w_max > self.cwnd {
+                    (self.k_s(self.w_max, self.cwnd), self.w_max)
+                } else {
+                    (0.0, self.cwnd)
+                };
                 self.w_est = self.cwnd;
-                let e = Epoch { start_ns: ack.now_ns, k_s, origin_pkts: origin };
+                let e = Epoch {
+                    start_ns: ack.now_ns,
+                    k_s,
+                    origin_pkts: origin,
+                };
                 self.epoch = Some(e.clone());
                 e
             }
@@ -107,7 +127,11 @@ impl Cubic {
         // §4.3, eq. (4): W_est grows by alpha_cubic per RTT; alpha is
         // 3(1 - beta)/(1 + beta) until W_est reaches cwnd_prior, then 1.
         let beta = self.cfg.beta;
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - beta) / (1.0 + beta) };
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - beta) / (1.0 + beta)
+        };
         self.w_est += alpha * delivered / self.cwnd;
         let cubic_now = self.w_cubic(&epoch, t_s);
         if self.cfg.reno_friendly && cubic_now < self.w_est {
@@ -115,7 +139,9 @@ impl Cubic {
             return;
         }
         // §4.4-4.5: aim at W_cubic one RTT ahead, within [cwnd, 1.5 cwnd].
-        let target = self.w_cubic(&epoch, t_s + rtt_s).clamp(self.cwnd, 1.5 * self.cwnd);
+        let target = self
+            .w_cubic(&epoch, t_s + rtt_s)
+            .clamp(self.cwnd, 1.5 * self.cwnd);
         self.cwnd += (target - self.cwnd) / self.cwnd * delivered;
     }
 
@@ -146,14 +172,17 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, ack: &AckEvent) {
         let mut cwnd = self.cwnd;
         let mut leftover = 0.0;
-        grow(&mut cwnd, self.ssthresh, ack, |_, delivered| leftover = delivered);
+        grow(&mut cwnd, self.ssthresh, ack, |_, delivered| {
+            leftover = delivered
+        });
         self.cwnd = cwnd;
         if leftover > 0.0 {
             self.avoid(ack, leftover);
         }
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         let reduced = self.on_reduction();
         reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
     }
@@ -162,9 +191,14 @@ impl CongestionControl for Cubic {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        let reduced = if backoff <= 1 { self.on_reduction() } else { self.ssthresh };
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        let reduced = if rto.reduce {
+            self.on_reduction()
+        } else {
+            self.ssthresh
+        };
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -179,7 +213,12 @@ mod tests {
         AckEvent {
             now_ns,
             delivered_pkts: delivered,
-            rtt: RttStats { latest_ns: rtt_ns, min_ns: rtt_ns, smoothed_ns: rtt_ns },
+            growth_pkts: delivered,
+            rtt: RttStats {
+                latest_ns: rtt_ns,
+                min_ns: rtt_ns,
+                smoothed_ns: rtt_ns,
+            },
             rtt_updated: true,
             ..Default::default()
         }
@@ -194,7 +233,16 @@ mod tests {
 
     #[test]
     fn window_follows_the_cubic_and_plateaus_at_w_max() {
-        let mut c = Cubic::new(CubicConfig { reno_friendly: false, ..Default::default() }, InitialWindow { cwnd_pkts: 1000.0, ssthresh_pkts: 1.0 });
+        let mut c = Cubic::new(
+            CubicConfig {
+                reno_friendly: false,
+                ..Default::default()
+            },
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
         c.on_congestion_event(&LossEvent::default());
         assert_eq!((c.cwnd(), c.w_max()), (700.0, 1000.0));
         let rtt = 100 * MS;
@@ -212,7 +260,11 @@ mod tests {
         for &(t_ns, cwnd) in &at {
             let t = t_ns as f64 / 1e9;
             // After an update at t - RTT aiming at W(t), cwnd = W(t).
-            assert!((cwnd - w(t)).abs() < 0.5 + 0.01 * w(t), "t = {t}: {cwnd} vs {}", w(t));
+            assert!(
+                (cwnd - w(t)).abs() < 0.5 + 0.01 * w(t),
+                "t = {t}: {cwnd} vs {}",
+                w(t)
+            );
         }
         // Plateau: near K the window is within 1 % of W_max.
         let near_k = at.iter().find(|(t, _)| *t as f64 / 1e9 >= k).unwrap().1;
@@ -221,7 +273,13 @@ mod tests {
 
     #[test]
     fn fast_convergence_lowers_w_max() {
-        let mut c = Cubic::new(CubicConfig::default(), InitialWindow { cwnd_pkts: 1000.0, ssthresh_pkts: 1.0 });
+        let mut c = Cubic::new(
+            CubicConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
         c.on_congestion_event(&LossEvent::default());
         c.cwnd = 900.0;
         c.on_congestion_event(&LossEvent::default());
@@ -232,7 +290,13 @@ mod tests {
     #[test]
     fn reno_friendly_region_grows_like_aimd_with_alpha_cubic() {
         // Small window, short RTT: the cubic is far slower than Reno.
-        let mut c = Cubic::new(CubicConfig::default(), InitialWindow { cwnd_pkts: 100.0, ssthresh_pkts: 1.0 });
+        let mut c = Cubic::new(
+            CubicConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
         c.on_congestion_event(&LossEvent::default()); // cwnd 70, W_max 100
         let rtt = 10 * MS;
         let mut now = 0;

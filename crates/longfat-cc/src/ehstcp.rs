@@ -14,11 +14,11 @@
 //! The paper is terse; docs/algorithms.md lists what it leaves open and
 //! what we chose.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
 use crate::highspeed::HsResponse;
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EhstcpConfig {
@@ -33,7 +33,12 @@ pub struct EhstcpConfig {
 
 impl Default for EhstcpConfig {
     fn default() -> Self {
-        Self { resp: HsResponse::default(), n_star_pkts: 10.0, safety_rtts: 5.0, ertt_gain: 0.125 }
+        Self {
+            resp: HsResponse::default(),
+            n_star_pkts: 10.0,
+            safety_rtts: 5.0,
+            ertt_gain: 0.125,
+        }
     }
 }
 
@@ -116,7 +121,11 @@ impl Ehstcp {
         if !ack.rtt_updated || rtt == 0 {
             return;
         }
-        self.rtt_min_ns = if self.rtt_min_ns == 0 { rtt } else { self.rtt_min_ns.min(rtt) };
+        self.rtt_min_ns = if self.rtt_min_ns == 0 {
+            rtt
+        } else {
+            self.rtt_min_ns.min(rtt)
+        };
         self.rtt_max_ns = self.rtt_max_ns.max(rtt);
         // eqs. (1)-(2): the backward delay is our clock minus the receiver's
         // timestamp; the unknown clock offset cancels in d_b - min(d_b).
@@ -131,7 +140,11 @@ impl Ehstcp {
             }
             None => rtt as f64, // no timestamps: eRTT is the RTT
         };
-        self.ertt_ns = if self.ertt_ns == 0.0 { sample } else { self.ertt_ns + self.cfg.ertt_gain * (sample - self.ertt_ns) };
+        self.ertt_ns = if self.ertt_ns == 0.0 {
+            sample
+        } else {
+            self.ertt_ns + self.cfg.ertt_gain * (sample - self.ertt_ns)
+        };
     }
 }
 
@@ -158,6 +171,7 @@ impl CongestionControl for Ehstcp {
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         let beta = self.decrease_factor(loss.now_ns);
         reduce(self.cwnd * (1.0 - beta), &mut self.cwnd, &mut self.ssthresh);
         let phase = (self.cfg.safety_rtts * self.rtt_max_ns as f64).round() as u64;
@@ -169,9 +183,10 @@ impl CongestionControl for Ehstcp {
     }
 
     /// A timeout is HighSpeed's: ssthresh = (1 - b(w)) w, cwnd = 1.
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
         let reduced = self.cwnd * (1.0 - self.cfg.resp.b(self.cwnd));
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -192,16 +207,31 @@ mod tests {
         AckEvent {
             now_ns,
             delivered_pkts: 1,
+            growth_pkts: 1,
             cum_acked_pkts: 1,
-            rtt: RttStats { latest_ns: (40 + fq + bq) * MS, min_ns: 40 * MS, smoothed_ns: 40 * MS },
+            rtt: RttStats {
+                latest_ns: (40 + fq + bq) * MS,
+                min_ns: 40 * MS,
+                smoothed_ns: 40 * MS,
+            },
             rtt_updated: true,
-            ts: Some(AckTimestamps { echoed_sender_ts_ns: send, receiver_ts_ns: recv_ts, echoed_tag: 0 }),
+            ts: Some(AckTimestamps {
+                echoed_sender_ts_ns: send,
+                receiver_ts_ns: recv_ts,
+                echoed_tag: 0,
+            }),
             ..Default::default()
         }
     }
 
     fn ca(cwnd: f64) -> Ehstcp {
-        Ehstcp::new(EhstcpConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
+        Ehstcp::new(
+            EhstcpConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
     }
 
     #[test]
@@ -213,7 +243,11 @@ mod tests {
         for i in 0..50 {
             e.on_ack(&ack(2_000 * MS + i, 0, 30));
         }
-        assert!((e.effective_rtt_ns() - 40e6).abs() < 1.0, "{}", e.effective_rtt_ns());
+        assert!(
+            (e.effective_rtt_ns() - 40e6).abs() < 1.0,
+            "{}",
+            e.effective_rtt_ns()
+        );
         assert_eq!(e.backlog_pkts(), 0.0);
     }
 
@@ -253,18 +287,30 @@ mod tests {
         e.on_ack(&ack(1_000 * MS, 0, 0));
         e.ertt_ns = 50e6;
         e.cwnd = 10_000.0;
-        e.on_congestion_event(&LossEvent { now_ns: 2_000 * MS, ..Default::default() });
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_000 * MS,
+            ..Default::default()
+        });
         assert!((e.cwnd() - 8000.0).abs() < 1e-9);
         // A second loss inside the safety-check phase (5 RTTmax = 200 ms) takes b(w).
         let w = e.cwnd();
-        e.on_congestion_event(&LossEvent { now_ns: 2_100 * MS, ..Default::default() });
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_100 * MS,
+            ..Default::default()
+        });
         assert!((e.cwnd() - w * (1.0 - r.b(w))).abs() < 1e-9);
         // After the phase (boundary pair: 200 ms after the last loss), delay again.
         let mut e2 = e.clone();
-        e2.on_congestion_event(&LossEvent { now_ns: 2_299 * MS, ..Default::default() });
+        e2.on_congestion_event(&LossEvent {
+            now_ns: 2_299 * MS,
+            ..Default::default()
+        });
         assert!((e2.cwnd() - e.cwnd() * (1.0 - r.b(e.cwnd()))).abs() < 1e-9);
         let w = e.cwnd();
-        e.on_congestion_event(&LossEvent { now_ns: 2_300 * MS, ..Default::default() });
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_300 * MS,
+            ..Default::default()
+        });
         assert!((e.cwnd() - w * 0.8).abs() < 1e-9);
     }
 
@@ -276,7 +322,10 @@ mod tests {
         e.on_ack(&ack(1_000 * MS, 0, 0));
         e.ertt_ns = 80e6;
         e.cwnd = 10_000.0;
-        e.on_congestion_event(&LossEvent { now_ns: 2_000 * MS, ..Default::default() });
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_000 * MS,
+            ..Default::default()
+        });
         assert!((e.cwnd() - 10_000.0 * (1.0 - r.b(10_000.0))).abs() < 1e-9);
     }
 }

@@ -16,10 +16,10 @@
 //! start and leaves it at the end of the first round in which its own
 //! backlog w (1 - baseRTT/RTT) reaches alpha.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout, RoundCounter, MIN_SSTHRESH_PKTS};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FastConfig {
@@ -31,7 +31,10 @@ pub struct FastConfig {
 
 impl Default for FastConfig {
     fn default() -> Self {
-        Self { alpha_pkts: 200.0, gamma: 0.5 }
+        Self {
+            alpha_pkts: 200.0,
+            gamma: 0.5,
+        }
     }
 }
 
@@ -71,7 +74,10 @@ impl Fast {
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
         let d = FastConfig::default();
         let mut r = ParamReader::new("fast", params);
-        let cfg = FastConfig { alpha_pkts: r.real("alpha", d.alpha_pkts, 0.0, 1e9)?, gamma: r.real("gamma", d.gamma, 1e-6, 1.0)? };
+        let cfg = FastConfig {
+            alpha_pkts: r.real("alpha", d.alpha_pkts, 0.0, 1e9)?,
+            gamma: r.real("gamma", d.gamma, 1e-6, 1.0)?,
+        };
         r.finish()?;
         Ok(Self::new(cfg, init))
     }
@@ -96,7 +102,9 @@ impl Fast {
             self.ssthresh = self.cwnd;
         }
         self.slow_start = false;
-        let next = self.update(self.cwnd, self.base_rtt_ns, rtt_ns).max(MIN_SSTHRESH_PKTS);
+        let next = self
+            .update(self.cwnd, self.base_rtt_ns, rtt_ns)
+            .max(MIN_SSTHRESH_PKTS);
         if next <= self.cwnd {
             self.cwnd = next;
             self.target_pkts = next;
@@ -126,7 +134,11 @@ impl CongestionControl for Fast {
     fn on_ack(&mut self, ack: &AckEvent) {
         if ack.rtt_updated && ack.rtt.latest_ns > 0 {
             let s = ack.rtt.latest_ns;
-            self.base_rtt_ns = if self.base_rtt_ns == 0 { s } else { self.base_rtt_ns.min(s) };
+            self.base_rtt_ns = if self.base_rtt_ns == 0 {
+                s
+            } else {
+                self.base_rtt_ns.min(s)
+            };
             self.round_rtt_sum_ns += u128::from(s);
             self.round_rtt_count += 1;
         }
@@ -135,19 +147,23 @@ impl CongestionControl for Fast {
             grow(&mut cwnd, self.ssthresh, ack, |_, _| {});
             self.cwnd = cwnd;
             self.target_pkts = cwnd;
-        } else if !ack.in_recovery && self.cwnd < self.target_pkts {
-            let grown = self.cwnd + self.step_per_pkt * f64::from(ack.delivered_pkts);
+        } else if ack.growth_pkts > 0 && self.cwnd < self.target_pkts {
+            let grown = self.cwnd + self.step_per_pkt * f64::from(ack.growth_pkts);
             self.cwnd = grown.min(self.target_pkts);
         }
         if self.rounds.on_ack(ack) {
-            let (sum, n) = (std::mem::take(&mut self.round_rtt_sum_ns), std::mem::take(&mut self.round_rtt_count));
+            let (sum, n) = (
+                std::mem::take(&mut self.round_rtt_sum_ns),
+                std::mem::take(&mut self.round_rtt_count),
+            );
             if !ack.in_recovery && n > 0 {
                 self.end_of_round((sum / u128::from(n)) as u64);
             }
         }
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
         self.target_pkts = self.cwnd;
         self.step_per_pkt = 0.0;
@@ -158,8 +174,9 @@ impl CongestionControl for Fast {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        timeout(self.cwnd / 2.0, backoff, &mut self.cwnd, &mut self.ssthresh);
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        timeout(self.cwnd / 2.0, rto, &mut self.cwnd, &mut self.ssthresh);
         self.target_pkts = self.cwnd;
         self.step_per_pkt = 0.0;
         self.slow_start = true;
@@ -177,7 +194,12 @@ mod tests {
     fn update_matches_the_paper_formula() {
         let f = Fast::new(FastConfig::default(), InitialWindow::default());
         // w = 1000, baseRTT/RTT = 100/120: 0.5 * 1000 + 0.5 * (833.33 + 200) = 1016.67
-        assert!((f.update(1000.0, 100 * MS, 120 * MS) - (500.0 + 0.5 * (1000.0 * 100.0 / 120.0 + 200.0))).abs() < 1e-9);
+        assert!(
+            (f.update(1000.0, 100 * MS, 120 * MS)
+                - (500.0 + 0.5 * (1000.0 * 100.0 / 120.0 + 200.0)))
+                .abs()
+                < 1e-9
+        );
         // No queue: the 2w cap binds for small windows.
         assert_eq!(f.update(10.0, 100 * MS, 100 * MS), 20.0);
     }
@@ -185,7 +207,13 @@ mod tests {
     /// One bottleneck of `capacity` packets per base RTT: the RTT grows
     /// with the queue w - capacity.
     fn converge(alpha: f64, capacity: f64) -> f64 {
-        let mut f = Fast::new(FastConfig { alpha_pkts: alpha, gamma: 0.5 }, InitialWindow::default());
+        let mut f = Fast::new(
+            FastConfig {
+                alpha_pkts: alpha,
+                gamma: 0.5,
+            },
+            InitialWindow::default(),
+        );
         let base = 100 * MS;
         let mut now = 0;
         for _ in 0..200 {
@@ -196,9 +224,17 @@ mod tests {
             f.on_ack(&AckEvent {
                 now_ns: now,
                 delivered_pkts: w.floor() as u32,
-                rtt: RttStats { latest_ns: rtt, min_ns: base, smoothed_ns: rtt },
+                growth_pkts: w.floor() as u32,
+                rtt: RttStats {
+                    latest_ns: rtt,
+                    min_ns: base,
+                    smoothed_ns: rtt,
+                },
                 rtt_updated: true,
-                ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+                ts: Some(AckTimestamps {
+                    echoed_tag: tag,
+                    ..Default::default()
+                }),
                 ..Default::default()
             });
         }
@@ -210,7 +246,10 @@ mod tests {
         // w* = baseRTT/RTT w* + alpha with RTT = base w*/C gives w* = C + alpha.
         for (alpha, c) in [(200.0, 1000.0), (50.0, 8000.0), (20.0, 100.0)] {
             let w = converge(alpha, c);
-            assert!((w - (c + alpha)).abs() < 0.01 * (c + alpha), "alpha {alpha}, C {c}: w = {w}");
+            assert!(
+                (w - (c + alpha)).abs() < 0.01 * (c + alpha),
+                "alpha {alpha}, C {c}: w = {w}"
+            );
         }
     }
 }

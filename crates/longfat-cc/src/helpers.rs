@@ -2,7 +2,7 @@
 //! `tcp_slow_start` and `tcp_cong_avoid_ai` (net/ipv4/tcp_cong.c), but on
 //! fractional packet windows as in ns-2.
 
-use crate::AckEvent;
+use crate::{AckEvent, RtoEvent};
 
 /// Smallest window any controller may return after a reduction (RFC 5681 §3.1
 /// floor of 2 segments for ssthresh; cwnd itself may be 1 after an RTO).
@@ -31,16 +31,21 @@ pub fn in_slow_start(cwnd: f64, ssthresh: f64) -> bool {
     cwnd < ssthresh
 }
 
-
-/// The window part of an ACK that every loss-based algorithm shares: no
-/// growth during recovery or on an ACK that delivered nothing; slow start
+/// The window part of an ACK that every loss-based algorithm shares: growth
+/// by the transport's `growth_pkts` (none during recovery, on an ACK that does
+/// not advance the cumulative point, or while not cwnd-limited); slow start
 /// below ssthresh; then `avoid(cwnd, delivered)` with the packets left over.
 /// Returns true when this ACK ended slow start (cwnd reached ssthresh).
-pub fn grow(cwnd: &mut f64, ssthresh: f64, ack: &AckEvent, avoid: impl FnOnce(&mut f64, f64)) -> bool {
-    if ack.in_recovery || ack.delivered_pkts == 0 {
+pub fn grow(
+    cwnd: &mut f64,
+    ssthresh: f64,
+    ack: &AckEvent,
+    avoid: impl FnOnce(&mut f64, f64),
+) -> bool {
+    if ack.in_recovery || ack.growth_pkts == 0 {
         return false;
     }
-    let mut delivered = f64::from(ack.delivered_pkts);
+    let mut delivered = f64::from(ack.growth_pkts);
     let mut left_slow_start = false;
     if *cwnd < ssthresh {
         delivered = slow_start(cwnd, ssthresh, delivered);
@@ -60,11 +65,12 @@ pub fn reduce(reduced_pkts: f64, cwnd: &mut f64, ssthresh: &mut f64) {
     *cwnd = cwnd.min(*ssthresh);
 }
 
-/// A retransmission timeout (RFC 5681 §3.1, Linux `tcp_enter_loss`):
-/// ssthresh becomes the algorithm's reduced window on the first expiry only;
-/// every expiry restarts from one packet.
-pub fn timeout(reduced_pkts: f64, backoff: u32, cwnd: &mut f64, ssthresh: &mut f64) {
-    if backoff <= 1 {
+/// A retransmission timeout (RFC 5681 §3.1): ssthresh becomes the
+/// algorithm's reduced window when the transport's profile says this expiry
+/// reduces (`rto.reduce`; see [`RtoEvent`]); every expiry restarts from one
+/// packet.
+pub fn timeout(reduced_pkts: f64, rto: &RtoEvent, cwnd: &mut f64, ssthresh: &mut f64) {
+    if rto.reduce {
         *ssthresh = reduced_pkts.max(MIN_SSTHRESH_PKTS);
     }
     *cwnd = 1.0;
@@ -98,7 +104,9 @@ impl RoundCounter {
         let start = *self.round_start_ns.get_or_insert(ack.now_ns);
         let ended = match ack.ts {
             Some(ts) => ts.echoed_tag == self.round,
-            None => ack.rtt.smoothed_ns > 0 && ack.now_ns.saturating_sub(start) >= ack.rtt.smoothed_ns,
+            None => {
+                ack.rtt.smoothed_ns > 0 && ack.now_ns.saturating_sub(start) >= ack.rtt.smoothed_ns
+            }
         };
         if ended {
             self.round = self.round.wrapping_add(1);
@@ -141,17 +149,23 @@ mod tests {
 
     #[test]
     fn a_round_ends_when_a_packet_sent_in_it_is_acked() {
-        use crate::{AckTimestamps, AckEvent};
+        use crate::{AckEvent, AckTimestamps};
         let ack = |now_ns, tag| AckEvent {
             now_ns,
-            ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+            ts: Some(AckTimestamps {
+                echoed_tag: tag,
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let mut r = RoundCounter::default();
         assert_eq!(r.tag(0), 0);
         assert!(r.on_ack(&ack(100, 0)), "first packet back: round 0 over");
         assert_eq!(r.tag(100), 1);
-        assert!(!r.on_ack(&ack(101, 0)), "a packet of round 0 does not end round 1");
+        assert!(
+            !r.on_ack(&ack(101, 0)),
+            "a packet of round 0 does not end round 1"
+        );
         assert!(r.on_ack(&ack(200, 1)));
         assert_eq!(r.round(), 2);
     }
@@ -159,7 +173,14 @@ mod tests {
     #[test]
     fn without_timestamps_a_round_lasts_one_srtt() {
         use crate::{AckEvent, RttStats};
-        let ack = |now_ns| AckEvent { now_ns, rtt: RttStats { smoothed_ns: 100, ..Default::default() }, ..Default::default() };
+        let ack = |now_ns| AckEvent {
+            now_ns,
+            rtt: RttStats {
+                smoothed_ns: 100,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let mut r = RoundCounter::default();
         r.tag(0);
         assert!(!r.on_ack(&ack(99)));

@@ -5,10 +5,10 @@
 //! backoff adapts to the path's buffering: beta = RTTmin/RTTmax clamped to
 //! [0.5, 0.8] (eq. (18)).
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
 
@@ -65,10 +65,16 @@ impl HtcpConfig {
         };
         r.finish()?;
         if cfg.beta_min > cfg.beta_max {
-            return Err(CcError { field: "params.beta_min".into(), message: format!("{} exceeds beta_max = {}", cfg.beta_min, cfg.beta_max) });
+            return Err(CcError {
+                field: "params.beta_min".into(),
+                message: format!("{} exceeds beta_max = {}", cfg.beta_min, cfg.beta_max),
+            });
         }
         if cfg.scale_min > cfg.scale_max {
-            return Err(CcError { field: "params.scale_min".into(), message: format!("{} exceeds scale_max = {}", cfg.scale_min, cfg.scale_max) });
+            return Err(CcError {
+                field: "params.scale_min".into(),
+                message: format!("{} exceeds scale_max = {}", cfg.scale_min, cfg.scale_max),
+            });
         }
         Ok(cfg)
     }
@@ -144,9 +150,13 @@ impl Htcp {
     /// The increase in packets per RTT at time `now_ns`: eq. (16) with (20),
     /// times the optional RTT scaling.
     pub fn alpha(&self, now_ns: u64) -> f64 {
-        let since = self.last_congestion_ns.map_or(0, |t| now_ns.saturating_sub(t));
+        let since = self
+            .last_congestion_ns
+            .map_or(0, |t| now_ns.saturating_sub(t));
         let delta_s = since as f64 / NS_PER_S;
-        2.0 * (1.0 - self.beta) * self.cfg.alpha_of_delta(delta_s) * self.cfg.rtt_scale(self.rtt_min_ns)
+        2.0 * (1.0 - self.beta)
+            * self.cfg.alpha_of_delta(delta_s)
+            * self.cfg.rtt_scale(self.rtt_min_ns)
     }
 
     fn measure_throughput(&mut self, ack: &AckEvent) {
@@ -160,7 +170,9 @@ impl Htcp {
         let elapsed = ack.now_ns.saturating_sub(t.since_ns);
         if self.rtt_min_ns > 0 && elapsed >= self.rtt_min_ns && t.packets >= self.cwnd - 1.0 {
             let pps = t.packets * NS_PER_S / elapsed as f64;
-            let since_cong = self.last_congestion_ns.map_or(u64::MAX, |c| ack.now_ns.saturating_sub(c));
+            let since_cong = self
+                .last_congestion_ns
+                .map_or(u64::MAX, |c| ack.now_ns.saturating_sub(c));
             if since_cong <= 3 * self.rtt_min_ns {
                 t.smoothed_pps = pps;
                 t.max_pps = pps;
@@ -189,7 +201,8 @@ impl Htcp {
         if self.congestion_events == 0 || self.rtt_max_ns == 0 {
             return self.cfg.beta_min;
         }
-        (self.rtt_min_ns as f64 / self.rtt_max_ns as f64).clamp(self.cfg.beta_min, self.cfg.beta_max)
+        (self.rtt_min_ns as f64 / self.rtt_max_ns as f64)
+            .clamp(self.cfg.beta_min, self.cfg.beta_max)
     }
 }
 
@@ -215,14 +228,21 @@ impl CongestionControl for Htcp {
     fn on_ack(&mut self, ack: &AckEvent) {
         self.last_congestion_ns.get_or_insert(ack.now_ns);
         if ack.rtt_updated && ack.rtt.latest_ns > 0 {
-            self.rtt_min_ns = if self.rtt_min_ns == 0 { ack.rtt.latest_ns } else { self.rtt_min_ns.min(ack.rtt.latest_ns) };
+            self.rtt_min_ns = if self.rtt_min_ns == 0 {
+                ack.rtt.latest_ns
+            } else {
+                self.rtt_min_ns.min(ack.rtt.latest_ns)
+            };
             // RTTmax as Linux's `measure_rtt`: from the smoothed RTT, outside
             // recovery (the pipe is being refilled then), raised by at most
             // 20 ms at a time, so that one ACK held by the receiver's
             // delayed-ACK timer does not set beta for the next event.
             self.rtt_max_ns = self.rtt_max_ns.max(self.rtt_min_ns);
             let srtt = ack.rtt.smoothed_ns;
-            if !ack.in_recovery && srtt > self.rtt_max_ns && srtt <= self.rtt_max_ns + RTT_MAX_STEP_NS {
+            if !ack.in_recovery
+                && srtt > self.rtt_max_ns
+                && srtt <= self.rtt_max_ns + RTT_MAX_STEP_NS
+            {
                 self.rtt_max_ns = srtt;
             }
         }
@@ -231,10 +251,13 @@ impl CongestionControl for Htcp {
         }
         let alpha = self.alpha(ack.now_ns);
         // eq. (17): cwnd += alpha / cwnd per ACK.
-        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| *cwnd += alpha * delivered / *cwnd);
+        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
+            *cwnd += alpha * delivered / *cwnd
+        });
     }
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         self.beta = self.next_beta();
         // eq. (19)
         reduce(self.beta * self.cwnd, &mut self.cwnd, &mut self.ssthresh);
@@ -253,13 +276,15 @@ impl CongestionControl for Htcp {
 
     /// Linux `htcp_state(TCP_CA_Loss)` and `htcp_recalc_ssthresh`: a timeout
     /// is a congestion event for beta and Delta; cwnd restarts at one packet.
-    fn on_rto(&mut self, now_ns: u64, backoff: u32) {
-        if backoff <= 1 {
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        let now_ns = rto.now_ns;
+        if rto.reduce {
             self.beta = self.next_beta();
             self.congestion_events += 1;
         }
         let reduced = self.beta * self.cwnd;
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
         self.last_congestion_ns = Some(now_ns);
     }
 }
@@ -277,25 +302,42 @@ mod tests {
         AckEvent {
             now_ns,
             in_recovery,
-            rtt: RttStats { latest_ns: rtt_ns, min_ns: rtt_ns, smoothed_ns: rtt_ns },
+            rtt: RttStats {
+                latest_ns: rtt_ns,
+                min_ns: rtt_ns,
+                smoothed_ns: rtt_ns,
+            },
             rtt_updated: true,
             ..Default::default()
         }
     }
 
     fn loss(now_ns: u64) -> LossEvent {
-        LossEvent { now_ns, ..Default::default() }
+        LossEvent {
+            now_ns,
+            ..Default::default()
+        }
     }
 
     fn ca(cwnd: f64) -> Htcp {
-        Htcp::new(HtcpConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
+        Htcp::new(
+            HtcpConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
     }
 
     #[test]
     fn alpha_of_delta_follows_eq20() {
         let c = HtcpConfig::default();
         assert_eq!(c.alpha_of_delta(0.0), 1.0);
-        assert_eq!(c.alpha_of_delta(1.0), 1.0, "Delta = Delta^L is still legacy");
+        assert_eq!(
+            c.alpha_of_delta(1.0),
+            1.0,
+            "Delta = Delta^L is still legacy"
+        );
         // Delta = 2 s: 1 + 10 * 1 + (1/2)^2 = 11.25
         assert_eq!(c.alpha_of_delta(2.0), 11.25);
         // Delta = 5 s: 1 + 40 + 4 = 45
@@ -356,7 +398,10 @@ mod tests {
         for n in 1..=5u32 {
             h.on_congestion_event(&loss(u64::from(n)));
             let expected = 100.0 + 100.0 * (7.0f64 / 8.0).powi(n as i32);
-            assert!((h.rtt_max_ns() as f64 / MS as f64 - expected).abs() < 1e-5, "event {n}");
+            assert!(
+                (h.rtt_max_ns() as f64 / MS as f64 - expected).abs() < 1e-5,
+                "event {n}"
+            );
         }
     }
 
@@ -405,27 +450,50 @@ mod tests {
         // One window of ACKs spread over 1 ms around Delta = 4 s.
         let n = start as u64;
         for i in 0..n {
-            h.on_ack(&AckEvent { delivered_pkts: 1, ..ack(4 * S + i * 1_000, 100 * MS, false) });
+            h.on_ack(&AckEvent {
+                delivered_pkts: 1,
+                growth_pkts: 1,
+                ..ack(4 * S + i * 1_000, 100 * MS, false)
+            });
         }
         let alpha = HtcpConfig::default().alpha_of_delta(4.0);
         assert!((alpha - 33.25).abs() < 1e-12);
         let gained = h.cwnd() - start;
-        assert!((gained - alpha).abs() < 0.02 * alpha, "gained {gained}, alpha {alpha}");
+        assert!(
+            (gained - alpha).abs() < 0.02 * alpha,
+            "gained {gained}, alpha {alpha}"
+        );
     }
 
     #[test]
     fn rtt_scaling_multiplies_alpha_within_the_clamp() {
-        let cfg = HtcpConfig { rtt_scaling: true, ..Default::default() };
+        let cfg = HtcpConfig {
+            rtt_scaling: true,
+            ..Default::default()
+        };
         assert_eq!(cfg.rtt_scale(200 * MS), 2.0);
         assert_eq!(cfg.rtt_scale(20 * MS), 0.5, "clamped below");
         assert_eq!(cfg.rtt_scale(5 * S), 10.0, "clamped above");
-        assert_eq!(HtcpConfig::default().rtt_scale(200 * MS), 1.0, "off by default");
+        assert_eq!(
+            HtcpConfig::default().rtt_scale(200 * MS),
+            1.0,
+            "off by default"
+        );
     }
 
     #[test]
     fn bandwidth_switch_backs_off_by_half_after_a_throughput_change() {
-        let cfg = HtcpConfig { bandwidth_switch: true, ..Default::default() };
-        let mut h = Htcp::new(cfg, InitialWindow { cwnd_pkts: 100.0, ssthresh_pkts: 1.0 });
+        let cfg = HtcpConfig {
+            bandwidth_switch: true,
+            ..Default::default()
+        };
+        let mut h = Htcp::new(
+            cfg,
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
         h.on_ack(&ack(0, 100 * MS, false));
         h.on_ack(&ack(1, 125 * MS, false));
         h.tput.max_pps = 1000.0;

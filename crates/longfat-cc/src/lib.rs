@@ -12,6 +12,7 @@
 pub mod bic;
 pub mod cubic;
 pub mod ehstcp;
+pub mod error;
 pub mod fast;
 pub mod helpers;
 pub mod highspeed;
@@ -26,11 +27,12 @@ pub mod vegas;
 pub use bic::Bic;
 pub use cubic::Cubic;
 pub use ehstcp::Ehstcp;
+pub use error::{CcError, CcParams};
 pub use fast::Fast;
 pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
 pub use ltcp::Ltcp;
-pub use registry::{build, CcError, CcParams, ALGORITHMS};
+pub use registry::{build, ALGORITHMS};
 pub use reno::Reno;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
@@ -72,6 +74,14 @@ pub struct AckEvent {
     /// Packets newly delivered by this ACK: newly SACKed plus newly
     /// cumulatively acknowledged ones that had not been SACKed before.
     pub delivered_pkts: u32,
+    /// Packets the window may grow by on this ACK: the transport's verdict.
+    /// 0 during recovery, on an ACK that does not advance the cumulative
+    /// point (RFC 5681 §3.1; Linux `tcp_may_raise_cwnd`), and, under cwnd
+    /// validation, while the flow is not cwnd-limited (RFC 7661; Linux
+    /// `tcp_is_cwnd_limited`). Otherwise the delivered packets (Linux
+    /// `acked_sacked`) or 1 per ACK (ns-2 `opencwnd()`). Algorithms grow by
+    /// this; they measure rates with `delivered_pkts`.
+    pub growth_pkts: u32,
     pub delivered_bytes: u64,
     /// How far the cumulative ACK point moved, in packets.
     pub cum_acked_pkts: u32,
@@ -97,6 +107,72 @@ pub struct LossEvent {
     /// Packets the scoreboard marks lost at this moment.
     pub lost_pkts: u32,
     pub rtt: RttStats,
+    /// The transport profile's cap on the window a reduction starts from:
+    /// ns-2 reduces `window() = min(cwnd_, wnd_)` (tcp.cc `slowdown()`), so a
+    /// receiver-window-limited flow's inflated cwnd is not what is halved.
+    /// None: the window itself (Linux).
+    pub window_cap_pkts: Option<f64>,
+    /// The profile asks for a plain halving instead of the algorithm's own
+    /// decrease: ns-2's `slowdown()` halves on a connection's first
+    /// reduction, on a reduction in slow start and after a timeout. Only the
+    /// algorithms ns-2 implements through `decrease_num_`/`decrease_param()`
+    /// inside `slowdown()` (Reno, HighSpeed, eHSTCP) follow it.
+    pub halve: bool,
+}
+
+impl LossEvent {
+    /// Lowers `cwnd` to the profile's cap before a reduction ([`Self::window_cap_pkts`]).
+    pub fn cap(&self, cwnd: &mut f64) {
+        if let Some(cap) = self.window_cap_pkts {
+            *cwnd = cwnd.min(cap.max(1.0));
+        }
+    }
+}
+
+/// The retransmission timer fired.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RtoEvent {
+    pub now_ns: u64,
+    /// Consecutive expiries without progress, 1 for the first.
+    pub backoff: u32,
+    /// The profile's verdict on whether this expiry sets a new ssthresh.
+    /// Linux (`tcp_enter_loss`) does only when the connection was not already
+    /// in fast recovery or in a timeout recovery with no progress since, so an
+    /// RTO during recovery keeps the recovery's ssthresh; ns-2 (`timeout()`)
+    /// cuts on every expiry, also during fast recovery.
+    pub reduce: bool,
+    /// As [`LossEvent::window_cap_pkts`].
+    pub window_cap_pkts: Option<f64>,
+    /// As [`LossEvent::halve`] (ns-2 halves after every timeout).
+    pub halve: bool,
+    pub rtt: RttStats,
+}
+
+impl RtoEvent {
+    /// An expiry that reduces (the first of a series, outside recovery).
+    pub fn first(now_ns: u64) -> Self {
+        Self {
+            now_ns,
+            backoff: 1,
+            reduce: true,
+            ..Default::default()
+        }
+    }
+    /// A backed-off expiry (`backoff` > 1) that keeps ssthresh.
+    pub fn repeat(now_ns: u64, backoff: u32) -> Self {
+        Self {
+            now_ns,
+            backoff,
+            reduce: false,
+            ..Default::default()
+        }
+    }
+    /// Lowers `cwnd` to the profile's cap before a reduction.
+    pub fn cap(&self, cwnd: &mut f64) {
+        if let Some(cap) = self.window_cap_pkts {
+            *cwnd = cwnd.min(cap.max(1.0));
+        }
+    }
 }
 
 /// The interface every congestion-control algorithm implements.
@@ -104,7 +180,7 @@ pub struct LossEvent {
 /// Call order for one ACK: `on_ack` (after the scoreboard is updated); if the
 /// ACK revealed a new loss episode, `on_congestion_event` before it; if it ended
 /// recovery, `on_recovery_exit` after it.
-pub trait CongestionControl: Send {
+pub trait CongestionControl: Send + CcClone {
     /// The algorithm's registry name (`"reno"`).
     fn name(&self) -> &'static str;
 
@@ -131,8 +207,23 @@ pub trait CongestionControl: Send {
     fn on_recovery_exit(&mut self, _now_ns: u64) {}
 
     /// The retransmission timer fired (called on every expiry, including
-    /// backed-off ones; `backoff` counts consecutive expiries, 1 for the first).
-    fn on_rto(&mut self, now_ns: u64, backoff: u32);
+    /// backed-off ones). Every expiry restarts from one packet; ssthresh is
+    /// recomputed only when `rto.reduce` says so.
+    fn on_rto(&mut self, rto: &RtoEvent);
+}
+
+/// A copy of a controller's whole state, which the transport keeps at a
+/// reduction so that it can undo the reduction if it proves spurious (Linux
+/// `tcp_undo_cwnd_reduction` restores `prior_cwnd`/`prior_ssthresh` and the
+/// module's own state, e.g. H-TCP's `undo_last_cong`).
+pub trait CcClone {
+    fn snapshot(&self) -> Box<dyn CongestionControl>;
+}
+
+impl<T: CongestionControl + Clone + 'static> CcClone for T {
+    fn snapshot(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.clone())
+    }
 }
 
 /// Initial window settings the transport hands to every controller.
@@ -144,6 +235,9 @@ pub struct InitialWindow {
 
 impl Default for InitialWindow {
     fn default() -> Self {
-        Self { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY }
+        Self {
+            cwnd_pkts: 2.0,
+            ssthresh_pkts: f64::INFINITY,
+        }
     }
 }

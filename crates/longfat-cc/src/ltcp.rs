@@ -5,10 +5,10 @@
 //! beta of it (eq. (4)). Layers are added as cwnd passes the thresholds
 //! W_K = K(K+1)(K-1)/6 · W_T (eq. (10)); K = 1 below W_T, where LTCP is TCP.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 /// The largest layer count considered; W_K at K = 10,000 is ~8e12 · W_T packets.
 const MAX_LAYERS: u32 = 10_000;
@@ -23,7 +23,10 @@ pub struct LtcpConfig {
 
 impl Default for LtcpConfig {
     fn default() -> Self {
-        Self { w_t_pkts: 50.0, beta: 0.15 }
+        Self {
+            w_t_pkts: 50.0,
+            beta: 0.15,
+        }
     }
 }
 
@@ -31,7 +34,10 @@ impl LtcpConfig {
     pub fn from_params(params: &CcParams) -> Result<Self, CcError> {
         let d = Self::default();
         let mut r = ParamReader::new("ltcp", params);
-        let cfg = Self { w_t_pkts: r.real("w_t", d.w_t_pkts, 1.0, 1e9)?, beta: r.real_open("beta", d.beta, 0.0, 1.0)? };
+        let cfg = Self {
+            w_t_pkts: r.real("w_t", d.w_t_pkts, 1.0, 1e9)?,
+            beta: r.real_open("beta", d.beta, 0.0, 1.0)?,
+        };
         r.finish()?;
         Ok(cfg)
     }
@@ -69,7 +75,12 @@ pub struct Ltcp {
 
 impl Ltcp {
     pub fn new(cfg: LtcpConfig, init: InitialWindow) -> Self {
-        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts, layers: 1 }
+        Self {
+            cfg,
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+            layers: 1,
+        }
     }
 
     pub fn layers(&self) -> u32 {
@@ -116,7 +127,8 @@ impl CongestionControl for Ltcp {
         }
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         // A loss in slow start meets the flow with one layer (K = 1 until slow
         // start is exited, §IV-B), so it halves as TCP; K is then derived
         // from the halved window. (Deriving K first and cutting by beta would
@@ -145,9 +157,10 @@ impl CongestionControl for Ltcp {
     /// management ... are not modified"): ssthresh takes LTCP's reduced window,
     /// cwnd restarts at one packet with one layer, and K is derived again when
     /// slow start ends.
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
         let reduced = self.reduced_window();
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
         self.layers = 1;
     }
 }
@@ -161,8 +174,13 @@ mod tests {
         AckEvent {
             now_ns: 0,
             delivered_pkts: delivered,
+            growth_pkts: delivered,
             cum_acked_pkts: delivered,
-            rtt: RttStats { latest_ns: 70_000_000, min_ns: 70_000_000, smoothed_ns: 70_000_000 },
+            rtt: RttStats {
+                latest_ns: 70_000_000,
+                min_ns: 70_000_000,
+                smoothed_ns: 70_000_000,
+            },
             rtt_updated: true,
             ..Default::default()
         }
@@ -173,15 +191,22 @@ mod tests {
     }
 
     fn ca(cwnd: f64) -> Ltcp {
-        let mut l = Ltcp::new(LtcpConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 });
+        let mut l = Ltcp::new(
+            LtcpConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        );
         l.layers = LtcpConfig::default().layers_for(cwnd);
         l
     }
 
     /// The W_K column of the table in the paper's Fig. 2 (W_T = 50).
     const FIG2_W_K: [f64; 25] = [
-        0.0, 50.0, 200.0, 500.0, 1000.0, 1750.0, 2800.0, 4200.0, 6000.0, 8250.0, 11000.0, 14300.0, 18200.0, 22750.0,
-        28000.0, 34000.0, 40800.0, 48450.0, 57000.0, 66500.0, 77000.0, 88550.0, 101200.0, 115000.0, 130000.0,
+        0.0, 50.0, 200.0, 500.0, 1000.0, 1750.0, 2800.0, 4200.0, 6000.0, 8250.0, 11000.0, 14300.0,
+        18200.0, 22750.0, 28000.0, 34000.0, 40800.0, 48450.0, 57000.0, 66500.0, 77000.0, 88550.0,
+        101200.0, 115000.0, 130000.0,
     ];
 
     #[test]
@@ -192,7 +217,10 @@ mod tests {
         }
         // eq. (11): delta_K = W_{K+1} - W_K
         for k in 1..25 {
-            assert_eq!(cfg.step_pkts(k), FIG2_W_K[k as usize] - FIG2_W_K[k as usize - 1]);
+            assert_eq!(
+                cfg.step_pkts(k),
+                FIG2_W_K[k as usize] - FIG2_W_K[k as usize - 1]
+            );
         }
     }
 
@@ -235,7 +263,11 @@ mod tests {
             let mut l = ca(w);
             let before = l.layers();
             l.on_congestion_event(&loss());
-            assert!(before - l.layers() <= 1, "cwnd {w}: {before} -> {}", l.layers());
+            assert!(
+                before - l.layers() <= 1,
+                "cwnd {w}: {before} -> {}",
+                l.layers()
+            );
             assert_eq!(l.cwnd(), w * 0.85);
             w += 7.3;
         }
@@ -267,14 +299,21 @@ mod tests {
                 expected += k / expected;
             }
             assert!((l.cwnd() - expected).abs() < 1e-6, "{w}");
-            assert!((l.cwnd() - w - k).abs() < 0.01 * k, "{w}: +{}", l.cwnd() - w);
+            assert!(
+                (l.cwnd() - w - k).abs() < 0.01 * k,
+                "{w}: +{}",
+                l.cwnd() - w
+            );
         }
     }
 
     #[test]
     fn one_layer_is_exactly_tcp() {
         let mut l = ca(30.0);
-        let mut r = crate::Reno::new(InitialWindow { cwnd_pkts: 30.0, ssthresh_pkts: 1.0 });
+        let mut r = crate::Reno::new(InitialWindow {
+            cwnd_pkts: 30.0,
+            ssthresh_pkts: 1.0,
+        });
         for i in 0..200 {
             l.on_ack(&ack(1 + i % 2));
             r.on_ack(&ack(1 + i % 2));
@@ -288,13 +327,25 @@ mod tests {
     #[test]
     fn layers_derived_when_slow_start_ends() {
         // Reaching ssthresh = 600 in slow start: W_4 = 500 <= 600 < 1000.
-        let mut l = Ltcp::new(LtcpConfig::default(), InitialWindow { cwnd_pkts: 590.0, ssthresh_pkts: 600.0 });
+        let mut l = Ltcp::new(
+            LtcpConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 590.0,
+                ssthresh_pkts: 600.0,
+            },
+        );
         assert_eq!(l.layers(), 1);
         l.on_ack(&ack(10));
         assert_eq!(l.cwnd(), 600.0);
         assert_eq!(l.layers(), 4);
         // A loss in slow start at cwnd 1200 halves (one layer) to 600: layer 4.
-        let mut l = Ltcp::new(LtcpConfig::default(), InitialWindow { cwnd_pkts: 1200.0, ssthresh_pkts: f64::INFINITY });
+        let mut l = Ltcp::new(
+            LtcpConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 1200.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
+        );
         l.on_congestion_event(&loss());
         assert_eq!(l.cwnd(), 600.0);
         assert_eq!(l.layers(), 4);
@@ -304,7 +355,7 @@ mod tests {
     fn timeout_restarts_with_one_layer() {
         let mut l = ca(2000.0);
         assert_eq!(l.layers(), 6);
-        l.on_rto(0, 1);
+        l.on_rto(&RtoEvent::first(0));
         assert_eq!((l.cwnd(), l.ssthresh(), l.layers()), (1.0, 1700.0, 1));
     }
 }

@@ -1,7 +1,7 @@
 //! Reading an algorithm's parameters from a scenario's `[flows.params]`, with
 //! the paper's defaults and a range check that names the field.
 
-use crate::registry::{CcError, CcParams};
+use crate::error::{CcError, CcParams};
 
 /// Hands out parameters one by one; [`ParamReader::finish`] refuses any the
 /// algorithm did not ask for.
@@ -13,30 +13,63 @@ pub struct ParamReader<'a> {
 
 impl<'a> ParamReader<'a> {
     pub fn new(algo: &'a str, params: &'a CcParams) -> Self {
-        Self { algo, params, used: Vec::new() }
+        Self {
+            algo,
+            params,
+            used: Vec::new(),
+        }
     }
 
     fn error(name: &str, message: String) -> CcError {
-        CcError { field: format!("params.{name}"), message }
+        CcError {
+            field: format!("params.{name}"),
+            message,
+        }
     }
 
     /// A real number in `[lo, hi]` (`hi` may be infinite), `default` when absent.
-    pub fn real(&mut self, name: &'static str, default: f64, lo: f64, hi: f64) -> Result<f64, CcError> {
+    pub fn real(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64, CcError> {
         self.used.push(name);
-        let Some(&v) = self.params.get(name) else { return Ok(default) };
+        let Some(&v) = self.params.get(name) else {
+            return Ok(default);
+        };
         if !v.is_finite() || v < lo || v > hi {
-            let range = if hi.is_infinite() { format!(">= {lo}") } else { format!("in [{lo}, {hi}]") };
-            return Err(Self::error(name, format!("{v} is out of range; must be {range}")));
+            let range = if hi.is_infinite() {
+                format!(">= {lo}")
+            } else {
+                format!("in [{lo}, {hi}]")
+            };
+            return Err(Self::error(
+                name,
+                format!("{v} is out of range; must be {range}"),
+            ));
         }
         Ok(v)
     }
 
     /// A real number in the open interval `(lo, hi)`.
-    pub fn real_open(&mut self, name: &'static str, default: f64, lo: f64, hi: f64) -> Result<f64, CcError> {
+    pub fn real_open(
+        &mut self,
+        name: &'static str,
+        default: f64,
+        lo: f64,
+        hi: f64,
+    ) -> Result<f64, CcError> {
         self.used.push(name);
-        let Some(&v) = self.params.get(name) else { return Ok(default) };
+        let Some(&v) = self.params.get(name) else {
+            return Ok(default);
+        };
         if !v.is_finite() || v <= lo || v >= hi {
-            return Err(Self::error(name, format!("{v} is out of range; must be strictly between {lo} and {hi}")));
+            return Err(Self::error(
+                name,
+                format!("{v} is out of range; must be strictly between {lo} and {hi}"),
+            ));
         }
         Ok(v)
     }
@@ -48,7 +81,10 @@ impl<'a> ParamReader<'a> {
             None => Ok(default),
             Some(0.0) => Ok(false),
             Some(1.0) => Ok(true),
-            Some(&v) => Err(Self::error(name, format!("{v} is not a switch; must be 0 (off) or 1 (on)"))),
+            Some(&v) => Err(Self::error(
+                name,
+                format!("{v} is not a switch; must be 0 (off) or 1 (on)"),
+            )),
         }
     }
 
@@ -56,8 +92,15 @@ impl<'a> ParamReader<'a> {
     pub fn finish(self) -> Result<(), CcError> {
         for name in self.params.keys() {
             if !self.used.contains(&name.as_str()) {
-                let allowed = if self.used.is_empty() { "none".to_string() } else { self.used.join(", ") };
-                return Err(Self::error(name, format!("unknown parameter for {}; allowed: {allowed}", self.algo)));
+                let allowed = if self.used.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.used.join(", ")
+                };
+                return Err(Self::error(
+                    name,
+                    format!("unknown parameter for {}; allowed: {allowed}", self.algo),
+                ));
             }
         }
         Ok(())
@@ -84,18 +127,28 @@ mod tests {
     #[test]
     fn out_of_range_names_field_and_range() {
         let p = params(&[("beta", 1.5)]);
-        let e = ParamReader::new("x", &p).real_open("beta", 0.15, 0.0, 1.0).unwrap_err();
+        let e = ParamReader::new("x", &p)
+            .real_open("beta", 0.15, 0.0, 1.0)
+            .unwrap_err();
         assert_eq!(e.field, "params.beta");
-        assert!(e.message.contains("strictly between 0 and 1"), "{}", e.message);
+        assert!(
+            e.message.contains("strictly between 0 and 1"),
+            "{}",
+            e.message
+        );
         let p = params(&[("s_max", -1.0)]);
-        let e = ParamReader::new("x", &p).real("s_max", 32.0, 0.0, f64::INFINITY).unwrap_err();
+        let e = ParamReader::new("x", &p)
+            .real("s_max", 32.0, 0.0, f64::INFINITY)
+            .unwrap_err();
         assert!(e.message.contains(">= 0"), "{}", e.message);
     }
 
     #[test]
     fn switch_must_be_zero_or_one() {
         let p = params(&[("rtt_scaling", 0.5)]);
-        let e = ParamReader::new("x", &p).flag("rtt_scaling", false).unwrap_err();
+        let e = ParamReader::new("x", &p)
+            .flag("rtt_scaling", false)
+            .unwrap_err();
         assert_eq!(e.field, "params.rtt_scaling");
     }
 

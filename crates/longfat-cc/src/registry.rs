@@ -1,35 +1,29 @@
 //! Building a controller from its name and parameters.
 
-use std::collections::BTreeMap;
-use std::fmt;
-
 use crate::ehstcp::EhstcpConfig;
+use crate::error::{CcError, CcParams};
 use crate::htcp::HtcpConfig;
 use crate::ltcp::LtcpConfig;
 use crate::params::ParamReader;
-use crate::{Bic, CongestionControl, Cubic, Ehstcp, Fast, HighSpeed, Htcp, InitialWindow, Ltcp, Reno, Scalable, Vegas};
-
-/// Algorithm parameters as given in a scenario (`[flows.params]`), by name.
-pub type CcParams = BTreeMap<String, f64>;
+use crate::{
+    Bic, CongestionControl, Cubic, Ehstcp, Fast, HighSpeed, Htcp, InitialWindow, Ltcp, Reno,
+    Scalable, Vegas,
+};
 
 /// Every algorithm `build` knows, in the order the CLI lists them.
-pub const ALGORITHMS: &[&str] =
-    &["reno", "newreno", "ltcp", "htcp", "ehstcp", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"];
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CcError {
-    /// The offending input: `cc` or `params.<name>`.
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for CcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for CcError {}
+pub const ALGORITHMS: &[&str] = &[
+    "reno",
+    "newreno",
+    "ltcp",
+    "htcp",
+    "ehstcp",
+    "highspeed",
+    "scalable",
+    "bic",
+    "cubic",
+    "vegas",
+    "fast",
+];
 
 /// Builds the named controller. "newreno" is an alias: the NewReno/SACK
 /// recovery lives in the transport, the window rule is Reno's.
@@ -45,7 +39,10 @@ pub fn build(
         }
         "ltcp" => Ok(Box::new(Ltcp::new(LtcpConfig::from_params(params)?, init))),
         "htcp" => Ok(Box::new(Htcp::new(HtcpConfig::from_params(params)?, init))),
-        "ehstcp" => Ok(Box::new(Ehstcp::new(EhstcpConfig::from_params(params)?, init))),
+        "ehstcp" => Ok(Box::new(Ehstcp::new(
+            EhstcpConfig::from_params(params)?,
+            init,
+        ))),
         "highspeed" => Ok(Box::new(HighSpeed::from_params(params, init)?)),
         "scalable" => Ok(Box::new(Scalable::from_params(params, init)?)),
         "bic" => Ok(Box::new(Bic::from_params(params, init)?)),
@@ -54,7 +51,10 @@ pub fn build(
         "fast" => Ok(Box::new(Fast::from_params(params, init)?)),
         _ => Err(CcError {
             field: "cc".into(),
-            message: format!("unknown algorithm {name:?}; known: {}", ALGORITHMS.join(", ")),
+            message: format!(
+                "unknown algorithm {name:?}; known: {}",
+                ALGORITHMS.join(", ")
+            ),
         }),
     }
 }
@@ -65,7 +65,9 @@ mod tests {
 
     #[test]
     fn unknown_algorithm_names_field_and_choices() {
-        let err = build("cubicc", &CcParams::new(), InitialWindow::default()).err().unwrap();
+        let err = build("cubicc", &CcParams::new(), InitialWindow::default())
+            .err()
+            .unwrap();
         assert_eq!(err.field, "cc");
         assert!(err.message.contains("reno"));
     }

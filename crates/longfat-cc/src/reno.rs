@@ -3,7 +3,7 @@
 //! window; a loss episode halves the window; an RTO restarts from one packet.
 
 use crate::helpers::{additive_increase, grow, reduce, timeout};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reno {
@@ -13,7 +13,10 @@ pub struct Reno {
 
 impl Reno {
     pub fn new(init: InitialWindow) -> Self {
-        Self { cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts }
+        Self {
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+        }
     }
 }
 
@@ -29,12 +32,15 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
-        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| additive_increase(cwnd, 1.0, delivered));
+        grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
+            additive_increase(cwnd, 1.0, delivered)
+        });
     }
 
     /// RFC 5681 eq. (4) with ns-2's and Linux's choice of cwnd (not
     /// FlightSize) as the quantity halved.
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
     }
 
@@ -42,10 +48,11 @@ impl CongestionControl for Reno {
         self.cwnd = self.ssthresh;
     }
 
-    /// RFC 5681 §3.1: ssthresh halves on the first expiry only (Linux
-    /// `tcp_enter_loss`); every expiry restarts from one packet.
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        timeout(self.cwnd / 2.0, backoff, &mut self.cwnd, &mut self.ssthresh);
+    /// RFC 5681 §3.1: ssthresh halves when the profile says the expiry
+    /// reduces; every expiry restarts from one packet.
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        timeout(self.cwnd / 2.0, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -58,23 +65,36 @@ mod tests {
         AckEvent {
             now_ns,
             delivered_pkts: delivered,
+            growth_pkts: delivered,
             delivered_bytes: u64::from(delivered) * 1500,
             cum_acked_pkts: delivered,
             in_flight_pkts: 10,
             in_recovery,
-            rtt: RttStats { latest_ns: 100_000_000, min_ns: 100_000_000, smoothed_ns: 100_000_000 },
+            rtt: RttStats {
+                latest_ns: 100_000_000,
+                min_ns: 100_000_000,
+                smoothed_ns: 100_000_000,
+            },
             rtt_updated: true,
             ts: None,
         }
     }
 
     fn loss(now_ns: u64) -> LossEvent {
-        LossEvent { now_ns, in_flight_pkts: 10, lost_pkts: 1, rtt: RttStats::default() }
+        LossEvent {
+            now_ns,
+            in_flight_pkts: 10,
+            lost_pkts: 1,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn slow_start_doubles_per_round() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY });
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 2.0,
+            ssthresh_pkts: f64::INFINITY,
+        });
         // Round 1: 2 ACKs; round 2: 4 ACKs; round 3: 8 ACKs.
         let mut now = 0;
         for round in 0..3 {
@@ -89,14 +109,20 @@ mod tests {
 
     #[test]
     fn slow_start_hands_leftover_to_congestion_avoidance() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 8.0, ssthresh_pkts: 10.0 });
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 8.0,
+            ssthresh_pkts: 10.0,
+        });
         r.on_ack(&ack(1, 4, false)); // 2 packets reach ssthresh, 2 go to AI
         assert!((r.cwnd() - (10.0 + 1.0 / 10.0 * 2.0)).abs() < 1e-12);
     }
 
     #[test]
     fn congestion_avoidance_adds_one_per_window() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 100.0, ssthresh_pkts: 50.0 });
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 100.0,
+            ssthresh_pkts: 50.0,
+        });
         let mut expected: f64 = 100.0;
         for i in 0..100 {
             r.on_ack(&ack(i, 1, false));
@@ -108,7 +134,10 @@ mod tests {
 
     #[test]
     fn loss_halves_and_recovery_holds_window() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 100.0, ssthresh_pkts: 50.0 });
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 100.0,
+            ssthresh_pkts: 50.0,
+        });
         r.on_congestion_event(&loss(5));
         assert_eq!((r.cwnd(), r.ssthresh()), (50.0, 50.0));
         r.on_ack(&ack(6, 3, true));
@@ -119,17 +148,28 @@ mod tests {
 
     #[test]
     fn loss_floor_is_two_packets() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 3.0, ssthresh_pkts: 2.0 });
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 3.0,
+            ssthresh_pkts: 2.0,
+        });
         r.on_congestion_event(&loss(1));
         assert_eq!(r.ssthresh(), 2.0);
     }
 
     #[test]
     fn rto_halves_ssthresh_once_and_resets_cwnd() {
-        let mut r = Reno::new(InitialWindow { cwnd_pkts: 64.0, ssthresh_pkts: 1000.0 });
-        r.on_rto(10, 1);
+        let mut r = Reno::new(InitialWindow {
+            cwnd_pkts: 64.0,
+            ssthresh_pkts: 1000.0,
+        });
+        r.on_rto(&RtoEvent::first(10));
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 32.0));
-        r.on_rto(20, 2); // backed-off expiry: ssthresh kept
+        r.on_rto(&RtoEvent {
+            now_ns: 20,
+            backoff: 2,
+            reduce: false,
+            ..Default::default()
+        }); // backed-off expiry: ssthresh kept
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 32.0));
     }
 }

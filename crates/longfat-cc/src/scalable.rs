@@ -9,10 +9,10 @@
 //! Linux's `tcp_scalable.c` differs: it adds one packet per min(cwnd, 100)
 //! ACKs (Reno below 100 packets) and always decreases by 1/8.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScalableConfig {
@@ -26,7 +26,11 @@ pub struct ScalableConfig {
 
 impl Default for ScalableConfig {
     fn default() -> Self {
-        Self { a: 0.01, b: 0.125, low_window_pkts: 16.0 }
+        Self {
+            a: 0.01,
+            b: 0.125,
+            low_window_pkts: 16.0,
+        }
     }
 }
 
@@ -39,7 +43,11 @@ pub struct Scalable {
 
 impl Scalable {
     pub fn new(cfg: ScalableConfig, init: InitialWindow) -> Self {
-        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts }
+        Self {
+            cfg,
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+        }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
@@ -85,7 +93,8 @@ impl CongestionControl for Scalable {
         });
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         reduce(self.reduced_window(), &mut self.cwnd, &mut self.ssthresh);
     }
 
@@ -93,9 +102,10 @@ impl CongestionControl for Scalable {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
         let reduced = self.reduced_window();
-        timeout(reduced, backoff, &mut self.cwnd, &mut self.ssthresh);
+        timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -104,14 +114,24 @@ mod tests {
     use super::*;
 
     fn ca(cwnd: f64) -> Scalable {
-        Scalable::new(ScalableConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
+        Scalable::new(
+            ScalableConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
     }
 
     #[test]
     fn window_grows_by_one_percent_per_rtt_above_legacy_window() {
         // One window of ACKs: cwnd * (1.01) approximately; exactly, sum of 0.01 per ACK.
         let mut s = ca(1000.0);
-        let ack = AckEvent { delivered_pkts: 1, ..Default::default() };
+        let ack = AckEvent {
+            delivered_pkts: 1,
+            growth_pkts: 1,
+            ..Default::default()
+        };
         for _ in 0..1000 {
             s.on_ack(&ack);
         }
@@ -138,7 +158,11 @@ mod tests {
             let mut rtts = 0;
             while s.cwnd() < w {
                 let acks = s.cwnd() as u32;
-                s.on_ack(&AckEvent { delivered_pkts: acks, ..Default::default() });
+                s.on_ack(&AckEvent {
+                    delivered_pkts: acks,
+                    growth_pkts: acks,
+                    ..Default::default()
+                });
                 rtts += 1;
             }
             assert!((13..=15).contains(&rtts), "w = {w}: {rtts} RTTs");

@@ -10,10 +10,10 @@
 //! RTT per round: the smallest sample of the round (as Linux's `tcp_vegas.c`,
 //! which filters out delayed-ACK inflation). Losses are Reno's.
 
+use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout, RoundCounter, MIN_SSTHRESH_PKTS};
 use crate::params::ParamReader;
-use crate::registry::{CcError, CcParams};
-use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent};
+use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VegasConfig {
@@ -27,7 +27,11 @@ pub struct VegasConfig {
 
 impl Default for VegasConfig {
     fn default() -> Self {
-        Self { alpha_pkts: 2.0, beta_pkts: 4.0, gamma_pkts: 1.0 }
+        Self {
+            alpha_pkts: 2.0,
+            beta_pkts: 4.0,
+            gamma_pkts: 1.0,
+        }
     }
 }
 
@@ -43,7 +47,14 @@ pub struct Vegas {
 
 impl Vegas {
     pub fn new(cfg: VegasConfig, init: InitialWindow) -> Self {
-        Self { cfg, cwnd: init.cwnd_pkts, ssthresh: init.ssthresh_pkts, rounds: RoundCounter::default(), base_rtt_ns: 0, round_min_rtt_ns: 0 }
+        Self {
+            cfg,
+            cwnd: init.cwnd_pkts,
+            ssthresh: init.ssthresh_pkts,
+            rounds: RoundCounter::default(),
+            base_rtt_ns: 0,
+            round_min_rtt_ns: 0,
+        }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
@@ -56,7 +67,10 @@ impl Vegas {
         };
         r.finish()?;
         if cfg.alpha_pkts > cfg.beta_pkts {
-            return Err(CcError { field: "params.alpha".into(), message: format!("{} exceeds beta = {}", cfg.alpha_pkts, cfg.beta_pkts) });
+            return Err(CcError {
+                field: "params.alpha".into(),
+                message: format!("{} exceeds beta = {}", cfg.alpha_pkts, cfg.beta_pkts),
+            });
         }
         Ok(Self::new(cfg, init))
     }
@@ -106,8 +120,16 @@ impl CongestionControl for Vegas {
     fn on_ack(&mut self, ack: &AckEvent) {
         if ack.rtt_updated && ack.rtt.latest_ns > 0 {
             let s = ack.rtt.latest_ns;
-            self.base_rtt_ns = if self.base_rtt_ns == 0 { s } else { self.base_rtt_ns.min(s) };
-            self.round_min_rtt_ns = if self.round_min_rtt_ns == 0 { s } else { self.round_min_rtt_ns.min(s) };
+            self.base_rtt_ns = if self.base_rtt_ns == 0 {
+                s
+            } else {
+                self.base_rtt_ns.min(s)
+            };
+            self.round_min_rtt_ns = if self.round_min_rtt_ns == 0 {
+                s
+            } else {
+                self.round_min_rtt_ns.min(s)
+            };
         }
         // Slow start every other round; congestion avoidance moves once per round.
         if self.cwnd < self.ssthresh && self.rounds.round() & 1 == 0 {
@@ -123,7 +145,8 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn on_congestion_event(&mut self, _loss: &LossEvent) {
+    fn on_congestion_event(&mut self, loss: &LossEvent) {
+        loss.cap(&mut self.cwnd);
         reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
     }
 
@@ -131,8 +154,9 @@ impl CongestionControl for Vegas {
         self.cwnd = self.ssthresh;
     }
 
-    fn on_rto(&mut self, _now_ns: u64, backoff: u32) {
-        timeout(self.cwnd / 2.0, backoff, &mut self.cwnd, &mut self.ssthresh);
+    fn on_rto(&mut self, rto: &RtoEvent) {
+        rto.cap(&mut self.cwnd);
+        timeout(self.cwnd / 2.0, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
 
@@ -149,15 +173,29 @@ mod tests {
         v.on_ack(&AckEvent {
             now_ns,
             delivered_pkts: 0,
-            rtt: RttStats { latest_ns: rtt_ns, min_ns: rtt_ns, smoothed_ns: rtt_ns },
+            growth_pkts: 0,
+            rtt: RttStats {
+                latest_ns: rtt_ns,
+                min_ns: rtt_ns,
+                smoothed_ns: rtt_ns,
+            },
             rtt_updated: true,
-            ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+            ts: Some(AckTimestamps {
+                echoed_tag: tag,
+                ..Default::default()
+            }),
             ..Default::default()
         });
     }
 
     fn ca(cwnd: f64) -> Vegas {
-        let mut v = Vegas::new(VegasConfig::default(), InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 });
+        let mut v = Vegas::new(
+            VegasConfig::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        );
         round_end(&mut v, 0, 100 * MS); // BaseRTT = 100 ms, no change (diff 0 < alpha: +1)
         v.cwnd = cwnd;
         v
@@ -204,9 +242,23 @@ mod tests {
 
     #[test]
     fn slow_start_grows_every_other_round_and_ends_past_gamma() {
-        let mut v = Vegas::new(VegasConfig::default(), InitialWindow { cwnd_pkts: 4.0, ssthresh_pkts: f64::INFINITY });
+        let mut v = Vegas::new(
+            VegasConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 4.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
+        );
         let ack = |v: &mut Vegas, delivered| {
-            v.on_ack(&AckEvent { delivered_pkts: delivered, ts: Some(AckTimestamps { echoed_tag: u32::MAX, ..Default::default() }), ..Default::default() })
+            v.on_ack(&AckEvent {
+                delivered_pkts: delivered,
+                growth_pkts: delivered,
+                ts: Some(AckTimestamps {
+                    echoed_tag: u32::MAX,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
         };
         ack(&mut v, 4); // round 0: grows
         assert_eq!(v.cwnd(), 8.0);

@@ -43,7 +43,10 @@ pub struct Case {
 
 impl Case {
     pub fn name(&self) -> String {
-        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 }
 
@@ -80,7 +83,17 @@ pub fn load_case(path: &Path) -> Result<Case, String> {
     }
     let mut body = body.join("\n");
     body.push('\n');
-    Ok(Case { path: path.to_path_buf(), source: source.clone(), expect, within_estimate, input: Input { text: body, format, source } })
+    Ok(Case {
+        path: path.to_path_buf(),
+        source: source.clone(),
+        expect,
+        within_estimate,
+        input: Input {
+            text: body,
+            format,
+            source,
+        },
+    })
 }
 
 fn parse_expect(v: &str) -> Result<Expect, String> {
@@ -89,10 +102,16 @@ fn parse_expect(v: &str) -> Result<Expect, String> {
         return Ok(Expect::Ok);
     }
     if let Some(rest) = v.strip_prefix("error") {
-        let fields: Vec<String> = rest.split('|').map(|f| f.trim().to_string()).filter(|f| !f.is_empty()).collect();
+        let fields: Vec<String> = rest
+            .split('|')
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
         return Ok(Expect::Error(fields));
     }
-    Err(format!("unknown expectation {v:?}; write `ok`, `error` or `error <field>`"))
+    Err(format!(
+        "unknown expectation {v:?}; write `ok`, `error` or `error <field>`"
+    ))
 }
 
 /// Corpus files directly in `dir` (subdirectories belong to other tools), sorted.
@@ -100,7 +119,9 @@ pub fn case_files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "toml" || e == "json"))
+                .filter(|p| {
+                    p.is_file() && p.extension().is_some_and(|e| e == "toml" || e == "json")
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -114,12 +135,18 @@ pub fn default_dir() -> PathBuf {
 }
 
 fn field_matches(field: &str, want: &str) -> bool {
-    field == want || field.strip_prefix(want).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+    field == want
+        || field
+            .strip_prefix(want)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
 }
 
 /// Whether `o` meets the case's expectation; Err explains why not.
 pub fn check(case: &Case, o: &Outcome) -> Result<(), String> {
-    if o.kind.is_failure() || o.kind == Kind::Growth || (case.within_estimate && o.kind == Kind::Underestimate) {
+    if o.kind.is_failure()
+        || o.kind == Kind::Growth
+        || (case.within_estimate && o.kind == Kind::Underestimate)
+    {
         return Err(o.describe());
     }
     let expect = &case.expect;
@@ -128,11 +155,23 @@ pub fn check(case: &Case, o: &Outcome) -> Result<(), String> {
         Expect::Ok if o.kind.was_accepted() => Ok(()),
         Expect::Ok => Err(format!("expected ok, got {}", o.describe())),
         Expect::Error(fields) => match o.kind {
-            Kind::Refused if fields.is_empty() || fields.iter().any(|f| field_matches(&o.field, f)) => Ok(()),
-            Kind::Refused => Err(format!("expected an error naming {}, got {}", fields.join(" | "), o.describe())),
+            Kind::Refused
+                if fields.is_empty() || fields.iter().any(|f| field_matches(&o.field, f)) =>
+            {
+                Ok(())
+            }
+            Kind::Refused => Err(format!(
+                "expected an error naming {}, got {}",
+                fields.join(" | "),
+                o.describe()
+            )),
             _ => Err(format!(
                 "expected error {}, got {}",
-                if fields.is_empty() { "(any field)".to_string() } else { fields.join(" | ") },
+                if fields.is_empty() {
+                    "(any field)".to_string()
+                } else {
+                    fields.join(" | ")
+                },
                 o.describe()
             )),
         },
@@ -149,7 +188,10 @@ mod tests {
         assert!(field_matches("flows[0].tcp", "flows[0].tcp"));
         assert!(field_matches("flows[0]", "flows"));
         assert!(!field_matches("flows_x", "flows"));
-        assert_eq!(parse_expect(" error a.b | c ").unwrap(), Expect::Error(vec!["a.b".into(), "c".into()]));
+        assert_eq!(
+            parse_expect(" error a.b | c ").unwrap(),
+            Expect::Error(vec!["a.b".into(), "c".into()])
+        );
         assert_eq!(parse_expect("error").unwrap(), Expect::Error(vec![]));
         assert_eq!(parse_expect("ok").unwrap(), Expect::Ok);
         assert!(parse_expect("fine").is_err());

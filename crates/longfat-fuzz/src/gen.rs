@@ -31,10 +31,25 @@ impl Gen<'_> {
     /// probability `wild` an interesting one); an absent field still appears
     /// with an interesting value with probability `wild / 3`; a required
     /// field (p = 1) is dropped with probability `wild / 6`.
-    fn field(&mut self, m: &mut Map<String, Value>, key: &str, kind: Kind, p: f64, valid: impl FnOnce(&mut Gen) -> Value) {
-        let present = if p >= 1.0 { !self.g.chance(self.wild / 6.0) } else { self.g.chance(p) };
+    fn field(
+        &mut self,
+        m: &mut Map<String, Value>,
+        key: &str,
+        kind: Kind,
+        p: f64,
+        valid: impl FnOnce(&mut Gen) -> Value,
+    ) {
+        let present = if p >= 1.0 {
+            !self.g.chance(self.wild / 6.0)
+        } else {
+            self.g.chance(p)
+        };
         if present {
-            let v = if self.g.chance(self.wild) { interesting(self.g, kind) } else { valid(self) };
+            let v = if self.g.chance(self.wild) {
+                interesting(self.g, kind)
+            } else {
+                valid(self)
+            };
             m.insert(key.to_string(), v);
         } else if p < 1.0 && self.g.chance(self.wild / 3.0) {
             let v = interesting(self.g, kind);
@@ -46,7 +61,17 @@ impl Gen<'_> {
     /// field of this table with an interesting value.
     fn extra(&mut self, m: &mut Map<String, Value>, t: Table) {
         if self.g.chance(self.wild / 4.0) {
-            let k = *self.g.pick(&["unknown", "Rate", "rate ", "flow", "seeds", "reproduce", "", "count_", "tcp.rwnd"]);
+            let k = *self.g.pick(&[
+                "unknown",
+                "Rate",
+                "rate ",
+                "flow",
+                "seeds",
+                "reproduce",
+                "",
+                "count_",
+                "tcp.rwnd",
+            ]);
             let v = wrong_type(self.g);
             m.insert(k.to_string(), v);
         }
@@ -122,18 +147,32 @@ impl Gen<'_> {
 
     fn tcp(&mut self) -> Value {
         let mut m = Map::new();
-        let packet = *self.g.pick(&[64u64, 100, 576, 1040, 1500, 1500, 9000, 65535]);
+        let packet = *self
+            .g
+            .pick(&[64u64, 100, 576, 1040, 1500, 1500, 9000, 65535]);
         let header = (*self.g.pick(&[0u64, 20, 40, 40, 52, 1024])).min(packet - 1);
-        self.field(&mut m, "packet_size", Kind::Size, 0.3, |s| json!(fmt_bytes(s.g, packet)));
-        let packet = if m.contains_key("packet_size") { packet } else { 1500 };
+        self.field(&mut m, "packet_size", Kind::Size, 0.3, |s| {
+            json!(fmt_bytes(s.g, packet))
+        });
+        let packet = if m.contains_key("packet_size") {
+            packet
+        } else {
+            1500
+        };
         let header = header.min(packet - 1);
-        self.field(&mut m, "header_size", Kind::Size, 0.2, |s| json!(fmt_bytes(s.g, header)));
+        self.field(&mut m, "header_size", Kind::Size, 0.2, |s| {
+            json!(fmt_bytes(s.g, header))
+        });
         self.field(&mut m, "ack_size", Kind::Size, 0.15, |s| {
             let a = s.g.range(20, 1500);
             json!(format!("{a}B"))
         });
-        self.field(&mut m, "delayed_ack", Kind::Bool, 0.3, |s| json!(s.g.chance(0.6)));
-        self.field(&mut m, "delayed_ack_timeout", Kind::Duration, 0.1, |s| s.pick_ns(&[0.001, 1.0, 40.0, 200.0, 500.0]));
+        self.field(&mut m, "delayed_ack", Kind::Bool, 0.3, |s| {
+            json!(s.g.chance(0.6))
+        });
+        self.field(&mut m, "delayed_ack_timeout", Kind::Duration, 0.1, |s| {
+            s.pick_ns(&[0.001, 1.0, 40.0, 200.0, 500.0])
+        });
         self.field(&mut m, "rwnd", Kind::Size, 0.2, |s| match s.g.below(3) {
             0 => json!("unlimited"),
             1 => {
@@ -148,25 +187,55 @@ impl Gen<'_> {
         // min_rto <= max_rto, both > 0 for max.
         let max_rto_ms = *self.g.pick(&[1.0, 100.0, 1000.0, 60000.0, 120000.0]);
         let min_rto_ms = max_rto_ms * *self.g.pick(&[0.0, 0.001, 0.1, 0.5, 1.0]);
-        self.field(&mut m, "min_rto", Kind::Duration, 0.15, |s| s.pick_ns(&[min_rto_ms]));
+        self.field(&mut m, "min_rto", Kind::Duration, 0.15, |s| {
+            s.pick_ns(&[min_rto_ms])
+        });
         if m.contains_key("min_rto") || self.g.chance(0.1) {
-            self.field(&mut m, "max_rto", Kind::Duration, 0.8, |s| s.pick_ns(&[max_rto_ms]));
+            self.field(&mut m, "max_rto", Kind::Duration, 0.8, |s| {
+                s.pick_ns(&[max_rto_ms])
+            });
         }
-        self.field(&mut m, "initial_rto", Kind::Duration, 0.1, |s| s.pick_ns(&[0.001, 10.0, 1000.0, 3000.0]));
-        self.field(&mut m, "initial_cwnd", Kind::Float, 0.2, |s| json!(*s.g.pick(&[1.0, 2.0, 3.0, 4.0, 10.0, 2.5, 100.0])));
-        self.field(&mut m, "initial_ssthresh", Kind::Float, 0.15, |s| json!(*s.g.pick(&[2.0, 10.0, 100.0, 1e6])));
-        self.field(&mut m, "sender_clock_offset", Kind::Duration, 0.1, |s| s.pick_ns(&[0.0, 1.0, 1000.0, 3.6e6]));
-        self.field(&mut m, "receiver_clock_offset", Kind::Duration, 0.1, |s| s.pick_ns(&[0.0, 1.0, 1000.0, 3.6e6]));
+        self.field(&mut m, "initial_rto", Kind::Duration, 0.1, |s| {
+            s.pick_ns(&[0.001, 10.0, 1000.0, 3000.0])
+        });
+        self.field(&mut m, "initial_cwnd", Kind::Float, 0.2, |s| {
+            json!(*s.g.pick(&[1.0, 2.0, 3.0, 4.0, 10.0, 2.5, 100.0]))
+        });
+        self.field(&mut m, "initial_ssthresh", Kind::Float, 0.15, |s| {
+            json!(*s.g.pick(&[2.0, 10.0, 100.0, 1e6]))
+        });
+        self.field(&mut m, "sender_clock_offset", Kind::Duration, 0.1, |s| {
+            s.pick_ns(&[0.0, 1.0, 1000.0, 3.6e6])
+        });
+        self.field(&mut m, "receiver_clock_offset", Kind::Duration, 0.1, |s| {
+            s.pick_ns(&[0.0, 1.0, 1000.0, 3.6e6])
+        });
         let classes = self.classes;
-        self.field(&mut m, "priority_class", Kind::U32, if classes > 1 { 0.4 } else { 0.05 }, |s| json!(s.g.below(classes.max(1))));
+        self.field(
+            &mut m,
+            "priority_class",
+            Kind::U32,
+            if classes > 1 { 0.4 } else { 0.05 },
+            |s| json!(s.g.below(classes.max(1))),
+        );
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }
 
     /// start, stop, and how much room is left after start.
     fn start_stop(&mut self, m: &mut Map<String, Value>) -> u64 {
-        let start = if self.g.chance(0.4) { self.dur_frac(0.0, 0.5) } else { 0 };
-        self.field(m, "start", Kind::Duration, if start > 0 { 1.0 } else { 0.05 }, |s| s.duration(start));
+        let start = if self.g.chance(0.4) {
+            self.dur_frac(0.0, 0.5)
+        } else {
+            0
+        };
+        self.field(
+            m,
+            "start",
+            Kind::Duration,
+            if start > 0 { 1.0 } else { 0.05 },
+            |s| s.duration(start),
+        );
         let room = self.dur - start;
         let stop = start + (room as f64 * (0.1 + 1.4 * self.g.unit())) as u64 + 1;
         self.field(m, "stop", Kind::Duration, 0.2, |s| s.duration(stop));
@@ -174,16 +243,26 @@ impl Gen<'_> {
     }
 
     fn access_delays(&mut self, m: &mut Map<String, Value>, jitter: bool) {
-        self.field(m, "access_delay", Kind::Duration, 0.3, |s| s.pick_ns(&[0.0, 0.1, 1.0, 10.0, 50.0, 73.25]));
+        self.field(m, "access_delay", Kind::Duration, 0.3, |s| {
+            s.pick_ns(&[0.0, 0.1, 1.0, 10.0, 50.0, 73.25])
+        });
         if jitter {
-            self.field(m, "access_delay_jitter", Kind::Duration, 0.15, |s| s.pick_ns(&[0.001, 1.0, 10.0, 100.0]));
+            self.field(m, "access_delay_jitter", Kind::Duration, 0.15, |s| {
+                s.pick_ns(&[0.001, 1.0, 10.0, 100.0])
+            });
         }
     }
 
     fn cc(&mut self, m: &mut Map<String, Value>) -> String {
         let cc = (*self.g.pick(longfat_cc::ALGORITHMS)).to_string();
         let c = cc.clone();
-        self.field(m, "cc", Kind::Word(longfat_cc::ALGORITHMS), 1.0, move |_| json!(c));
+        self.field(
+            m,
+            "cc",
+            Kind::Word(longfat_cc::ALGORITHMS),
+            1.0,
+            move |_| json!(c),
+        );
         let c = cc.clone();
         self.field(m, "params", Kind::Params, 0.3, move |s| s.params(&c));
         cc
@@ -198,23 +277,47 @@ impl Gen<'_> {
         let mut m = Map::new();
         self.name(&mut m, "f", i);
         self.cc(&mut m);
-        let count = *self.g.weighted(&[(300, 1u64), (300, 2), (200, 5), (100, 10), (50, 33), (48, 100), (2, 1000)]);
+        let count = *self.g.weighted(&[
+            (300, 1u64),
+            (300, 2),
+            (200, 5),
+            (100, 10),
+            (50, 33),
+            (48, 100),
+            (2, 1000),
+        ]);
         let with_count = self.g.chance(0.4);
-        self.field(&mut m, "count", Kind::U32, if with_count { 1.0 } else { 0.0 }, |_| json!(count));
-        let count = if m.get("count").and_then(Value::as_u64).is_some() { count } else { 1 };
+        self.field(
+            &mut m,
+            "count",
+            Kind::U32,
+            if with_count { 1.0 } else { 0.0 },
+            |_| json!(count),
+        );
+        let count = if m.get("count").and_then(Value::as_u64).is_some() {
+            count
+        } else {
+            1
+        };
         let room = self.start_stop(&mut m);
         let mut used = 0u64;
         if count > 1 && self.g.chance(0.3) {
             let spacing = (room as f64 * 0.9 * self.g.unit() / count as f64) as u64;
             used = spacing * (count - 1);
-            self.field(&mut m, "start_spacing", Kind::Duration, 1.0, |s| s.duration(spacing));
+            self.field(&mut m, "start_spacing", Kind::Duration, 1.0, |s| {
+                s.duration(spacing)
+            });
         }
         let left = room.saturating_sub(used);
         if left > 1 && self.g.chance(0.15) {
             let j = (left as f64 * 0.9 * self.g.unit()) as u64;
-            self.field(&mut m, "start_jitter", Kind::Duration, 1.0, |s| s.duration(j));
+            self.field(&mut m, "start_jitter", Kind::Duration, 1.0, |s| {
+                s.duration(j)
+            });
         } else {
-            self.field(&mut m, "start_jitter", Kind::Duration, 0.0, |s| s.duration(0));
+            self.field(&mut m, "start_jitter", Kind::Duration, 0.0, |s| {
+                s.duration(0)
+            });
         }
         self.field(&mut m, "size", Kind::Size, 0.15, |s| {
             if s.g.chance(0.5) {
@@ -236,30 +339,48 @@ impl Gen<'_> {
         let mut m = Map::new();
         self.name(&mut m, "u", i);
         let onoff = self.g.chance(0.5);
-        self.field(&mut m, "pattern", Kind::Word(schema::PATTERNS), 1.0, |_| json!(if onoff { "onoff" } else { "cbr" }));
+        self.field(&mut m, "pattern", Kind::Word(schema::PATTERNS), 1.0, |_| {
+            json!(if onoff { "onoff" } else { "cbr" })
+        });
         self.field(&mut m, "rate", Kind::Rate, 1.0, |s| {
             let r = s.g.log_uniform(1e4, 1e9);
             json!(fmt_rate(s.g, r.round()))
         });
-        self.field(&mut m, "count", Kind::U32, 0.3, |s| json!(*s.g.weighted(&[(60, 1u64), (20, 2), (15, 10), (5, 150)])));
+        self.field(&mut m, "count", Kind::U32, 0.3, |s| {
+            json!(*s.g.weighted(&[(60, 1u64), (20, 2), (15, 10), (5, 150)]))
+        });
         self.field(&mut m, "packet_size", Kind::Size, 0.3, |s| {
             let b = *s.g.pick(&[20u64, 64, 200, 1040, 1500, 9000]);
             json!(fmt_bytes(s.g, b))
         });
         let room = self.start_stop(&mut m);
         let j = (room as f64 * 0.9 * self.g.unit()) as u64;
-        self.field(&mut m, "start_jitter", Kind::Duration, 0.15, |s| s.duration(j));
+        self.field(&mut m, "start_jitter", Kind::Duration, 0.15, |s| {
+            s.duration(j)
+        });
         self.endpoints(&mut m);
-        self.field(&mut m, "access_delay", Kind::Duration, 0.2, |s| s.pick_ns(&[0.0, 1.0, 10.0]));
+        self.field(&mut m, "access_delay", Kind::Duration, 0.2, |s| {
+            s.pick_ns(&[0.0, 1.0, 10.0])
+        });
         if onoff {
-            self.field(&mut m, "on_mean", Kind::Duration, 0.6, |s| s.pick_ns(&[1.0, 10.0, 500.0, 1000.0]));
-            self.field(&mut m, "off_mean", Kind::Duration, 0.6, |s| s.pick_ns(&[0.0, 1.0, 10.0, 500.0, 1000.0]));
-            let pareto = self.g.chance(0.5);
-            self.field(&mut m, "distribution", Kind::Word(schema::DISTRIBUTIONS), 0.6, |_| {
-                json!(if pareto { "pareto" } else { "exponential" })
+            self.field(&mut m, "on_mean", Kind::Duration, 0.6, |s| {
+                s.pick_ns(&[1.0, 10.0, 500.0, 1000.0])
             });
+            self.field(&mut m, "off_mean", Kind::Duration, 0.6, |s| {
+                s.pick_ns(&[0.0, 1.0, 10.0, 500.0, 1000.0])
+            });
+            let pareto = self.g.chance(0.5);
+            self.field(
+                &mut m,
+                "distribution",
+                Kind::Word(schema::DISTRIBUTIONS),
+                0.6,
+                |_| json!(if pareto { "pareto" } else { "exponential" }),
+            );
             if pareto && m.get("distribution") == Some(&json!("pareto")) {
-                self.field(&mut m, "shape", Kind::Float, 0.5, |s| json!(*s.g.pick(&[1.01, 1.2, 1.5, 2.0, 10.0])));
+                self.field(&mut m, "shape", Kind::Float, 0.5, |s| {
+                    json!(*s.g.pick(&[1.01, 1.2, 1.5, 2.0, 10.0]))
+                });
             }
         } else {
             for k in ["on_mean", "off_mean"] {
@@ -267,7 +388,13 @@ impl Gen<'_> {
             }
         }
         let classes = self.classes;
-        self.field(&mut m, "priority_class", Kind::U32, if classes > 1 { 0.4 } else { 0.05 }, |s| json!(s.g.below(classes.max(1))));
+        self.field(
+            &mut m,
+            "priority_class",
+            Kind::U32,
+            if classes > 1 { 0.4 } else { 0.05 },
+            |s| json!(s.g.below(classes.max(1))),
+        );
         self.extra(&mut m, Table::Udp);
         Value::Object(m)
     }
@@ -289,10 +416,14 @@ impl Gen<'_> {
                 json!(fmt_bytes(s.g, b))
             }
         });
-        self.field(&mut m, "size_shape", Kind::Float, 0.3, |s| json!(*s.g.pick(&[1.01, 1.2, 1.5, 2.0, 100.0])));
+        self.field(&mut m, "size_shape", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[1.01, 1.2, 1.5, 2.0, 100.0]))
+        });
         self.start_stop(&mut m);
         self.endpoints(&mut m);
-        self.field(&mut m, "hosts", Kind::U32, 0.3, |s| json!(*s.g.pick(&[1u64, 2, 5, 20])));
+        self.field(&mut m, "hosts", Kind::U32, 0.3, |s| {
+            json!(*s.g.pick(&[1u64, 2, 5, 20]))
+        });
         self.access_delays(&mut m, true);
         self.field(&mut m, "tcp", Kind::Table(Table::Tcp), 0.25, |s| s.tcp());
         self.extra(&mut m, Table::Short);
@@ -303,13 +434,25 @@ impl Gen<'_> {
         let mut m = Map::new();
         self.name(&mut m, "w", i);
         self.cc(&mut m);
-        self.field(&mut m, "sessions", Kind::U32, 1.0, |s| json!(*s.g.pick(&[1u64, 2, 5, 20])));
+        self.field(&mut m, "sessions", Kind::U32, 1.0, |s| {
+            json!(*s.g.pick(&[1u64, 2, 5, 20]))
+        });
         self.start_stop(&mut m);
-        self.field(&mut m, "session_spread", Kind::Duration, 0.3, |s| s.pick_ns(&[0.0, 100.0, 10000.0]));
-        self.field(&mut m, "pages_per_session", Kind::U32, 1.0, |s| json!(*s.g.pick(&[1u64, 2, 10, 1000])));
-        self.field(&mut m, "inter_page", Kind::Duration, 1.0, |s| s.pick_ns(&[1.0, 100.0, 1000.0, 10000.0]));
-        self.field(&mut m, "objects_per_page", Kind::Float, 0.3, |s| json!(*s.g.pick(&[1.0, 1.5, 3.0, 5.0])));
-        self.field(&mut m, "inter_object", Kind::Duration, 0.3, |s| s.pick_ns(&[0.0, 1.0, 10.0]));
+        self.field(&mut m, "session_spread", Kind::Duration, 0.3, |s| {
+            s.pick_ns(&[0.0, 100.0, 10000.0])
+        });
+        self.field(&mut m, "pages_per_session", Kind::U32, 1.0, |s| {
+            json!(*s.g.pick(&[1u64, 2, 10, 1000]))
+        });
+        self.field(&mut m, "inter_page", Kind::Duration, 1.0, |s| {
+            s.pick_ns(&[1.0, 100.0, 1000.0, 10000.0])
+        });
+        self.field(&mut m, "objects_per_page", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[1.0, 1.5, 3.0, 5.0]))
+        });
+        self.field(&mut m, "inter_object", Kind::Duration, 0.3, |s| {
+            s.pick_ns(&[0.0, 1.0, 10.0])
+        });
         self.field(&mut m, "object_size_mean", Kind::Size, 1.0, |s| {
             if s.g.chance(0.3) {
                 json!(format!("{}pkt", s.g.range(1, 20)))
@@ -318,7 +461,9 @@ impl Gen<'_> {
                 json!(fmt_bytes(s.g, b))
             }
         });
-        self.field(&mut m, "object_size_shape", Kind::Float, 0.3, |s| json!(*s.g.pick(&[1.01, 1.2, 2.0])));
+        self.field(&mut m, "object_size_shape", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[1.01, 1.2, 2.0]))
+        });
         self.endpoints(&mut m);
         self.access_delays(&mut m, true);
         self.field(&mut m, "tcp", Kind::Table(Table::Tcp), 0.25, |s| s.tcp());
@@ -341,36 +486,76 @@ impl Gen<'_> {
 /// One structured scenario (as a JSON value).
 pub fn structured(g: &mut G) -> Value {
     let wild = *g.weighted(&[(45, 0.0), (20, 0.01), (15, 0.05), (12, 0.15), (8, 0.5)]);
-    let dur_ms = *g.weighted(&[(3, 1.0), (5, 10.0), (10, 100.0), (15, 1000.0), (15, 5000.0), (15, 30000.0), (10, 60000.0), (10, 600000.0), (5, 3600000.0), (2, 2e7)]);
-    let mut s = Gen { g, wild, dur: (dur_ms * 1e6) as u64, hops: 1, classes: 1, has_tcp: false };
+    let dur_ms = *g.weighted(&[
+        (3, 1.0),
+        (5, 10.0),
+        (10, 100.0),
+        (15, 1000.0),
+        (15, 5000.0),
+        (15, 30000.0),
+        (10, 60000.0),
+        (10, 600000.0),
+        (5, 3600000.0),
+        (2, 2e7),
+    ]);
+    let mut s = Gen {
+        g,
+        wild,
+        dur: (dur_ms * 1e6) as u64,
+        hops: 1,
+        classes: 1,
+        has_tcp: false,
+    };
 
     // How many entries of each kind.
-    let n_flows = *s.g.weighted(&[(25, 0usize), (35, 1), (20, 2), (10, 3), (7, 4), (3, 8)]);
+    let n_flows =
+        *s.g.weighted(&[(25, 0usize), (35, 1), (20, 2), (10, 3), (7, 4), (3, 8)]);
     let n_udp = *s.g.weighted(&[(70, 0usize), (20, 1), (7, 2), (3, 3)]);
     let n_short = *s.g.weighted(&[(80, 0usize), (15, 1), (5, 2)]);
     let n_web = *s.g.weighted(&[(85, 0usize), (12, 1), (3, 2)]);
-    let n_flows = if n_flows + n_udp + n_short + n_web == 0 { 1 } else { n_flows };
+    let n_flows = if n_flows + n_udp + n_short + n_web == 0 {
+        1
+    } else {
+        n_flows
+    };
     s.has_tcp = n_flows > 0;
 
     // ---- network ----
     let mut net = Map::new();
     let parking = s.g.chance(0.25);
     if parking {
-        s.hops = *s.g.weighted(&[(30, 2u64), (25, 3), (20, 4), (10, 8), (8, 16), (7, 64)]);
+        s.hops =
+            *s.g.weighted(&[(30, 2u64), (25, 3), (20, 4), (10, 8), (8, 16), (7, 64)]);
     }
     let hops = s.hops;
-    s.field(&mut net, "topology", Kind::Word(schema::TOPOLOGIES), 1.0, |_| json!(if parking { "parking_lot" } else { "dumbbell" }));
-    s.field(&mut net, "hops", Kind::U32, if parking { 1.0 } else { 0.1 }, |_| json!(hops));
+    s.field(
+        &mut net,
+        "topology",
+        Kind::Word(schema::TOPOLOGIES),
+        1.0,
+        |_| json!(if parking { "parking_lot" } else { "dumbbell" }),
+    );
+    s.field(
+        &mut net,
+        "hops",
+        Kind::U32,
+        if parking { 1.0 } else { 0.1 },
+        |_| json!(hops),
+    );
     let mut link = Map::new();
     s.field(&mut link, "rate", Kind::Rate, 1.0, |s| {
         if s.g.chance(0.5) {
-            json!(*s.g.pick(&["1Mbps", "10Mbps", "100Mbps", "250Mbps", "622Mbps", "1Gbps", "2.5Gbps", "10Gbps"]))
+            json!(*s.g.pick(&[
+                "1Mbps", "10Mbps", "100Mbps", "250Mbps", "622Mbps", "1Gbps", "2.5Gbps", "10Gbps"
+            ]))
         } else {
             let r = s.g.log_uniform(1e5, 1e10).round();
             json!(fmt_rate(s.g, r))
         }
     });
-    s.field(&mut link, "delay", Kind::Duration, 1.0, |s| s.pick_ns(&[0.0, 0.1, 1.0, 5.0, 7.5, 10.0, 35.0, 50.0, 100.0, 300.0]));
+    s.field(&mut link, "delay", Kind::Duration, 1.0, |s| {
+        s.pick_ns(&[0.0, 0.1, 1.0, 5.0, 7.5, 10.0, 35.0, 50.0, 100.0, 300.0])
+    });
     let bdp_queue = s.g.chance(0.25);
     let queue = move |s: &mut Gen| -> Value {
         if bdp_queue {
@@ -391,30 +576,56 @@ pub fn structured(g: &mut G) -> Value {
     if s.g.chance(0.15) {
         s.classes = s.g.range(1, 8);
         let classes = s.classes;
-        s.field(&mut link, "discipline", Kind::Word(schema::DISCIPLINES), 1.0, |_| json!("priority"));
+        s.field(
+            &mut link,
+            "discipline",
+            Kind::Word(schema::DISCIPLINES),
+            1.0,
+            |_| json!("priority"),
+        );
         s.field(&mut link, "classes", Kind::U32, 0.5, |_| json!(classes));
         if !link.contains_key("classes") {
             s.classes = 2;
         }
         let classes = s.classes;
-        s.field(&mut link, "class_queues", Kind::SizeList, 0.4, move |s| Value::Array((0..classes).map(|_| queue(s)).collect()));
+        s.field(&mut link, "class_queues", Kind::SizeList, 0.4, move |s| {
+            Value::Array((0..classes).map(|_| queue(s)).collect())
+        });
     } else {
-        s.field(&mut link, "discipline", Kind::Word(schema::DISCIPLINES), 0.05, |_| json!("droptail"));
+        s.field(
+            &mut link,
+            "discipline",
+            Kind::Word(schema::DISCIPLINES),
+            0.05,
+            |_| json!("droptail"),
+        );
         s.field(&mut link, "classes", Kind::U32, 0.0, |_| json!(1));
     }
-    s.field(&mut link, "loss", Kind::Float, 0.2, |s| json!(*s.g.pick(&[0.0, 1e-6, 1e-4, 0.01, 0.1, 0.5])));
-    s.field(&mut link, "reverse_loss", Kind::Float, 0.1, |s| json!(*s.g.pick(&[0.0, 1e-6, 1e-4, 0.01])));
+    s.field(&mut link, "loss", Kind::Float, 0.2, |s| {
+        json!(*s.g.pick(&[0.0, 1e-6, 1e-4, 0.01, 0.1, 0.5]))
+    });
+    s.field(&mut link, "reverse_loss", Kind::Float, 0.1, |s| {
+        json!(*s.g.pick(&[0.0, 1e-6, 1e-4, 0.01]))
+    });
     s.extra(&mut link, Table::Link);
     net.insert("bottleneck".into(), Value::Object(link));
     let need_rtt = bdp_queue && !s.has_tcp;
-    s.field(&mut net, "bdp_rtt", Kind::Duration, if need_rtt { 1.0 } else { 0.15 }, |s| s.pick_ns(&[1.0, 40.0, 100.0, 162.0]));
+    s.field(
+        &mut net,
+        "bdp_rtt",
+        Kind::Duration,
+        if need_rtt { 1.0 } else { 0.15 },
+        |s| s.pick_ns(&[1.0, 40.0, 100.0, 162.0]),
+    );
     s.field(&mut net, "access", Kind::Table(Table::Access), 0.4, |s| {
         let mut a = Map::new();
         s.field(&mut a, "rate", Kind::Rate, 0.6, |s| {
             let r = s.g.log_uniform(1e6, 1e11).round();
             json!(fmt_rate(s.g, r))
         });
-        s.field(&mut a, "delay", Kind::Duration, 0.5, |s| s.pick_ns(&[0.0, 0.1, 0.25, 1.0, 10.0]));
+        s.field(&mut a, "delay", Kind::Duration, 0.5, |s| {
+            s.pick_ns(&[0.0, 0.1, 0.25, 1.0, 10.0])
+        });
         s.field(&mut a, "queue", Kind::Size, 0.5, |s| match s.g.below(3) {
             0 => json!("unlimited"),
             1 => json!(format!("{}pkt", s.g.log_uniform(1.0, 1e5) as u64)),
@@ -431,9 +642,15 @@ pub fn structured(g: &mut G) -> Value {
     // ---- run ----
     let mut run = Map::new();
     let dur = s.dur;
-    s.field(&mut run, "duration", Kind::Duration, 1.0, |s| s.duration(dur));
+    s.field(&mut run, "duration", Kind::Duration, 1.0, |s| {
+        s.duration(dur)
+    });
     s.field(&mut run, "seed", Kind::U64, 0.6, |s| {
-        let v = if s.g.chance(0.2) { s.g.u64() } else { *s.g.pick(&[0u64, 1, 2, 42, u64::MAX]) };
+        let v = if s.g.chance(0.2) {
+            s.g.u64()
+        } else {
+            *s.g.pick(&[0u64, 1, 2, 42, u64::MAX])
+        };
         json!(v)
     });
     s.field(&mut run, "measure_from", Kind::Duration, 0.4, |s| {
@@ -448,8 +665,12 @@ pub fn structured(g: &mut G) -> Value {
 
     // ---- traffic ----
     let mut root = Map::new();
-    s.field(&mut root, "name", Kind::Text, 0.5, |s| json!(format!("fuzz{}", s.g.below(1000))));
-    s.field(&mut root, "description", Kind::Text, 0.1, |_| json!("generated"));
+    s.field(&mut root, "name", Kind::Text, 0.5, |s| {
+        json!(format!("fuzz{}", s.g.below(1000)))
+    });
+    s.field(&mut root, "description", Kind::Text, 0.1, |_| {
+        json!("generated")
+    });
     root.insert("network".into(), Value::Object(net));
     if n_flows > 0 {
         let v = s.array(n_flows, |s, i| s.flow(i));

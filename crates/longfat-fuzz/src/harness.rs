@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::alloc;
-use longfat_sim::sim::RunStatus;
 use crate::input::{Format, Input};
+use longfat_sim::sim::RunStatus;
 
 /// Bytes the harness may measure beyond the engine's estimate before it
 /// calls the estimate wrong (the scenario text and parse tree, allocator
@@ -47,7 +47,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max_events: 200_000, time_limit: Duration::from_secs(10), mem_cap: 2 << 30 }
+        Self {
+            max_events: 200_000,
+            time_limit: Duration::from_secs(10),
+            mem_cap: 2 << 30,
+        }
     }
 }
 
@@ -64,8 +68,16 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] =
-        [Kind::Refused, Kind::Accepted, Kind::Panic, Kind::Hang, Kind::Memory, Kind::Growth, Kind::Underestimate, Kind::BadError];
+    pub const ALL: [Kind; 8] = [
+        Kind::Refused,
+        Kind::Accepted,
+        Kind::Panic,
+        Kind::Hang,
+        Kind::Memory,
+        Kind::Growth,
+        Kind::Underestimate,
+        Kind::BadError,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -89,7 +101,10 @@ impl Kind {
     /// projection, not an observation: a finding to look at, and a failure
     /// in the regression corpus, but not in a random campaign.)
     pub fn is_failure(self) -> bool {
-        matches!(self, Kind::Panic | Kind::Hang | Kind::Memory | Kind::BadError)
+        matches!(
+            self,
+            Kind::Panic | Kind::Hang | Kind::Memory | Kind::BadError
+        )
     }
 
     /// Failures plus GROWTH and UNDERESTIMATE: saved to the findings directory.
@@ -121,7 +136,9 @@ impl Phase {
         }
     }
     pub fn from_name(s: &str) -> Option<Phase> {
-        [Phase::Parse, Phase::Build, Phase::Run, Phase::Summary].into_iter().find(|p| p.name() == s)
+        [Phase::Parse, Phase::Build, Phase::Run, Phase::Summary]
+            .into_iter()
+            .find(|p| p.name() == s)
     }
 }
 
@@ -187,9 +204,17 @@ impl Outcome {
     }
 
     pub fn from_json(v: &Value) -> Option<Self> {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or_default();
-        let mut o = Outcome::new(Kind::from_name(v.get("kind")?.as_str()?)?, Phase::from_name(&s("phase")).unwrap_or(Phase::Parse));
+        let mut o = Outcome::new(
+            Kind::from_name(v.get("kind")?.as_str()?)?,
+            Phase::from_name(&s("phase")).unwrap_or(Phase::Parse),
+        );
         o.field = s("field");
         o.message = s("message");
         o.location = s("location");
@@ -252,7 +277,10 @@ pub fn install_panic_hook() {
                         } else {
                             "(non-string panic payload)".to_string()
                         };
-                        let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+                        let loc = info
+                            .location()
+                            .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                            .unwrap_or_default();
                         if slot.is_none() {
                             *slot = Some((msg, loc));
                         }
@@ -303,7 +331,13 @@ pub fn run_input(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase)
     o
 }
 
-fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0: Instant, base: usize) -> Outcome {
+fn run_inner(
+    input: &Input,
+    limits: &Limits,
+    on_phase: &mut dyn FnMut(Phase),
+    t0: Instant,
+    base: usize,
+) -> Outcome {
     on_phase(Phase::Parse);
     let parsed = caught(|| match input.format {
         Format::Json => longfat_sim::Scenario::from_json(&input.text),
@@ -315,7 +349,11 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
             // The parser's errors name the path; an empty one is allowed
             // only for errors about the whole document (its syntax).
             let named = !e.field.trim().is_empty() || whole_document_error(&e.message);
-            let kind = if e.message.trim().is_empty() || !named { Kind::BadError } else { Kind::Refused };
+            let kind = if e.message.trim().is_empty() || !named {
+                Kind::BadError
+            } else {
+                Kind::Refused
+            };
             let mut o = Outcome::new(kind, Phase::Parse);
             o.field = e.field;
             o.message = e.message;
@@ -327,19 +365,30 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
     on_phase(Phase::Build);
     // The harness's memory cap is the run's memory budget: a run the
     // estimate lets through must then stay under the cap.
-    let opts = longfat_sim::BuildOptions { memory_budget_bytes: limits.mem_cap as u64 };
-    let built = caught(|| longfat_sim::build_with(&scenario, &opts, &mut || t0.elapsed() > limits.time_limit));
+    let opts = longfat_sim::BuildOptions {
+        memory_budget_bytes: limits.mem_cap as u64,
+    };
+    let built = caught(|| {
+        longfat_sim::build_with(&scenario, &opts, &mut || t0.elapsed() > limits.time_limit)
+    });
     drop(scenario);
     let mut sim = match built {
         Err((msg, loc)) => return panicked(Phase::Build, msg, loc),
         Ok(Err(e)) if e == longfat_sim::scenario::interrupted_error() => {
             let mut o = Outcome::new(Kind::Hang, Phase::Build);
-            o.message = format!("set-up still running after {:.1}s (interrupted)", t0.elapsed().as_secs_f64());
+            o.message = format!(
+                "set-up still running after {:.1}s (interrupted)",
+                t0.elapsed().as_secs_f64()
+            );
             return o;
         }
         Ok(Err(e)) => {
             // Validation errors must name the field they are about.
-            let kind = if e.field.trim().is_empty() || e.message.trim().is_empty() { Kind::BadError } else { Kind::Refused };
+            let kind = if e.field.trim().is_empty() || e.message.trim().is_empty() {
+                Kind::BadError
+            } else {
+                Kind::Refused
+            };
             let mut o = Outcome::new(kind, Phase::Build);
             o.field = e.field;
             o.message = e.message;
@@ -349,7 +398,11 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
     };
     if t0.elapsed() > limits.time_limit {
         let mut o = Outcome::new(Kind::Hang, Phase::Build);
-        o.message = format!("build took {:.1}s (limit {:.0}s)", t0.elapsed().as_secs_f64(), limits.time_limit.as_secs_f64());
+        o.message = format!(
+            "build took {:.1}s (limit {:.0}s)",
+            t0.elapsed().as_secs_f64(),
+            limits.time_limit.as_secs_f64()
+        );
         return o;
     }
 
@@ -388,7 +441,9 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
                 let before = sim.events_processed();
                 let left = budget - before;
                 match sim.run_until_limited(sim.now_ns().saturating_add(step), left) {
-                    RunStatus::OverBudget => return Ok(Ran::OverBudget(sim.now_ns(), sim.peak_packets_held())),
+                    RunStatus::OverBudget => {
+                        return Ok(Ran::OverBudget(sim.now_ns(), sim.peak_packets_held()))
+                    }
                     RunStatus::EventLimit | RunStatus::Reached => {}
                 }
                 let n = sim.events_processed() - before;
@@ -406,7 +461,11 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
                 }
             }
             let live_end = alloc::live_bytes().saturating_sub(base);
-            let projected = if sim.is_done() { 0 } else { project(&samples, sim.now_ns(), live_end, end_ns) };
+            let projected = if sim.is_done() {
+                0
+            } else {
+                project(&samples, sim.now_ns(), live_end, end_ns)
+            };
             // A projection near the cap may be a start-up transient (slow
             // start fills the pipe and the queues, then stops): run on, up to
             // 128 times the budget and half the time limit, while it stays
@@ -423,9 +482,21 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
             // half of the simulated time covered. (Containers double, so
             // linear growth raises them at least once in any such window.)
             let now = sim.now_ns();
-            let at_half = samples.iter().find(|(t, _)| *t >= now / 2).map_or(live_end, |&(_, l)| l);
-            let projected = if live_end > at_half { projected } else { live_end as u64 };
-            return Ok(Ran::Stopped { events: sim.events_processed(), now, done: sim.is_done(), projected });
+            let at_half = samples
+                .iter()
+                .find(|(t, _)| *t >= now / 2)
+                .map_or(live_end, |&(_, l)| l);
+            let projected = if live_end > at_half {
+                projected
+            } else {
+                live_end as u64
+            };
+            return Ok(Ran::Stopped {
+                events: sim.events_processed(),
+                now,
+                done: sim.is_done(),
+                projected,
+            });
         }
     });
     match ran {
@@ -441,13 +512,21 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
             // the front ends report it ("memory budget").
             let mut r = Outcome::new(Kind::Refused, Phase::Run);
             r.field = "memory budget".into();
-            r.message = format!("the run stopped at {:.6}s simulated: its links held {packets} packets", now as f64 / 1e9);
+            r.message = format!(
+                "the run stopped at {:.6}s simulated: its links held {packets} packets",
+                now as f64 / 1e9
+            );
             r.events = sim.events_processed();
             r.sim_ns = now;
             r.end_ns = end_ns;
             return r;
         }
-        Ok(Ok(Ran::Stopped { events, now, done, projected })) => {
+        Ok(Ok(Ran::Stopped {
+            events,
+            now,
+            done,
+            projected,
+        })) => {
             o.events = events;
             o.sim_ns = now.min(end_ns);
             o.done = done;
@@ -476,9 +555,13 @@ fn run_inner(input: &Input, limits: &Limits, on_phase: &mut dyn FnMut(Phase), t0
 /// the whole growth period, not a recent window: containers grow by
 /// doubling, so live bytes rise in steps with long flat stretches between.
 fn project(samples: &[(u64, usize)], now: u64, live_end: usize, end_ns: u64) -> u64 {
-    let Some(&(_, l0)) = samples.first() else { return live_end as u64 };
+    let Some(&(_, l0)) = samples.first() else {
+        return live_end as u64;
+    };
     // The last sample before live bytes first rose 64 KiB above the start.
-    let Some(k) = samples.iter().position(|&(_, l)| l > l0 + (64 << 10)) else { return live_end as u64 };
+    let Some(k) = samples.iter().position(|&(_, l)| l > l0 + (64 << 10)) else {
+        return live_end as u64;
+    };
     let (t_start, l_start) = samples[k.saturating_sub(1)];
     if now <= t_start || live_end <= l_start {
         return live_end as u64;
@@ -512,7 +595,12 @@ pub fn whole_document_error(message: &str) -> bool {
 
 /// How the bounded run ended.
 enum Ran {
-    Stopped { events: u64, now: u64, done: bool, projected: u64 },
+    Stopped {
+        events: u64,
+        now: u64,
+        done: bool,
+        projected: u64,
+    },
     OverBudget(u64, u64),
 }
 
@@ -543,7 +631,12 @@ pub fn signature(o: &Outcome) -> String {
         out
     };
     match o.kind {
-        Kind::Panic => format!("PANIC {} at {}: {}", o.phase.name(), o.location, blank(&o.message)),
+        Kind::Panic => format!(
+            "PANIC {} at {}: {}",
+            o.phase.name(),
+            o.location,
+            blank(&o.message)
+        ),
         Kind::BadError => format!("BADERROR {}: {}", o.phase.name(), blank(&o.message)),
         Kind::Hang => format!("HANG in {}", o.phase.name()),
         Kind::Memory => format!("MEMORY in {}", o.phase.name()),

@@ -41,13 +41,32 @@ pub struct Generator {
 
 /// TOML-only tokens a JSON value cannot hold.
 const TOML_RAW: &[&str] = &[
-    "nan", "+nan", "-nan", "inf", "-inf", "+inf", "1979-05-27T07:32:00Z", "1979-05-27", "07:32:00", "0x10", "0o777", "0b1",
-    "1_000", "9223372036854775807", "-9223372036854775808", "1e400", "-0.0", "'''multi\nline'''", "\"\\u0000\"",
+    "nan",
+    "+nan",
+    "-nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "1979-05-27T07:32:00Z",
+    "1979-05-27",
+    "07:32:00",
+    "0x10",
+    "0o777",
+    "0b1",
+    "1_000",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "1e400",
+    "-0.0",
+    "'''multi\nline'''",
+    "\"\\u0000\"",
 ];
 
 impl Generator {
     pub fn new(scenarios_dir: &Path) -> Result<Self, String> {
-        Ok(Self { seeds: mutate::load_seeds(scenarios_dir)? })
+        Ok(Self {
+            seeds: mutate::load_seeds(scenarios_dir)?,
+        })
     }
 
     /// Scenarios directory of this checkout (crates/longfat-fuzz/../../scenarios).
@@ -66,7 +85,10 @@ impl Generator {
             (crate::gen::structured(&mut g), "structured".to_string())
         } else {
             let s = &self.seeds[g.below(self.seeds.len() as u64) as usize];
-            (mutate::mutated(&mut g, s), format!("mutation-of-{}", s.name))
+            (
+                mutate::mutated(&mut g, s),
+                format!("mutation-of-{}", s.name),
+            )
         };
         // 10 % go through the TOML parser instead.
         if g.chance(0.1) && doc.is_object() {
@@ -76,11 +98,19 @@ impl Generator {
                 mutate::replace_random_leaf(&mut g, &mut doc, v);
             }
             if let Some(text) = to_toml(&doc) {
-                return Input { text: splice_raw(&text, &g.raw), format: Format::Toml, source };
+                return Input {
+                    text: splice_raw(&text, &g.raw),
+                    format: Format::Toml,
+                    source,
+                };
             }
         }
         let text = serde_json::to_string_pretty(&doc).expect("JSON values serialize");
-        Input { text: splice_raw(&text, &g.raw), format: Format::Json, source }
+        Input {
+            text: splice_raw(&text, &g.raw),
+            format: Format::Json,
+            source,
+        }
     }
 }
 
@@ -104,12 +134,28 @@ fn to_toml(v: &Value) -> Option<String> {
 fn deep_nesting(g: &mut G) -> Input {
     let depth = *g.pick(&[64usize, 127, 128, 129, 1000, 10_000, 100_000]);
     let (text, format) = match g.below(4) {
-        0 => (format!("x = {}{}", "[".repeat(depth), "]".repeat(depth)), Format::Toml),
-        1 => (format!("x = {}1{}", "{a = ".repeat(depth), "}".repeat(depth)), Format::Toml),
-        2 => (format!("{{\"run\": {}{}}}", "[".repeat(depth), "]".repeat(depth)), Format::Json),
-        _ => (format!("[{}a]\nx = 1\n", "a.".repeat(depth.min(20_000))), Format::Toml),
+        0 => (
+            format!("x = {}{}", "[".repeat(depth), "]".repeat(depth)),
+            Format::Toml,
+        ),
+        1 => (
+            format!("x = {}1{}", "{a = ".repeat(depth), "}".repeat(depth)),
+            Format::Toml,
+        ),
+        2 => (
+            format!("{{\"run\": {}{}}}", "[".repeat(depth), "]".repeat(depth)),
+            Format::Json,
+        ),
+        _ => (
+            format!("[{}a]\nx = 1\n", "a.".repeat(depth.min(20_000))),
+            Format::Toml,
+        ),
     };
-    Input { text, format, source: "deep-nesting".into() }
+    Input {
+        text,
+        format,
+        source: "deep-nesting".into(),
+    }
 }
 
 #[cfg(test)]

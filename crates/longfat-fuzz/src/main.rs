@@ -60,7 +60,9 @@ impl Args {
     }
     fn num<T: std::str::FromStr>(&mut self, name: &str, default: T) -> T {
         match self.value(name) {
-            Some(v) => v.parse().unwrap_or_else(|_| fail(&format!("{name}: not a number: {v}"))),
+            Some(v) => v
+                .parse()
+                .unwrap_or_else(|_| fail(&format!("{name}: not a number: {v}"))),
             None => default,
         }
     }
@@ -79,7 +81,9 @@ fn main() {
     let quiet = a.flag("--quiet");
     let defaults = Limits::default();
     let cap_bytes: usize = match a.value("--cap-bytes") {
-        Some(v) => v.parse().unwrap_or_else(|_| fail("--cap-bytes: not a number")),
+        Some(v) => v
+            .parse()
+            .unwrap_or_else(|_| fail("--cap-bytes: not a number")),
         None => a.num("--cap-mib", (defaults.mem_cap >> 20) as u64) as usize * (1 << 20),
     };
     let limits = Limits {
@@ -93,9 +97,15 @@ fn main() {
         inputs: a.num("--inputs", 10_000),
         start: a.num("--start", 0),
         jobs: a.num("--jobs", jobs_default).max(1),
-        findings: a.value("--findings").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("fuzz-findings")),
+        findings: a
+            .value("--findings")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("fuzz-findings")),
         limits,
-        scenarios: a.value("--scenarios").map(PathBuf::from).unwrap_or_else(Generator::default_scenarios_dir),
+        scenarios: a
+            .value("--scenarios")
+            .map(PathBuf::from)
+            .unwrap_or_else(Generator::default_scenarios_dir),
         max_per_signature: a.num("--max-per-signature", 10),
         progress_every: Duration::from_secs_f64(a.num("--progress", 10.0)),
         quiet,
@@ -104,7 +114,10 @@ fn main() {
     if child {
         let shard = a.num("--shard", 0u64);
         let from = a.num("--from", shard);
-        let state = a.value("--state").map(PathBuf::from).unwrap_or_else(|| fail("--child needs --state"));
+        let state = a
+            .value("--state")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| fail("--child needs --state"));
         alloc::set_cap(cfg.limits.mem_cap);
         if let Err(e) = supervisor::child_main(&cfg, shard, from, &state) {
             eprintln!("longfat-fuzz child: {e}");
@@ -118,9 +131,17 @@ fn main() {
         let gen = Generator::new(&cfg.scenarios).unwrap_or_else(|e| fail(&e));
         let input = gen.input(cfg.seed, index);
         if input.format == Format::Toml {
-            println!("# source: {} (seed {}, index {index})", input.source, cfg.seed);
+            println!(
+                "# source: {} (seed {}, index {index})",
+                input.source, cfg.seed
+            );
         } else {
-            eprintln!("source: {} (seed {}, index {index}), {}", input.source, cfg.seed, input.format.ext());
+            eprintln!(
+                "source: {} (seed {}, index {index}), {}",
+                input.source,
+                cfg.seed,
+                input.format.ext()
+            );
         }
         println!("{}", input.text);
         return;
@@ -158,15 +179,29 @@ fn load(path: &str) -> Result<corpus::Case, String> {
     if p.extension().is_some_and(|e| e == "json") {
         let text = std::fs::read_to_string(p).map_err(|e| format!("{path}: {e}"))?;
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let (Some(input), Some(_)) = (v.get("input").and_then(|x| x.as_str()), v.get("outcome")) {
-                let format = if v.get("format").and_then(|f| f.as_str()) == Some("toml") { Format::Toml } else { Format::Json };
-                let source = v.get("source").and_then(|s| s.as_str()).unwrap_or(path).to_string();
+            if let (Some(input), Some(_)) =
+                (v.get("input").and_then(|x| x.as_str()), v.get("outcome"))
+            {
+                let format = if v.get("format").and_then(|f| f.as_str()) == Some("toml") {
+                    Format::Toml
+                } else {
+                    Format::Json
+                };
+                let source = v
+                    .get("source")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or(path)
+                    .to_string();
                 return Ok(corpus::Case {
                     path: p.to_path_buf(),
                     source: source.clone(),
                     expect: corpus::Expect::Any,
                     within_estimate: false,
-                    input: Input { text: input.to_string(), format, source },
+                    input: Input {
+                        text: input.to_string(),
+                        format,
+                        source,
+                    },
                 });
             }
         }
@@ -191,9 +226,19 @@ fn replay_files(files: &[String], limits: &Limits, json_out: bool) -> i32 {
                     // An allocation refused for the cap, and the abort still
                     // under way (printing a backtrace can take long): MEMORY.
                     let (kind, message) = if alloc::refused() > 0 {
-                        ("MEMORY", format!("{} (still aborting after {:.0}s)", alloc::CAP_MARKER, deadline.as_secs_f64()))
+                        (
+                            "MEMORY",
+                            format!(
+                                "{} (still aborting after {:.0}s)",
+                                alloc::CAP_MARKER,
+                                deadline.as_secs_f64()
+                            ),
+                        )
                     } else {
-                        ("HANG", format!("no result after {:.0}s (watchdog)", deadline.as_secs_f64()))
+                        (
+                            "HANG",
+                            format!("no result after {:.0}s (watchdog)", deadline.as_secs_f64()),
+                        )
                     };
                     let phase = PHASES[PHASE.load(Ordering::Relaxed)].name();
                     let v = serde_json::json!({"file": name, "kind": kind, "phase": phase, "message": message, "ok": false});
@@ -219,7 +264,10 @@ fn replay_files(files: &[String], limits: &Limits, json_out: bool) -> i32 {
             eprintln!("longfat-fuzz: replaying {f}");
         }
         let o = harness::run_input(&case.input, limits, &mut |p: Phase| {
-            PHASE.store(PHASES.iter().position(|q| *q == p).unwrap_or(0), Ordering::Relaxed);
+            PHASE.store(
+                PHASES.iter().position(|q| *q == p).unwrap_or(0),
+                Ordering::Relaxed,
+            );
             if json_out {
                 // Tells a parent the phase if the process dies.
                 eprintln!("longfat-fuzz: phase {}", p.name());

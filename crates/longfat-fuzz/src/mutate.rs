@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use crate::schema::{self, Kind, Table};
-use crate::values::{interesting, wrong_type, G, FLOATS};
+use crate::values::{interesting, wrong_type, FLOATS, G};
 
 /// A scenario file parsed for mutation.
 #[derive(Clone, Debug)]
@@ -33,13 +33,18 @@ pub fn load_seeds(dir: &Path) -> Result<Vec<Seed>, String> {
         let mut value: Value = if f.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?
         } else {
-            let t: toml::Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+            let t: toml::Value =
+                toml::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
             serde_json::to_value(t).map_err(|e| format!("{}: {e}", f.display()))?
         };
         if let Some(m) = value.as_object_mut() {
             m.remove("reproduce");
         }
-        let name = f.strip_prefix(dir).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+        let name = f
+            .strip_prefix(dir)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
         seeds.push(Seed { name, value });
     }
     Ok(seeds)
@@ -139,7 +144,9 @@ fn kind_at(path: &[Step]) -> Option<Kind> {
 /// Multiplies the number at the front of a unit string ("35ms") by `f`.
 fn scale_unit_string(s: &str, f: f64, exp_fmt: bool) -> Option<String> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-' || c == '+'))
+        .unwrap_or(s.len());
     let (mut num, mut unit) = (&s[..end], &s[end..]);
     // "e" may start a unit; back off until the number parses.
     let mut e = end;
@@ -150,7 +157,11 @@ fn scale_unit_string(s: &str, f: f64, exp_fmt: bool) -> Option<String> {
     }
     let v: f64 = num.parse().ok()?;
     let w = v * f;
-    Some(if exp_fmt { format!("{w:e}{unit}") } else { format!("{w}{unit}") })
+    Some(if exp_fmt {
+        format!("{w:e}{unit}")
+    } else {
+        format!("{w}{unit}")
+    })
 }
 
 /// Applies one random mutation in place.
@@ -175,7 +186,12 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
         // Scale the number inside a unit string, or a bare number.
         30..=49 => {
             let k = g.range(0, 27) as i32 - 9;
-            let f = 10f64.powi(k) * if g.chance(0.3) { 1.0 + g.unit() * 9.0 } else { 1.0 };
+            let f = 10f64.powi(k)
+                * if g.chance(0.3) {
+                    1.0 + g.unit() * 9.0
+                } else {
+                    1.0
+                };
             let exp_fmt = g.chance(0.3);
             if let Some(slot) = get_mut(doc, &path) {
                 match slot {
@@ -187,7 +203,11 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
                     Value::Number(n) => {
                         if let Some(x) = n.as_f64() {
                             let y = x * f;
-                            *slot = if n.is_u64() && (0.0..1.8e19).contains(&y) { json!(y.round() as u64) } else { json!(y) };
+                            *slot = if n.is_u64() && (0.0..1.8e19).contains(&y) {
+                                json!(y.round() as u64)
+                            } else {
+                                json!(y)
+                            };
                         }
                     }
                     _ => {}
@@ -212,7 +232,10 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
         }
         // Duplicate an array entry (sometimes many times).
         62..=71 => {
-            let arrays: Vec<&Vec<Step>> = all.iter().filter(|p| matches!(p.last(), Some(Step::Index(_)))).collect();
+            let arrays: Vec<&Vec<Step>> = all
+                .iter()
+                .filter(|p| matches!(p.last(), Some(Step::Index(_))))
+                .collect();
             if !arrays.is_empty() {
                 let p = arrays[g.below(arrays.len() as u64) as usize].clone();
                 let (last, parent) = p.split_last().unwrap();
@@ -247,9 +270,17 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
                 Kind::Tables(_) => json!([]),
                 Kind::Params => {
                     let mut m = Map::new();
-                    let cc = get_mut(doc, &p).and_then(|v| v.get("cc")).and_then(Value::as_str).unwrap_or("reno").to_string();
+                    let cc = get_mut(doc, &p)
+                        .and_then(|v| v.get("cc"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("reno")
+                        .to_string();
                     let list = schema::params_of(&cc);
-                    let pname = if list.is_empty() { "beta" } else { list[g.below(list.len() as u64) as usize].name };
+                    let pname = if list.is_empty() {
+                        "beta"
+                    } else {
+                        list[g.below(list.len() as u64) as usize].name
+                    };
                     m.insert(pname.to_string(), json!(*g.pick(FLOATS)));
                     Value::Object(m)
                 }
@@ -261,7 +292,10 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
         }
         // An unknown key.
         _ => {
-            let objs: Vec<&Vec<Step>> = all.iter().filter(|p| matches!(get(doc, p), Some(Value::Object(_)))).collect();
+            let objs: Vec<&Vec<Step>> = all
+                .iter()
+                .filter(|p| matches!(get(doc, p), Some(Value::Object(_))))
+                .collect();
             if !objs.is_empty() {
                 let p = objs[g.below(objs.len() as u64) as usize].clone();
                 let k = *g.pick(&["unknown", "reproduce", "Rate", "rate ", "", "flows", "x.y"]);
@@ -278,7 +312,12 @@ pub fn mutate_once(g: &mut G, doc: &mut Value) {
 pub fn replace_random_leaf(g: &mut G, doc: &mut Value, v: Value) {
     let mut all = vec![];
     paths(doc, &mut vec![], &mut all);
-    let leaves: Vec<&Vec<Step>> = all.iter().filter(|p| !p.is_empty() && !matches!(get(doc, p), Some(Value::Object(_) | Value::Array(_)))).collect();
+    let leaves: Vec<&Vec<Step>> = all
+        .iter()
+        .filter(|p| {
+            !p.is_empty() && !matches!(get(doc, p), Some(Value::Object(_) | Value::Array(_)))
+        })
+        .collect();
     if leaves.is_empty() {
         return;
     }
@@ -305,7 +344,10 @@ mod tests {
     #[test]
     fn scales_unit_strings() {
         assert_eq!(scale_unit_string("35ms", 1e3, false).unwrap(), "35000ms");
-        assert_eq!(scale_unit_string("1e9bps", 10.0, false).unwrap(), "10000000000bps");
+        assert_eq!(
+            scale_unit_string("1e9bps", 10.0, false).unwrap(),
+            "10000000000bps"
+        );
         assert_eq!(scale_unit_string("0.5bdp", 1e-9, true).unwrap(), "5e-10bdp");
         assert!(scale_unit_string("unlimited", 10.0, false).is_none());
     }

@@ -86,7 +86,11 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("loss", Float, false),
             ("reverse_loss", Float, false),
         ],
-        T::Access => &[("rate", Rate, false), ("delay", Duration, false), ("queue", Size, false)],
+        T::Access => &[
+            ("rate", Rate, false),
+            ("delay", Duration, false),
+            ("queue", Size, false),
+        ],
         T::Flow => &[
             ("name", Text, false),
             ("cc", Word(longfat_cc::ALGORITHMS), true),
@@ -214,10 +218,13 @@ pub const ALL_TABLES: &[Table] = &[
 
 /// The table a key of `parent` opens (e.g. "bottleneck" in Network -> Link).
 pub fn child_table(parent: Table, key: &str) -> Option<Table> {
-    fields(parent).iter().find(|(n, _, _)| *n == key).and_then(|(_, k, _)| match k {
-        Kind::Table(t) | Kind::Tables(t) => Some(*t),
-        _ => None,
-    })
+    fields(parent)
+        .iter()
+        .find(|(n, _, _)| *n == key)
+        .and_then(|(_, k, _)| match k {
+            Kind::Table(t) | Kind::Tables(t) => Some(*t),
+            _ => None,
+        })
 }
 
 /// Controller parameters: (algorithm, name, lo, hi, open interval, switch).
@@ -230,13 +237,31 @@ pub struct Param {
 }
 
 const fn real(name: &'static str, lo: f64, hi: f64) -> Param {
-    Param { name, lo, hi, open: false, flag: false }
+    Param {
+        name,
+        lo,
+        hi,
+        open: false,
+        flag: false,
+    }
 }
 const fn open(name: &'static str, lo: f64, hi: f64) -> Param {
-    Param { name, lo, hi, open: true, flag: false }
+    Param {
+        name,
+        lo,
+        hi,
+        open: true,
+        flag: false,
+    }
 }
 const fn flag(name: &'static str) -> Param {
-    Param { name, lo: 0.0, hi: 1.0, open: false, flag: true }
+    Param {
+        name,
+        lo: 0.0,
+        hi: 1.0,
+        open: false,
+        flag: true,
+    }
 }
 
 /// The parameters each controller reads (crates/longfat-cc/src/*.rs
@@ -254,9 +279,21 @@ pub fn params_of(cc: &str) -> &'static [Param] {
         open("scale_max", 0.0, 1e6),
         flag("bandwidth_switch"),
     ];
-    const EHSTCP: &[Param] = &[real("n_star", 0.0, 1e9), real("safety_rtts", 0.0, 1e6), real("ertt_gain", 1e-6, 1.0)];
-    const HIGHSPEED: &[Param] = &[real("low_window", 1.0, 1e9), real("high_window", 1.0, 1e12), open("high_decrease", 0.0, 0.5)];
-    const SCALABLE: &[Param] = &[open("a", 0.0, 1.0), open("b", 0.0, 1.0), real("low_window", 0.0, 1e9)];
+    const EHSTCP: &[Param] = &[
+        real("n_star", 0.0, 1e9),
+        real("safety_rtts", 0.0, 1e6),
+        real("ertt_gain", 1e-6, 1.0),
+    ];
+    const HIGHSPEED: &[Param] = &[
+        real("low_window", 1.0, 1e9),
+        real("high_window", 1.0, 1e12),
+        open("high_decrease", 0.0, 0.5),
+    ];
+    const SCALABLE: &[Param] = &[
+        open("a", 0.0, 1.0),
+        open("b", 0.0, 1.0),
+        real("low_window", 0.0, 1e9),
+    ];
     const BIC: &[Param] = &[
         open("beta", 0.0, 1.0),
         open("s_max", 0.0, 1e9),
@@ -264,8 +301,17 @@ pub fn params_of(cc: &str) -> &'static [Param] {
         real("low_window", 0.0, 1e9),
         flag("fast_convergence"),
     ];
-    const CUBIC: &[Param] = &[open("c", 0.0, 1e6), open("beta", 0.0, 1.0), flag("fast_convergence"), flag("reno_friendly")];
-    const VEGAS: &[Param] = &[real("alpha", 0.0, 1e9), real("beta", 0.0, 1e9), real("gamma", 0.0, 1e9)];
+    const CUBIC: &[Param] = &[
+        open("c", 0.0, 1e6),
+        open("beta", 0.0, 1.0),
+        flag("fast_convergence"),
+        flag("reno_friendly"),
+    ];
+    const VEGAS: &[Param] = &[
+        real("alpha", 0.0, 1e9),
+        real("beta", 0.0, 1e9),
+        real("gamma", 0.0, 1e9),
+    ];
     const FAST: &[Param] = &[real("alpha", 0.0, 1e9), real("gamma", 1e-6, 1.0)];
     match cc {
         "ltcp" => LTCP,

@@ -51,7 +51,13 @@ pub struct StateFile(std::fs::File);
 
 impl StateFile {
     pub fn create(path: &Path) -> std::io::Result<Self> {
-        Ok(Self(std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(path)?))
+        Ok(Self(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(path)?,
+        ))
     }
     pub fn set(&self, index: u64, phase: &str) {
         let mut buf = [b' '; 32];
@@ -114,21 +120,45 @@ pub fn classify_crash(stderr: &str, status: Option<ExitStatus>, phase: Phase) ->
         (Some(s), None) => format!("exited with {s}"),
         (None, None) => "unknown exit".into(),
     };
-    let (kind, message, location) = if let Some(l) = stderr.lines().find(|l| l.contains(CAP_MARKER) || l.contains("memory allocation of")) {
-        (Kind::Memory, format!("{} ({status_text})", l.trim()), String::new())
+    let (kind, message, location) = if let Some(l) = stderr
+        .lines()
+        .find(|l| l.contains(CAP_MARKER) || l.contains("memory allocation of"))
+    {
+        (
+            Kind::Memory,
+            format!("{} ({status_text})", l.trim()),
+            String::new(),
+        )
     } else if stderr.contains("has overflowed its stack") {
-        (Kind::Panic, format!("stack overflow ({status_text})"), "stack overflow".to_string())
+        (
+            Kind::Panic,
+            format!("stack overflow ({status_text})"),
+            "stack overflow".to_string(),
+        )
     } else if signal == Some(9) {
-        (Kind::Memory, format!("{status_text}: the kernel's OOM killer?"), String::new())
+        (
+            Kind::Memory,
+            format!("{status_text}: the kernel's OOM killer?"),
+            String::new(),
+        )
     } else {
         // A panic that escaped (panic in a panic hook, abort in drop, ...).
         let loc = stderr
             .lines()
-            .find_map(|l| l.split("panicked at ").nth(1).map(|r| r.trim_end_matches(':').to_string()))
+            .find_map(|l| {
+                l.split("panicked at ")
+                    .nth(1)
+                    .map(|r| r.trim_end_matches(':').to_string())
+            })
             .unwrap_or_default();
-        (Kind::Panic, format!("process died, {status_text}: {}", last_lines(3)), loc)
+        (
+            Kind::Panic,
+            format!("process died, {status_text}: {}", last_lines(3)),
+            loc,
+        )
     };
-    let mut o = Outcome::from_json(&json!({"kind": kind.name(), "phase": phase.name()})).expect("valid outcome");
+    let mut o = Outcome::from_json(&json!({"kind": kind.name(), "phase": phase.name()}))
+        .expect("valid outcome");
     o.message = message;
     o.location = location;
     o
@@ -172,13 +202,24 @@ pub struct Summary {
 
 impl Summary {
     pub fn total(&self, k: Kind) -> u64 {
-        self.counts.iter().filter(|((_, kk), _)| *kk == k).map(|(_, n)| n).sum()
+        self.counts
+            .iter()
+            .filter(|((_, kk), _)| *kk == k)
+            .map(|(_, n)| n)
+            .sum()
     }
     pub fn failures(&self) -> u64 {
-        Kind::ALL.iter().filter(|k| k.is_failure()).map(|k| self.total(*k)).sum()
+        Kind::ALL
+            .iter()
+            .filter(|k| k.is_failure())
+            .map(|k| self.total(*k))
+            .sum()
     }
     pub fn to_json(&self) -> Value {
-        let by_kind: BTreeMap<&str, u64> = Kind::ALL.iter().map(|k| (k.name(), self.total(*k))).collect();
+        let by_kind: BTreeMap<&str, u64> = Kind::ALL
+            .iter()
+            .map(|k| (k.name(), self.total(*k)))
+            .collect();
         let sigs: Vec<Value> = self
             .signatures
             .iter()
@@ -186,7 +227,11 @@ impl Summary {
             .collect();
         let mut by_source: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
         for ((g, k), n) in &self.counts {
-            *by_source.entry(g.as_str()).or_default().entry(k.name()).or_default() += n;
+            *by_source
+                .entry(g.as_str())
+                .or_default()
+                .entry(k.name())
+                .or_default() += n;
         }
         json!({
             "inputs": self.inputs_done,
@@ -243,12 +288,22 @@ pub struct Supervisor {
 impl Supervisor {
     pub fn new(cfg: Config) -> Result<Self, String> {
         let gen = Generator::new(&cfg.scenarios)?;
-        std::fs::create_dir_all(&cfg.findings).map_err(|e| format!("{}: {e}", cfg.findings.display()))?;
+        std::fs::create_dir_all(&cfg.findings)
+            .map_err(|e| format!("{}: {e}", cfg.findings.display()))?;
         let work = cfg.findings.join(format!(".work-{}", std::process::id()));
         std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let (tx, rx) = mpsc::channel();
-        Ok(Self { cfg, gen, exe, work, summary: Summary::default(), tx, rx, slots: vec![] })
+        Ok(Self {
+            cfg,
+            gen,
+            exe,
+            work,
+            summary: Summary::default(),
+            tx,
+            rx,
+            slots: vec![],
+        })
     }
 
     fn spawn(&mut self, shard: u64, from: u64) {
@@ -313,9 +368,17 @@ impl Supervisor {
 
     fn record(&mut self, index: u64, source: &str, o: &Outcome) {
         self.summary.inputs_done += 1;
-        *self.summary.counts.entry((source_group(source), o.kind)).or_default() += 1;
+        *self
+            .summary
+            .counts
+            .entry((source_group(source), o.kind))
+            .or_default() += 1;
         if o.kind == Kind::Refused {
-            *self.summary.refused_fields.entry(field_group(&o.field)).or_default() += 1;
+            *self
+                .summary
+                .refused_fields
+                .entry(field_group(&o.field))
+                .or_default() += 1;
         }
         if !o.kind.is_finding() {
             return;
@@ -329,7 +392,12 @@ impl Supervisor {
         }
         if info.files.len() < self.cfg.max_per_signature {
             let input = self.gen.input(self.cfg.seed, index);
-            let path = self.cfg.findings.join(format!("{}-{}-{}.json", o.kind.name(), self.cfg.seed, index));
+            let path = self.cfg.findings.join(format!(
+                "{}-{}-{}.json",
+                o.kind.name(),
+                self.cfg.seed,
+                index
+            ));
             let doc = json!({
                 "outcome": o.kind.name(),
                 "seed": self.cfg.seed,
@@ -344,7 +412,12 @@ impl Supervisor {
                 "detail": o.to_json(),
                 "input": input.text,
             });
-            if std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap_or_default()).is_ok() {
+            if std::fs::write(
+                &path,
+                serde_json::to_string_pretty(&doc).unwrap_or_default(),
+            )
+            .is_ok()
+            {
                 info.files.push(path);
             }
         }
@@ -387,7 +460,10 @@ impl Supervisor {
             return;
         }
         let phase = Phase::from_name(&phase).unwrap_or(Phase::Parse);
-        let stderr_text = String::from_utf8_lossy(&std::fs::read(&self.slots[slot_idx].stderr).unwrap_or_default()).into_owned();
+        let stderr_text = String::from_utf8_lossy(
+            &std::fs::read(&self.slots[slot_idx].stderr).unwrap_or_default(),
+        )
+        .into_owned();
         let o = if hung && !stderr_text.contains(CAP_MARKER) {
             let mut o = classify_crash("", None, phase);
             o.kind = Kind::Hang;
@@ -411,20 +487,36 @@ impl Supervisor {
     }
 
     fn handle_line(&mut self, slot_idx: usize, line: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { return };
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
         if v.get("shard_finished").is_some() {
             self.slots[slot_idx].finished = true;
             return;
         }
-        let Some(i) = v.get("i").and_then(Value::as_u64) else { return };
-        let src = v.get("src").and_then(Value::as_str).unwrap_or("?").to_string();
+        let Some(i) = v.get("i").and_then(Value::as_u64) else {
+            return;
+        };
+        let src = v
+            .get("src")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
         let o = if let Some(o) = v.get("o").and_then(Outcome::from_json) {
             o
         } else {
-            let k = v.get("k").and_then(Value::as_str).and_then(Kind::from_name).unwrap_or(Kind::Accepted);
+            let k = v
+                .get("k")
+                .and_then(Value::as_str)
+                .and_then(Kind::from_name)
+                .unwrap_or(Kind::Accepted);
             let mut o = Outcome::from_json(&json!({"kind": k.name(), "phase": v.get("ph").and_then(Value::as_str).unwrap_or("run")}))
                 .expect("valid outcome");
-            o.field = v.get("f").and_then(Value::as_str).unwrap_or_default().to_string();
+            o.field = v
+                .get("f")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             o
         };
         self.slots[slot_idx].last_reported = Some(i);
@@ -435,7 +527,11 @@ impl Supervisor {
     fn progress_line(&self, t0: Instant) -> String {
         let done = self.summary.inputs_done;
         let secs = t0.elapsed().as_secs_f64();
-        let acc: u64 = Kind::ALL.iter().filter(|k| k.was_accepted()).map(|k| self.summary.total(*k)).sum();
+        let acc: u64 = Kind::ALL
+            .iter()
+            .filter(|k| k.was_accepted())
+            .map(|k| self.summary.total(*k))
+            .sum();
         format!(
             "[{:>6.0}s] {done}/{} inputs, {:.0} inputs/s, accepted {:.1}% | PANIC {} HANG {} MEMORY {} GROWTH {} UNDERESTIMATE {} BADERROR {}",
             secs,
@@ -548,7 +644,13 @@ pub fn report(s: &Summary, cfg: &Config) -> String {
     for g in &groups {
         row(g, &|k| s.counts.get(&(g.clone(), k)).copied().unwrap_or(0));
     }
-    let mutation = |k: Kind| s.counts.iter().filter(|((g, kk), _)| g.starts_with("mutation-of-") && *kk == k).map(|(_, n)| n).sum();
+    let mutation = |k: Kind| {
+        s.counts
+            .iter()
+            .filter(|((g, kk), _)| g.starts_with("mutation-of-") && *kk == k)
+            .map(|(_, n)| n)
+            .sum()
+    };
     row("(all mutations)", &mutation);
     row("(all)", &|k| s.total(k));
     out.push_str(&format!(
@@ -576,7 +678,10 @@ pub fn report(s: &Summary, cfg: &Config) -> String {
     sigs.sort_by_key(|s| std::cmp::Reverse(s.1.count));
     out.push_str(&format!("\ndistinct findings: {}\n", sigs.len()));
     for (sig, i) in sigs {
-        out.push_str(&format!("  {:>7} x {sig}\n            first: input {} ({})\n", i.count, i.first_index, i.example));
+        out.push_str(&format!(
+            "  {:>7} x {sig}\n            first: input {} ({})\n",
+            i.count, i.first_index, i.example
+        ));
         if let Some(f) = i.files.first() {
             out.push_str(&format!("            saved: {}\n", f.display()));
         }

@@ -33,16 +33,24 @@ static ALLOC: CountingAlloc = CountingAlloc;
 const BIN: &str = env!("CARGO_BIN_EXE_longfat-fuzz");
 
 fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn limits() -> Limits {
-    Limits { time_limit: Duration::from_secs_f64(env_num("LONGFAT_CORPUS_TIMEOUT", 10.0)), ..Limits::default() }
+    Limits {
+        time_limit: Duration::from_secs_f64(env_num("LONGFAT_CORPUS_TIMEOUT", 10.0)),
+        ..Limits::default()
+    }
 }
 
 /// Runs one case in a `longfat-fuzz --replay --json` process.
 fn replay_in_child(case: &Case, limits: &Limits, scratch: &Path) -> Outcome {
-    let stem = case.name().replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    let stem = case
+        .name()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
     let out_path = scratch.join(format!("{stem}.stdout"));
     let err_path = scratch.join(format!("{stem}.stderr"));
     let mut child = Command::new(BIN)
@@ -80,13 +88,21 @@ fn replay_in_child(case: &Case, limits: &Limits, scratch: &Path) -> Outcome {
         .find_map(|l| l.strip_prefix("longfat-fuzz: phase "))
         .and_then(Phase::from_name)
         .unwrap_or(Phase::Parse);
-    if let Some(o) = stdout.lines().rev().find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).and_then(|v| Outcome::from_json(&v)) {
+    if let Some(o) = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .and_then(|v| Outcome::from_json(&v))
+    {
         return o;
     }
     if status.is_none() {
         let mut o = classify_crash("", None, last_phase);
         o.kind = Kind::Hang;
-        o.message = format!("killed after {:.0}s without a result", (limits.time_limit + GRACE).as_secs_f64() + 10.0);
+        o.message = format!(
+            "killed after {:.0}s without a result",
+            (limits.time_limit + GRACE).as_secs_f64() + 10.0
+        );
         return o;
     }
     classify_crash(&stderr, status, last_phase)
@@ -127,13 +143,22 @@ fn corpus_replay() {
             .collect()
     } else {
         // Two cases at a time, each in its own process.
-        let queue = Arc::new(Mutex::new(cases.clone().into_iter().enumerate().collect::<Vec<_>>()));
+        let queue = Arc::new(Mutex::new(
+            cases.clone().into_iter().enumerate().collect::<Vec<_>>(),
+        ));
         let out = Arc::new(Mutex::new(vec![]));
         let workers: Vec<_> = (0..2)
             .map(|_| {
-                let (queue, out, limits, scratch) = (Arc::clone(&queue), Arc::clone(&out), limits.clone(), scratch.clone());
+                let (queue, out, limits, scratch) = (
+                    Arc::clone(&queue),
+                    Arc::clone(&out),
+                    limits.clone(),
+                    scratch.clone(),
+                );
                 std::thread::spawn(move || loop {
-                    let Some((i, c)) = queue.lock().unwrap().pop() else { return };
+                    let Some((i, c)) = queue.lock().unwrap().pop() else {
+                        return;
+                    };
                     let o = replay_in_child(&c, &limits, &scratch);
                     let v = corpus::check(&c, &o);
                     out.lock().unwrap().push((i, c.name(), o, v));
@@ -158,8 +183,18 @@ fn corpus_replay() {
             problems.push(format!("{name}: {why}"));
         }
     }
-    eprintln!("corpus: {} cases in {:.1}s\n{report}", results.len(), t0.elapsed().as_secs_f64());
-    assert!(problems.is_empty(), "{} of {} corpus cases failed:\n  {}", problems.len(), cases.len(), problems.join("\n  "));
+    eprintln!(
+        "corpus: {} cases in {:.1}s\n{report}",
+        results.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} of {} corpus cases failed:\n  {}",
+        problems.len(),
+        cases.len(),
+        problems.join("\n  ")
+    );
 }
 
 #[test]
@@ -186,12 +221,27 @@ fn short_campaign() {
         .lines()
         .find_map(|l| l.strip_prefix("SUMMARY "))
         .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
-        .unwrap_or_else(|| panic!("no SUMMARY line; stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr)));
-    eprintln!("campaign of {inputs} inputs in {:.1}s\n{stdout}", t0.elapsed().as_secs_f64());
-    assert_eq!(summary["inputs"].as_u64(), Some(inputs), "not every input was run");
+        .unwrap_or_else(|| {
+            panic!(
+                "no SUMMARY line; stdout:\n{stdout}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    eprintln!(
+        "campaign of {inputs} inputs in {:.1}s\n{stdout}",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        summary["inputs"].as_u64(),
+        Some(inputs),
+        "not every input was run"
+    );
     let n = |k: Kind| summary["outcomes"][k.name()].as_u64().unwrap_or(0);
-    let failures: Vec<String> =
-        Kind::ALL.iter().filter(|k| k.is_failure() && n(**k) > 0).map(|k| format!("{} {}", n(*k), k.name())).collect();
+    let failures: Vec<String> = Kind::ALL
+        .iter()
+        .filter(|k| k.is_failure() && n(**k) > 0)
+        .map(|k| format!("{} {}", n(*k), k.name()))
+        .collect();
     assert!(
         failures.is_empty(),
         "the seeded campaign found {} (inputs saved in {}; replay with `longfat-fuzz --replay FILE`)",
@@ -199,6 +249,13 @@ fn short_campaign() {
         findings.display()
     );
     // The run path must be exercised: a good share of inputs is accepted.
-    let accepted: u64 = Kind::ALL.iter().filter(|k| k.was_accepted()).map(|k| n(*k)).sum();
-    assert!(accepted * 100 >= inputs * 30, "only {accepted} of {inputs} inputs were accepted (want >= 30 %)");
+    let accepted: u64 = Kind::ALL
+        .iter()
+        .filter(|k| k.was_accepted())
+        .map(|k| n(*k))
+        .sum();
+    assert!(
+        accepted * 100 >= inputs * 30,
+        "only {accepted} of {inputs} inputs were accepted (want >= 30 %)"
+    );
 }

@@ -8,7 +8,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-create_exception!(_native, ScenarioError, PyValueError, "A scenario field is missing, malformed or out of range.");
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario field is missing, malformed or out of range."
+);
 
 #[pyclass(unsendable, module = "longfat._native")]
 struct Simulation {
@@ -30,7 +35,11 @@ impl Simulation {
     /// while a large scenario is set up.
     #[new]
     #[pyo3(signature = (scenario_json, memory_budget_bytes = None))]
-    fn new(py: Python<'_>, scenario_json: &str, memory_budget_bytes: Option<u64>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        scenario_json: &str,
+        memory_budget_bytes: Option<u64>,
+    ) -> PyResult<Self> {
         let scenario = longfat_sim::Scenario::from_json(scenario_json).map_err(scenario_error)?;
         let mut opts = longfat_sim::BuildOptions::default();
         if let Some(b) = memory_budget_bytes {
@@ -47,7 +56,9 @@ impl Simulation {
         if let Some(e) = signal {
             return Err(e);
         }
-        Ok(Self { inner: built.map_err(scenario_error)? })
+        Ok(Self {
+            inner: built.map_err(scenario_error)?,
+        })
     }
 
     /// What the run was estimated to cost: {"memory_bytes", "packets_bytes",
@@ -119,7 +130,8 @@ impl Simulation {
             RunStatus::EventLimit => Ok(false),
             RunStatus::OverBudget => {
                 let sim = &self.inner;
-                let gib = (sim.peak_packets_held() * longfat_sim::budget::PACKET_BYTES) as f64 / (1u64 << 30) as f64;
+                let gib = (sim.peak_packets_held() * longfat_sim::budget::PACKET_BYTES) as f64
+                    / (1u64 << 30) as f64;
                 Err(ScenarioError::new_err((
                     format!(
                         "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {gib:.1} GiB), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
@@ -148,10 +160,18 @@ impl Simulation {
         self.inner.flows.iter().map(|f| f.name.clone()).collect()
     }
     fn flow_algorithms(&self) -> Vec<String> {
-        self.inner.flows.iter().map(|f| f.algorithm.clone()).collect()
+        self.inner
+            .flows
+            .iter()
+            .map(|f| f.algorithm.clone())
+            .collect()
     }
     fn link_names(&self) -> Vec<String> {
-        self.inner.links.iter().map(|l| l.spec.name.clone()).collect()
+        self.inner
+            .links
+            .iter()
+            .map(|l| l.spec.name.clone())
+            .collect()
     }
 
     /// Names of the traffic generators ([[short_flows]], [[web]]), by index.
@@ -163,9 +183,14 @@ impl Simulation {
     /// "size_bytes", "fct_s"} as ndarrays; fct_s is NaN for a transfer that
     /// had not completed when the run ended.
     fn transfers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (mut flow, mut generator, mut start_s, mut size, mut fct) = (vec![], vec![], vec![], vec![], vec![]);
+        let (mut flow, mut generator, mut start_s, mut size, mut fct) =
+            (vec![], vec![], vec![], vec![], vec![]);
         for (i, f) in self.inner.flows.iter().enumerate() {
-            let (Some(g), longfat_sim::flow::Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+            let (Some(g), longfat_sim::flow::Endpoints::Tcp { sender, .. }) =
+                (f.generated, &f.endpoints)
+            else {
+                continue;
+            };
             flow.push(i as u32);
             generator.push(g.generator);
             start_s.push(f.start_ns as f64 / 1e9);
@@ -228,19 +253,41 @@ impl Simulation {
 /// increase per RTT over a congestion epoch).
 #[pyfunction]
 #[pyo3(signature = (cc, params, peak_pkts, rtt_s, max_s = 3600.0))]
-fn epoch_growth(cc: &str, params: std::collections::BTreeMap<String, f64>, peak_pkts: f64, rtt_s: f64, max_s: f64) -> PyResult<(f64, f64)> {
+fn epoch_growth(
+    cc: &str,
+    params: std::collections::BTreeMap<String, f64>,
+    peak_pkts: f64,
+    rtt_s: f64,
+    max_s: f64,
+) -> PyResult<(f64, f64)> {
     use longfat_cc::{AckEvent, InitialWindow, LossEvent, RttStats};
     if !(peak_pkts >= 2.0 && rtt_s > 0.0 && max_s > 0.0) {
-        return Err(PyValueError::new_err("peak_pkts must be >= 2, rtt_s and max_s > 0"));
+        return Err(PyValueError::new_err(
+            "peak_pkts must be >= 2, rtt_s and max_s > 0",
+        ));
     }
-    let init = InitialWindow { cwnd_pkts: peak_pkts, ssthresh_pkts: peak_pkts };
-    let mut c = longfat_cc::build(cc, &params, init).map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))?;
+    let init = InitialWindow {
+        cwnd_pkts: peak_pkts,
+        ssthresh_pkts: peak_pkts,
+    };
+    let mut c = longfat_cc::build(cc, &params, init)
+        .map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))?;
     let rtt_ns = (rtt_s * 1e9) as u64;
-    let rtt = RttStats { latest_ns: rtt_ns, min_ns: rtt_ns, smoothed_ns: rtt_ns };
+    let rtt = RttStats {
+        latest_ns: rtt_ns,
+        min_ns: rtt_ns,
+        smoothed_ns: rtt_ns,
+    };
     let mut now = 1_000_000_000u64;
     // A first, quiet RTT so delay-based state sees the base RTT.
     let start = now;
-    c.on_congestion_event(&LossEvent { now_ns: now, in_flight_pkts: peak_pkts as u32, lost_pkts: 1, rtt });
+    c.on_congestion_event(&LossEvent {
+        now_ns: now,
+        in_flight_pkts: peak_pkts as u32,
+        lost_pkts: 1,
+        rtt,
+        ..Default::default()
+    });
     c.on_recovery_exit(now);
     let after = c.cwnd();
     let end = now + (max_s * 1e9) as u64;
@@ -253,6 +300,7 @@ fn epoch_growth(cc: &str, params: std::collections::BTreeMap<String, f64>, peak_
             c.on_ack(&AckEvent {
                 now_ns: now,
                 delivered_pkts: 1,
+                growth_pkts: 1,
                 delivered_bytes: 1460,
                 cum_acked_pkts: 1,
                 in_flight_pkts: n as u32,
@@ -278,7 +326,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
-    m.add("DEFAULT_MEMORY_BUDGET_BYTES", longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES)?;
-    m.add("EVENTS_PER_WALL_SECOND", longfat_sim::budget::EVENTS_PER_WALL_SECOND)?;
+    m.add(
+        "DEFAULT_MEMORY_BUDGET_BYTES",
+        longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES,
+    )?;
+    m.add(
+        "EVENTS_PER_WALL_SECOND",
+        longfat_sim::budget::EVENTS_PER_WALL_SECOND,
+    )?;
     Ok(())
 }

@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_scenario FILE.toml");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: run_scenario FILE.toml");
     let text = std::fs::read_to_string(&path).expect("readable scenario");
     let scenario = longfat_sim::Scenario::from_toml(&text).unwrap_or_else(|e| {
         eprintln!("error: {e}");
@@ -17,9 +19,16 @@ fn main() {
     let t0 = Instant::now();
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
-    let bottleneck_pkts: u64 =
-        sim.metrics.monitored_links.iter().map(|&l| sim.links[l].counters.departed_pkts).sum();
-    println!("{}", serde_json::to_string_pretty(sim.metrics.summary().unwrap()).unwrap());
+    let bottleneck_pkts: u64 = sim
+        .metrics
+        .monitored_links
+        .iter()
+        .map(|&l| sim.links[l].counters.departed_pkts)
+        .sum();
+    println!(
+        "{}",
+        serde_json::to_string_pretty(sim.metrics.summary().unwrap()).unwrap()
+    );
     println!(
         "wall {:.3} s, events {} ({:.2} M/s), bottleneck packets {} ({:.2} M/s)",
         wall,

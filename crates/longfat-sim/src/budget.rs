@@ -77,7 +77,12 @@ pub struct RunShape<'a> {
 
 /// Bytes in the largest binary unit that keeps the number at least 1.
 fn human(b: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
     for (unit, size) in UNITS {
         if b >= size {
             return format!("{:.1} {unit}", b as f64 / size as f64);
@@ -107,14 +112,25 @@ fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_bps: f64, flows_throu
     // On the wire: packets leave at most once per serialization time of the
     // smallest packet, and no faster than they arrive.
     let own_bps = l.rate.bps() as f64;
-    let queued = if arrival_bps > own_bps { queued } else { queued.min(BURST_PKTS_PER_FLOW.saturating_mul(flows_through)) };
+    let queued = if arrival_bps > own_bps {
+        queued
+    } else {
+        queued.min(BURST_PKTS_PER_FLOW.saturating_mul(flows_through))
+    };
     let bits_on_wire = own_bps.min(arrival_bps) * l.delay_ns as f64 / NS_PER_SEC as f64;
     let wire = (bits_on_wire / (8.0 * min_pkt_bytes as f64)).min(u64::MAX as f64 / 2.0) as u64 + 1;
     queued.saturating_add(1).saturating_add(wire)
 }
 
 pub fn estimate(shape: &RunShape) -> Estimate {
-    let RunShape { links, flows, duration_ns, sample_interval_ns, monitored_links, bottleneck_links } = *shape;
+    let RunShape {
+        links,
+        flows,
+        duration_ns,
+        sample_interval_ns,
+        monitored_links,
+        bottleneck_links,
+    } = *shape;
     let secs = duration_ns as f64 / NS_PER_SEC as f64;
     // Per link: the smallest packet that crosses it (data packets forward,
     // ACKs backward), the most packets the flows crossing it can have in the
@@ -153,15 +169,29 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             Endpoints::Tcp { sender, .. } => {
                 let c = sender.config();
                 let window = c.rwnd_pkts.min(sender.total_pkts().unwrap_or(u64::MAX));
-                (window.saturating_mul(2), f64::INFINITY, c.packet_size_bytes, c.ack_size_bytes)
+                (
+                    window.saturating_mul(2),
+                    f64::INFINITY,
+                    c.packet_size_bytes,
+                    c.ack_size_bytes,
+                )
             }
             Endpoints::Udp(u) => {
                 let c = u.config();
-                let active_ns = f.stop_ns.unwrap_or(duration_ns).min(duration_ns).saturating_sub(f.start_ns);
+                let active_ns = f
+                    .stop_ns
+                    .unwrap_or(duration_ns)
+                    .min(duration_ns)
+                    .saturating_sub(f.start_ns);
                 let bits = c.rate.bps() as u128 * active_ns as u128 / NS_PER_SEC as u128;
                 let size = u128::from(c.packet_size_bytes.max(1));
                 let pkts = (bits / (8 * size)).min(u128::from(u64::MAX - 1)) as u64 + 1;
-                (pkts, c.rate.bps() as f64 * secs / (8.0 * size as f64), c.packet_size_bytes, c.packet_size_bytes)
+                (
+                    pkts,
+                    c.rate.bps() as f64 * secs / (8.0 * size as f64),
+                    c.packet_size_bytes,
+                    c.packet_size_bytes,
+                )
             }
         };
         flow_most.push(most);
@@ -169,7 +199,13 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
         }
         let mut upstream = match &f.endpoints {
-            Endpoints::Tcp { .. } => 2.0 * f.fwd.iter().map(|&l| rate(l) / f64::from(tcp_senders[l as usize])).fold(f64::INFINITY, f64::min),
+            Endpoints::Tcp { .. } => {
+                2.0 * f
+                    .fwd
+                    .iter()
+                    .map(|&l| rate(l) / f64::from(tcp_senders[l as usize]))
+                    .fold(f64::INFINITY, f64::min)
+            }
             Endpoints::Udp(u) => u.config().rate.bps() as f64,
         };
         for &l in f.fwd.iter() {
@@ -201,7 +237,13 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let capacity: Vec<u64> = links
         .iter()
         .enumerate()
-        .map(|(i, l)| if min_pkt[i] == u64::MAX { 0 } else { link_capacity(l, min_pkt[i], arrival_bps[i], flows_through[i]) })
+        .map(|(i, l)| {
+            if min_pkt[i] == u64::MAX {
+                0
+            } else {
+                link_capacity(l, min_pkt[i], arrival_bps[i], flows_through[i])
+            }
+        })
         .collect();
     let mut by_link = 0u64;
     let (mut worst_link, mut worst_held) = (None, 0u64);
@@ -213,7 +255,11 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         }
     }
     let by_flow = flows.iter().zip(&flow_most).fold(0u64, |acc, (f, &most)| {
-        let route_capacity = f.fwd.iter().chain(f.bwd.iter()).fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
+        let route_capacity = f
+            .fwd
+            .iter()
+            .chain(f.bwd.iter())
+            .fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
         acc.saturating_add(most.min(route_capacity))
     });
     let max_packets_held = by_link.min(by_flow);
@@ -223,9 +269,13 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links.len() as u64);
-    let series_bytes = flow_rows.saturating_mul(FLOW_ROW_BYTES).saturating_add(link_rows.saturating_mul(LINK_ROW_BYTES));
+    let series_bytes = flow_rows
+        .saturating_mul(FLOW_ROW_BYTES)
+        .saturating_add(link_rows.saturating_mul(LINK_ROW_BYTES));
     let flows_bytes = (flows.len() as u64).saturating_mul(FLOW_BYTES);
-    let memory_bytes = packets_bytes.saturating_add(series_bytes).saturating_add(flows_bytes);
+    let memory_bytes = packets_bytes
+        .saturating_add(series_bytes)
+        .saturating_add(flows_bytes);
 
     let dominant_field = if packets_bytes >= series_bytes && packets_bytes >= flows_bytes {
         match worst_link {
@@ -242,7 +292,10 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let bottleneck_packets: f64 = bottleneck_links
         .iter()
         .filter(|&&i| min_data_pkt[i] != u64::MAX)
-        .map(|&i| (links[i].rate.bps() as f64 * secs / (8.0 * min_data_pkt[i] as f64)).min(offered_over_run[i]))
+        .map(|&i| {
+            (links[i].rate.bps() as f64 * secs / (8.0 * min_data_pkt[i] as f64))
+                .min(offered_over_run[i])
+        })
         .sum();
     Estimate {
         max_packets_held,

@@ -72,7 +72,11 @@ impl EventQueue {
     pub fn schedule(&mut self, time_ns: u64, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time_ns, seq, event });
+        self.heap.push(Entry {
+            time_ns,
+            seq,
+            event,
+        });
     }
     pub fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|e| e.time_ns)

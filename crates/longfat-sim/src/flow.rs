@@ -6,7 +6,10 @@ use crate::tcp::sender::TcpSender;
 use crate::udp::UdpFlow;
 
 pub enum Endpoints {
-    Tcp { sender: Box<TcpSender>, receiver: TcpReceiver },
+    Tcp {
+        sender: Box<TcpSender>,
+        receiver: TcpReceiver,
+    },
     Udp(UdpFlow),
 }
 

@@ -137,9 +137,12 @@ impl Link {
             (spec.loss_prob * 2f64.powi(64)) as u64
         };
         let queue = match &spec.queue {
-            QueueDiscipline::DropTail(limit) => {
-                Queue::Fifo { limit: *limit, n_departed: 0, sys_bytes: 0, busy_until_ns: 0 }
-            }
+            QueueDiscipline::DropTail(limit) => Queue::Fifo {
+                limit: *limit,
+                n_departed: 0,
+                sys_bytes: 0,
+                busy_until_ns: 0,
+            },
             QueueDiscipline::Priority(limits) => Queue::Priority {
                 limits: limits.clone(),
                 classes: vec![VecDeque::new(); limits.len()],
@@ -147,7 +150,14 @@ impl Link {
                 in_service: None,
             },
         };
-        Self { spec, loss_threshold, rng, queue, ring: VecDeque::new(), counters: LinkCounters::default() }
+        Self {
+            spec,
+            loss_threshold,
+            rng,
+            queue,
+            ring: VecDeque::new(),
+            counters: LinkCounters::default(),
+        }
     }
 
     fn draw_corrupted(&mut self) -> bool {
@@ -156,7 +166,12 @@ impl Link {
 
     /// Moves the FIFO departure pointer to `now_ns`.
     pub fn advance(&mut self, now_ns: u64) {
-        if let Queue::Fifo { n_departed, sys_bytes, .. } = &mut self.queue {
+        if let Queue::Fifo {
+            n_departed,
+            sys_bytes,
+            ..
+        } = &mut self.queue
+        {
             while *n_departed < self.ring.len() {
                 let e = &self.ring[*n_departed];
                 if e.tx_end_ns > now_ns {
@@ -175,7 +190,11 @@ impl Link {
     pub fn queue_len(&mut self, now_ns: u64) -> (u64, u64) {
         self.advance(now_ns);
         match &self.queue {
-            Queue::Fifo { n_departed, sys_bytes, .. } => {
+            Queue::Fifo {
+                n_departed,
+                sys_bytes,
+                ..
+            } => {
                 let sys = (self.ring.len() - n_departed) as u64;
                 if sys == 0 {
                     (0, 0)
@@ -184,9 +203,14 @@ impl Link {
                     (sys - 1, sys_bytes - head)
                 }
             }
-            Queue::Priority { classes, class_bytes, .. } => {
-                (classes.iter().map(|c| c.len() as u64).sum(), class_bytes.iter().sum())
-            }
+            Queue::Priority {
+                classes,
+                class_bytes,
+                ..
+            } => (
+                classes.iter().map(|c| c.len() as u64).sum(),
+                class_bytes.iter().sum(),
+            ),
         }
     }
 
@@ -196,7 +220,9 @@ impl Link {
     pub fn room_pkts(&mut self, now_ns: u64, size_bytes: u64) -> u64 {
         let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
         match &self.queue {
-            Queue::Fifo { limit, n_departed, .. } => {
+            Queue::Fifo {
+                limit, n_departed, ..
+            } => {
                 let idle = u64::from(self.ring.len() == *n_departed);
                 let waiting_room = match *limit {
                     QueueLimit::Packets(n) => n.saturating_sub(queued_pkts),
@@ -224,7 +250,12 @@ impl Link {
         self.counters.offered_bytes += size;
         let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
         match &mut self.queue {
-            Queue::Fifo { limit, busy_until_ns, sys_bytes, n_departed } => {
+            Queue::Fifo {
+                limit,
+                busy_until_ns,
+                sys_bytes,
+                n_departed,
+            } => {
                 let idle = self.ring.len() == *n_departed;
                 if !idle && !limit.admits(queued_pkts, queued_bytes, size) {
                     self.counters.drops_overflow += 1;
@@ -237,7 +268,12 @@ impl Link {
                 let arrive_ns = tx_end_ns + self.spec.delay_ns;
                 let corrupted = self.draw_corrupted();
                 let was_empty = self.ring.is_empty();
-                self.ring.push_back(InFlight { pkt, tx_end_ns, arrive_ns, corrupted });
+                self.ring.push_back(InFlight {
+                    pkt,
+                    tx_end_ns,
+                    arrive_ns,
+                    corrupted,
+                });
                 if was_empty {
                     Enqueued::ScheduleArrival(arrive_ns)
                 } else {
@@ -251,7 +287,13 @@ impl Link {
     fn enqueue_priority(&mut self, now_ns: u64, pkt: Packet) -> Enqueued {
         let size = u64::from(pkt.size_bytes);
         let corrupted = self.draw_corrupted();
-        let Queue::Priority { limits, classes, class_bytes, in_service } = &mut self.queue else {
+        let Queue::Priority {
+            limits,
+            classes,
+            class_bytes,
+            in_service,
+        } = &mut self.queue
+        else {
             unreachable!("enqueue_priority on a FIFO link")
         };
         if in_service.is_none() {
@@ -271,7 +313,13 @@ impl Link {
     /// Priority link: the packet in service finished serializing. Returns
     /// (next tx-done time, arrival time to schedule if the pipe was empty).
     pub fn tx_done(&mut self, now_ns: u64) -> (Option<u64>, Option<u64>) {
-        let Queue::Priority { classes, class_bytes, in_service, .. } = &mut self.queue else {
+        let Queue::Priority {
+            classes,
+            class_bytes,
+            in_service,
+            ..
+        } = &mut self.queue
+        else {
             unreachable!("tx_done on a FIFO link")
         };
         let (pkt, corrupted) = in_service.take().expect("tx_done with nothing in service");
@@ -280,7 +328,12 @@ impl Link {
         self.counters.departed_bytes += size;
         let arrive_ns = now_ns + self.spec.delay_ns;
         let was_empty = self.ring.is_empty();
-        self.ring.push_back(InFlight { pkt, tx_end_ns: now_ns, arrive_ns, corrupted });
+        self.ring.push_back(InFlight {
+            pkt,
+            tx_end_ns: now_ns,
+            arrive_ns,
+            corrupted,
+        });
         let mut next = None;
         for (c, q) in classes.iter_mut().enumerate() {
             if let Some((p, corr)) = q.pop_front() {
@@ -297,7 +350,10 @@ impl Link {
     /// it was corrupted on the wire) and the next arrival time to schedule.
     pub fn pop_arrival(&mut self, now_ns: u64) -> (Option<Packet>, Option<u64>) {
         self.advance(now_ns);
-        let head = self.ring.pop_front().expect("arrival event with an empty pipe");
+        let head = self
+            .ring
+            .pop_front()
+            .expect("arrival event with an empty pipe");
         debug_assert_eq!(head.arrive_ns, now_ns);
         if let Queue::Fifo { n_departed, .. } = &mut self.queue {
             *n_departed -= 1;
@@ -344,7 +400,10 @@ mod tests {
     fn fifo_timing_to_the_nanosecond() {
         let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(10)), 0.0);
         // Two back-to-back packets at t=0, one at t=100us (link idle again).
-        assert_eq!(l.enqueue(0, pkt(0, 0)), Enqueued::ScheduleArrival(12_000 + 1_000_000));
+        assert_eq!(
+            l.enqueue(0, pkt(0, 0)),
+            Enqueued::ScheduleArrival(12_000 + 1_000_000)
+        );
         assert_eq!(l.enqueue(0, pkt(1, 0)), Enqueued::Queued);
         assert_eq!(l.enqueue(100_000, pkt(2, 0)), Enqueued::Queued);
         let (p, next) = l.pop_arrival(1_012_000);
@@ -392,8 +451,10 @@ mod tests {
         assert_eq!(l.tx_done(12_000), (Some(24_000), Some(1_012_000)));
         assert_eq!(l.tx_done(24_000), (Some(36_000), None));
         assert_eq!(l.tx_done(36_000), (None, None));
-        let order: Vec<u64> =
-            [1_012_000, 1_024_000, 1_036_000].iter().map(|&t| l.pop_arrival(t).0.unwrap().seq).collect();
+        let order: Vec<u64> = [1_012_000, 1_024_000, 1_036_000]
+            .iter()
+            .map(|&t| l.pop_arrival(t).0.unwrap().seq)
+            .collect();
         assert_eq!(order, vec![0, 2, 1]);
     }
 
@@ -413,7 +474,10 @@ mod tests {
 
     #[test]
     fn random_loss_rate_matches_probability() {
-        let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(1_000_000)), 0.01);
+        let mut l = link(
+            QueueDiscipline::DropTail(QueueLimit::Packets(1_000_000)),
+            0.01,
+        );
         let n = 200_000u64;
         for s in 0..n {
             l.enqueue(s * 12_000, pkt(s, 0));

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use crate::link::Link;
 use crate::flow::{Endpoints, Flow};
+use crate::link::Link;
 use crate::units::NS_PER_SEC;
 
 /// Per-flow rows, one per flow per sample (long format).
@@ -150,8 +150,10 @@ impl Metrics {
             let fs = &mut self.flows;
             fs.time_ns.push(now_ns);
             fs.flow.push(i as u32);
-            fs.goodput_bps.push((s.delivered_bytes - prev.delivered_bytes) as f64 * 8.0 * per_sec);
-            fs.throughput_bps.push((s.sent_bytes - prev.sent_bytes) as f64 * 8.0 * per_sec);
+            fs.goodput_bps
+                .push((s.delivered_bytes - prev.delivered_bytes) as f64 * 8.0 * per_sec);
+            fs.throughput_bps
+                .push((s.sent_bytes - prev.sent_bytes) as f64 * 8.0 * per_sec);
             match &f.endpoints {
                 Endpoints::Tcp { sender, .. } => {
                     fs.cwnd_pkts.push(sender.cc().cwnd());
@@ -182,8 +184,10 @@ impl Metrics {
             ls.link.push(l as u32);
             ls.queue_pkts.push(qp);
             ls.queue_bytes.push(qb);
-            ls.utilization.push((s.departed_bytes - prev.departed_bytes) as f64 * 8.0 / cap);
-            ls.drops_overflow.push(s.drops_overflow - prev.drops_overflow);
+            ls.utilization
+                .push((s.departed_bytes - prev.departed_bytes) as f64 * 8.0 / cap);
+            ls.drops_overflow
+                .push(s.drops_overflow - prev.drops_overflow);
             ls.drops_random.push(s.drops_random - prev.drops_random);
             self.last_link[l] = s;
         }
@@ -194,7 +198,11 @@ impl Metrics {
         for l in links.iter_mut() {
             l.advance(now_ns);
         }
-        self.window_start = Some((now_ns, flows.iter().map(flow_snap).collect(), links.iter().map(link_snap).collect()));
+        self.window_start = Some((
+            now_ns,
+            flows.iter().map(flow_snap).collect(),
+            links.iter().map(link_snap).collect(),
+        ));
     }
 
     /// Closes the measurement window and builds the summary.
@@ -207,7 +215,13 @@ impl Metrics {
         }
         let (t0, f0, l0) = self.window_start.take().expect("window started");
         let secs = (end_ns - t0) as f64 / NS_PER_SEC as f64;
-        let rate = |bytes: u64| if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+        let rate = |bytes: u64| {
+            if secs > 0.0 {
+                bytes as f64 * 8.0 / secs
+            } else {
+                0.0
+            }
+        };
 
         let mut flow_rows = vec![];
         let mut tcp_goodputs = vec![];
@@ -272,8 +286,11 @@ impl Metrics {
                     .filter(|((&t, &li), _)| t > t0 && li as usize == i)
                     .map(|(_, &q)| q as f64)
                     .collect();
-                row["mean_queue_pkts"] =
-                    json!(if qs.is_empty() { 0.0 } else { qs.iter().sum::<f64>() / qs.len() as f64 });
+                row["mean_queue_pkts"] = json!(if qs.is_empty() {
+                    0.0
+                } else {
+                    qs.iter().sum::<f64>() / qs.len() as f64
+                });
             }
             link_rows.push(row);
         }
@@ -301,7 +318,9 @@ impl Metrics {
             let mut fct_s = vec![];
             let mut bytes = 0u64;
             for f in flows {
-                let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+                let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else {
+                    continue;
+                };
                 if gen.generator as usize != g || f.start_ns < t0 {
                     continue;
                 }

@@ -28,7 +28,12 @@ pub struct Outbox {
 
 impl Default for Outbox {
     fn default() -> Self {
-        Self { packets: Vec::new(), timers: Vec::new(), host_room_pkts: u64::MAX, host_blocked: false }
+        Self {
+            packets: Vec::new(),
+            timers: Vec::new(),
+            host_room_pkts: u64::MAX,
+            host_blocked: false,
+        }
     }
 }
 

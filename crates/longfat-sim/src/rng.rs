@@ -7,7 +7,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// An independent random stream for one component, derived from the run's seed.
 pub fn component_rng(seed: u64, kind: u64, index: u64) -> Xoshiro256PlusPlus {
     // SplitMix64-style mixing keeps streams of neighbouring components apart.
-    let mut z = seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let mut z =
+        seed ^ kind.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))

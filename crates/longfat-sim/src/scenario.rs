@@ -23,7 +23,9 @@ use crate::tcp::TcpConfig;
 use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, Topology};
 use crate::traffic::{self, WebModel};
 use crate::udp::{PeriodDist, UdpConfig, UdpFlow, UdpPattern};
-use crate::units::{parse_bandwidth, parse_duration_ns, parse_size, Bandwidth, SizeSpec, NS_PER_SEC};
+use crate::units::{
+    parse_bandwidth, parse_duration_ns, parse_size, Bandwidth, SizeSpec, NS_PER_SEC,
+};
 
 /// A scenario problem: which field, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +47,10 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
-    Err(ScenarioError { field: field.into(), message: message.into() })
+    Err(ScenarioError {
+        field: field.into(),
+        message: message.into(),
+    })
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -224,9 +229,17 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let mut message = e.inner().to_string().split(" at line").next().unwrap_or_default().to_string();
+            let mut message = e
+                .inner()
+                .to_string()
+                .split(" at line")
+                .next()
+                .unwrap_or_default()
+                .to_string();
             if message.ends_with("expected a string") {
-                message.push_str(" (quote the value and give its unit, e.g. \"70ms\", \"1Gbps\", \"6000pkt\")");
+                message.push_str(
+                    " (quote the value and give its unit, e.g. \"70ms\", \"1Gbps\", \"6000pkt\")",
+                );
             } else if message.ends_with("expected u64") || message.ends_with("expected u32") {
                 message.push_str(" (a whole number >= 0)");
             }
@@ -234,22 +247,37 @@ impl Scenario {
             let field = error_field(&path, &message);
             // Keys come from the user: show control characters escaped, so
             // an error stays one line and cannot drive the terminal.
-            ScenarioError { field: printable(&field), message: printable(&message) }
+            ScenarioError {
+                field: printable(&field),
+                message: printable(&message),
+            }
         })
     }
 
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
-        let value: toml::Value = toml::from_str(text)
-            .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML syntax: {e}") })?;
-        let json = serde_json::to_string(&value)
-            .map_err(|e| ScenarioError { field: String::new(), message: format!("TOML value not representable: {e}") })?;
+        let value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError {
+            field: String::new(),
+            message: format!("TOML syntax: {e}"),
+        })?;
+        let json = serde_json::to_string(&value).map_err(|e| ScenarioError {
+            field: String::new(),
+            message: format!("TOML value not representable: {e}"),
+        })?;
         Self::from_json(&json)
     }
 }
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`).
 fn printable(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The field a schema error is about. serde reports a missing field at the
@@ -258,8 +286,19 @@ fn printable(s: &str) -> String {
 fn error_field(path: &str, message: &str) -> String {
     // serde_path_to_error writes `?` for a position it could not name.
     let path = path.trim_end_matches('?').trim_end_matches('.');
-    let quoted = |prefix: &str| message.strip_prefix(prefix).and_then(|r| r.split('`').next()).map(str::to_string);
-    let join = |name: String| if path.is_empty() { name } else { format!("{path}.{name}") };
+    let quoted = |prefix: &str| {
+        message
+            .strip_prefix(prefix)
+            .and_then(|r| r.split('`').next())
+            .map(str::to_string)
+    };
+    let join = |name: String| {
+        if path.is_empty() {
+            name
+        } else {
+            format!("{path}.{name}")
+        }
+    };
     if let Some(name) = quoted("missing field `") {
         return join(name);
     }
@@ -338,7 +377,14 @@ fn fmt_ns(ns: u64) -> String {
 fn duration_in(field: &str, s: &str, lo: u64, hi: u64) -> Result<u64, ScenarioError> {
     let v = parse_duration_ns(s).or_else(|m| err(field, m))?;
     if !(lo..=hi).contains(&v) {
-        return err(field, format!("{s:?} is out of range; allowed {}..={}", fmt_ns(lo), fmt_ns(hi)));
+        return err(
+            field,
+            format!(
+                "{s:?} is out of range; allowed {}..={}",
+                fmt_ns(lo),
+                fmt_ns(hi)
+            ),
+        );
     }
     Ok(v)
 }
@@ -353,7 +399,12 @@ fn run_time(field: &str, s: &str) -> Result<u64, ScenarioError> {
     duration_in(field, s, 0, MAX_RUN_NS)
 }
 
-fn opt_or(field: &str, v: &Option<String>, default_ns: u64, parse: fn(&str, &str) -> Result<u64, ScenarioError>) -> Result<u64, ScenarioError> {
+fn opt_or(
+    field: &str,
+    v: &Option<String>,
+    default_ns: u64,
+    parse: fn(&str, &str) -> Result<u64, ScenarioError>,
+) -> Result<u64, ScenarioError> {
     match v {
         Some(v) => parse(field, v),
         None => Ok(default_ns),
@@ -363,7 +414,10 @@ fn opt_or(field: &str, v: &Option<String>, default_ns: u64, parse: fn(&str, &str
 fn rate(field: &str, s: &str) -> Result<Bandwidth, ScenarioError> {
     let r = parse_bandwidth(s).or_else(|m| err(field, m))?;
     if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r.bps()) {
-        return err(field, format!("{s:?} is out of range; allowed 1Kbps..=10Tbps"));
+        return err(
+            field,
+            format!("{s:?} is out of range; allowed 1Kbps..=10Tbps"),
+        );
     }
     Ok(r)
 }
@@ -372,15 +426,24 @@ fn rate(field: &str, s: &str) -> Result<Bandwidth, ScenarioError> {
 fn bytes(field: &str, s: &str, min: u64, max: u64) -> Result<u64, ScenarioError> {
     match parse_size(s).or_else(|m| err(field, m))? {
         SizeSpec::Bytes(b) if (min..=max).contains(&b) => Ok(b),
-        SizeSpec::Bytes(b) => err(field, format!("{b} bytes is out of range; allowed {min}..={max} bytes")),
-        _ => err(field, format!("{s:?}: give a size in bytes (e.g. \"1500B\")")),
+        SizeSpec::Bytes(b) => err(
+            field,
+            format!("{b} bytes is out of range; allowed {min}..={max} bytes"),
+        ),
+        _ => err(
+            field,
+            format!("{s:?}: give a size in bytes (e.g. \"1500B\")"),
+        ),
     }
 }
 
 fn probability(field: &str, p: Option<f64>) -> Result<f64, ScenarioError> {
     let p = p.unwrap_or(0.0);
     if !(0.0..1.0).contains(&p) {
-        return err(field, format!("{p} is out of range; a loss probability must be in [0, 1)"));
+        return err(
+            field,
+            format!("{p} is out of range; a loss probability must be in [0, 1)"),
+        );
     }
     Ok(p)
 }
@@ -393,16 +456,25 @@ fn check_name(name: &str) -> Result<(), ScenarioError> {
         return err(field, "must not be empty");
     }
     if name == "." || name == ".." {
-        return err(field, format!("{name:?} is not allowed; the name becomes a directory name (results/<name>)"));
+        return err(
+            field,
+            format!("{name:?} is not allowed; the name becomes a directory name (results/<name>)"),
+        );
     }
     if name.starts_with('.') {
         return err(field, format!("{name:?} must not start with '.' (hidden names are reserved for longfat's temporary directories)"));
     }
-    if let Some(c) = name.chars().find(|&c| c == '/' || c == '\\' || c.is_control()) {
+    if let Some(c) = name
+        .chars()
+        .find(|&c| c == '/' || c == '\\' || c.is_control())
+    {
         return err(field, format!("{name:?} contains {c:?}; a name is a plain file name (no path separators or control characters)"));
     }
     if name.len() > MAX_NAME_BYTES {
-        return err(field, format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()));
+        return err(
+            field,
+            format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()),
+        );
     }
     Ok(())
 }
@@ -412,10 +484,16 @@ fn check_name(name: &str) -> Result<(), ScenarioError> {
 fn check_label(field: &str, name: &Option<String>) -> Result<(), ScenarioError> {
     let Some(name) = name else { return Ok(()) };
     if name.len() > MAX_NAME_BYTES {
-        return err(field, format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()));
+        return err(
+            field,
+            format!("is {} bytes long; at most {MAX_NAME_BYTES}", name.len()),
+        );
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return err(field, format!("{name:?} contains the control character {c:?}"));
+        return err(
+            field,
+            format!("{name:?} contains the control character {c:?}"),
+        );
     }
     Ok(())
 }
@@ -455,7 +533,12 @@ enum Discipline {
     Priority(Vec<QueueSize>),
 }
 
-fn resolve(q: QueueSize, bdp_bytes: Option<u64>, field: &str, min_bytes: u64) -> Result<QueueLimit, ScenarioError> {
+fn resolve(
+    q: QueueSize,
+    bdp_bytes: Option<u64>,
+    field: &str,
+    min_bytes: u64,
+) -> Result<QueueLimit, ScenarioError> {
     match q {
         QueueSize::Limit(l) => Ok(l),
         QueueSize::Bdp(f) => {
@@ -480,13 +563,18 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        Self { memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES }
+        Self {
+            memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
+        }
     }
 }
 
 /// The error `build_with` returns when its `interrupted` callback said so.
 pub fn interrupted_error() -> ScenarioError {
-    ScenarioError { field: String::new(), message: "interrupted during set-up".into() }
+    ScenarioError {
+        field: String::new(),
+        message: "interrupted during set-up".into(),
+    }
 }
 
 /// Validates the scenario and builds a ready-to-run simulation, with the
@@ -499,7 +587,11 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
 /// `interrupted` is polled while many flows are set up (a front end uses it
 /// to honour Ctrl-C); when it returns true, building stops with
 /// [`interrupted_error`].
-pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut() -> bool) -> Result<Simulation, ScenarioError> {
+pub fn build_with(
+    s: &Scenario,
+    opts: &BuildOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Simulation, ScenarioError> {
     if let Some(name) = &s.name {
         check_name(name)?;
     }
@@ -507,10 +599,22 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     let duration_ns = duration_in("run.duration", &s.run.duration, 1, MAX_RUN_NS)?;
     let measure_from_ns = opt_or("run.measure_from", &s.run.measure_from, 0, run_time)?;
     if measure_from_ns >= duration_ns {
-        return err("run.measure_from", format!("{:?} must be before run.duration ({})", s.run.measure_from.as_deref().unwrap_or(""), s.run.duration));
+        return err(
+            "run.measure_from",
+            format!(
+                "{:?} must be before run.duration ({})",
+                s.run.measure_from.as_deref().unwrap_or(""),
+                s.run.duration
+            ),
+        );
     }
     let sample_interval_ns = match &s.run.sample_interval {
-        Some(v) => duration_in("run.sample_interval", v, MIN_SAMPLE_INTERVAL_NS, duration_ns)?,
+        Some(v) => duration_in(
+            "run.sample_interval",
+            v,
+            MIN_SAMPLE_INTERVAL_NS,
+            duration_ns,
+        )?,
         None => (duration_ns / 1000).max(1_000_000).min(duration_ns),
     };
     let seed = s.run.seed.unwrap_or(1);
@@ -519,11 +623,26 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     let net = &s.network;
     let hops = match (net.topology.as_str(), net.hops) {
         ("dumbbell", None | Some(1)) => 1usize,
-        ("dumbbell", Some(h)) => return err("network.hops", format!("{h}: a dumbbell has exactly 1 bottleneck; use topology = \"parking_lot\" for more")),
+        ("dumbbell", Some(h)) => return err(
+            "network.hops",
+            format!(
+                "{h}: a dumbbell has exactly 1 bottleneck; use topology = \"parking_lot\" for more"
+            ),
+        ),
         ("parking_lot", Some(h)) if (2..=64).contains(&h) => h as usize,
-        ("parking_lot", Some(h)) => return err("network.hops", format!("{h} is out of range; a parking lot has 2..=64 bottlenecks")),
+        ("parking_lot", Some(h)) => {
+            return err(
+                "network.hops",
+                format!("{h} is out of range; a parking lot has 2..=64 bottlenecks"),
+            )
+        }
         ("parking_lot", None) => return err("network.hops", "required for a parking lot (2..=64)"),
-        (t, _) => return err("network.topology", format!("unknown topology {t:?}; allowed: \"dumbbell\", \"parking_lot\"")),
+        (t, _) => {
+            return err(
+                "network.topology",
+                format!("unknown topology {t:?}; allowed: \"dumbbell\", \"parking_lot\""),
+            )
+        }
     };
     let b = &net.bottleneck;
     let b_rate = rate("network.bottleneck.rate", &b.rate)?;
@@ -532,27 +651,45 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     let discipline = match b.discipline.as_deref().unwrap_or("droptail") {
         "droptail" => {
             if b.classes.is_some() || b.class_queues.is_some() {
-                return err("network.bottleneck.classes", "only for discipline = \"priority\"");
+                return err(
+                    "network.bottleneck.classes",
+                    "only for discipline = \"priority\"",
+                );
             }
             Discipline::DropTail(b_queue)
         }
         "priority" => {
             let n = b.classes.unwrap_or(2);
             if !(1..=MAX_CLASSES).contains(&n) {
-                return err("network.bottleneck.classes", format!("{n} is out of range; allowed 1..={MAX_CLASSES}"));
+                return err(
+                    "network.bottleneck.classes",
+                    format!("{n} is out of range; allowed 1..={MAX_CLASSES}"),
+                );
             }
             match &b.class_queues {
                 None => Discipline::Priority(vec![b_queue; n as usize]),
                 Some(qs) if qs.len() == n as usize => Discipline::Priority(
                     qs.iter()
                         .enumerate()
-                        .map(|(i, q)| queue_size(&format!("network.bottleneck.class_queues[{i}]"), q))
+                        .map(|(i, q)| {
+                            queue_size(&format!("network.bottleneck.class_queues[{i}]"), q)
+                        })
                         .collect::<Result<_, _>>()?,
                 ),
-                Some(qs) => return err("network.bottleneck.class_queues", format!("has {} entries; needs one per class ({n})", qs.len())),
+                Some(qs) => {
+                    return err(
+                        "network.bottleneck.class_queues",
+                        format!("has {} entries; needs one per class ({n})", qs.len()),
+                    )
+                }
             }
         }
-        d => return err("network.bottleneck.discipline", format!("unknown discipline {d:?}; allowed: \"droptail\", \"priority\"")),
+        d => {
+            return err(
+                "network.bottleneck.discipline",
+                format!("unknown discipline {d:?}; allowed: \"droptail\", \"priority\""),
+            )
+        }
     };
     let n_classes = match &discipline {
         Discipline::DropTail(_) => 1,
@@ -569,7 +706,12 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     let a_queue = match &access.queue {
         Some(q) => match queue_size("network.access.queue", q)? {
             QueueSize::Limit(l) => l,
-            QueueSize::Bdp(_) => return err("network.access.queue", "\"bdp\" sizes apply to bottleneck links only"),
+            QueueSize::Bdp(_) => {
+                return err(
+                    "network.access.queue",
+                    "\"bdp\" sizes apply to bottleneck links only",
+                )
+            }
         },
         None => QueueLimit::Packets(DEFAULT_HOST_QUEUE_PKTS),
     };
@@ -580,7 +722,12 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
 
     let mut topo = Topology::new();
     let placeholder = QueueDiscipline::DropTail(QueueLimit::Packets(1));
-    let half = |loss: f64| HalfLink { rate: b_rate, delay_ns: b_delay, queue: placeholder.clone(), loss_prob: loss };
+    let half = |loss: f64| HalfLink {
+        rate: b_rate,
+        delay_ns: b_delay,
+        queue: placeholder.clone(),
+        loss_prob: loss,
+    };
     let (routers, hop_links) = router_chain(&mut topo, hops, &half(loss_fwd), &half(loss_rev));
     let router_routes = RouterRoutes::new(&topo, &routers);
     let access_half = |delay_ns: u64| HalfLink {
@@ -594,10 +741,20 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
     if s.flows.is_empty() && s.udp.is_empty() && s.short_flows.is_empty() && s.web.is_empty() {
         return err("flows", "the scenario has no flows; add at least one [[flows]], [[udp]], [[short_flows]] or [[web]] entry");
     }
-    let total: u64 = s.flows.iter().map(|f| u64::from(f.count.unwrap_or(1))).sum::<u64>()
-        + s.udp.iter().map(|u| u64::from(u.count.unwrap_or(1))).sum::<u64>();
+    let total: u64 = s
+        .flows
+        .iter()
+        .map(|f| u64::from(f.count.unwrap_or(1)))
+        .sum::<u64>()
+        + s.udp
+            .iter()
+            .map(|u| u64::from(u.count.unwrap_or(1)))
+            .sum::<u64>();
     if total > MAX_FLOWS {
-        return err("flows", format!("{total} flows in all; at most {MAX_FLOWS}"));
+        return err(
+            "flows",
+            format!("{total} flows in all; at most {MAX_FLOWS}"),
+        );
     }
 
     struct Pending {
@@ -612,23 +769,42 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         }
         Ok(())
     };
-    let endpoints_of = |field: &str, from: Option<u32>, to: Option<u32>| -> Result<(usize, usize), ScenarioError> {
+    let endpoints_of = |field: &str,
+                        from: Option<u32>,
+                        to: Option<u32>|
+     -> Result<(usize, usize), ScenarioError> {
         let from = from.unwrap_or(0);
         let to = to.unwrap_or(hops as u32);
         for (name, v) in [("from", from), ("to", to)] {
             if v as usize > hops {
-                return err(format!("{field}.{name}"), format!("router {v} does not exist; routers are 0..={hops}"));
+                return err(
+                    format!("{field}.{name}"),
+                    format!("router {v} does not exist; routers are 0..={hops}"),
+                );
             }
         }
         if from == to {
-            return err(format!("{field}.to"), format!("same router as from ({from}); a flow must cross at least one bottleneck"));
+            return err(
+                format!("{field}.to"),
+                format!("same router as from ({from}); a flow must cross at least one bottleneck"),
+            );
         }
         Ok((routers[from as usize], routers[to as usize]))
     };
-    let start_stop = |field: &str, start: &Option<String>, stop: &Option<String>| -> Result<(u64, Option<u64>), ScenarioError> {
+    let start_stop = |field: &str,
+                      start: &Option<String>,
+                      stop: &Option<String>|
+     -> Result<(u64, Option<u64>), ScenarioError> {
         let start_ns = opt_or(&format!("{field}.start"), start, 0, run_time)?;
         if start_ns >= duration_ns {
-            return err(format!("{field}.start"), format!("{:?} is at or after the end of the run (run.duration = {}); must be earlier", start.as_deref().unwrap_or(""), s.run.duration));
+            return err(
+                format!("{field}.start"),
+                format!(
+                    "{:?} is at or after the end of the run (run.duration = {}); must be earlier",
+                    start.as_deref().unwrap_or(""),
+                    s.run.duration
+                ),
+            );
         }
         let stop_ns = match stop {
             Some(v) => {
@@ -643,10 +819,18 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         Ok((start_ns, stop_ns))
     };
     let path_between = |src: &Host, dst: &Host, topo: &Topology| -> PathInfo {
-        let fwd = router_routes.host_route(src, dst).expect("chain topologies are connected");
-        let bwd = router_routes.host_route(dst, src).expect("chain topologies are connected");
+        let fwd = router_routes
+            .host_route(src, dst)
+            .expect("chain topologies are connected");
+        let bwd = router_routes
+            .host_route(dst, src)
+            .expect("chain topologies are connected");
         let base_rtt_ns = topo.route_delay_ns(&fwd) + topo.route_delay_ns(&bwd);
-        PathInfo { fwd: fwd.into(), bwd: bwd.into(), base_rtt_ns }
+        PathInfo {
+            fwd: fwd.into(),
+            bwd: bwd.into(),
+            base_rtt_ns,
+        }
     };
 
     for (i, f) in s.flows.iter().enumerate() {
@@ -658,15 +842,27 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         }
         let (src_router, dst_router) = endpoints_of(&field, f.from, f.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &f.start, &f.stop)?;
-        let spacing = opt_or(&format!("{field}.start_spacing"), &f.start_spacing, 0, run_time)?;
-        let start_jitter = opt_or(&format!("{field}.start_jitter"), &f.start_jitter, 0, run_time)?;
+        let spacing = opt_or(
+            &format!("{field}.start_spacing"),
+            &f.start_spacing,
+            0,
+            run_time,
+        )?;
+        let start_jitter = opt_or(
+            &format!("{field}.start_jitter"),
+            &f.start_jitter,
+            0,
+            run_time,
+        )?;
         let last_start = spacing
             .checked_mul(u64::from(count - 1))
             .and_then(|x| x.checked_add(start_ns))
             .and_then(|x| x.checked_add(start_jitter))
             .filter(|&t| t < duration_ns);
         let Some(_) = last_start else {
-            let latest = (start_ns as f64 + spacing as f64 * f64::from(count - 1) + start_jitter as f64) / 1e9;
+            let latest =
+                (start_ns as f64 + spacing as f64 * f64::from(count - 1) + start_jitter as f64)
+                    / 1e9;
             return err(
                 format!("{field}.{}", if start_jitter > 0 && spacing == 0 { "start_jitter" } else { "start_spacing" }),
                 format!("the last of {count} flows could start at {latest:.3}s, at or after the end of the run ({})", s.run.duration),
@@ -675,25 +871,64 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         let (cfg, params) = tcp_setup(&field, &f.cc, &f.params, &f.tcp, n_classes)?;
         let total_pkts = match &f.size {
             None => None,
-            Some(sz) => Some(transfer_pkts(&format!("{field}.size"), sz, cfg.payload_bytes())?),
+            Some(sz) => Some(transfer_pkts(
+                &format!("{field}.size"),
+                sz,
+                cfg.payload_bytes(),
+            )?),
         };
-        let access_delay = opt_or(&format!("{field}.access_delay"), &f.access_delay, a_delay, delay)?;
-        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &f.access_delay_jitter, 0, delay)?;
+        let access_delay = opt_or(
+            &format!("{field}.access_delay"),
+            &f.access_delay,
+            a_delay,
+            delay,
+        )?;
+        let delay_jitter = opt_or(
+            &format!("{field}.access_delay_jitter"),
+            &f.access_delay_jitter,
+            0,
+            delay,
+        )?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, i as u64);
         for k in 0..count {
             let idx = pending.len();
             poll(idx)?;
             let name = instance_name(&f.name, count, k, &f.cc, idx);
-            let start = start_ns + spacing * u64::from(k) + uniform_below(&mut jitter_rng, start_jitter);
+            let start =
+                start_ns + spacing * u64::from(k) + uniform_below(&mut jitter_rng, start_jitter);
             let extra = uniform_below(&mut jitter_rng, delay_jitter);
-            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay + extra));
-            let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
+            let src = attach_host(
+                &mut topo,
+                format!("{name}.src"),
+                src_router,
+                &access_half(access_delay + extra),
+            );
+            let dst = attach_host(
+                &mut topo,
+                format!("{name}.dst"),
+                dst_router,
+                &access_half(a_delay),
+            );
             let path = path_between(&src, &dst, &topo);
-            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window).expect("checked in tcp_setup");
+            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window)
+                .expect("checked in tcp_setup");
             let sender = TcpSender::new(idx as u32, cfg.clone(), cc, total_pkts);
             let receiver = TcpReceiver::new(idx as u32, cfg.clone());
-            let flow = path.flow(name, f.cc.clone(), start, stop_ns, Endpoints::Tcp { sender: Box::new(sender), receiver }, None);
-            pending.push(Pending { flow, crosses_tcp: true });
+            let flow = path.flow(
+                name,
+                f.cc.clone(),
+                start,
+                stop_ns,
+                Endpoints::Tcp {
+                    sender: Box::new(sender),
+                    receiver,
+                },
+                None,
+            );
+            pending.push(Pending {
+                flow,
+                crosses_tcp: true,
+            });
         }
     }
 
@@ -706,24 +941,57 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         }
         let (src_router, dst_router) = endpoints_of(&field, u.from, u.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &u.start, &u.stop)?;
-        let start_jitter = opt_or(&format!("{field}.start_jitter"), &u.start_jitter, 0, run_time)?;
+        let start_jitter = opt_or(
+            &format!("{field}.start_jitter"),
+            &u.start_jitter,
+            0,
+            run_time,
+        )?;
         if start_ns + start_jitter >= duration_ns {
-            return err(format!("{field}.start_jitter"), "sources could start at or after the end of the run");
+            return err(
+                format!("{field}.start_jitter"),
+                "sources could start at or after the end of the run",
+            );
         }
         let cfg = udp_config(&field, u, n_classes)?;
-        let access_delay = opt_or(&format!("{field}.access_delay"), &u.access_delay, a_delay, delay)?;
+        let access_delay = opt_or(
+            &format!("{field}.access_delay"),
+            &u.access_delay,
+            a_delay,
+            delay,
+        )?;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 1_000_000 + i as u64);
         for k in 0..count {
             let idx = pending.len();
             poll(idx)?;
             let name = instance_name(&u.name, count, k, "udp", idx);
-            let src = attach_host(&mut topo, format!("{name}.src"), src_router, &access_half(access_delay));
-            let dst = attach_host(&mut topo, format!("{name}.dst"), dst_router, &access_half(a_delay));
+            let src = attach_host(
+                &mut topo,
+                format!("{name}.src"),
+                src_router,
+                &access_half(access_delay),
+            );
+            let dst = attach_host(
+                &mut topo,
+                format!("{name}.dst"),
+                dst_router,
+                &access_half(a_delay),
+            );
             let rng = component_rng(seed, RNG_UDP, idx as u64);
             let start = start_ns + uniform_below(&mut jitter_rng, start_jitter);
             let path = path_between(&src, &dst, &topo);
-            let flow = path.flow(name, "udp".into(), start, stop_ns, Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)), None);
-            pending.push(Pending { flow, crosses_tcp: false });
+            let flow = path.flow(
+                name,
+                "udp".into(),
+                start,
+                stop_ns,
+                Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng)),
+                None,
+            );
+            pending.push(Pending {
+                flow,
+                crosses_tcp: false,
+            });
         }
     }
 
@@ -739,21 +1007,44 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         let (start_ns, stop_ns) = start_stop(&field, &g.start, &g.stop)?;
         let arrivals_end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
         if !(g.arrival_rate.is_finite() && g.arrival_rate > 0.0 && g.arrival_rate <= 1e6) {
-            return err(format!("{field}.arrival_rate"), format!("{} is out of range; allowed (0, 1e6] transfers per second", g.arrival_rate));
+            return err(
+                format!("{field}.arrival_rate"),
+                format!(
+                    "{} is out of range; allowed (0, 1e6] transfers per second",
+                    g.arrival_rate
+                ),
+            );
         }
         let expected = g.arrival_rate * (arrivals_end - start_ns) as f64 / 1e9;
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
         }
         let (cfg, params) = tcp_setup(&field, &g.cc, &g.params, &g.tcp, n_classes)?;
-        let mean = size_mean_bytes(&format!("{field}.size_mean"), &g.size_mean, cfg.payload_bytes())?;
+        let mean = size_mean_bytes(
+            &format!("{field}.size_mean"),
+            &g.size_mean,
+            cfg.payload_bytes(),
+        )?;
         let shape = pareto_shape(&format!("{field}.size_shape"), g.size_shape)?;
         let hosts = g.hosts.unwrap_or(1);
         if !(1..=10_000).contains(&hosts) {
-            return err(format!("{field}.hosts"), format!("{hosts} is out of range; allowed 1..=10000"));
+            return err(
+                format!("{field}.hosts"),
+                format!("{hosts} is out of range; allowed 1..=10000"),
+            );
         }
-        let access_delay = opt_or(&format!("{field}.access_delay"), &g.access_delay, a_delay, delay)?;
-        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &g.access_delay_jitter, 0, delay)?;
+        let access_delay = opt_or(
+            &format!("{field}.access_delay"),
+            &g.access_delay,
+            a_delay,
+            delay,
+        )?;
+        let delay_jitter = opt_or(
+            &format!("{field}.access_delay_jitter"),
+            &g.access_delay_jitter,
+            0,
+            delay,
+        )?;
         let name = g.name.clone().unwrap_or_else(|| format!("short{i}"));
         let gen_id = generators.len() as u32;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 2_000_000 + i as u64);
@@ -761,8 +1052,18 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         for h in 0..hosts {
             poll(h as usize)?;
             let extra = uniform_below(&mut jitter_rng, delay_jitter);
-            let src = attach_host(&mut topo, format!("{name}.h{h}.src"), src_router, &access_half(access_delay + extra));
-            let dst = attach_host(&mut topo, format!("{name}.h{h}.dst"), dst_router, &access_half(a_delay));
+            let src = attach_host(
+                &mut topo,
+                format!("{name}.h{h}.src"),
+                src_router,
+                &access_half(access_delay + extra),
+            );
+            let dst = attach_host(
+                &mut topo,
+                format!("{name}.h{h}.dst"),
+                dst_router,
+                &access_half(a_delay),
+            );
             paths.push(path_between(&src, &dst, &topo));
         }
         let mut rng = component_rng(seed, RNG_TRAFFIC, i as u64);
@@ -770,8 +1071,21 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         for (k, &t) in arrivals.iter().enumerate() {
             poll(k)?;
             let size = traffic::pareto_with_mean(&mut rng, mean, shape);
-            let flow = generated_flow(&paths[k % paths.len()], format!("{name}#{k}"), &g.cc, &params, &cfg, pending.len(), t, size, gen_id);
-            pending.push(Pending { flow, crosses_tcp: false });
+            let flow = generated_flow(
+                &paths[k % paths.len()],
+                format!("{name}#{k}"),
+                &g.cc,
+                &params,
+                &cfg,
+                pending.len(),
+                t,
+                size,
+                gen_id,
+            );
+            pending.push(Pending {
+                flow,
+                crosses_tcp: false,
+            });
         }
         generated_total += arrivals.len() as u64;
         generators.push(name);
@@ -784,34 +1098,76 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         let (start_ns, stop_ns) = start_stop(&field, &w.start, &w.stop)?;
         let (cfg, params) = tcp_setup(&field, &w.cc, &w.params, &w.tcp, n_classes)?;
         if !(1..=10_000).contains(&w.sessions) {
-            return err(format!("{field}.sessions"), format!("{} is out of range; allowed 1..=10000", w.sessions));
+            return err(
+                format!("{field}.sessions"),
+                format!("{} is out of range; allowed 1..=10000", w.sessions),
+            );
         }
         if !(1..=1_000_000).contains(&w.pages_per_session) {
-            return err(format!("{field}.pages_per_session"), format!("{} is out of range; allowed 1..=1000000", w.pages_per_session));
+            return err(
+                format!("{field}.pages_per_session"),
+                format!(
+                    "{} is out of range; allowed 1..=1000000",
+                    w.pages_per_session
+                ),
+            );
         }
         let objects_per_page = w.objects_per_page.unwrap_or(1.0);
         if !(objects_per_page.is_finite() && (1.0..=10_000.0).contains(&objects_per_page)) {
-            return err(format!("{field}.objects_per_page"), format!("{objects_per_page} is out of range; allowed 1..=10000 (a mean)"));
+            return err(
+                format!("{field}.objects_per_page"),
+                format!("{objects_per_page} is out of range; allowed 1..=10000 (a mean)"),
+            );
         }
         let inter_page = duration_in(&format!("{field}.inter_page"), &w.inter_page, 1, MAX_RUN_NS)?;
         let model = WebModel {
             sessions: w.sessions,
             start_ns,
-            spread_ns: opt_or(&format!("{field}.session_spread"), &w.session_spread, 0, run_time)?,
+            spread_ns: opt_or(
+                &format!("{field}.session_spread"),
+                &w.session_spread,
+                0,
+                run_time,
+            )?,
             pages_per_session: w.pages_per_session,
             inter_page_mean_ns: inter_page as f64,
             objects_per_page_mean: objects_per_page,
-            inter_object_mean_ns: opt_or(&format!("{field}.inter_object"), &w.inter_object, 0, run_time)? as f64,
-            object_size_mean_bytes: size_mean_bytes(&format!("{field}.object_size_mean"), &w.object_size_mean, cfg.payload_bytes())?,
-            object_size_shape: pareto_shape(&format!("{field}.object_size_shape"), w.object_size_shape)?,
+            inter_object_mean_ns: opt_or(
+                &format!("{field}.inter_object"),
+                &w.inter_object,
+                0,
+                run_time,
+            )? as f64,
+            object_size_mean_bytes: size_mean_bytes(
+                &format!("{field}.object_size_mean"),
+                &w.object_size_mean,
+                cfg.payload_bytes(),
+            )?,
+            object_size_shape: pareto_shape(
+                &format!("{field}.object_size_shape"),
+                w.object_size_shape,
+            )?,
         };
         let end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
-        let expected = f64::from(w.sessions) * objects_per_page * (f64::from(w.pages_per_session)).min((end - start_ns) as f64 / inter_page as f64 + 1.0);
+        let expected = f64::from(w.sessions)
+            * objects_per_page
+            * (f64::from(w.pages_per_session))
+                .min((end - start_ns) as f64 / inter_page as f64 + 1.0);
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.sessions"), format!("about {expected:.0} objects; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages"));
         }
-        let access_delay = opt_or(&format!("{field}.access_delay"), &w.access_delay, a_delay, delay)?;
-        let delay_jitter = opt_or(&format!("{field}.access_delay_jitter"), &w.access_delay_jitter, 0, delay)?;
+        let access_delay = opt_or(
+            &format!("{field}.access_delay"),
+            &w.access_delay,
+            a_delay,
+            delay,
+        )?;
+        let delay_jitter = opt_or(
+            &format!("{field}.access_delay_jitter"),
+            &w.access_delay_jitter,
+            0,
+            delay,
+        )?;
         let name = w.name.clone().unwrap_or_else(|| format!("web{i}"));
         let gen_id = generators.len() as u32;
         let mut jitter_rng = component_rng(seed, RNG_JITTER, 3_000_000 + i as u64);
@@ -820,8 +1176,18 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         for h in 0..w.sessions {
             poll(h as usize)?;
             let extra = uniform_below(&mut jitter_rng, delay_jitter);
-            let src = attach_host(&mut topo, format!("{name}.s{h}.server"), src_router, &access_half(access_delay + extra));
-            let dst = attach_host(&mut topo, format!("{name}.s{h}.client"), dst_router, &access_half(a_delay));
+            let src = attach_host(
+                &mut topo,
+                format!("{name}.s{h}.server"),
+                src_router,
+                &access_half(access_delay + extra),
+            );
+            let dst = attach_host(
+                &mut topo,
+                format!("{name}.s{h}.client"),
+                dst_router,
+                &access_half(a_delay),
+            );
             paths.push(path_between(&src, &dst, &topo));
         }
         let mut rng = component_rng(seed, RNG_TRAFFIC, 1_000_000 + i as u64);
@@ -831,8 +1197,21 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         }
         for (k, o) in objects.iter().enumerate() {
             poll(k)?;
-            let flow = generated_flow(&paths[o.session as usize], format!("{name}#{k}"), &w.cc, &params, &cfg, pending.len(), o.start_ns, o.size_bytes, gen_id);
-            pending.push(Pending { flow, crosses_tcp: false });
+            let flow = generated_flow(
+                &paths[o.session as usize],
+                format!("{name}#{k}"),
+                &w.cc,
+                &params,
+                &cfg,
+                pending.len(),
+                o.start_ns,
+                o.size_bytes,
+                gen_id,
+            );
+            pending.push(Pending {
+                flow,
+                crosses_tcp: false,
+            });
         }
         generated_total += objects.len() as u64;
         generators.push(name);
@@ -846,13 +1225,22 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
             let rtt = bdp_rtt_ns.or_else(|| {
                 pending
                     .iter()
-                    .filter(|p| p.crosses_tcp && (p.flow.fwd.contains(&(l as u32)) || p.flow.bwd.contains(&(l as u32))))
+                    .filter(|p| {
+                        p.crosses_tcp
+                            && (p.flow.fwd.contains(&(l as u32))
+                                || p.flow.bwd.contains(&(l as u32)))
+                    })
                     .map(|p| p.flow.base_rtt_ns)
                     .max()
             });
             let bdp = rtt.map(|r| b_rate.bytes_in(r));
             let q = match &discipline {
-                Discipline::DropTail(q) => QueueDiscipline::DropTail(resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?),
+                Discipline::DropTail(q) => QueueDiscipline::DropTail(resolve(
+                    *q,
+                    bdp,
+                    "network.bottleneck.queue",
+                    min_pkt,
+                )?),
                 Discipline::Priority(qs) => QueueDiscipline::Priority(
                     qs.iter()
                         .map(|q| resolve(*q, bdp, "network.bottleneck.class_queues", min_pkt))
@@ -873,8 +1261,12 @@ pub fn build_with(s: &Scenario, opts: &BuildOptions, interrupted: &mut dyn FnMut
         monitored_links: &monitored_links,
         bottleneck_links: &monitored_links,
     });
-    budget::check(&estimate, opts.memory_budget_bytes).map_err(|(field, message)| ScenarioError { field, message })?;
-    let packet_limit = opts.memory_budget_bytes.saturating_sub(estimate.series_bytes + estimate.flows_bytes) / budget::PACKET_BYTES;
+    budget::check(&estimate, opts.memory_budget_bytes)
+        .map_err(|(field, message)| ScenarioError { field, message })?;
+    let packet_limit = opts
+        .memory_budget_bytes
+        .saturating_sub(estimate.series_bytes + estimate.flows_bytes)
+        / budget::PACKET_BYTES;
     Ok(Simulation::new(SimSetup {
         topology: topo,
         flows,
@@ -906,7 +1298,15 @@ struct PathInfo {
 }
 
 impl PathInfo {
-    fn flow(&self, name: String, algorithm: String, start_ns: u64, stop_ns: Option<u64>, endpoints: Endpoints, generated: Option<Generated>) -> Flow {
+    fn flow(
+        &self,
+        name: String,
+        algorithm: String,
+        start_ns: u64,
+        stop_ns: Option<u64>,
+        endpoints: Endpoints,
+        generated: Option<Generated>,
+    ) -> Flow {
         Flow {
             name,
             algorithm,
@@ -944,8 +1344,14 @@ fn generated_flow(
         cc.to_string(),
         start_ns,
         None,
-        Endpoints::Tcp { sender: Box::new(sender), receiver },
-        Some(Generated { generator, size_bytes: bytes }),
+        Endpoints::Tcp {
+            sender: Box::new(sender),
+            receiver,
+        },
+        Some(Generated {
+            generator,
+            size_bytes: bytes,
+        }),
     )
 }
 
@@ -965,8 +1371,10 @@ fn tcp_setup(
         }
     }
     // Check the algorithm and its parameters once, with the field names.
-    longfat_cc::build(cc, &params, cfg.initial_window)
-        .map_err(|e| ScenarioError { field: format!("{field}.{}", e.field), message: e.message })?;
+    longfat_cc::build(cc, &params, cfg.initial_window).map_err(|e| ScenarioError {
+        field: format!("{field}.{}", e.field),
+        message: e.message,
+    })?;
     Ok((cfg, params))
 }
 
@@ -981,14 +1389,23 @@ fn uniform_below(rng: &mut Xoshiro256PlusPlus, max_ns: u64) -> u64 {
 
 /// A transfer size in whole packets of `payload` bytes ("10MB", "1000pkt").
 fn transfer_pkts(field: &str, s: &str, payload: u64) -> Result<u64, ScenarioError> {
-    let bytes = match parse_size(s).or_else(|m| err(field, m))? {
-        SizeSpec::Packets(n) if n > 0 => n.checked_mul(payload),
-        SizeSpec::Bytes(b) if b > 0 => Some(b),
-        _ => return err(field, format!("{s:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")")),
-    };
+    let bytes =
+        match parse_size(s).or_else(|m| err(field, m))? {
+            SizeSpec::Packets(n) if n > 0 => n.checked_mul(payload),
+            SizeSpec::Bytes(b) if b > 0 => Some(b),
+            _ => return err(
+                field,
+                format!(
+                    "{s:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")"
+                ),
+            ),
+        };
     match bytes {
         Some(b) if b <= MAX_TRANSFER_BYTES => Ok(b.div_ceil(payload)),
-        _ => err(field, format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)")),
+        _ => err(
+            field,
+            format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)"),
+        ),
     }
 }
 
@@ -1004,7 +1421,10 @@ fn size_mean_bytes(field: &str, s: &str, payload: u64) -> Result<f64, ScenarioEr
         SizeSpec::Bdp(_) => unreachable!("refused by transfer_pkts"),
     };
     if bytes > MAX_TRANSFER_BYTES as f64 {
-        return err(field, format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)"));
+        return err(
+            field,
+            format!("{s:?} is out of range; at most {MAX_TRANSFER_BYTES} bytes (1PB)"),
+        );
     }
     Ok(bytes)
 }
@@ -1012,7 +1432,10 @@ fn size_mean_bytes(field: &str, s: &str, payload: u64) -> Result<f64, ScenarioEr
 fn pareto_shape(field: &str, v: Option<f64>) -> Result<f64, ScenarioError> {
     let shape = v.unwrap_or(1.2);
     if !(shape.is_finite() && shape > 1.0 && shape <= 100.0) {
-        return err(field, format!("{shape} is out of range; a Pareto shape must be in (1, 100] (finite mean)"));
+        return err(
+            field,
+            format!("{shape} is out of range; a Pareto shape must be in (1, 100] (finite mean)"),
+        );
     }
     Ok(shape)
 }
@@ -1020,7 +1443,13 @@ fn pareto_shape(field: &str, v: Option<f64>) -> Result<f64, ScenarioError> {
 fn class(field: &str, c: Option<u32>, n_classes: u32) -> Result<u8, ScenarioError> {
     let c = c.unwrap_or(0);
     if c >= n_classes.max(1) && !(n_classes == 1 && c == 0) {
-        return err(field, format!("class {c} does not exist; the bottleneck has classes 0..={}", n_classes - 1));
+        return err(
+            field,
+            format!(
+                "class {c} does not exist; the bottleneck has classes 0..={}",
+                n_classes - 1
+            ),
+        );
     }
     Ok(c as u8)
 }
@@ -1037,7 +1466,12 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         None => u64::from(d.header_bytes),
     };
     if header >= packet {
-        return err(f("header_size"), format!("{header} bytes leaves no payload in a {packet}-byte packet; must be < packet_size"));
+        return err(
+            f("header_size"),
+            format!(
+                "{header} bytes leaves no payload in a {packet}-byte packet; must be < packet_size"
+            ),
+        );
     }
     let payload = packet - header;
     let ack = match &t.ack_size {
@@ -1073,15 +1507,28 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         None => d.initial_rto_ns,
     };
     if min_rto > max_rto {
-        return err(f("min_rto"), format!("{} is above max_rto ({}); must be <= max_rto", fmt_ns(min_rto), fmt_ns(max_rto)));
+        return err(
+            f("min_rto"),
+            format!(
+                "{} is above max_rto ({}); must be <= max_rto",
+                fmt_ns(min_rto),
+                fmt_ns(max_rto)
+            ),
+        );
     }
     let cwnd = t.initial_cwnd.unwrap_or(d.initial_window.cwnd_pkts);
     if !(cwnd.is_finite() && (1.0..=MAX_INITIAL_CWND_PKTS).contains(&cwnd)) {
-        return err(f("initial_cwnd"), format!("{cwnd} is out of range; allowed 1..=1e6 packets"));
+        return err(
+            f("initial_cwnd"),
+            format!("{cwnd} is out of range; allowed 1..=1e6 packets"),
+        );
     }
     let ssthresh = t.initial_ssthresh.unwrap_or(f64::INFINITY);
     if ssthresh.is_nan() || ssthresh < 2.0 {
-        return err(f("initial_ssthresh"), format!("{ssthresh} is out of range; must be >= 2 packets (omit for unlimited)"));
+        return err(
+            f("initial_ssthresh"),
+            format!("{ssthresh} is out of range; must be >= 2 packets (omit for unlimited)"),
+        );
     }
     let offset = |name: &str, v: &Option<String>| match v {
         Some(v) => duration_in(&f(name), v, 0, MAX_CLOCK_OFFSET_NS),
@@ -1096,7 +1543,10 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,
         max_rto_ns: max_rto,
-        initial_window: InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh },
+        initial_window: InitialWindow {
+            cwnd_pkts: cwnd,
+            ssthresh_pkts: ssthresh,
+        },
         sender_clock_offset_ns: offset("sender_clock_offset", &t.sender_clock_offset)?,
         receiver_clock_offset_ns: offset("receiver_clock_offset", &t.receiver_clock_offset)?,
         class: class(&f("priority_class"), t.priority_class, n_classes)?,
@@ -1112,7 +1562,12 @@ fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, Sce
     };
     let pattern = match u.pattern.as_str() {
         "cbr" => {
-            for (name, set) in [("on_mean", u.on_mean.is_some()), ("off_mean", u.off_mean.is_some()), ("distribution", u.distribution.is_some()), ("shape", u.shape.is_some())] {
+            for (name, set) in [
+                ("on_mean", u.on_mean.is_some()),
+                ("off_mean", u.off_mean.is_some()),
+                ("distribution", u.distribution.is_some()),
+                ("shape", u.shape.is_some()),
+            ] {
                 if set {
                     return err(f(name), "only for pattern = \"onoff\"");
                 }
@@ -1120,7 +1575,12 @@ fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, Sce
             UdpPattern::Cbr
         }
         "onoff" => {
-            let on = duration_in(&f("on_mean"), u.on_mean.as_deref().unwrap_or("1s"), 1, MAX_RUN_NS)?;
+            let on = duration_in(
+                &f("on_mean"),
+                u.on_mean.as_deref().unwrap_or("1s"),
+                1,
+                MAX_RUN_NS,
+            )?;
             let off = run_time(&f("off_mean"), u.off_mean.as_deref().unwrap_or("1s"))?;
             let dist = match u.distribution.as_deref().unwrap_or("exponential") {
                 "exponential" => {
@@ -1136,11 +1596,30 @@ fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, Sce
                     }
                     PeriodDist::Pareto { shape }
                 }
-                d => return err(f("distribution"), format!("unknown distribution {d:?}; allowed: \"exponential\", \"pareto\"")),
+                d => {
+                    return err(
+                        f("distribution"),
+                        format!("unknown distribution {d:?}; allowed: \"exponential\", \"pareto\""),
+                    )
+                }
             };
-            UdpPattern::OnOff { on_mean_ns: on, off_mean_ns: off, dist }
+            UdpPattern::OnOff {
+                on_mean_ns: on,
+                off_mean_ns: off,
+                dist,
+            }
         }
-        p => return err(f("pattern"), format!("unknown pattern {p:?}; allowed: \"cbr\", \"onoff\"")),
+        p => {
+            return err(
+                f("pattern"),
+                format!("unknown pattern {p:?}; allowed: \"cbr\", \"onoff\""),
+            )
+        }
     };
-    Ok(UdpConfig { rate: r, packet_size_bytes: size as u32, pattern, class: class(&f("priority_class"), u.priority_class, n_classes)? })
+    Ok(UdpConfig {
+        rate: r,
+        packet_size_bytes: size as u32,
+        pattern,
+        class: class(&f("priority_class"), u.priority_class, n_classes)?,
+    })
 }

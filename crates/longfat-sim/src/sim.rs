@@ -92,7 +92,13 @@ impl Simulation {
         }
         events.schedule(measure_from_ns, Event::MeasureStart);
         events.schedule(sample_interval_ns.min(duration_ns), Event::Sample);
-        let metrics = Metrics::new(sample_interval_ns, measure_from_ns, monitored_links, flows.len(), generators);
+        let metrics = Metrics::new(
+            sample_interval_ns,
+            measure_from_ns,
+            monitored_links,
+            flows.len(),
+            generators,
+        );
         let timer_at = vec![[u64::MAX; TIMER_KINDS]; flows.len()];
         Self {
             now_ns: 0,
@@ -164,7 +170,8 @@ impl Simulation {
         }
         self.now_ns = self.now_ns.max(until);
         if self.now_ns >= self.end_ns && !self.metrics.finished() {
-            self.metrics.finish(self.end_ns, &mut self.links, &self.flows);
+            self.metrics
+                .finish(self.end_ns, &mut self.links, &self.flows);
         }
         RunStatus::Reached
     }
@@ -196,26 +203,36 @@ impl Simulation {
             }
             Event::Timer(f, kind) => self.on_timer(f as usize, kind),
             Event::Sample => {
-                self.metrics.sample(self.now_ns, &mut self.links, &self.flows);
+                self.metrics
+                    .sample(self.now_ns, &mut self.links, &self.flows);
                 let next = self.now_ns + self.metrics.interval_ns();
                 if next <= self.end_ns {
                     self.events.schedule(next, Event::Sample);
                 }
             }
-            Event::MeasureStart => self.metrics.start_window(self.now_ns, &mut self.links, &self.flows),
+            Event::MeasureStart => {
+                self.metrics
+                    .start_window(self.now_ns, &mut self.links, &self.flows)
+            }
         }
     }
 
     fn on_timer(&mut self, f: usize, kind: TimerKind) {
         let k = kind as usize;
-        if matches!(kind, TimerKind::Rto | TimerKind::DelayedAck | TimerKind::UdpSend | TimerKind::HostReady) {
+        if matches!(
+            kind,
+            TimerKind::Rto | TimerKind::DelayedAck | TimerKind::UdpSend | TimerKind::HostReady
+        ) {
             if self.timer_at[f][k] != self.now_ns {
                 return; // superseded by an earlier entry that already fired
             }
             self.timer_at[f][k] = u64::MAX;
         }
         let now = self.now_ns;
-        if matches!(kind, TimerKind::Start | TimerKind::Rto | TimerKind::HostReady) {
+        if matches!(
+            kind,
+            TimerKind::Start | TimerKind::Rto | TimerKind::HostReady
+        ) {
             self.out.host_room_pkts = self.host_room_pkts(f);
         }
         let out = &mut self.out;
@@ -224,7 +241,9 @@ impl Simulation {
             (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),
             (Endpoints::Tcp { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now, out),
-            (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => receiver.on_delack_timer(now, out),
+            (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
+                receiver.on_delack_timer(now, out)
+            }
             (Endpoints::Udp(u), TimerKind::Start) => u.start(now, out),
             (Endpoints::Udp(u), TimerKind::Stop) => u.stop(),
             (Endpoints::Udp(u), TimerKind::UdpSend) => u.on_timer(now, out),
@@ -272,7 +291,9 @@ impl Simulation {
     /// in packets of the flow's data size.
     fn host_room_pkts(&mut self, f: usize) -> u64 {
         let flow = &self.flows[f];
-        let Endpoints::Tcp { sender, .. } = &flow.endpoints else { return u64::MAX };
+        let Endpoints::Tcp { sender, .. } = &flow.endpoints else {
+            return u64::MAX;
+        };
         let size = u64::from(sender.packet_size_bytes());
         self.links[flow.fwd[0] as usize].room_pkts(self.now_ns, size)
     }

@@ -37,7 +37,13 @@ impl Topology {
     }
 
     /// Adds `a -> b` and `b -> a`; returns their link ids.
-    pub fn add_duplex(&mut self, a: usize, b: usize, fwd: HalfLink, rev: HalfLink) -> (usize, usize) {
+    pub fn add_duplex(
+        &mut self,
+        a: usize,
+        b: usize,
+        fwd: HalfLink,
+        rev: HalfLink,
+    ) -> (usize, usize) {
         let mk = |from: usize, to: usize, h: HalfLink, nodes: &[String]| LinkSpec {
             from,
             to,
@@ -115,7 +121,11 @@ pub fn router_chain(
     let mut links = vec![];
     for w in routers.windows(2) {
         let (f, r) = topo.add_duplex(w[0], w[1], fwd.clone(), rev.clone());
-        topo.links[f].name = if hops == 1 { "bottleneck".into() } else { format!("hop{}", links.len() + 1) };
+        topo.links[f].name = if hops == 1 {
+            "bottleneck".into()
+        } else {
+            format!("hop{}", links.len() + 1)
+        };
         topo.links[r].name = format!("{}.reverse", topo.links[f].name);
         links.push((f, r));
     }
@@ -137,7 +147,12 @@ pub struct Host {
 pub fn attach_host(topo: &mut Topology, name: String, router: usize, access: &HalfLink) -> Host {
     let node = topo.add_node(name);
     let (up, down) = topo.add_duplex(node, router, access.clone(), access.clone());
-    Host { node, router, up: up as u32, down: down as u32 }
+    Host {
+        node,
+        router,
+        up: up as u32,
+        down: down as u32,
+    }
 }
 
 /// Routes between every pair of routers, computed once before any host is
@@ -153,12 +168,21 @@ pub struct RouterRoutes {
 
 impl RouterRoutes {
     pub fn new(topo: &Topology, routers: &[usize]) -> Self {
-        let routes = routers.iter().map(|&a| routers.iter().map(|&b| topo.route(a, b)).collect()).collect();
-        Self { routers: routers.to_vec(), routes }
+        let routes = routers
+            .iter()
+            .map(|&a| routers.iter().map(|&b| topo.route(a, b)).collect())
+            .collect();
+        Self {
+            routers: routers.to_vec(),
+            routes,
+        }
     }
 
     fn index(&self, router: usize) -> usize {
-        self.routers.iter().position(|&r| r == router).expect("a router of this topology")
+        self.routers
+            .iter()
+            .position(|&r| r == router)
+            .expect("a router of this topology")
     }
 
     /// The route from host `src` to host `dst` (None if their routers are
@@ -208,7 +232,10 @@ mod tests {
         let (a, b, c, d) = (hosts[0].node, hosts[1].node, hosts[2].node, hosts[3].node);
         let long = t.route(a, b).unwrap();
         assert_eq!(long.len(), 5);
-        assert_eq!(&long[1..4], &[hops[0].0 as u32, hops[1].0 as u32, hops[2].0 as u32]);
+        assert_eq!(
+            &long[1..4],
+            &[hops[0].0 as u32, hops[1].0 as u32, hops[2].0 as u32]
+        );
         assert_eq!(t.route_delay_ns(&long), 33_000_000);
         let cross = t.route(c, d).unwrap();
         assert_eq!(cross.len(), 3);

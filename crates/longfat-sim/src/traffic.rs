@@ -12,7 +12,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// x_m = mean (shape - 1) / shape, P(X > x) = (x_m / x)^shape for x >= x_m.
 pub fn pareto_with_mean(rng: &mut Xoshiro256PlusPlus, mean: f64, shape: f64) -> f64 {
     let scale = mean * (shape - 1.0) / shape;
-    Pareto::new(scale, shape).expect("scale > 0 and shape > 1 validated").sample(rng)
+    Pareto::new(scale, shape)
+        .expect("scale > 0 and shape > 1 validated")
+        .sample(rng)
 }
 
 /// Exponential with the given mean (0 for a zero mean).
@@ -29,7 +31,12 @@ fn clamp_ns(x: f64) -> u64 {
 
 /// Arrival times of a Poisson process of `rate_per_s` in [start_ns, end_ns):
 /// exponential inter-arrival times of mean 1/rate.
-pub fn poisson_arrivals(rng: &mut Xoshiro256PlusPlus, rate_per_s: f64, start_ns: u64, end_ns: u64) -> Vec<u64> {
+pub fn poisson_arrivals(
+    rng: &mut Xoshiro256PlusPlus,
+    rate_per_s: f64,
+    start_ns: u64,
+    end_ns: u64,
+) -> Vec<u64> {
     let mean_gap_ns = 1e9 / rate_per_s;
     let mut out = vec![];
     let mut t = start_ns as f64;
@@ -75,7 +82,11 @@ pub fn web_objects(rng: &mut Xoshiro256PlusPlus, m: &WebModel, end_ns: u64) -> V
     let per_page = Geometric::new(1.0 / m.objects_per_page_mean.max(1.0)).expect("mean >= 1");
     let mut out = vec![];
     for s in 0..m.sessions {
-        let offset = if m.spread_ns > 0 { (rand_core::RngCore::next_u64(rng) % m.spread_ns) as f64 } else { 0.0 };
+        let offset = if m.spread_ns > 0 {
+            (rand_core::RngCore::next_u64(rng) % m.spread_ns) as f64
+        } else {
+            0.0
+        };
         let mut page_t = m.start_ns as f64 + offset;
         for _ in 0..m.pages_per_session {
             if page_t >= end_ns as f64 {
@@ -89,7 +100,11 @@ pub fn web_objects(rng: &mut Xoshiro256PlusPlus, m: &WebModel, end_ns: u64) -> V
                 }
                 let size = pareto_with_mean(rng, m.object_size_mean_bytes, m.object_size_shape);
                 if t < end_ns as f64 {
-                    out.push(WebObject { session: s, start_ns: clamp_ns(t), size_bytes: size });
+                    out.push(WebObject {
+                        session: s,
+                        start_ns: clamp_ns(t),
+                        size_bytes: size,
+                    });
                 }
             }
             page_t += exponential_with_mean(rng, m.inter_page_mean_ns);
@@ -115,7 +130,11 @@ mod tests {
         let (rate, secs) = (50.0, 2000.0);
         let a = poisson_arrivals(&mut rng(1), rate, 0, (secs * 1e9) as u64);
         let expect = rate * secs;
-        assert!(((a.len() as f64) - expect).abs() < 4.0 * expect.sqrt(), "{} arrivals", a.len());
+        assert!(
+            ((a.len() as f64) - expect).abs() < 4.0 * expect.sqrt(),
+            "{} arrivals",
+            a.len()
+        );
         let gaps: Vec<f64> = a.windows(2).map(|w| (w[1] - w[0]) as f64 / 1e9).collect();
         let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
         let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64;
@@ -135,15 +154,23 @@ mod tests {
         for (shape, mean) in [(1.2, 3000.0), (1.5, 30_000.0), (3.0, 1000.0)] {
             let n = 200_000;
             let mut r = rng((shape * 10.0) as u64);
-            let xs: Vec<f64> = (0..n).map(|_| pareto_with_mean(&mut r, mean, shape)).collect();
+            let xs: Vec<f64> = (0..n)
+                .map(|_| pareto_with_mean(&mut r, mean, shape))
+                .collect();
             let xm = mean * (shape - 1.0) / shape;
             assert!(xs.iter().all(|&x| x >= xm));
             let mle = n as f64 / xs.iter().map(|x| (x / xm).ln()).sum::<f64>();
-            assert!((mle - shape).abs() < 4.0 * shape / (n as f64).sqrt(), "shape {shape}: MLE {mle}");
+            assert!(
+                (mle - shape).abs() < 4.0 * shape / (n as f64).sqrt(),
+                "shape {shape}: MLE {mle}"
+            );
             // Tail: P(X > 10 x_m) = 10^-shape.
             let tail = xs.iter().filter(|&&x| x > 10.0 * xm).count() as f64 / n as f64;
             let p = 10f64.powf(-shape);
-            assert!((tail - p).abs() < 4.0 * (p * (1.0 - p) / n as f64).sqrt(), "shape {shape}: tail {tail} vs {p}");
+            assert!(
+                (tail - p).abs() < 4.0 * (p * (1.0 - p) / n as f64).sqrt(),
+                "shape {shape}: tail {tail} vs {p}"
+            );
             if shape > 2.0 {
                 let m = xs.iter().sum::<f64>() / n as f64;
                 let sd = xm * (shape / ((shape - 1.0).powi(2) * (shape - 2.0))).sqrt();
@@ -173,17 +200,31 @@ mod tests {
         let pages = 50.0 * 400.0;
         let per_page = objs.len() as f64 / pages;
         // Geometric with mean 4: variance (1-p)/p^2 = 12.
-        assert!((per_page - 4.0).abs() < 4.0 * (12.0 / pages).sqrt(), "objects per page {per_page}");
+        assert!(
+            (per_page - 4.0).abs() < 4.0 * (12.0 / pages).sqrt(),
+            "objects per page {per_page}"
+        );
         let xm = 3000.0 * 0.2 / 1.2;
         let mle = objs.len() as f64 / objs.iter().map(|o| (o.size_bytes / xm).ln()).sum::<f64>();
-        assert!((mle - 1.2).abs() < 4.0 * 1.2 / (objs.len() as f64).sqrt(), "shape MLE {mle}");
+        assert!(
+            (mle - 1.2).abs() < 4.0 * 1.2 / (objs.len() as f64).sqrt(),
+            "shape MLE {mle}"
+        );
         for s in 0..50 {
             let first = objs.iter().find(|o| o.session == s).unwrap().start_ns;
             assert!((1_000_000_000..11_000_000_000).contains(&first));
-            let last = objs.iter().filter(|o| o.session == s).map(|o| o.start_ns).max().unwrap();
+            let last = objs
+                .iter()
+                .filter(|o| o.session == s)
+                .map(|o| o.start_ns)
+                .max()
+                .unwrap();
             // 399 inter-page gaps of mean 2 s: the session spans about 798 s.
             let span = (last - first) as f64 / 1e9;
-            assert!((span - 798.0).abs() < 4.0 * 2.0 * 399f64.sqrt() + 1.0, "session {s} spans {span}s");
+            assert!(
+                (span - 798.0).abs() < 4.0 * 2.0 * 399f64.sqrt() + 1.0,
+                "session {s} spans {span}s"
+            );
         }
         // Nothing at or after the end.
         let cut = web_objects(&mut rng(7), &m, 60_000_000_000);

@@ -3,8 +3,8 @@
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::event::TimerKind;
-use crate::packet::{Dir, Packet, PacketKind};
 use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind};
 use crate::traffic::{exponential_with_mean, pareto_with_mean};
 use crate::units::Bandwidth;
 
@@ -13,13 +13,19 @@ use crate::units::Bandwidth;
 pub enum PeriodDist {
     Exponential,
     /// Pareto with this shape (> 1), scaled to the configured mean.
-    Pareto { shape: f64 },
+    Pareto {
+        shape: f64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum UdpPattern {
     Cbr,
-    OnOff { on_mean_ns: u64, off_mean_ns: u64, dist: PeriodDist },
+    OnOff {
+        on_mean_ns: u64,
+        off_mean_ns: u64,
+        dist: PeriodDist,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -54,7 +60,16 @@ pub struct UdpFlow {
 
 impl UdpFlow {
     pub fn new(flow: u32, cfg: UdpConfig, rng: Xoshiro256PlusPlus) -> Self {
-        Self { flow, cfg, rng, active: false, on_until_ns: None, next_send_ns: 0, seq: 0, counters: UdpCounters::default() }
+        Self {
+            flow,
+            cfg,
+            rng,
+            active: false,
+            on_until_ns: None,
+            next_send_ns: 0,
+            seq: 0,
+            counters: UdpCounters::default(),
+        }
     }
 
     pub fn config(&self) -> &UdpConfig {
@@ -65,17 +80,30 @@ impl UdpFlow {
         let mean = mean_ns as f64;
         let v = match (&self.cfg.pattern, mean_ns) {
             (_, 0) => 0.0,
-            (UdpPattern::OnOff { dist: PeriodDist::Exponential, .. }, _) => exponential_with_mean(&mut self.rng, mean),
-            (UdpPattern::OnOff { dist: PeriodDist::Pareto { shape }, .. }, _) => {
-                pareto_with_mean(&mut self.rng, mean, *shape)
-            }
+            (
+                UdpPattern::OnOff {
+                    dist: PeriodDist::Exponential,
+                    ..
+                },
+                _,
+            ) => exponential_with_mean(&mut self.rng, mean),
+            (
+                UdpPattern::OnOff {
+                    dist: PeriodDist::Pareto { shape },
+                    ..
+                },
+                _,
+            ) => pareto_with_mean(&mut self.rng, mean, *shape),
             (UdpPattern::Cbr, _) => mean,
         };
         v.round().min(1e18) as u64
     }
 
     fn gap_ns(&self) -> u64 {
-        self.cfg.rate.tx_time_ns(u64::from(self.cfg.packet_size_bytes)).max(1)
+        self.cfg
+            .rate
+            .tx_time_ns(u64::from(self.cfg.packet_size_bytes))
+            .max(1)
     }
 
     pub fn start(&mut self, now_ns: u64, out: &mut Outbox) {
@@ -96,8 +124,14 @@ impl UdpFlow {
         if !self.active || now_ns < self.next_send_ns {
             return;
         }
-        if let (Some(until), UdpPattern::OnOff { on_mean_ns, off_mean_ns, .. }) =
-            (self.on_until_ns, self.cfg.pattern.clone())
+        if let (
+            Some(until),
+            UdpPattern::OnOff {
+                on_mean_ns,
+                off_mean_ns,
+                ..
+            },
+        ) = (self.on_until_ns, self.cfg.pattern.clone())
         {
             if now_ns >= until {
                 // Off period, then a new on period.
@@ -111,7 +145,12 @@ impl UdpFlow {
                 }
             }
         }
-        let mut p = Packet::new(self.flow, PacketKind::Udp, Dir::Forward, self.cfg.packet_size_bytes);
+        let mut p = Packet::new(
+            self.flow,
+            PacketKind::Udp,
+            Dir::Forward,
+            self.cfg.packet_size_bytes,
+        );
         p.seq = self.seq;
         p.class = self.cfg.class;
         self.seq += 1;
@@ -140,7 +179,12 @@ mod tests {
         u.start(0, &mut out);
         let end = secs * 1_000_000_000;
         loop {
-            let next = out.timers.drain(..).map(|(_, t)| t).min().expect("a source always re-arms");
+            let next = out
+                .timers
+                .drain(..)
+                .map(|(_, t)| t)
+                .min()
+                .expect("a source always re-arms");
             if next >= end {
                 return u.counters.sent_pkts;
             }
@@ -158,7 +202,11 @@ mod tests {
             let cfg = UdpConfig {
                 rate: Bandwidth::from_bps(120_000_000),
                 packet_size_bytes: 1500,
-                pattern: UdpPattern::OnOff { on_mean_ns: 10_000_000, off_mean_ns: 30_000_000, dist },
+                pattern: UdpPattern::OnOff {
+                    on_mean_ns: 10_000_000,
+                    off_mean_ns: 30_000_000,
+                    dist,
+                },
                 class: 0,
             };
             let secs = 2000;
@@ -166,14 +214,22 @@ mod tests {
             let cycles = secs as f64 / 0.040;
             let expect = cycles * (0.010 / gap_s + 0.5);
             let duty = sent * gap_s / secs as f64;
-            assert!((sent / expect - 1.0).abs() < 0.025, "{dist:?}: sent {sent}, expected {expect} (duty {duty:.4})");
+            assert!(
+                (sent / expect - 1.0).abs() < 0.025,
+                "{dist:?}: sent {sent}, expected {expect} (duty {duty:.4})"
+            );
             assert!((duty - 0.25).abs() < 0.01, "{dist:?}: duty {duty}");
         }
     }
 
     #[test]
     fn cbr_sends_at_its_rate() {
-        let cfg = UdpConfig { rate: Bandwidth::from_bps(12_000_000), packet_size_bytes: 1500, pattern: UdpPattern::Cbr, class: 0 };
+        let cfg = UdpConfig {
+            rate: Bandwidth::from_bps(12_000_000),
+            packet_size_bytes: 1500,
+            pattern: UdpPattern::Cbr,
+            class: 0,
+        };
         // 1000 packets per second, the first at t = 0.
         assert_eq!(packets_sent(cfg, 10), 10_000);
     }

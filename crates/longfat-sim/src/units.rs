@@ -52,7 +52,9 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
         .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == 'e' && i > 0 || c == '-' || c == '+'))
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == 'e' && i > 0 || c == '-' || c == '+')
+        })
         .map(|(i, _)| i)
         .unwrap_or(s.len());
     // "e" might belong to a unit; back off if the number part does not parse.
@@ -73,7 +75,9 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 
 /// Parses a duration: `"70ms"`, `"1.5s"`, `"250us"`, `"10ns"`, `"2min"`.
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let err = || format!("malformed duration {s:?}; write a number and a unit: ns, us, ms, s, min (e.g. \"70ms\")");
+    let err = || {
+        format!("malformed duration {s:?}; write a number and a unit: ns, us, ms, s, min (e.g. \"70ms\")")
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let scale = match unit {
         "ns" => 1.0,
@@ -95,7 +99,9 @@ pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
 
 /// Parses a rate: `"1Gbps"`, `"622Mbps"`, `"64kbps"`, `"1e9bps"`.
 pub fn parse_bandwidth(s: &str) -> Result<Bandwidth, String> {
-    let err = || format!("malformed rate {s:?}; write a number and a unit: bps, Kbps, Mbps, Gbps, Tbps (e.g. \"1Gbps\")");
+    let err = || {
+        format!("malformed rate {s:?}; write a number and a unit: bps, Kbps, Mbps, Gbps, Tbps (e.g. \"1Gbps\")")
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     let scale = match unit.to_ascii_lowercase().as_str() {
         "bps" => 1.0,
@@ -126,7 +132,9 @@ pub enum SizeSpec {
 
 /// Parses `"6000pkt"`, `"1.5MB"`, `"64KB"`, `"9000B"`, `"0.2bdp"`.
 pub fn parse_size(s: &str) -> Result<SizeSpec, String> {
-    let err = || format!("malformed size {s:?}; write a number and a unit: pkt, B, KB, MB, GB, bdp (e.g. \"6000pkt\", \"0.2bdp\")");
+    let err = || {
+        format!("malformed size {s:?}; write a number and a unit: pkt, B, KB, MB, GB, bdp (e.g. \"6000pkt\", \"0.2bdp\")")
+    };
     let (v, unit) = split_number(s).ok_or_else(err)?;
     if v < 0.0 {
         return Err(format!("size {s:?} is negative; must be > 0"));

@@ -10,14 +10,27 @@ fn cwnd_series(sim: &Simulation) -> Vec<(f64, f64, f64)> {
     let f = &sim.metrics.flows;
     (0..f.time_ns.len())
         .filter(|&i| f.flow[i] == 0)
-        .map(|i| (f.time_ns[i] as f64 / 1e9, f.cwnd_pkts[i], f.ssthresh_pkts[i]))
+        .map(|i| {
+            (
+                f.time_ns[i] as f64 / 1e9,
+                f.cwnd_pkts[i],
+                f.ssthresh_pkts[i],
+            )
+        })
         .collect()
 }
 
 /// Slope of cwnd (packets per second) over the samples with cwnd in [lo, hi).
 fn slope_between(series: &[(f64, f64, f64)], lo: f64, hi: f64) -> f64 {
-    let inside: Vec<_> = series.iter().filter(|(_, c, _)| *c >= lo && *c < hi).collect();
-    assert!(inside.len() >= 10, "too few samples in [{lo}, {hi}): {}", inside.len());
+    let inside: Vec<_> = series
+        .iter()
+        .filter(|(_, c, _)| *c >= lo && *c < hi)
+        .collect();
+    assert!(
+        inside.len() >= 10,
+        "too few samples in [{lo}, {hi}): {}",
+        inside.len()
+    );
     let (t0, c0, _) = inside[0];
     let (t1, c1, _) = inside[inside.len() - 1];
     (c1 - c0) / (t1 - t0)
@@ -50,9 +63,16 @@ fn ltcp_adds_k_packets_per_rtt_at_layer_k() {
     let series = cwnd_series(&sim);
     let rtt_s = 0.100;
     // W_2 = 50 <= cwnd < W_3 = 200: K = 2; W_3 <= cwnd < W_4 = 500: K = 3; then K = 4 up to 1000.
-    for (lo, hi, k) in [(110.0, 190.0, 2.0), (210.0, 490.0, 3.0), (510.0, 990.0, 4.0)] {
+    for (lo, hi, k) in [
+        (110.0, 190.0, 2.0),
+        (210.0, 490.0, 3.0),
+        (510.0, 990.0, 4.0),
+    ] {
         let per_rtt = slope_between(&series, lo, hi) * rtt_s;
-        assert!((per_rtt - k).abs() < 0.03 * k, "layer {k}: {per_rtt:.3} packets per RTT");
+        assert!(
+            (per_rtt - k).abs() < 0.03 * k,
+            "layer {k}: {per_rtt:.3} packets per RTT"
+        );
     }
 }
 
@@ -83,7 +103,8 @@ fn htcp_backs_off_by_rtt_min_over_rtt_max_with_a_small_buffer() {
     // hop of the forward path (1.2 ms at 10 Mbit/s, 12 µs at 1 Gbit/s, x2) and
     // of the 40 B ACK. RTTmax adds a full queue: 25 packets of 1.2 ms.
     let ser = 1500.0 * 8.0 / 10e6;
-    let rtt_min = 0.100 + ser + 2.0 * 1500.0 * 8.0 / 1e9 + 3.0 * 40.0 * 8.0 / 1e9 + 40.0 * 8.0 / 10e6;
+    let rtt_min =
+        0.100 + ser + 2.0 * 1500.0 * 8.0 / 1e9 + 3.0 * 40.0 * 8.0 / 1e9 + 40.0 * 8.0 / 10e6;
     let rtt_max = rtt_min + 25.0 * ser;
     let expected = rtt_min / rtt_max;
     assert!((0.5..0.8).contains(&expected));
@@ -103,9 +124,16 @@ fn htcp_backs_off_by_rtt_min_over_rtt_max_with_a_small_buffer() {
         peak = peak.max(cwnd);
     }
     assert!(ratios.len() >= 6, "{} congestion events", ratios.len());
-    assert!((ratios[0] - 0.5).abs() < 0.02, "first backoff {:.3} (0.5 before RTTmax is known)", ratios[0]);
+    assert!(
+        (ratios[0] - 0.5).abs() < 0.02,
+        "first backoff {:.3} (0.5 before RTTmax is known)",
+        ratios[0]
+    );
     for (i, r) in ratios.iter().enumerate().skip(2) {
-        assert!((r - expected).abs() < 0.02, "event {i}: backoff {r:.4}, RTTmin/RTTmax {expected:.4}");
+        assert!(
+            (r - expected).abs() < 0.02,
+            "event {i}: backoff {r:.4}, RTTmin/RTTmax {expected:.4}"
+        );
     }
     // And the link stays busy: the queue just empties after each backoff.
     assert!(f64_of(&link(&s, "bottleneck")["utilization"]) > 0.97);
@@ -141,7 +169,10 @@ fn vegas_keeps_alpha_to_beta_packets_queued_without_loss() {
     let l = link(&s, "bottleneck");
     assert_eq!(f64_of(&l["drops_overflow"]), 0.0);
     let q = f64_of(&l["mean_queue_pkts"]);
-    assert!((2.0..=4.0).contains(&q), "mean queue {q} packets, Vegas alpha..beta = 2..4");
+    assert!(
+        (2.0..=4.0).contains(&q),
+        "mean queue {q} packets, Vegas alpha..beta = 2..4"
+    );
     assert!(f64_of(&l["utilization"]) > 0.99);
 }
 
@@ -151,7 +182,10 @@ fn fast_keeps_alpha_packets_queued_without_loss() {
     let l = link(&s, "bottleneck");
     assert_eq!(f64_of(&l["drops_overflow"]), 0.0);
     let q = f64_of(&l["mean_queue_pkts"]);
-    assert!((q - 30.0).abs() < 3.0, "mean queue {q} packets, FAST alpha = 30");
+    assert!(
+        (q - 30.0).abs() < 3.0,
+        "mean queue {q} packets, FAST alpha = 30"
+    );
     assert!(f64_of(&l["utilization"]) > 0.99);
 }
 

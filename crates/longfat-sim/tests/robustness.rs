@@ -46,15 +46,40 @@ fn refused(v: &Value) -> ScenarioError {
 
 #[test]
 fn name_must_be_a_plain_file_name() {
-    for bad in ["/tmp/victim", "../x", ".", "..", "", "  ", "a/b", "a\\b", ".hidden", "x\ny", "tab\there"] {
+    for bad in [
+        "/tmp/victim",
+        "../x",
+        ".",
+        "..",
+        "",
+        "  ",
+        "a/b",
+        "a\\b",
+        ".hidden",
+        "x\ny",
+        "tab\there",
+    ] {
         let e = refused(&with(base(), "/name", json!(bad)));
         assert_eq!(e.field, "name", "{bad:?}: {e}");
     }
-    assert_eq!(refused(&with(base(), "/name", json!("n".repeat(201)))).field, "name");
+    assert_eq!(
+        refused(&with(base(), "/name", json!("n".repeat(201)))).field,
+        "name"
+    );
     // Flow names are labels: bounded, no control characters.
-    assert_eq!(refused(&with(base(), "/flows/0/name", json!("n".repeat(201)))).field, "flows[0].name");
-    assert_eq!(refused(&with(base(), "/flows/0/name", json!("a\u{1b}[2J"))).field, "flows[0].name");
-    for good in ["ok", "fig6-1Gbps_seed.3", "Réseau à 10 Gbit/s".replace('/', "-").as_str()] {
+    assert_eq!(
+        refused(&with(base(), "/flows/0/name", json!("n".repeat(201)))).field,
+        "flows[0].name"
+    );
+    assert_eq!(
+        refused(&with(base(), "/flows/0/name", json!("a\u{1b}[2J"))).field,
+        "flows[0].name"
+    );
+    for good in [
+        "ok",
+        "fig6-1Gbps_seed.3",
+        "Réseau à 10 Gbit/s".replace('/', "-").as_str(),
+    ] {
         try_build(&with(base(), "/name", json!(good))).unwrap_or_else(|e| panic!("{good:?}: {e}"));
     }
 }
@@ -62,34 +87,93 @@ fn name_must_be_a_plain_file_name() {
 #[test]
 fn every_range_is_checked_and_named() {
     let cases: &[(&str, Value, &str)] = &[
-        ("/network/bottleneck/delay", json!("1e18ns"), "network.bottleneck.delay"),
-        ("/network/bottleneck/delay", json!("11min"), "network.bottleneck.delay"),
-        ("/network/bottleneck/rate", json!("11Tbps"), "network.bottleneck.rate"),
-        ("/network/bottleneck/rate", json!("999bps"), "network.bottleneck.rate"),
-        ("/network/bottleneck/queue", json!("2000000000pkt"), "network.bottleneck.queue"),
-        ("/network/bottleneck/queue", json!("2000GB"), "network.bottleneck.queue"),
-        ("/network/bottleneck/queue", json!("1001bdp"), "network.bottleneck.queue"),
-        ("/network/access/delay", json!("601s"), "network.access.delay"),
+        (
+            "/network/bottleneck/delay",
+            json!("1e18ns"),
+            "network.bottleneck.delay",
+        ),
+        (
+            "/network/bottleneck/delay",
+            json!("11min"),
+            "network.bottleneck.delay",
+        ),
+        (
+            "/network/bottleneck/rate",
+            json!("11Tbps"),
+            "network.bottleneck.rate",
+        ),
+        (
+            "/network/bottleneck/rate",
+            json!("999bps"),
+            "network.bottleneck.rate",
+        ),
+        (
+            "/network/bottleneck/queue",
+            json!("2000000000pkt"),
+            "network.bottleneck.queue",
+        ),
+        (
+            "/network/bottleneck/queue",
+            json!("2000GB"),
+            "network.bottleneck.queue",
+        ),
+        (
+            "/network/bottleneck/queue",
+            json!("1001bdp"),
+            "network.bottleneck.queue",
+        ),
+        (
+            "/network/access/delay",
+            json!("601s"),
+            "network.access.delay",
+        ),
         ("/network/bdp_rtt", json!("601s"), "network.bdp_rtt"),
         ("/run/duration", json!("100001s"), "run.duration"),
         ("/run/sample_interval", json!("1ns"), "run.sample_interval"),
         ("/flows/0/tcp/max_rto", json!("1ns"), "flows[0].tcp.max_rto"),
-        ("/flows/0/tcp/initial_rto", json!("999us"), "flows[0].tcp.initial_rto"),
-        ("/flows/0/tcp/min_rto", json!("11min"), "flows[0].tcp.min_rto"),
-        ("/flows/0/tcp/initial_cwnd", json!(1e9), "flows[0].tcp.initial_cwnd"),
+        (
+            "/flows/0/tcp/initial_rto",
+            json!("999us"),
+            "flows[0].tcp.initial_rto",
+        ),
+        (
+            "/flows/0/tcp/min_rto",
+            json!("11min"),
+            "flows[0].tcp.min_rto",
+        ),
+        (
+            "/flows/0/tcp/initial_cwnd",
+            json!(1e9),
+            "flows[0].tcp.initial_cwnd",
+        ),
         ("/flows/0/tcp/rwnd", json!("2GB"), "flows[0].tcp.rwnd"),
         ("/flows/0/tcp/rwnd", json!("800000pkt"), "flows[0].tcp.rwnd"),
-        ("/flows/0/tcp/delayed_ack_timeout", json!("11min"), "flows[0].tcp.delayed_ack_timeout"),
-        ("/flows/0/tcp/sender_clock_offset", json!("1000001s"), "flows[0].tcp.sender_clock_offset"),
+        (
+            "/flows/0/tcp/delayed_ack_timeout",
+            json!("11min"),
+            "flows[0].tcp.delayed_ack_timeout",
+        ),
+        (
+            "/flows/0/tcp/sender_clock_offset",
+            json!("1000001s"),
+            "flows[0].tcp.sender_clock_offset",
+        ),
         ("/flows/0/size", json!("1000000000000pkt"), "flows[0].size"),
         ("/flows/0/size", json!("2000000000000000B"), "flows[0].size"),
-        ("/flows/0/access_delay_jitter", json!("700s"), "flows[0].access_delay_jitter"),
+        (
+            "/flows/0/access_delay_jitter",
+            json!("700s"),
+            "flows[0].access_delay_jitter",
+        ),
         ("/flows/0/start", json!("100001s"), "flows[0].start"),
     ];
     for (pointer, value, field) in cases {
         let e = refused(&with(base(), pointer, value.clone()));
         assert_eq!(&e.field, field, "{pointer} = {value}: {e}");
-        assert!(e.message.contains("out of range") || e.message.contains("must be"), "{pointer} = {value}: {e}");
+        assert!(
+            e.message.contains("out of range") || e.message.contains("must be"),
+            "{pointer} = {value}: {e}"
+        );
     }
 }
 
@@ -97,17 +181,32 @@ fn every_range_is_checked_and_named() {
 /// and 31 of the 33 flows silently never started.
 #[test]
 fn start_spacing_times_count_is_refused_not_wrapped() {
-    let v = with(with(base(), "/flows/0/count", json!(33)), "/flows/0/start_spacing", json!("99999s"));
+    let v = with(
+        with(base(), "/flows/0/count", json!(33)),
+        "/flows/0/start_spacing",
+        json!("99999s"),
+    );
     let e = refused(&v);
     assert_eq!(e.field, "flows[0].start_spacing");
     assert!(e.message.contains("33 flows"), "{e}");
     // Largest counts and spacings: still no overflow, still refused.
-    let v = with(with(with(base(), "/flows/0/count", json!(100_000)), "/flows/0/start_spacing", json!("100000s")), "/flows/0/start_jitter", json!("100000s"));
+    let v = with(
+        with(
+            with(base(), "/flows/0/count", json!(100_000)),
+            "/flows/0/start_spacing",
+            json!("100000s"),
+        ),
+        "/flows/0/start_jitter",
+        json!("100000s"),
+    );
     assert_eq!(refused(&v).field, "flows[0].start_spacing");
 }
 
 fn link_named<'a>(sim: &'a Simulation, name: &str) -> &'a longfat_sim::link::Link {
-    sim.links.iter().find(|l| l.spec.name == name).unwrap_or_else(|| panic!("no link {name}"))
+    sim.links
+        .iter()
+        .find(|l| l.spec.name == name)
+        .unwrap_or_else(|| panic!("no link {name}"))
 }
 
 /// Regression: an access link as fast as the bottleneck, with the old
@@ -123,11 +222,24 @@ fn access_as_fast_as_bottleneck_keeps_memory_flat() {
     let peak_half = sim.peak_packets_held();
     assert_eq!(sim.run(), RunStatus::Reached);
     // Host queue (1000) + its wire + the bottleneck's BDP queue and wire.
-    assert!(sim.peak_packets_held() < 1000 + 2 * 334 + 2 * 334 + 10, "peak {}", sim.peak_packets_held());
-    assert_eq!(sim.peak_packets_held(), peak_half, "memory must not grow in the second half");
+    assert!(
+        sim.peak_packets_held() < 1000 + 2 * 334 + 2 * 334 + 10,
+        "peak {}",
+        sim.peak_packets_held()
+    );
+    assert_eq!(
+        sim.peak_packets_held(),
+        peak_half,
+        "memory must not grow in the second half"
+    );
     let host = link_named(&sim, "reno0.src->r0");
-    assert_eq!(host.counters.drops_overflow, 0, "a host never drops its own TCP packets");
-    let util = sim.metrics.summary().unwrap()["links"][0]["utilization"].as_f64().unwrap();
+    assert_eq!(
+        host.counters.drops_overflow, 0,
+        "a host never drops its own TCP packets"
+    );
+    let util = sim.metrics.summary().unwrap()["links"][0]["utilization"]
+        .as_f64()
+        .unwrap();
     assert!(util > 0.99, "utilization {util}");
 }
 
@@ -146,7 +258,11 @@ fn udp_faster_than_its_access_link_drops_at_the_host() {
     // 1 Gbit/s offered, 100 Mbit/s taken: 90 % dropped at the host.
     let dropped = host.counters.drops_overflow as f64 / host.counters.offered_pkts as f64;
     assert!((dropped - 0.9).abs() < 0.01, "host drop fraction {dropped}");
-    assert!(sim.peak_packets_held() < 1000 + 200 + 400, "peak {}", sim.peak_packets_held());
+    assert!(
+        sim.peak_packets_held() < 1000 + 200 + 400,
+        "peak {}",
+        sim.peak_packets_held()
+    );
 }
 
 /// Regression: `tcp.initial_cwnd = 1e9` sent a billion packets in the first
@@ -157,7 +273,11 @@ fn huge_initial_window_waits_for_the_host_queue() {
     let v = with(base(), "/flows/0/tcp/initial_cwnd", json!(1e6));
     let mut sim = try_build(&v).unwrap();
     assert_eq!(sim.run_until(1), RunStatus::Reached);
-    assert!(sim.packets_held() <= 1001, "first instant: {} packets", sim.packets_held());
+    assert!(
+        sim.packets_held() <= 1001,
+        "first instant: {} packets",
+        sim.packets_held()
+    );
     assert_eq!(sim.run(), RunStatus::Reached);
     assert_eq!(link_named(&sim, "reno0.src->r0").counters.drops_overflow, 0);
 }
@@ -170,7 +290,9 @@ fn a_run_past_its_memory_budget_stops_cleanly() {
     let v = with(base(), "/flows/0/tcp/initial_cwnd", json!(1e6));
     let scenario = Scenario::from_json(&v.to_string()).unwrap();
     let e = build(&scenario).unwrap().estimate.clone();
-    let opts = BuildOptions { memory_budget_bytes: e.memory_bytes + 50 * PACKET_BYTES };
+    let opts = BuildOptions {
+        memory_budget_bytes: e.memory_bytes + 50 * PACKET_BYTES,
+    };
     let mut sim = build_with(&scenario, &opts, &mut || false).unwrap();
     assert_eq!(sim.run(), RunStatus::OverBudget);
     assert!(sim.now_ns() < sim.end_ns);
@@ -186,7 +308,10 @@ fn a_run_over_the_memory_budget_is_refused_with_the_numbers() {
     v["run"] = json!({"duration": "20000s", "sample_interval": "1ms"});
     let e = refused(&v);
     assert_eq!(e.field, "run.sample_interval");
-    assert!(e.message.contains("more than the memory budget of 4.0 GiB"), "{e}");
+    assert!(
+        e.message.contains("more than the memory budget of 4.0 GiB"),
+        "{e}"
+    );
     // A 1 Tbit/s bottleneck with a BDP queue and a huge window: packets.
     let mut v = base();
     v["network"]["bottleneck"] = json!({"rate": "1Tbps", "delay": "35ms", "queue": "1bdp"});
@@ -195,7 +320,14 @@ fn a_run_over_the_memory_budget_is_refused_with_the_numbers() {
     assert_eq!(e.field, "network.bottleneck.queue", "{e}");
     // The same with a larger budget is accepted.
     let s = Scenario::from_json(&v.to_string()).unwrap();
-    build_with(&s, &BuildOptions { memory_budget_bytes: 64 << 30 }, &mut || false).unwrap();
+    build_with(
+        &s,
+        &BuildOptions {
+            memory_budget_bytes: 64 << 30,
+        },
+        &mut || false,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -218,14 +350,24 @@ fn set_up_stops_when_interrupted() {
 fn estimate_covers_the_packets_held_by_shipped_scenarios() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let secs = "15s";
-    for file in ["canonical.toml", "headline.toml", "ltcp/fig6.toml", "htcp/fig7.toml", "ehstcp/table2_utilization.toml"] {
+    for file in [
+        "canonical.toml",
+        "headline.toml",
+        "ltcp/fig6.toml",
+        "htcp/fig7.toml",
+        "ehstcp/table2_utilization.toml",
+    ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
         let mut doc: toml::Value = toml::from_str(&text).unwrap();
         let table = doc.as_table_mut().unwrap();
         table.remove("reproduce");
-        table["run"].as_table_mut().unwrap().insert("duration".into(), toml::Value::String(secs.into()));
+        table["run"]
+            .as_table_mut()
+            .unwrap()
+            .insert("duration".into(), toml::Value::String(secs.into()));
         table["run"].as_table_mut().unwrap().remove("measure_from");
-        let mut sim = build(&Scenario::from_json(&serde_json::to_string(&doc).unwrap()).unwrap()).unwrap();
+        let mut sim =
+            build(&Scenario::from_json(&serde_json::to_string(&doc).unwrap()).unwrap()).unwrap();
         assert_eq!(sim.run(), RunStatus::Reached, "{file}");
         assert!(
             sim.peak_packets_held() <= sim.estimate.max_packets_held,
@@ -242,16 +384,28 @@ fn estimate_covers_the_packets_held_by_shipped_scenarios() {
 fn schema_errors_always_name_a_field() {
     let mut v = base();
     v.as_object_mut().unwrap().remove("network");
-    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "network");
+    assert_eq!(
+        Scenario::from_json(&v.to_string()).unwrap_err().field,
+        "network"
+    );
     let mut v = base();
     v["run"].as_object_mut().unwrap().remove("duration");
-    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "run.duration");
+    assert_eq!(
+        Scenario::from_json(&v.to_string()).unwrap_err().field,
+        "run.duration"
+    );
     let mut v = base();
     v[""] = json!(1);
-    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "\"\"");
+    assert_eq!(
+        Scenario::from_json(&v.to_string()).unwrap_err().field,
+        "\"\""
+    );
     let mut v = base();
     v["colour"] = json!(1);
-    assert_eq!(Scenario::from_json(&v.to_string()).unwrap_err().field, "colour");
+    assert_eq!(
+        Scenario::from_json(&v.to_string()).unwrap_err().field,
+        "colour"
+    );
     assert_eq!(Scenario::from_json("3").unwrap_err().field, "scenario");
     // Control characters in keys are shown escaped: one line, no terminal codes.
     let mut v = base();
@@ -259,6 +413,9 @@ fn schema_errors_always_name_a_field() {
     let e = Scenario::from_json(&v.to_string()).unwrap_err();
     assert_eq!(e.field, "network.bottleneck.\\n\\u{1b}[2J");
     assert!(!e.to_string().chars().any(char::is_control), "{e}");
-    assert_eq!(Scenario::from_json("[1, 2]").unwrap_err().field, "scenario[0]");
+    assert_eq!(
+        Scenario::from_json("[1, 2]").unwrap_err().field,
+        "scenario[0]"
+    );
     assert_eq!(Scenario::from_json("{").unwrap_err().field, "scenario");
 }

@@ -37,7 +37,9 @@ fn short_flows_on_an_idle_path_complete_in_hand_computed_times() {
     let one_pkt_ns = (1_200 + 12_000 + 1_200 + 12_000_000 + 32 + 320 + 32 + 12_000_000) as f64;
     let mut one_pkt_seen = 0;
     for f in &sim.flows {
-        let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else { continue };
+        let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else {
+            continue;
+        };
         let fct = (sender.completed_at_ns.unwrap() - sender.started_at_ns.unwrap()) as f64;
         assert!(fct >= one_pkt_ns, "{} took {fct} ns", f.name);
         if gen.size_bytes <= 1460 {
@@ -47,7 +49,10 @@ fn short_flows_on_an_idle_path_complete_in_hand_computed_times() {
     }
     // P(size <= 1460) for Pareto(mean 3000, shape 1.5): x_m = 1000, 1 - (1000/1460)^1.5 = 0.433.
     let frac = one_pkt_seen as f64 / n;
-    assert!((frac - 0.433).abs() < 4.0 * (0.433 * 0.567 / n).sqrt(), "one-packet fraction {frac}");
+    assert!(
+        (frac - 0.433).abs() < 4.0 * (0.433 * 0.567 / n).sqrt(),
+        "one-packet fraction {frac}"
+    );
     assert!(f64_of(&g["p99_fct_s"]) >= f64_of(&g["p50_fct_s"]));
     // Generated transfers are reported by completion time, not as flows.
     assert_eq!(s["flows"].as_array().unwrap().len(), 0);
@@ -83,13 +88,31 @@ fn jitter_ranges_and_reverse_direction() {
     };
     let (sim1, s1) = run_toml(&text(1));
     let (sim2, _) = run_toml(&text(2));
-    let starts = |sim: &longfat_sim::Simulation| sim.flows.iter().take(8).map(|f| f.start_ns).collect::<Vec<_>>();
+    let starts = |sim: &longfat_sim::Simulation| {
+        sim.flows
+            .iter()
+            .take(8)
+            .map(|f| f.start_ns)
+            .collect::<Vec<_>>()
+    };
     for (f, &st) in sim1.flows.iter().take(8).zip(&starts(&sim1)) {
         assert!((1_000_000_000..3_000_000_000).contains(&st));
         // RTT = 2 x (1 ms + jitter + 10 ms + 1 ms), jitter in [0, 5 ms).
-        assert!((24_000_000..34_000_000).contains(&f.base_rtt_ns), "{}", f.base_rtt_ns);
+        assert!(
+            (24_000_000..34_000_000).contains(&f.base_rtt_ns),
+            "{}",
+            f.base_rtt_ns
+        );
     }
     assert_ne!(starts(&sim1), starts(&sim2));
-    let rev = s1["links"].as_array().unwrap().iter().find(|l| l["name"] == "bottleneck.reverse").unwrap();
-    assert!(f64_of(&rev["utilization"]) > 0.5, "reverse link carries the back flow");
+    let rev = s1["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "bottleneck.reverse")
+        .unwrap();
+    assert!(
+        f64_of(&rev["utilization"]) > 0.5,
+        "reverse link carries the back flow"
+    );
 }

@@ -86,7 +86,10 @@ fn same_rtt_reno_flows_share_equally() {
     let jain = f64_of(&s["jain_fairness"]);
     assert!(jain > 0.98, "Jain index {jain}: {:#}", s["flows"]);
     let total = f64_of(&s["tcp_goodput_bps"]);
-    assert!(total > 0.97 * 10e6 * 1460.0 / 1500.0, "total goodput {total}");
+    assert!(
+        total > 0.97 * 10e6 * 1460.0 / 1500.0,
+        "total goodput {total}"
+    );
 }
 
 #[test]
@@ -142,8 +145,18 @@ fn slow_start_overshoot_of_a_large_window_recovers_without_timeout() {
     assert_eq!(f["timeouts"], 0, "{f:#}");
     let rtx = f["retransmits"].as_u64().unwrap();
     assert!(rtx >= 5_000, "retransmits {rtx}");
-    assert_eq!(rtx, link(&s, "bottleneck")["drops_overflow"].as_u64().unwrap(), "each drop repaired once");
-    let peak = sim.metrics.flows.cwnd_pkts.iter().cloned().fold(0.0, f64::max);
+    assert_eq!(
+        rtx,
+        link(&s, "bottleneck")["drops_overflow"].as_u64().unwrap(),
+        "each drop repaired once"
+    );
+    let peak = sim
+        .metrics
+        .flows
+        .cwnd_pkts
+        .iter()
+        .cloned()
+        .fold(0.0, f64::max);
     assert!(peak > 50_000.0, "peak cwnd {peak}");
 }
 
@@ -207,7 +220,10 @@ fn strict_priority_gives_class_zero_the_link() {
     let tcp = f64_of(&s["flows"][0]["goodput_bps"]);
     let udp = f64_of(&s["flows"][1]["goodput_bps"]);
     assert!((udp - 60e6).abs() < 0.6e6, "class-0 UDP {udp}");
-    assert!(tcp > 0.95 * 40e6 * 1460.0 / 1500.0 && tcp < 40e6, "class-1 TCP {tcp}");
+    assert!(
+        tcp > 0.95 * 40e6 * 1460.0 / 1500.0 && tcp < 40e6,
+        "class-1 TCP {tcp}"
+    );
     // Reversed: a class-1 flood cannot hurt class-0 TCP.
     let (_, s) = run_toml(&scenario(0, 1, "100Mbps"));
     let tcp = f64_of(&s["flows"][0]["goodput_bps"]);
@@ -271,8 +287,16 @@ fn delayed_acks_halve_the_ack_count() {
     let (sim_d, _) = run_toml(&text(true));
     let (sim_n, _) = run_toml(&text(false));
     let ratio = |sim: &longfat_sim::Simulation| {
-        let rev = sim.links.iter().find(|l| l.spec.name == "bottleneck.reverse").unwrap();
-        let fwd = sim.links.iter().find(|l| l.spec.name == "bottleneck").unwrap();
+        let rev = sim
+            .links
+            .iter()
+            .find(|l| l.spec.name == "bottleneck.reverse")
+            .unwrap();
+        let fwd = sim
+            .links
+            .iter()
+            .find(|l| l.spec.name == "bottleneck")
+            .unwrap();
         rev.counters.departed_pkts as f64 / fwd.counters.departed_pkts as f64
     };
     assert!((ratio(&sim_n) - 1.0).abs() < 0.01, "{}", ratio(&sim_n));
@@ -319,7 +343,10 @@ fn same_seed_same_results_different_seed_different_losses() {
     let (_, sc) = run_toml(&text(6));
     assert_eq!(sa, sb);
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&a.metrics.flows.cwnd_pkts), bits(&b.metrics.flows.cwnd_pkts));
+    assert_eq!(
+        bits(&a.metrics.flows.cwnd_pkts),
+        bits(&b.metrics.flows.cwnd_pkts)
+    );
     assert_eq!(a.events_processed(), b.events_processed());
     assert_ne!(sa, sc);
 }

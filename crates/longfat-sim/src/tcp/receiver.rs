@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::event::TimerKind;
-use crate::packet::{Dir, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::tcp::TcpConfig;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,7 +62,10 @@ impl TcpReceiver {
     }
 
     fn is_held(&self, seq: u64) -> bool {
-        self.ooo.range(..=seq).next_back().is_some_and(|(_, &b)| b > seq)
+        self.ooo
+            .range(..=seq)
+            .next_back()
+            .is_some_and(|(_, &b)| b > seq)
     }
 
     fn insert_ooo(&mut self, seq: u64) {
@@ -93,7 +96,11 @@ impl TcpReceiver {
     }
 
     fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
-        self.ooo.range(..=seq).next_back().filter(|(_, &b)| b > seq).map(|(&a, &b)| (a, b))
+        self.ooo
+            .range(..=seq)
+            .next_back()
+            .filter(|(_, &b)| b > seq)
+            .map(|(&a, &b)| (a, b))
     }
 
     pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
@@ -149,7 +156,12 @@ impl TcpReceiver {
     fn send_ack(&mut self, now_ns: u64, out: &mut Outbox) {
         self.unacked = 0;
         self.delack_deadline_ns = None;
-        let mut ack = Packet::new(self.flow, PacketKind::Ack, Dir::Backward, self.cfg.ack_size_bytes);
+        let mut ack = Packet::new(
+            self.flow,
+            PacketKind::Ack,
+            Dir::Backward,
+            self.cfg.ack_size_bytes,
+        );
         ack.seq = self.rcv_nxt;
         ack.ts_val = now_ns + self.cfg.receiver_clock_offset_ns;
         ack.ts_ecr = self.echo_ts;
@@ -207,7 +219,10 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_packet_and_on_timer() {
-        let cfg = TcpConfig { delayed_ack_timeout_ns: Some(40_000_000), ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            delayed_ack_timeout_ns: Some(40_000_000),
+            ..TcpConfig::default()
+        };
         let mut r = TcpReceiver::new(0, cfg);
         let mut out = Outbox::default();
         r.on_data(0, &data(0), &mut out);

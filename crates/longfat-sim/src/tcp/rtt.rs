@@ -62,11 +62,18 @@ impl RttEstimator {
     /// The timeout after `backoff` consecutive expiries (§5.5: doubled each time).
     pub fn backed_off_rto_ns(&self, backoff: u32) -> u64 {
         let base = self.rto_ns();
-        base.checked_shl(backoff.min(32)).unwrap_or(u64::MAX).min(self.max_rto_ns).max(base.min(self.max_rto_ns))
+        base.checked_shl(backoff.min(32))
+            .unwrap_or(u64::MAX)
+            .min(self.max_rto_ns)
+            .max(base.min(self.max_rto_ns))
     }
 
     pub fn stats(&self) -> RttStats {
-        RttStats { latest_ns: self.latest_ns, min_ns: self.min_ns, smoothed_ns: self.srtt_ns }
+        RttStats {
+            latest_ns: self.latest_ns,
+            min_ns: self.min_ns,
+            smoothed_ns: self.srtt_ns,
+        }
     }
 }
 

@@ -265,7 +265,11 @@ impl Scoreboard {
             }
         }
         assert_eq!(self.flags.len() as u64, self.outstanding());
-        assert_eq!((s, l, r), (self.n_sacked, self.n_lost, self.n_rtx), "counters");
+        assert_eq!(
+            (s, l, r),
+            (self.n_sacked, self.n_lost, self.n_rtx),
+            "counters"
+        );
         let in_ranges: u64 = self.sacked.iter().map(|(a, b)| b - a).sum();
         assert_eq!(in_ranges, self.n_sacked, "interval map agrees with flags");
         let mut prev_end = None;

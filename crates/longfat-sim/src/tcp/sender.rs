@@ -2,11 +2,11 @@
 //! `pipe`, RFC 6298 retransmission timer with exponential backoff, receiver
 //! window, and a [`CongestionControl`] that owns cwnd and ssthresh.
 
-use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent};
+use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent};
 
 use crate::event::TimerKind;
-use crate::packet::{Dir, Packet, PacketKind};
 use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind};
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::TcpConfig;
@@ -16,9 +16,13 @@ use crate::tcp::TcpConfig;
 pub enum Recovery {
     Open,
     /// Fast recovery until the cumulative ACK reaches `point` (RFC 6675 RecoveryPoint).
-    Fast { point: u64 },
+    Fast {
+        point: u64,
+    },
     /// After an RTO, until everything outstanding at the timeout is acknowledged.
-    Timeout { point: u64 },
+    Timeout {
+        point: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,12 +58,20 @@ pub struct TcpSender {
 
 impl std::fmt::Debug for TcpSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TcpSender").field("flow", &self.flow).field("cc", &self.cc.name()).finish()
+        f.debug_struct("TcpSender")
+            .field("flow", &self.flow)
+            .field("cc", &self.cc.name())
+            .finish()
     }
 }
 
 impl TcpSender {
-    pub fn new(flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, total_pkts: Option<u64>) -> Self {
+    pub fn new(
+        flow: u32,
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        total_pkts: Option<u64>,
+    ) -> Self {
         let rtt = RttEstimator::new(cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
         Self {
             flow,
@@ -205,13 +217,16 @@ impl TcpSender {
     }
 
     fn enter_fast_recovery(&mut self, now_ns: u64, in_flight: u64, out: &mut Outbox) {
-        self.recovery = Recovery::Fast { point: self.sb.snd_nxt() };
+        self.recovery = Recovery::Fast {
+            point: self.sb.snd_nxt(),
+        };
         self.counters.fast_recoveries += 1;
         self.cc.on_congestion_event(&LossEvent {
             now_ns,
             in_flight_pkts: in_flight.min(u64::from(u32::MAX)) as u32,
             lost_pkts: self.sb.lost_count().min(u64::from(u32::MAX)) as u32,
             rtt: self.rtt.stats(),
+            ..Default::default()
         });
         // RFC 6675 §5 step (4.2): the first lost packet goes out regardless of pipe.
         self.send_forced_retransmit(now_ns, out);
@@ -251,15 +266,24 @@ impl TcpSender {
             self.enter_fast_recovery(now_ns, in_flight_before, out);
         }
         let payload = self.cfg.payload_bytes();
+        let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. });
+        // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
+        // advances the cumulative point may grow the window.
+        let growth = if advanced > 0 && !in_fast_recovery {
+            delivered
+        } else {
+            0
+        };
         self.cc.on_ack(&AckEvent {
             now_ns,
             delivered_pkts: delivered.min(u64::from(u32::MAX)) as u32,
+            growth_pkts: growth.min(u64::from(u32::MAX)) as u32,
             delivered_bytes: delivered * payload,
             cum_acked_pkts: advanced.min(u64::from(u32::MAX)) as u32,
             in_flight_pkts: in_flight_before.min(u64::from(u32::MAX)) as u32,
             // Only fast recovery holds the window; after a timeout the
             // window slow-starts while the lost packets go out again (RFC 5681 §3.1).
-            in_recovery: matches!(self.recovery, Recovery::Fast { .. }),
+            in_recovery: in_fast_recovery,
             rtt: self.rtt.stats(),
             rtt_updated: true,
             ts: Some(AckTimestamps {
@@ -288,7 +312,9 @@ impl TcpSender {
     }
 
     pub fn on_rto_timer(&mut self, now_ns: u64, out: &mut Outbox) {
-        let Some(deadline) = self.rto_deadline_ns else { return };
+        let Some(deadline) = self.rto_deadline_ns else {
+            return;
+        };
         if deadline > now_ns {
             out.timers.push((TimerKind::Rto, deadline)); // restarted since: wait on
             return;
@@ -299,11 +325,26 @@ impl TcpSender {
         }
         self.rto_backoff += 1;
         self.counters.timeouts += 1;
-        self.cc.on_rto(now_ns, self.rto_backoff);
+        // Linux `tcp_enter_loss`: a new ssthresh only when not already in
+        // fast recovery, nor in a timeout recovery without progress since.
+        let reduce = match self.recovery {
+            Recovery::Open => true,
+            Recovery::Fast { .. } => false,
+            Recovery::Timeout { .. } => self.rto_backoff <= 1,
+        };
+        self.cc.on_rto(&RtoEvent {
+            now_ns,
+            backoff: self.rto_backoff,
+            reduce,
+            rtt: self.rtt.stats(),
+            ..Default::default()
+        });
         self.sb.mark_all_lost();
-        self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
+        self.recovery = Recovery::Timeout {
+            point: self.sb.snd_nxt(),
+        };
         self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
-        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
+                                   // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
         self.send_forced_retransmit(now_ns, out);
         self.send_allowed(now_ns, out);
     }

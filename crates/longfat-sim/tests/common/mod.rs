@@ -11,7 +11,12 @@ pub fn run_toml(text: &str) -> (Simulation, Value) {
 }
 
 pub fn link<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["links"].as_array().unwrap().iter().find(|l| l["name"] == name).unwrap()
+    summary["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap()
 }
 
 pub fn f64_of(v: &Value) -> f64 {
