@@ -7,9 +7,14 @@
 //! it. In the Reno-friendly region, where a Reno flow with the same loss
 //! rate would have a larger window W_est (eq. (4)), cwnd follows W_est.
 //!
-//! Defaults are RFC 9438's: C = 0.4, beta = 0.7 (the window kept at a loss).
-//! The 2008 paper and Linux before 2.6.25 kept 0.8; Linux today uses 717/1024
-//! and adds HyStart to slow start, which we do not.
+//! A timeout forgets W_max (RFC 9438 §4.8; Linux `bictcp_reset`): the next
+//! congestion-avoidance stage starts its curve at the window it has, K = 0.
+//!
+//! Defaults are RFC 9438's: C = 0.4, beta = 0.7 (the window kept at a loss),
+//! no HyStart. The 2008 paper and Linux before 2.6.25 kept 0.8; Linux today
+//! uses 717/1024, grows at least 5 % per RTT while W_max is unknown
+//! (`unknown_w_max_growth`) and ends slow start with HyStart (`hystart`,
+//! Linux `tcp_cubic.c`, after Ha and Rhee, "Taming the elephants", 2008).
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
@@ -17,6 +22,11 @@ use crate::params::ParamReader;
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
+const NS_PER_US: u64 = 1_000;
+
+/// `hystart_detect` bits (Linux `HYSTART_ACK_TRAIN`, `HYSTART_DELAY`).
+pub const HYSTART_ACK_TRAIN: u32 = 0x1;
+pub const HYSTART_DELAY: u32 = 0x2;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CubicConfig {
@@ -28,6 +38,46 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// RFC 9438 §4.3 Reno-friendly region.
     pub reno_friendly: bool,
+    /// Least growth per RTT, as a fraction of cwnd, while W_max is unknown
+    /// (before the first reduction, and after a timeout until the next
+    /// one). 0 (RFC 9438: the curve alone); Linux 0.05 (`bictcp_update`:
+    /// `if (last_max_cwnd == 0 && cnt > 20) cnt = 20`, "increase cwnd 5% per
+    /// RTT").
+    pub unknown_w_max_growth: f64,
+    pub hystart: HyStartConfig,
+}
+
+/// HyStart (Linux `tcp_cubic.c`, module parameters and `#define`s).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HyStartConfig {
+    /// On/off (`hystart`; RFC 9438 leaves it out: off; Linux: on).
+    pub enabled: bool,
+    /// [`HYSTART_ACK_TRAIN`] | [`HYSTART_DELAY`] (`hystart_detect`, 3).
+    pub detect: u32,
+    /// No detection below this window (`hystart_low_window`, 16 packets).
+    pub low_window_pkts: f64,
+    /// ACKs at most this far apart form a train (`hystart_ack_delta_us`, 2 ms).
+    pub ack_delta_ns: u64,
+    /// Clamp of the delay threshold delay_min/8 (`HYSTART_DELAY_MIN`, 4 ms;
+    /// `HYSTART_DELAY_MAX`, 16 ms).
+    pub delay_min_ns: u64,
+    pub delay_max_ns: u64,
+    /// RTT samples per round before the delay test (`HYSTART_MIN_SAMPLES`, 8).
+    pub min_samples: u32,
+}
+
+impl Default for HyStartConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+            low_window_pkts: 16.0,
+            ack_delta_ns: 2_000 * NS_PER_US,
+            delay_min_ns: 4_000 * NS_PER_US,
+            delay_max_ns: 16_000 * NS_PER_US,
+            min_samples: 8,
+        }
+    }
 }
 
 impl Default for CubicConfig {
@@ -37,6 +87,8 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
+            unknown_w_max_growth: 0.0,
+            hystart: HyStartConfig::default(),
         }
     }
 }
@@ -50,16 +102,141 @@ struct Epoch {
     origin_pkts: f64,
 }
 
+/// HyStart's per-connection state (Linux `struct bictcp`: `found`,
+/// `round_start`, `end_seq`, `last_ack`, `curr_rtt`, `sample_cnt`,
+/// `delay_min`).
+#[derive(Clone, Debug, PartialEq)]
+struct HyStart {
+    /// The exit point was found; no more detection until a timeout.
+    found: bool,
+    /// Tag of new data sent in the current round. Linux ends the round when
+    /// snd_una passes `end_seq` (snd_nxt at the round's start), i.e. when
+    /// new data sent during the round is acknowledged; here when an ACK
+    /// echoes this tag. Retransmissions carry `round - 1`: their sequence
+    /// numbers lie below `end_seq`, so they never end a round.
+    round: u32,
+    /// None until the first round begins (the first ACK ends Linux's round 0).
+    round_start_ns: Option<u64>,
+    /// The last ACK of the current train.
+    last_ack_ns: u64,
+    /// Smallest RTT sample of the round (`curr_rtt`).
+    round_min_rtt_ns: u64,
+    sample_cnt: u32,
+    /// Smallest RTT sample since the connection began or the last timeout
+    /// (`delay_min`; 0: none yet).
+    delay_min_ns: u64,
+}
+
+impl HyStart {
+    fn new() -> Self {
+        Self {
+            found: false,
+            round: 0,
+            round_start_ns: None,
+            last_ack_ns: 0,
+            round_min_rtt_ns: u64::MAX,
+            sample_cnt: 0,
+            delay_min_ns: 0,
+        }
+    }
+
+    /// Linux `bictcp_hystart_reset`: a new round starts now.
+    fn new_round(&mut self, now_ns: u64) {
+        self.round = self.round.wrapping_add(1);
+        self.round_start_ns = Some(now_ns);
+        self.last_ack_ns = now_ns;
+        self.round_min_rtt_ns = u64::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// Linux `cubictcp_state(TCP_CA_Loss)`: `bictcp_reset` clears `found`
+    /// and `delay_min`, `bictcp_hystart_reset` starts a round.
+    fn rearm(&mut self, now_ns: u64) {
+        self.found = false;
+        self.delay_min_ns = 0;
+        self.new_round(now_ns);
+    }
+
+    /// True when this ACK ends the current round.
+    fn round_ended(&self, ack: &AckEvent) -> bool {
+        match (self.round_start_ns, ack.ts) {
+            (None, _) => true,
+            (Some(_), Some(ts)) => ts.echoed_tag == self.round,
+            // Without timestamps the tag does not come back: one SRTT.
+            (Some(start), None) => {
+                ack.rtt.smoothed_ns > 0 && ack.now_ns.saturating_sub(start) >= ack.rtt.smoothed_ns
+            }
+        }
+    }
+
+    /// Linux `hystart_update`, for one RTT sample `delay_ns` taken in slow
+    /// start. True when slow start should end here.
+    fn update(&mut self, cfg: &HyStartConfig, ack: &AckEvent, delay_ns: u64, cwnd: f64) -> bool {
+        if self.round_ended(ack) {
+            self.new_round(ack.now_ns);
+        }
+        if cwnd < cfg.low_window_pkts {
+            return false;
+        }
+        let now_ns = ack.now_ns;
+        let mut found = false;
+        if cfg.detect & HYSTART_ACK_TRAIN != 0
+            && now_ns.saturating_sub(self.last_ack_ns) <= cfg.ack_delta_ns
+        {
+            self.last_ack_ns = now_ns;
+            // threshold = delay_min + hystart_ack_delay(), halved when not
+            // paced. We do not pace and have no GSO, so ack_delay = 0: the
+            // train must outlast delay_min / 2.
+            let threshold_ns = self.delay_min_ns / 2;
+            let start = self.round_start_ns.unwrap_or(now_ns);
+            found |= now_ns.saturating_sub(start) > threshold_ns;
+        }
+        if cfg.detect & HYSTART_DELAY != 0 {
+            self.round_min_rtt_ns = self.round_min_rtt_ns.min(delay_ns);
+            if self.sample_cnt < cfg.min_samples {
+                self.sample_cnt += 1;
+            } else {
+                // HYSTART_DELAY_THRESH(delay_min >> 3)
+                let eta_ns = (self.delay_min_ns / 8)
+                    .max(cfg.delay_min_ns)
+                    .min(cfg.delay_max_ns);
+                found |= self.round_min_rtt_ns > self.delay_min_ns + eta_ns;
+            }
+        }
+        found
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cubic {
     cfg: CubicConfig,
     cwnd: f64,
     ssthresh: f64,
+    /// 0 while unknown: before the first reduction and after a timeout.
     w_max: f64,
     /// cwnd just before the last reduction (RFC 9438 cwnd_prior).
     cwnd_prior: f64,
     w_est: f64,
     epoch: Option<Epoch>,
+    hystart: HyStart,
+}
+
+/// An integer parameter: `real` plus a check that the value is whole.
+fn integer(
+    r: &mut ParamReader<'_>,
+    name: &'static str,
+    default: u32,
+    lo: u32,
+    hi: u32,
+) -> Result<u32, CcError> {
+    let v = r.real(name, f64::from(default), f64::from(lo), f64::from(hi))?;
+    if v.fract() != 0.0 {
+        return Err(CcError {
+            field: format!("params.{name}"),
+            message: format!("{v} is not a whole number"),
+        });
+    }
+    Ok(v as u32)
 }
 
 impl Cubic {
@@ -72,19 +249,51 @@ impl Cubic {
             cwnd_prior: 0.0,
             w_est: 0.0,
             epoch: None,
+            hystart: HyStart::new(),
         }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
         let d = CubicConfig::default();
+        let h = d.hystart;
         let mut r = ParamReader::new("cubic", params);
+        let us = |ns: u64| (ns / NS_PER_US) as f64;
+        let hystart = HyStartConfig {
+            enabled: r.flag("hystart", h.enabled)?,
+            detect: integer(&mut r, "hystart_detect", h.detect, 1, 3)?,
+            low_window_pkts: r.real("hystart_low_window", h.low_window_pkts, 0.0, 1e9)?,
+            ack_delta_ns: (r.real("hystart_ack_delta_us", us(h.ack_delta_ns), 0.0, 1e7)?
+                * NS_PER_US as f64) as u64,
+            delay_min_ns: (r.real("hystart_delay_min_us", us(h.delay_min_ns), 0.0, 1e7)?
+                * NS_PER_US as f64) as u64,
+            delay_max_ns: (r.real("hystart_delay_max_us", us(h.delay_max_ns), 0.0, 1e7)?
+                * NS_PER_US as f64) as u64,
+            min_samples: integer(&mut r, "hystart_min_samples", h.min_samples, 0, 1000)?,
+        };
         let cfg = CubicConfig {
             c: r.real_open("c", d.c, 0.0, 1e6)?,
             beta: r.real_open("beta", d.beta, 0.0, 1.0)?,
             fast_convergence: r.flag("fast_convergence", d.fast_convergence)?,
             reno_friendly: r.flag("reno_friendly", d.reno_friendly)?,
+            unknown_w_max_growth: r.real(
+                "unknown_w_max_growth",
+                d.unknown_w_max_growth,
+                0.0,
+                0.5,
+            )?,
+            hystart,
         };
         r.finish()?;
+        if hystart.delay_min_ns > hystart.delay_max_ns {
+            return Err(CcError {
+                field: "params.hystart_delay_min_us".into(),
+                message: format!(
+                    "{} is above hystart_delay_max_us ({})",
+                    us(hystart.delay_min_ns),
+                    us(hystart.delay_max_ns)
+                ),
+            });
+        }
         Ok(Self::new(cfg, init))
     }
 
@@ -98,6 +307,10 @@ impl Cubic {
         self.cfg.c * (t_s - e.k_s).powi(3) + e.origin_pkts
     }
 
+    /// W_max in packets; 0 while unknown (before the first reduction, and
+    /// after a timeout until the next reduction: the curve then starts at
+    /// the window of the stage's start with K = 0, which is RFC 9438 §4.8's
+    /// "W_max = the window at the beginning of the stage").
     pub fn w_max(&self) -> f64 {
         self.w_max
     }
@@ -106,7 +319,9 @@ impl Cubic {
         let epoch = match &self.epoch {
             Some(e) => e.clone(),
             None => {
-                // §4.2: a new congestion-avoidance stage starts here.
+                // §4.2: a new congestion-avoidance stage starts here. With
+                // W_max unknown or below cwnd, K = 0 and the curve starts at
+                // cwnd (§4.8 after a timeout; Linux `bictcp_update`).
                 let (k_s, origin) = if self.w_max > self.cwnd {
                     (self.k_s(self.w_max, self.cwnd), self.w_max)
                 } else {
@@ -124,6 +339,12 @@ impl Cubic {
         };
         let t_s = ack.now_ns.saturating_sub(epoch.start_ns) as f64 / NS_PER_S;
         let rtt_s = ack.rtt.smoothed_ns as f64 / NS_PER_S;
+        // Linux's floor while W_max is unknown: at least g * cwnd per RTT.
+        let floor_pkts = if self.w_max == 0.0 {
+            self.cfg.unknown_w_max_growth * delivered
+        } else {
+            0.0
+        };
         // §4.3, eq. (4): W_est grows by alpha_cubic per RTT; alpha is
         // 3(1 - beta)/(1 + beta) until W_est reaches cwnd_prior, then 1.
         let beta = self.cfg.beta;
@@ -135,14 +356,37 @@ impl Cubic {
         self.w_est += alpha * delivered / self.cwnd;
         let cubic_now = self.w_cubic(&epoch, t_s);
         if self.cfg.reno_friendly && cubic_now < self.w_est {
-            self.cwnd = self.w_est;
+            // The faster of the two rules (Linux `bictcp_update` takes the
+            // smaller ACK count per increment).
+            self.cwnd = self.w_est.max(self.cwnd + floor_pkts);
             return;
         }
         // §4.4-4.5: aim at W_cubic one RTT ahead, within [cwnd, 1.5 cwnd].
         let target = self
             .w_cubic(&epoch, t_s + rtt_s)
             .clamp(self.cwnd, 1.5 * self.cwnd);
-        self.cwnd += (target - self.cwnd) / self.cwnd * delivered;
+        self.cwnd += ((target - self.cwnd) / self.cwnd * delivered).max(floor_pkts);
+    }
+
+    /// HyStart on one ACK (Linux `cubictcp_acked` -> `hystart_update`):
+    /// before the window grows, so the ACK that finds the exit point
+    /// already grows in congestion avoidance.
+    fn hystart_on_ack(&mut self, ack: &AckEvent) {
+        if !ack.rtt_updated || ack.rtt.latest_ns == 0 {
+            return; // `sample->rtt_us < 0`: no RTT sample on this ACK
+        }
+        let delay_ns = ack.rtt.latest_ns;
+        let h = &mut self.hystart;
+        if h.delay_min_ns == 0 || delay_ns < h.delay_min_ns {
+            h.delay_min_ns = delay_ns;
+        }
+        if !h.found
+            && self.cwnd < self.ssthresh
+            && h.update(&self.cfg.hystart, ack, delay_ns, self.cwnd)
+        {
+            h.found = true;
+            self.ssthresh = self.cwnd;
+        }
     }
 
     fn on_reduction(&mut self) -> f64 {
@@ -169,7 +413,18 @@ impl CongestionControl for Cubic {
         self.ssthresh
     }
 
+    fn on_send(&mut self, _now_ns: u64, _seq: u64, _bytes: u32, retransmit: bool) -> u32 {
+        if retransmit {
+            self.hystart.round.wrapping_sub(1)
+        } else {
+            self.hystart.round
+        }
+    }
+
     fn on_ack(&mut self, ack: &AckEvent) {
+        if self.cfg.hystart.enabled {
+            self.hystart_on_ack(ack);
+        }
         let mut cwnd = self.cwnd;
         let mut leftover = 0.0;
         grow(&mut cwnd, self.ssthresh, ack, |_, delivered| {
@@ -193,19 +448,31 @@ impl CongestionControl for Cubic {
 
     fn on_rto(&mut self, rto: &RtoEvent) {
         rto.cap(&mut self.cwnd);
+        // §4.8: ssthresh as at a loss (§4.6, with cwnd_prior = this window),
+        // but only when the transport says this expiry reduces: an expiry
+        // during fast recovery keeps that recovery's ssthresh and cwnd_prior.
         let reduced = if rto.reduce {
             self.on_reduction()
         } else {
             self.ssthresh
         };
         timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
+        // §4.8: the first congestion-avoidance stage after a timeout starts
+        // its curve at the window it has (K = 0, W_max = cwnd_epoch, W_est =
+        // cwnd_epoch), reduced or not. Linux agrees: `cubictcp_state` on
+        // TCP_CA_Loss calls `bictcp_reset` (last_max_cwnd = 0, epoch_start
+        // = 0) after `tcp_enter_loss` took ssthresh.
+        self.w_max = 0.0;
+        self.epoch = None;
+        // ... and re-arms HyStart (`bictcp_reset`, `bictcp_hystart_reset`).
+        self.hystart.rearm(rto.now_ns);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RttStats;
+    use crate::{AckTimestamps, RttStats};
 
     const MS: u64 = 1_000_000;
 
@@ -222,6 +489,445 @@ mod tests {
             rtt_updated: true,
             ..Default::default()
         }
+    }
+
+    /// A connection in congestion avoidance at 1000 packets, RTT 100 ms,
+    /// whose retransmission timer fires (a first expiry that reduces), then
+    /// slow-starts back to ssthresh with one ACK. Returns the time of that ACK.
+    fn rto_then_slow_start(c: &mut Cubic, rtt: u64) -> u64 {
+        assert_eq!(c.cwnd(), 1000.0);
+        c.on_rto(&RtoEvent::first(0));
+        // ssthresh = beta * cwnd = 0.7 * 1000 (RFC 9438 §4.8 -> §4.6); cwnd = 1.
+        assert_eq!((c.cwnd(), c.ssthresh()), (1.0, 700.0));
+        let now = rtt;
+        c.on_ack(&ack(now, 699, rtt));
+        assert_eq!(c.cwnd(), 700.0, "slow start stops at ssthresh");
+        now
+    }
+
+    /// One ACK per RTT delivering a window's worth of packets; returns cwnd
+    /// after each ACK.
+    fn window_per_rtt(c: &mut Cubic, from_ns: u64, rtt: u64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let acks = c.cwnd() as u32;
+                c.on_ack(&ack(from_ns + i as u64 * rtt, acks, rtt));
+                c.cwnd()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cubic_rto_restarts_the_curve_from_the_current_window() {
+        // RFC 9438 §4.8: "During the first congestion avoidance stage after a
+        // timeout, CUBIC increases its congestion window size using Figure 1
+        // [eq. (1)], where t is the elapsed time since the beginning of the
+        // current congestion avoidance stage, K is set to 0, and W_max is set
+        // to the congestion window size at the beginning of the current
+        // congestion avoidance stage."
+        //
+        // Here the stage begins at 700 packets (ssthresh after the timeout),
+        // so W_cubic(t) = 0.4 (t - 0)^3 + 700. cwnd is moved each ACK to
+        // target = W_cubic(t + RTT) (§4.4); with one ACK per RTT delivering
+        // the whole window, the ACK at t = s - RTT leaves cwnd = W_cubic(s):
+        //   W(2) = 0.4 *   8 + 700 = 703.2
+        //   W(4) = 0.4 *  64 + 700 = 725.6
+        //   W(6) = 0.4 * 216 + 700 = 786.4
+        //   W(8) = 0.4 * 512 + 700 = 904.8
+        // (The pre-timeout curve, K = cbrt(300/0.4) = 9.09 s towards
+        // W_max = 1000, would give 857.7 at t = 2 s.) Rounding the delivered
+        // count down to whole packets costs < 0.02 packets per ACK.
+        let mut c = Cubic::new(
+            CubicConfig {
+                reno_friendly: false,
+                ..Default::default()
+            },
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
+        let rtt = 100 * MS;
+        let t0 = rto_then_slow_start(&mut c, rtt) + rtt;
+        let after = window_per_rtt(&mut c, t0, rtt, 80);
+        for (s, w) in [(2, 703.2), (4, 725.6), (6, 786.4), (8, 904.8)] {
+            let cwnd = after[s * 10 - 1];
+            assert!((cwnd - w).abs() < 0.05, "t = {s} s: {cwnd} vs {w}");
+        }
+    }
+
+    #[test]
+    fn cubic_rto_starts_w_est_at_the_current_window() {
+        // RFC 9438 §4.8: after a timeout W_est "SHOULD be set to the
+        // congestion window size at the beginning of the current congestion
+        // avoidance stage" (700), and alpha_cubic = 3 (1 - 0.7)/(1 + 0.7) =
+        // 0.5294 per RTT until W_est reaches cwnd_prior = 1000 (§4.3: the
+        // window when ssthresh was last set, i.e. at the timeout). The cubic
+        // (K = 0) gives only 0.4 * 1.1^3 = 0.53 packets in the first 1.1 s,
+        // so for 10 RTTs cwnd = W_est = 700 + 10 * 0.5294 = 705.29.
+        let mut c = Cubic::new(
+            CubicConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
+        let rtt = 100 * MS;
+        let t0 = rto_then_slow_start(&mut c, rtt) + rtt;
+        let after = window_per_rtt(&mut c, t0, rtt, 10);
+        assert!((after[9] - 705.29).abs() < 0.05, "{}", after[9]);
+    }
+
+    #[test]
+    fn cubic_rto_during_recovery_does_not_cut_twice() {
+        // A loss at W = 1000: ssthresh = 0.7 W = 700. The retransmission
+        // timer then fires during that fast recovery; the transport says the
+        // expiry does not reduce (Linux tcp_enter_loss keeps the recovery's
+        // ssthresh), so ssthresh stays 0.7 W = 700, not 0.7 * 0.7 W = 490.
+        let mut c = Cubic::new(
+            CubicConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        );
+        c.on_congestion_event(&LossEvent::default());
+        assert_eq!((c.cwnd(), c.ssthresh()), (700.0, 700.0));
+        c.on_rto(&RtoEvent {
+            now_ns: 0,
+            backoff: 1,
+            reduce: false,
+            ..Default::default()
+        });
+        assert_eq!((c.cwnd(), c.ssthresh()), (1.0, 700.0));
+        // Slow start climbs back to 0.7 W and stops there.
+        c.on_ack(&ack(100 * MS, 699, 100 * MS));
+        assert_eq!((c.cwnd(), c.ssthresh()), (700.0, 700.0));
+    }
+
+    fn params(kv: &[(&str, f64)]) -> CcParams {
+        kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    /// Slow start on a fake clock, one train of ACKs per round trip.
+    ///
+    /// The connection starts with 10 packets in flight (Linux's initial
+    /// window), sent at t = 0. Every packet comes back one base RTT (40 ms)
+    /// after the one it was sent in response to, and a bottleneck of
+    /// 8333 packets/s spaces the ACKs of a train `spacing_ns` = 120 µs apart.
+    /// So train n (n = 1, 2, ...) starts at n * 40 ms, acknowledges, in order,
+    /// the packets sent during train n - 1 (ACK k echoes the tag of the k-th
+    /// of them), and after each ACK the sender fills the window. In slow
+    /// start each ACK of one packet sends two: trains of 10, 20, 40, 80, 160,
+    /// 320 ACKs, the window at the start of train n being 10 * 2^(n-1).
+    struct FakePath {
+        cc: Cubic,
+        train: u64,
+        in_flight: Vec<u32>,
+    }
+
+    const BASE_RTT: u64 = 40 * MS;
+    const SPACING: u64 = 120_000;
+
+    impl FakePath {
+        fn new(params: &[(&str, f64)]) -> Self {
+            let cc = Cubic::from_params(
+                &super::tests::params(params),
+                InitialWindow {
+                    cwnd_pkts: 10.0,
+                    ssthresh_pkts: f64::INFINITY,
+                },
+            )
+            .unwrap();
+            let mut p = Self {
+                cc,
+                train: 0,
+                in_flight: Vec::new(),
+            };
+            p.fill(0);
+            p
+        }
+
+        fn fill(&mut self, now_ns: u64) {
+            while (self.in_flight.len() as f64) < self.cc.cwnd().floor() {
+                self.in_flight.push(self.cc.on_send(now_ns, 0, 1500, false));
+            }
+        }
+
+        /// Runs the next train; ACK k carries the RTT sample `rtt(k)`.
+        /// Returns the index of the ACK at which slow start ended, if any.
+        fn train(&mut self, rtt: impl Fn(usize) -> u64) -> Option<usize> {
+            self.train += 1;
+            let start = self.train * BASE_RTT;
+            let acked = std::mem::take(&mut self.in_flight);
+            let mut outstanding = acked.len();
+            let mut sent_now = Vec::new();
+            let mut exit = None;
+            for (k, &tag) in acked.iter().enumerate() {
+                let now = start + k as u64 * SPACING;
+                let sample = rtt(k);
+                let ssthresh = self.cc.ssthresh();
+                self.cc.on_ack(&AckEvent {
+                    now_ns: now,
+                    delivered_pkts: 1,
+                    growth_pkts: 1,
+                    cum_acked_pkts: 1,
+                    rtt: RttStats {
+                        latest_ns: sample,
+                        min_ns: sample,
+                        smoothed_ns: sample,
+                    },
+                    rtt_updated: true,
+                    ts: Some(AckTimestamps {
+                        echoed_tag: tag,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                });
+                // HyStart's exit is the only thing that sets ssthresh here.
+                if self.cc.ssthresh() != ssthresh && exit.is_none() {
+                    exit = Some(k);
+                }
+                outstanding -= 1;
+                while ((outstanding + sent_now.len()) as f64) < self.cc.cwnd().floor() {
+                    sent_now.push(self.cc.on_send(now, 0, 1500, false));
+                }
+            }
+            self.in_flight = sent_now;
+            exit
+        }
+    }
+
+    #[test]
+    fn hystart_ack_train_exits_when_the_train_outlasts_half_the_min_rtt() {
+        // Linux `hystart_update`: a round starts with the ACK of the first
+        // packet sent in the previous one (here the first ACK of each train);
+        // ACKs at most 2 ms apart continue the train, and slow start ends
+        // when an ACK of the train comes more than delay_min / 2 = 20 ms
+        // after the round's start (unpaced, no GSO).
+        //
+        // Trains 1-5 (10 ... 160 ACKs) last at most 159 * 120 µs = 19.08 ms:
+        // no exit. Train 6 starts with cwnd = 320; its ACK k comes k * 120 µs
+        // into the round, and k * 120 µs > 20 ms first for k = 167
+        // (20.04 ms). The 167 ACKs before it added one packet each, so
+        // HyStart sets ssthresh = cwnd = 320 + 167 = 487 (about 1.5 times
+        // the 333-packet BDP of 8333 pkt/s * 40 ms: the window counts the
+        // packets sent during the round too). Linux's defaults
+        // (hystart_detect = 3, low window 16) and a constant RTT.
+        let mut p = FakePath::new(&[("hystart", 1.0)]);
+        for n in 1..=5 {
+            assert_eq!(p.train(|_| BASE_RTT), None, "train {n}");
+            assert_eq!(p.cc.cwnd(), 10.0 * 2f64.powi(n));
+        }
+        assert_eq!(p.train(|_| BASE_RTT), Some(167));
+        assert_eq!(p.cc.ssthresh(), 487.0);
+        // cwnd itself is not cut; it grows in congestion avoidance from there.
+        assert!(
+            p.cc.cwnd() >= 487.0 && p.cc.cwnd() < 490.0,
+            "{}",
+            p.cc.cwnd()
+        );
+    }
+
+    /// RTT samples of 40 ms except in train `rise_in`, whose are `risen_ns`.
+    fn delay_run(p: &mut FakePath, rise_in: u64, risen_ns: u64, trains: u64) -> Vec<Option<usize>> {
+        (1..=trains)
+            .map(|n| p.train(|_| if n == rise_in { risen_ns } else { BASE_RTT }))
+            .collect()
+    }
+
+    #[test]
+    fn hystart_delay_rule_exits_when_the_round_min_rtt_rises_past_the_threshold() {
+        // Delay detection only (hystart_detect = 2). delay_min = 40 ms, so the
+        // threshold is 40 + clamp(40 / 8, 4, 16) = 45 ms. In train 3 every
+        // sample is 44.9 ms: no exit. In train 4 (cwnd 80 at its start) every
+        // sample is 45.5 ms: the round's first 8 samples only count
+        // (HYSTART_MIN_SAMPLES), the 9th (k = 8) finds min(9 samples) =
+        // 45.5 > 45 ms: ssthresh = cwnd = 80 + 8 = 88.
+        let mut p = FakePath::new(&[("hystart", 1.0), ("hystart_detect", 2.0)]);
+        assert_eq!(delay_run(&mut p, 3, 44_900_000, 3), vec![None; 3]);
+        assert_eq!(p.cc.ssthresh(), f64::INFINITY);
+        assert_eq!(p.train(|_| 45_500_000), Some(8));
+        assert_eq!(p.cc.ssthresh(), 88.0);
+        // The next train does not end slow start again (it already ended).
+        assert_eq!(p.train(|_| BASE_RTT), None);
+        assert_eq!(p.cc.ssthresh(), 88.0);
+    }
+
+    #[test]
+    fn hystart_does_nothing_below_the_low_window() {
+        // The train of (a) and the delay rise of (b) with hystart_low_window =
+        // 1000: cwnd stays below 1000 through train 6 (it ends at 640), so
+        // slow start runs on: ssthresh stays infinite, cwnd doubles.
+        let mut p = FakePath::new(&[("hystart", 1.0), ("hystart_low_window", 1000.0)]);
+        assert_eq!(delay_run(&mut p, 4, 45_500_000, 6), vec![None; 6]);
+        assert_eq!((p.cc.ssthresh(), p.cc.cwnd()), (f64::INFINITY, 640.0));
+        // With the default low window of 16, a rise seen while cwnd < 16 is not
+        // counted either: train 1 (cwnd 10 ... 19) at 60 ms after a first
+        // sample of 40 ms. Samples taken below 16 packets do not count
+        // towards the 8, and cwnd reaches 16 only at the 7th ACK (k = 6):
+        // k = 6..9 give 4 samples, fewer than 8.
+        let mut p = FakePath::new(&[("hystart", 1.0), ("hystart_detect", 2.0)]);
+        assert_eq!(p.train(|k| if k == 0 { BASE_RTT } else { 60 * MS }), None);
+        assert_eq!(p.cc.ssthresh(), f64::INFINITY);
+    }
+
+    #[test]
+    fn hystart_off_never_exits_early() {
+        // hystart = 0 (the default): the train of (a) and the delay rise of
+        // (b) leave slow start alone.
+        let mut p = FakePath::new(&[]);
+        assert_eq!(delay_run(&mut p, 4, 45_500_000, 6), vec![None; 6]);
+        assert_eq!((p.cc.ssthresh(), p.cc.cwnd()), (f64::INFINITY, 640.0));
+    }
+
+    #[test]
+    fn hystart_rearms_after_a_timeout_and_relearns_delay_min() {
+        // (b)'s rise one train later, in train 5 (cwnd 160 at its start):
+        // exit at its 9th ACK, ssthresh = 160 + 8 = 168; the other ACKs of
+        // the train grow cwnd a little in congestion avoidance. Then a
+        // timeout: ssthresh = 0.7 * cwnd (about 118), cwnd = 1. Linux `bictcp_reset` clears `found` and `delay_min`, so
+        // the next slow start detects again, against a delay_min learned
+        // afresh: after the timeout every sample is 100 ms, which would
+        // end slow start at once against the old 40 ms (100 > 45).
+        let mut p = FakePath::new(&[("hystart", 1.0), ("hystart_detect", 2.0)]);
+        assert_eq!(delay_run(&mut p, 5, 45_500_000, 5)[4], Some(8));
+        assert_eq!(p.cc.ssthresh(), 168.0);
+        let cwnd = p.cc.cwnd();
+        p.cc.on_rto(&RtoEvent::first(p.train * BASE_RTT + 30 * MS));
+        assert_eq!((p.cc.cwnd(), p.cc.ssthresh()), (1.0, 0.7 * cwnd));
+        p.in_flight.clear();
+        p.fill(p.train * BASE_RTT + 30 * MS);
+        // Trains of 1, 2, 4, 8, 16, 32 ACKs at 100 ms: cwnd 64 < ssthresh.
+        for _ in 0..6 {
+            assert_eq!(p.train(|_| 100 * MS), None);
+        }
+        assert_eq!(p.cc.cwnd(), 64.0);
+        // delay_min = 100 ms: threshold 100 + clamp(12.5, 4, 16) = 112.5 ms.
+        // A train at 113 ms exits at its 9th ACK: cwnd = 64 + 8 = 72.
+        assert_eq!(p.train(|_| 113 * MS), Some(8));
+        assert_eq!(p.cc.ssthresh(), 72.0);
+    }
+
+    #[test]
+    fn hystart_round_ends_on_new_data_sent_in_it_not_on_retransmissions() {
+        // Linux ends a round when snd_una passes end_seq = snd_nxt at the
+        // round's start. After a timeout at t = 1 s the retransmissions lie
+        // below end_seq, so their ACKs do not end the round; the ACK of new
+        // data sent after the timeout does.
+        let mut c = Cubic::from_params(
+            &params(&[("hystart", 1.0)]),
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
+        )
+        .unwrap();
+        let s = 1_000 * MS;
+        c.on_rto(&RtoEvent::first(s));
+        let retransmission = c.on_send(s, 0, 1500, true);
+        let new_data = c.on_send(s, 100, 1500, false);
+        let echo = |now_ns, tag| AckEvent {
+            ts: Some(AckTimestamps {
+                echoed_tag: tag,
+                ..Default::default()
+            }),
+            ..ack(now_ns, 1, 40 * MS)
+        };
+        c.on_ack(&echo(s + 40 * MS, retransmission));
+        assert_eq!(c.hystart.round_start_ns, Some(s));
+        c.on_ack(&echo(s + 50 * MS, new_data));
+        assert_eq!(c.hystart.round_start_ns, Some(s + 50 * MS));
+        // Without timestamps a round lasts one SRTT (40 ms here).
+        let plain = |now_ns| AckEvent {
+            ts: None,
+            ..ack(now_ns, 1, 40 * MS)
+        };
+        c.on_ack(&plain(s + 89 * MS));
+        assert_eq!(c.hystart.round_start_ns, Some(s + 50 * MS));
+        c.on_ack(&plain(s + 90 * MS));
+        assert_eq!(c.hystart.round_start_ns, Some(s + 90 * MS));
+    }
+
+    #[test]
+    fn hystart_parameters_are_checked() {
+        let init = InitialWindow::default();
+        for (kv, field) in [
+            (("hystart_detect", 4.0), "params.hystart_detect"),
+            (("hystart_detect", 1.5), "params.hystart_detect"),
+            (("hystart_min_samples", 2.5), "params.hystart_min_samples"),
+            (
+                ("hystart_delay_min_us", 20_000.0),
+                "params.hystart_delay_min_us",
+            ),
+            (("unknown_w_max_growth", 0.6), "params.unknown_w_max_growth"),
+        ] {
+            let e = Cubic::from_params(&params(&[kv]), init).unwrap_err();
+            assert_eq!(e.field, field, "{}", e.message);
+        }
+        let c = Cubic::from_params(
+            &params(&[("hystart", 1.0), ("hystart_ack_delta_us", 500.0)]),
+            init,
+        )
+        .unwrap();
+        assert!(c.cfg.hystart.enabled);
+        assert_eq!(c.cfg.hystart.ack_delta_ns, 500_000);
+        assert_eq!(
+            c.cfg.hystart,
+            HyStartConfig {
+                enabled: true,
+                ack_delta_ns: 500_000,
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn linux_rto_rule_grows_five_percent_per_rtt_until_w_max_is_known() {
+        // unknown_w_max_growth = 0.05 (Linux: cnt <= 20 while last_max_cwnd
+        // == 0). After the timeout W_max is unknown; the curve from 700 with
+        // K = 0 gives < 1 packet in the first second, so the floor rules:
+        // each RTT (one ACK of a whole window) adds 0.05 * floor(cwnd):
+        // 700 * 1.05^10 = 1140.24, less < 0.05 per RTT lost to rounding.
+        let mut c = Cubic::from_params(
+            &params(&[("unknown_w_max_growth", 0.05), ("reno_friendly", 0.0)]),
+            InitialWindow {
+                cwnd_pkts: 1000.0,
+                ssthresh_pkts: 1.0,
+            },
+        )
+        .unwrap();
+        let rtt = 100 * MS;
+        let t0 = rto_then_slow_start(&mut c, rtt) + rtt;
+        let after = window_per_rtt(&mut c, t0, rtt, 10);
+        let w = after[9];
+        assert!((w - 1140.24).abs() < 0.5, "{w}");
+        // A loss makes W_max known (= w) and the floor goes: cwnd = 0.7 w,
+        // K = cbrt(0.3 w / 0.4), and one RTT later cwnd = W_cubic(RTT) =
+        // 0.4 (0.1 - K)^3 + w, about 10.6 packets up, not 5 % (39.9).
+        c.on_congestion_event(&LossEvent::default());
+        let k = (0.3 * w / 0.4f64).cbrt();
+        let expected = 0.4 * (0.1 - k).powi(3) + w;
+        let t1 = t0 + 11 * rtt;
+        let after = window_per_rtt(&mut c, t1, rtt, 1);
+        assert!(
+            (after[0] - expected).abs() < 0.05,
+            "{} vs {expected}",
+            after[0]
+        );
+        assert!(after[0] < 0.7 * w * 1.02);
+        // Before any loss W_max is unknown too (Linux last_max_cwnd = 0 at
+        // init): congestion avoidance from an initial ssthresh of 100 grows 5 %.
+        let mut c = Cubic::from_params(
+            &params(&[("unknown_w_max_growth", 0.05)]),
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 100.0,
+            },
+        )
+        .unwrap();
+        c.on_ack(&ack(0, 100, rtt));
+        assert!((c.cwnd() - 105.0).abs() < 1e-9, "{}", c.cwnd());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
 use crate::sim::{SimSetup, Simulation};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::tcp::profile::{Profile, PROFILES};
 use crate::tcp::TcpConfig;
 use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, Topology};
 use crate::traffic::{self, WebModel};
@@ -192,6 +193,10 @@ pub struct TcpCfg {
     pub sender_clock_offset: Option<String>,
     pub receiver_clock_offset: Option<String>,
     pub priority_class: Option<u32>,
+    /// Transport profile: "rfc" (default), "ns2" or "linux".
+    pub profile: Option<String>,
+    /// ns-2 `maxburst_`: at most this many packets back to back.
+    pub max_burst: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -342,6 +347,8 @@ pub mod limits {
     /// The largest TCP window: RFC 7323's 65535 << 14 bytes.
     pub const MAX_WINDOW_BYTES: u64 = 65_535 << 14;
     pub const MAX_INITIAL_CWND_PKTS: f64 = 1e6;
+    /// `tcp.max_burst`: packets back to back.
+    pub const MAX_BURST_PKTS: u64 = 1_000_000;
     /// A fixed-size transfer or a mean transfer size.
     pub const MAX_TRANSFER_BYTES: u64 = 1_000_000_000_000_000;
     pub const MAX_CLASSES: u32 = 8;
@@ -1364,7 +1371,12 @@ fn tcp_setup(
     n_classes: u32,
 ) -> Result<(TcpConfig, CcParams), ScenarioError> {
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
-    let params: CcParams = params.clone();
+    let mut params: CcParams = params.clone();
+    // The profile's variant of the algorithm (Linux's modules), unless the
+    // scenario sets the parameter itself.
+    for &(k, v) in cfg.profile.cc_defaults(cc) {
+        params.entry(k.to_string()).or_insert(v);
+    }
     for (k, v) in &params {
         if !v.is_finite() {
             return err(format!("{field}.params.{k}"), "must be a finite number");
@@ -1457,6 +1469,18 @@ fn class(field: &str, c: Option<u32>, n_classes: u32) -> Result<u8, ScenarioErro
 fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, ScenarioError> {
     let d = TcpConfig::default();
     let f = |name: &str| format!("{field}.{name}");
+    let profile = match t.profile.as_deref() {
+        None => Profile::default(),
+        Some(name) => Profile::parse(name).ok_or_else(|| ScenarioError {
+            field: f("profile"),
+            message: format!("{name:?} is not a transport profile; known: {}", PROFILES.join(", ")),
+        })?,
+    };
+    let max_burst = match t.max_burst {
+        None => None,
+        Some(n) if (1..=MAX_BURST_PKTS).contains(&n) => Some(n as u32),
+        Some(n) => return err(f("max_burst"), format!("{n} is out of range; allowed 1..={MAX_BURST_PKTS} packets (omit for no limit)")),
+    };
     let packet = match &t.packet_size {
         Some(v) => bytes(&f("packet_size"), v, 64, 65_535)?,
         None => u64::from(d.packet_size_bytes),
@@ -1480,7 +1504,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
     };
     let delack_timeout = match &t.delayed_ack_timeout {
         Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, MAX_DELAY_NS)?,
-        None => 40_000_000,
+        None => profile.delayed_ack_timeout_ns(),
     };
     // The largest window TCP can advertise (RFC 7323), in packets.
     let max_window_pkts = MAX_WINDOW_BYTES / payload;
@@ -1504,7 +1528,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
     };
     let initial_rto = match &t.initial_rto {
         Some(v) => duration_in(&f("initial_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,
-        None => d.initial_rto_ns,
+        None => profile.initial_rto_ns(),
     };
     if min_rto > max_rto {
         return err(
@@ -1516,7 +1540,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             ),
         );
     }
-    let cwnd = t.initial_cwnd.unwrap_or(d.initial_window.cwnd_pkts);
+    let cwnd = t.initial_cwnd.unwrap_or(profile.initial_cwnd_pkts());
     if !(cwnd.is_finite() && (1.0..=MAX_INITIAL_CWND_PKTS).contains(&cwnd)) {
         return err(
             f("initial_cwnd"),
@@ -1550,6 +1574,8 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         sender_clock_offset_ns: offset("sender_clock_offset", &t.sender_clock_offset)?,
         receiver_clock_offset_ns: offset("receiver_clock_offset", &t.receiver_clock_offset)?,
         class: class(&f("priority_class"), t.priority_class, n_classes)?,
+        profile,
+        max_burst_pkts: max_burst,
     })
 }
 

@@ -1,12 +1,16 @@
 //! TCP endpoints with the behaviour of ns-2's TCP/Sack1 and Linux that the
 //! papers relied on. Sequence numbers count packets, as in ns-2.
 
+pub mod profile;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 
 use longfat_cc::InitialWindow;
+
+pub use profile::Profile;
 
 /// Transport settings of one TCP connection.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +34,11 @@ pub struct TcpConfig {
     pub receiver_clock_offset_ns: u64,
     /// Strict-priority class of this connection's packets.
     pub class: u8,
+    /// The sender's recovery machinery and defaults (`tcp.profile`).
+    pub profile: Profile,
+    /// At most this many packets leave back to back on one event (ns-2
+    /// `maxburst_`; None: no limit, ns-2's default 0).
+    pub max_burst_pkts: Option<u32>,
 }
 
 impl Default for TcpConfig {
@@ -47,6 +56,8 @@ impl Default for TcpConfig {
             sender_clock_offset_ns: 0,
             receiver_clock_offset_ns: 0,
             class: 0,
+            profile: Profile::Rfc,
+            max_burst_pkts: None,
         }
     }
 }

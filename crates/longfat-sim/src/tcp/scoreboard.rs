@@ -40,6 +40,13 @@ pub struct Scoreboard {
     n_lost: u64,
     /// Retransmitted and not SACKed.
     n_rtx: u64,
+    /// Last (re)transmission time of packets base..next (RACK, RFC 8985).
+    xmit_ns: VecDeque<u64>,
+    /// Of the packets delivered since the last `take_newest_delivered`, the
+    /// one sent last: (transmission time, packet, was a retransmission).
+    newest_delivered: Option<(u64, u64, bool)>,
+    /// Retransmissions found lost (RACK), to be sent again before anything else.
+    relost: VecDeque<u64>,
 }
 
 impl Scoreboard {
@@ -72,10 +79,63 @@ impl Scoreboard {
 
     /// Records a new packet sent; returns its number.
     pub fn send_new(&mut self) -> u64 {
+        self.send_new_at(0)
+    }
+
+    /// Records a new packet sent at `now_ns`; returns its number.
+    pub fn send_new_at(&mut self, now_ns: u64) -> u64 {
         let seq = self.next;
         self.flags.push_back(0);
+        self.xmit_ns.push_back(now_ns);
         self.next += 1;
         seq
+    }
+
+    /// When packet `seq` (outstanding) was last sent.
+    pub fn xmit_ns(&self, seq: u64) -> u64 {
+        self.xmit_ns[(seq - self.base) as usize]
+    }
+
+    /// Packet `seq` went out again without being a retransmission of a lost
+    /// packet (a tail loss probe).
+    pub fn restamp(&mut self, seq: u64, now_ns: u64) {
+        let i = (seq - self.base) as usize;
+        self.xmit_ns[i] = now_ns;
+    }
+
+    /// True when `seq` is outstanding, not SACKed, and was last sent at `xmit_ns`.
+    pub fn is_pending_copy(&self, seq: u64, xmit_ns: u64) -> bool {
+        seq >= self.base && seq < self.next && self.flag(seq) & SACKED == 0 && self.xmit_ns(seq) == xmit_ns
+    }
+
+    /// True when `seq` is outstanding, marked lost and retransmitted.
+    pub fn is_retransmitted(&self, seq: u64) -> bool {
+        seq >= self.base && seq < self.next && self.flag(seq) & (RETRANS | SACKED) == RETRANS
+    }
+
+    /// True when `seq` is outstanding and marked lost.
+    pub fn is_lost(&self, seq: u64) -> bool {
+        seq >= self.base && seq < self.next && self.flag(seq) & (LOST | SACKED) == LOST
+    }
+
+    /// The packet sent last among those delivered since the previous call.
+    pub fn take_newest_delivered(&mut self) -> Option<(u64, u64, bool)> {
+        self.newest_delivered.take()
+    }
+
+    fn note_delivered(&mut self, seq: u64, xmit_ns: u64, retrans: bool) {
+        let later = match self.newest_delivered {
+            None => true,
+            Some((t, s, _)) => xmit_ns > t || (xmit_ns == t && seq > s),
+        };
+        if later {
+            self.newest_delivered = Some((xmit_ns, seq, retrans));
+        }
+    }
+
+    /// The highest SACKed packet, if any.
+    pub fn highest_sacked(&self) -> Option<u64> {
+        (self.n_top > 0).then(|| self.top[0])
     }
 
     fn flag(&self, seq: u64) -> u8 {
@@ -87,17 +147,44 @@ impl Scoreboard {
 
     /// Marks a lost packet as retransmitted.
     pub fn mark_retransmitted(&mut self, seq: u64) {
+        self.mark_retransmitted_at(seq, 0);
+    }
+
+    /// Marks a lost packet as retransmitted at `now_ns`.
+    pub fn mark_retransmitted_at(&mut self, seq: u64, now_ns: u64) {
         let f = self.flag_mut(seq);
         debug_assert!(*f & LOST != 0 && *f & (SACKED | RETRANS) == 0);
         *f |= RETRANS;
         self.n_rtx += 1;
-        self.rxt_ptr = self.rxt_ptr.max(seq + 1);
+        if self.relost.front() == Some(&seq) {
+            self.relost.pop_front();
+        } else {
+            self.rxt_ptr = self.rxt_ptr.max(seq + 1);
+        }
+        let i = (seq - self.base) as usize;
+        self.xmit_ns[i] = now_ns;
     }
 
-    /// RFC 6675 NextSeg() rule 1: the lowest lost packet not yet retransmitted.
+    /// RACK found a retransmission lost (a packet sent after it was
+    /// delivered): it is lost again and goes out before the other holes.
+    pub fn mark_retransmission_lost(&mut self, seq: u64) {
+        debug_assert!(self.is_retransmitted(seq));
+        *self.flag_mut(seq) &= !RETRANS;
+        self.n_rtx -= 1;
+        self.relost.push_back(seq);
+    }
+
+    /// RFC 6675 NextSeg() rule 1: the lowest lost packet not yet retransmitted
+    /// (lost retransmissions first).
     pub fn next_retransmit(&mut self) -> Option<u64> {
         if self.n_lost == self.n_rtx {
             return None; // every lost packet has been retransmitted
+        }
+        while let Some(&seq) = self.relost.front() {
+            if seq >= self.base && self.flag(seq) & (LOST | SACKED | RETRANS) == LOST {
+                return Some(seq);
+            }
+            self.relost.pop_front();
         }
         self.rxt_ptr = self.rxt_ptr.max(self.base);
         while self.rxt_ptr < self.lost_upto {
@@ -111,10 +198,12 @@ impl Scoreboard {
     }
 
     fn mark_sacked(&mut self, seq: u64) {
+        let xmit = self.xmit_ns(seq);
         let f = self.flag_mut(seq);
         let old = *f;
         debug_assert!(old & SACKED == 0);
         *f |= SACKED;
+        self.note_delivered(seq, xmit, old & RETRANS != 0);
         self.n_sacked += 1;
         if old & LOST != 0 {
             self.n_lost -= 1;
@@ -183,11 +272,13 @@ impl Scoreboard {
         }
         let advanced = ack - self.base;
         let mut fresh = 0;
-        for _ in 0..advanced {
+        for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
+            let xmit = self.xmit_ns.pop_front().expect("times cover base..next");
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
+                self.note_delivered(self.base + i, xmit, f & RETRANS != 0);
                 fresh += 1;
                 if f & LOST != 0 {
                     self.n_lost -= 1;
@@ -219,7 +310,14 @@ impl Scoreboard {
         if self.n_top < DUP_THRESH {
             return 0;
         }
-        let boundary = self.top[DUP_THRESH - 1].min(self.next);
+        self.mark_lost_below(self.top[DUP_THRESH - 1])
+    }
+
+    /// Marks every un-SACKed packet below `boundary` lost (ns-2's scoreboard:
+    /// every hole below the highest SACK; RACK: every original sent before a
+    /// delivered packet). Returns how many were newly marked.
+    pub fn mark_lost_below(&mut self, boundary: u64) -> u64 {
+        let boundary = boundary.min(self.next);
         let mut newly = 0;
         while self.lost_upto < boundary {
             let seq = self.lost_upto;
@@ -234,9 +332,36 @@ impl Scoreboard {
         newly
     }
 
+    /// ns-2's timeout (`ClearScoreBoard`): SACK information is dropped, so
+    /// go-back-N resends packets the receiver already holds.
+    pub fn forget_sacks(&mut self) {
+        for f in self.flags.iter_mut() {
+            *f &= !SACKED;
+        }
+        self.sacked.clear();
+        self.n_sacked = 0;
+        self.n_top = 0;
+        self.n_lost = self.flags.iter().filter(|&&f| f & LOST != 0).count() as u64;
+        self.n_rtx = self.flags.iter().filter(|&&f| f & RETRANS != 0).count() as u64;
+    }
+
+    /// Undo of a spurious timeout: nothing is lost after all, and the
+    /// retransmissions are forgotten (they are duplicates).
+    pub fn unmark_lost(&mut self) {
+        for f in self.flags.iter_mut() {
+            *f &= !(LOST | RETRANS);
+        }
+        self.n_lost = 0;
+        self.n_rtx = 0;
+        self.lost_upto = self.base;
+        self.rxt_ptr = self.base;
+        self.relost.clear();
+    }
+
     /// Retransmission timeout: every un-SACKed packet is lost and earlier
     /// retransmissions are forgotten (Linux `tcp_enter_loss`, SACK kept).
     pub fn mark_all_lost(&mut self) {
+        self.relost.clear();
         for f in self.flags.iter_mut() {
             *f &= !RETRANS;
             if *f & SACKED == 0 {
@@ -265,6 +390,7 @@ impl Scoreboard {
             }
         }
         assert_eq!(self.flags.len() as u64, self.outstanding());
+        assert_eq!(self.xmit_ns.len() as u64, self.outstanding());
         assert_eq!(
             (s, l, r),
             (self.n_sacked, self.n_lost, self.n_rtx),

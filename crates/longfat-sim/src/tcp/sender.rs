@@ -1,13 +1,18 @@
-//! The TCP sender: ACK clocking, RFC 6675 SACK loss recovery driven by
-//! `pipe`, RFC 6298 retransmission timer with exponential backoff, receiver
-//! window, and a [`CongestionControl`] that owns cwnd and ssthresh.
+//! The TCP sender: ACK clocking, SACK loss recovery, the retransmission
+//! timer with exponential backoff, receiver window, and a
+//! [`CongestionControl`] that owns cwnd and ssthresh. The transport profile
+//! ([`Profile`]) chooses the recovery machinery around the controller:
+//! RFC 6675 (`rfc`), ns-2.35 Sack1 (`ns2`), or Linux's PRR, RACK-TLP and
+//! undo (`linux`).
 
 use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent};
 
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, Packet, PacketKind};
-use crate::tcp::rtt::RttEstimator;
+use crate::tcp::profile::Profile;
+use crate::tcp::rack::Rack;
+use crate::tcp::rtt::{RtoRule, RttEstimator};
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::TcpConfig;
 
@@ -16,13 +21,9 @@ use crate::tcp::TcpConfig;
 pub enum Recovery {
     Open,
     /// Fast recovery until the cumulative ACK reaches `point` (RFC 6675 RecoveryPoint).
-    Fast {
-        point: u64,
-    },
+    Fast { point: u64 },
     /// After an RTO, until everything outstanding at the timeout is acknowledged.
-    Timeout {
-        point: u64,
-    },
+    Timeout { point: u64 },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,6 +34,43 @@ pub struct SenderCounters {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub acks_received: u64,
+    /// Tail loss probes sent (`linux`).
+    pub loss_probes: u64,
+    /// Reductions undone as spurious (`linux`, timestamps: Eifel).
+    pub undos: u64,
+}
+
+/// What the one transmission timer is waiting for (Linux keeps one
+/// `icsk_pending` slot for all three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum XmitTimer {
+    Rto,
+    /// Tail loss probe (RFC 8985 §7).
+    Probe,
+    /// RACK's reordering window (RFC 8985 §6.3).
+    Reorder,
+}
+
+/// Proportional rate reduction (RFC 6937; Linux `tcp_cwnd_reduction`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Prr {
+    ssthresh_pkts: u64,
+    prior_cwnd_pkts: u64,
+    delivered: u64,
+    out: u64,
+    /// The window PRR allows during recovery.
+    cwnd_pkts: u64,
+}
+
+/// ns-2.35 Sack1 bookkeeping (tcp-sack1.cc).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ns2State {
+    /// `pipe_` during fast recovery.
+    pipe: i64,
+    /// SACK-changing duplicate ACKs since the last new ACK (`dupacks_`).
+    dupacks: u64,
+    /// `first_decrease_`: the connection has not reduced yet.
+    reduced: bool,
 }
 
 pub struct TcpSender {
@@ -43,7 +81,9 @@ pub struct TcpSender {
     rtt: RttEstimator,
     recovery: Recovery,
     rto_backoff: u32,
-    rto_deadline_ns: Option<u64>,
+    /// When the transmission timer fires, and for what.
+    timer_ns: Option<u64>,
+    timer: XmitTimer,
     /// The application has data to send (between start and stop).
     app_active: bool,
     /// Fixed-size transfer: packets to send in all (None: bulk).
@@ -53,26 +93,45 @@ pub struct TcpSender {
     /// The retransmission that starts fast recovery (sent regardless of
     /// pipe, RFC 6675 step 4.2) is waiting for room in the host queue.
     forced_retransmit_pending: bool,
+    /// RFC 7661 / Linux `tcp_cwnd_validate`: the window limited the sender
+    /// during the current round (sticky until `cwnd_usage_seq` is acked),
+    /// and the most packets outstanding then.
+    cwnd_limited: bool,
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
+    prr: Prr,
+    rack: Rack,
+    /// Highest packet sent when the outstanding tail loss probe left (`tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    tlp_retransmitted: bool,
+    /// The controller before the reduction in progress, for undo.
+    undo: Option<Box<dyn CongestionControl>>,
+    /// The sender's timestamp on the first retransmission of the episode
+    /// (Linux `retrans_stamp`, for the Eifel check).
+    retrans_stamp: Option<u64>,
+    ns2: Ns2State,
     pub counters: SenderCounters,
 }
 
 impl std::fmt::Debug for TcpSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TcpSender")
-            .field("flow", &self.flow)
-            .field("cc", &self.cc.name())
-            .finish()
+        f.debug_struct("TcpSender").field("flow", &self.flow).field("cc", &self.cc.name()).finish()
     }
 }
 
+/// ns-2's timer granularity (`tcpTick_`).
+const NS2_TICK_NS: u64 = 10_000_000;
+/// Linux `TCP_TIMEOUT_MIN`: 2 jiffies (HZ = 1000).
+const LINUX_TIMEOUT_MIN_NS: u64 = 2_000_000;
+
 impl TcpSender {
-    pub fn new(
-        flow: u32,
-        cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
-        total_pkts: Option<u64>,
-    ) -> Self {
-        let rtt = RttEstimator::new(cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
+    pub fn new(flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, total_pkts: Option<u64>) -> Self {
+        let rule = match cfg.profile {
+            Profile::Rfc => RtoRule::Rfc6298,
+            Profile::Linux => RtoRule::Linux,
+            Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS },
+        };
+        let rtt = RttEstimator::with_rule(rule, cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
         Self {
             flow,
             cfg,
@@ -81,12 +140,23 @@ impl TcpSender {
             rtt,
             recovery: Recovery::Open,
             rto_backoff: 0,
-            rto_deadline_ns: None,
+            timer_ns: None,
+            timer: XmitTimer::Rto,
             app_active: false,
             total_pkts,
             completed_at_ns: None,
             started_at_ns: None,
             forced_retransmit_pending: false,
+            cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            prr: Prr::default(),
+            rack: Rack::default(),
+            tlp_high_seq: None,
+            tlp_retransmitted: false,
+            undo: None,
+            retrans_stamp: None,
+            ns2: Ns2State::default(),
             counters: SenderCounters::default(),
         }
     }
@@ -102,6 +172,9 @@ impl TcpSender {
     }
     pub fn recovery(&self) -> Recovery {
         self.recovery
+    }
+    pub fn profile(&self) -> Profile {
+        self.cfg.profile
     }
     /// Packets of a fixed-size transfer (None: bulk).
     pub fn total_pkts(&self) -> Option<u64> {
@@ -137,10 +210,19 @@ impl TcpSender {
         }
     }
 
+    fn has_new_data(&self) -> bool {
+        self.app_active && self.total_pkts.is_none_or(|t| self.sb.snd_nxt() < t)
+    }
+
     fn can_send_new(&self) -> bool {
-        self.app_active
-            && self.total_pkts.is_none_or(|t| self.sb.snd_nxt() < t)
-            && self.sb.outstanding() < self.cfg.rwnd_pkts
+        self.has_new_data() && self.sb.outstanding() < self.cfg.rwnd_pkts
+    }
+
+    fn is_linux(&self) -> bool {
+        self.cfg.profile == Profile::Linux
+    }
+    fn is_ns2(&self) -> bool {
+        self.cfg.profile == Profile::Ns2
     }
 
     fn transmit(&mut self, now_ns: u64, seq: u64, retransmit: bool, out: &mut Outbox) {
@@ -154,20 +236,54 @@ impl TcpSender {
         self.counters.sent_bytes += u64::from(size);
         if retransmit {
             self.counters.retransmits += 1;
+            self.retrans_stamp.get_or_insert(p.ts_val);
+        }
+        if matches!(self.recovery, Recovery::Fast { .. }) {
+            self.prr.out += 1;
+            self.ns2.pipe += 1;
+        }
+        if self.is_linux() {
+            self.rack.on_transmit(seq, now_ns);
         }
         out.packets.push(p);
         // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
         // fast retransmission gets a whole RTO to come back.
-        if self.rto_deadline_ns.is_none() || (retransmit && seq == self.sb.snd_una()) {
-            self.arm_rto(now_ns, out);
+        if self.timer_ns.is_none() || (retransmit && seq == self.sb.snd_una()) {
+            self.arm(XmitTimer::Rto, now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff), out);
         }
+    }
+
+    fn arm(&mut self, kind: XmitTimer, at_ns: u64, out: &mut Outbox) {
+        self.timer = kind;
+        self.timer_ns = Some(at_ns);
+        out.timers.push((TimerKind::Rto, at_ns));
     }
 
     fn arm_rto(&mut self, now_ns: u64, out: &mut Outbox) {
         let d = now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff);
-        self.rto_deadline_ns = Some(d);
-        out.timers.push((TimerKind::Rto, d));
+        self.arm(XmitTimer::Rto, d, out);
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: in the Open state with packets out,
+    /// the timer waits for a probe timeout (PTO = 2 SRTT, plus the minimum
+    /// RTO when a single packet is out, else 2 ms), never past the RTO.
+    fn schedule_probe(&mut self, now_ns: u64, out: &mut Outbox, rto_from_now: bool) {
+        if !self.is_linux() || self.recovery != Recovery::Open || self.sb.outstanding() == 0 || self.tlp_high_seq.is_some() {
+            return;
+        }
+        let srtt = self.rtt.stats().smoothed_ns;
+        let pto = if self.rtt.has_sample() {
+            let extra = if self.sb.outstanding() == 1 { self.cfg.min_rto_ns } else { LINUX_TIMEOUT_MIN_NS };
+            2 * srtt + extra
+        } else {
+            1_000_000_000
+        };
+        let rto_delta = match (rto_from_now, self.timer_ns) {
+            (false, Some(t)) if self.timer == XmitTimer::Rto => t.saturating_sub(now_ns),
+            _ => self.rtt.backed_off_rto_ns(self.rto_backoff),
+        };
+        self.arm(XmitTimer::Probe, now_ns + pto.min(rto_delta), out);
     }
 
     /// The host queue has room again.
@@ -185,19 +301,49 @@ impl TcpSender {
         }
         self.forced_retransmit_pending = false;
         if let Some(seq) = self.sb.next_retransmit() {
-            self.sb.mark_retransmitted(seq);
+            self.sb.mark_retransmitted_at(seq, now_ns);
             self.transmit(now_ns, seq, true, out);
+            // ns-2 does not count the fast retransmission in `pipe_`.
+            if self.is_ns2() && matches!(self.recovery, Recovery::Fast { .. }) {
+                self.ns2.pipe -= 1;
+            }
         }
     }
 
-    /// Sends while RFC 6675 pipe is below cwnd: lost packets first, then new
-    /// data; never more than the host queue takes (`Outbox::host_room_pkts`).
+    /// How many packets the sender may have in flight now, and whether it
+    /// counts them by RFC 6675 pipe (else: outstanding, ns-2's window).
+    fn allowance(&self) -> (u64, u64) {
+        let cwnd = self.cwnd_pkts();
+        match (self.cfg.profile, self.recovery) {
+            (Profile::Linux, Recovery::Fast { .. }) => (self.prr.cwnd_pkts, self.sb.pipe()),
+            (Profile::Ns2, Recovery::Fast { .. }) => (cwnd, self.ns2.pipe.max(0) as u64),
+            // ns-2 `send_much` outside recovery: `t_seqno_ <= highest_ack_ + window()`,
+            // plus one packet for each of the first two duplicate ACKs
+            // (`send_one`, limited transmit).
+            (Profile::Ns2, Recovery::Open) => (cwnd + self.ns2.dupacks.min(2), self.sb.outstanding()),
+            _ => (cwnd, self.sb.pipe()),
+        }
+    }
+
+    /// Sends while the profile's window allows: lost packets first, then new
+    /// data; never more than the host queue takes (`Outbox::host_room_pkts`)
+    /// or `max_burst` at once.
     fn send_allowed(&mut self, now_ns: u64, out: &mut Outbox) {
         if self.forced_retransmit_pending {
             self.send_forced_retransmit(now_ns, out);
         }
-        let cwnd = self.cwnd_pkts();
-        while self.sb.pipe() < cwnd {
+        let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
+        let mut sent = 0u64;
+        let mut window_limited = false;
+        loop {
+            let (allowed, used) = self.allowance();
+            if used >= allowed {
+                window_limited = self.sb.next_retransmit().is_some() || self.can_send_new();
+                break;
+            }
+            if sent >= burst {
+                break;
+            }
             if !out.has_host_room() {
                 if self.sb.next_retransmit().is_some() || self.can_send_new() {
                     out.host_blocked = true;
@@ -205,58 +351,222 @@ impl TcpSender {
                 break;
             }
             if let Some(seq) = self.sb.next_retransmit() {
-                self.sb.mark_retransmitted(seq);
+                self.sb.mark_retransmitted_at(seq, now_ns);
                 self.transmit(now_ns, seq, true, out);
             } else if self.can_send_new() {
-                let seq = self.sb.send_new();
+                let seq = self.sb.send_new_at(now_ns);
                 self.transmit(now_ns, seq, false, out);
             } else {
                 break;
             }
+            sent += 1;
+        }
+        if sent > 0 || window_limited {
+            self.validate_cwnd(window_limited);
+        }
+        if sent > 0 && self.timer == XmitTimer::Rto {
+            self.schedule_probe(now_ns, out, false);
         }
     }
 
-    fn enter_fast_recovery(&mut self, now_ns: u64, in_flight: u64, out: &mut Outbox) {
-        self.recovery = Recovery::Fast {
-            point: self.sb.snd_nxt(),
-        };
-        self.counters.fast_recoveries += 1;
-        self.cc.on_congestion_event(&LossEvent {
+    /// Linux `tcp_cwnd_validate`: the flag holds for a round trip, so one
+    /// application-limited moment does not stop growth.
+    fn validate_cwnd(&mut self, limited: bool) {
+        let out = self.sb.outstanding();
+        if self.sb.snd_una() >= self.cwnd_usage_seq || limited || (!self.cwnd_limited && out > self.max_packets_out) {
+            self.cwnd_limited = limited;
+            self.max_packets_out = out;
+            self.cwnd_usage_seq = self.sb.snd_nxt();
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: cwnd-limited this round, or in slow start
+    /// below twice the most packets that were out.
+    fn is_cwnd_limited(&self) -> bool {
+        let cwnd = self.cc.cwnd();
+        self.cwnd_limited || (cwnd < self.cc.ssthresh() && cwnd < 2.0 * self.max_packets_out as f64)
+    }
+
+    fn loss_event(&self, now_ns: u64, in_flight: u64) -> LossEvent {
+        let ns2 = self.is_ns2();
+        LossEvent {
             now_ns,
             in_flight_pkts: in_flight.min(u64::from(u32::MAX)) as u32,
             lost_pkts: self.sb.lost_count().min(u64::from(u32::MAX)) as u32,
             rtt: self.rtt.stats(),
-            ..Default::default()
-        });
-        // RFC 6675 §5 step (4.2): the first lost packet goes out regardless of pipe.
-        self.send_forced_retransmit(now_ns, out);
+            window_cap_pkts: ns2.then_some(self.cfg.rwnd_pkts as f64),
+            // ns-2 `slowdown()`: the first reduction and one in slow start halve.
+            halve: ns2 && (!self.ns2.reduced || self.cc.cwnd() < self.cc.ssthresh()),
+        }
+    }
+
+    fn enter_fast_recovery(&mut self, now_ns: u64, in_flight: u64, out: &mut Outbox) {
+        self.recovery = Recovery::Fast { point: self.sb.snd_nxt() };
+        self.counters.fast_recoveries += 1;
+        let prior_cwnd = self.cwnd_pkts();
+        let loss = self.loss_event(now_ns, in_flight);
+        self.cc.on_congestion_event(&loss);
+        self.ns2.reduced = true;
+        self.tlp_high_seq = None;
+        match self.cfg.profile {
+            Profile::Linux => {
+                // `tcp_init_cwnd_reduction`; PRR sends the retransmission.
+                let ssthresh = self.cc.ssthresh();
+                self.prr = Prr {
+                    ssthresh_pkts: if ssthresh.is_finite() { ssthresh.max(1.0) as u64 } else { prior_cwnd },
+                    prior_cwnd_pkts: prior_cwnd.max(1),
+                    ..Prr::default()
+                };
+                if self.timer != XmitTimer::Rto {
+                    self.arm_rto(now_ns, out);
+                }
+            }
+            Profile::Ns2 => {
+                // `dupack_action`: pipe_ = maxseq_ - highest_ack_ - numdupacks.
+                self.ns2.pipe = self.sb.outstanding() as i64 - 3;
+                self.arm_rto(now_ns, out); // `reset_rtx_timer(1, 0)`
+                self.send_forced_retransmit(now_ns, out);
+            }
+            Profile::Rfc => {
+                // RFC 6675 §5 step (4.2): the first lost packet goes out regardless of pipe.
+                self.send_forced_retransmit(now_ns, out);
+            }
+        }
+    }
+
+    /// PRR's window for this ACK (Linux 6.x `tcp_cwnd_reduction`).
+    fn prr_update(&mut self, delivered: u64, newly_lost: u64, advanced: bool) {
+        if delivered == 0 {
+            return;
+        }
+        let in_flight = self.sb.pipe() as i64;
+        let p = &mut self.prr;
+        let delta = p.ssthresh_pkts as i64 - in_flight;
+        p.delivered += delivered;
+        let mut sndcnt = if delta < 0 {
+            // Proportional part: ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out.
+            (p.ssthresh_pkts * p.delivered).div_ceil(p.prior_cwnd_pkts) as i64 - p.out as i64
+        } else {
+            let mut n = (p.delivered as i64 - p.out as i64).max(delivered as i64);
+            if advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        sndcnt = sndcnt.max(if p.out > 0 { 0 } else { 1 });
+        p.cwnd_pkts = (in_flight + sndcnt).max(0) as u64;
+    }
+
+    /// RACK's reordering window: a quarter of the minimum RTT while nothing
+    /// suggests loss yet, none in recovery or once 3 packets are SACKed
+    /// (Linux `tcp_rack_reo_wnd` with no reordering ever seen).
+    fn reo_wnd_ns(&self) -> u64 {
+        if self.recovery != Recovery::Open || self.sb.sacked_count() >= 3 {
+            0
+        } else {
+            let st = self.rtt.stats();
+            (st.min_ns / 4).min(st.smoothed_ns)
+        }
+    }
+
+    /// Marks losses by the profile's rule; returns how many were newly marked
+    /// and, for RACK, when to look again.
+    fn detect_losses(&mut self, now_ns: u64, force: bool) -> (u64, Option<u64>) {
+        match self.cfg.profile {
+            Profile::Rfc => (self.sb.update_lost(), None),
+            Profile::Ns2 => {
+                // Every hole below the highest SACK is lost once fast recovery
+                // runs or three packets are SACKed (`numdupacks_`).
+                let go = matches!(self.recovery, Recovery::Fast { .. }) || self.sb.sacked_count() >= 3;
+                match (go, self.sb.highest_sacked()) {
+                    (true, Some(h)) => (self.sb.mark_lost_below(h), None),
+                    _ => (0, None),
+                }
+            }
+            Profile::Linux => {
+                let reo = self.reo_wnd_ns();
+                let d = self.rack.detect(&mut self.sb, now_ns, reo, force);
+                (d.newly_lost, d.wait_ns)
+            }
+        }
     }
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
         self.counters.acks_received += 1;
         let in_flight_before = self.sb.pipe();
+        let una_before = self.sb.snd_una();
         // Every ACK echoes the TSval of the packet that triggered it: an exact
         // RTT sample even for retransmissions (RFC 7323 §4, no Karn ambiguity).
         let sample = self.clock(now_ns).saturating_sub(ack.ts_ecr);
-        self.rtt.on_sample(sample);
+        let in_fast = matches!(self.recovery, Recovery::Fast { .. });
+        // ns-2 with timestamps samples on new ACKs only (`newack`), not on
+        // duplicate or partial ACKs.
+        let ns2_sample = ack.seq > una_before && (!in_fast || self.recovery_exits_at(ack.seq));
+        if !self.is_ns2() || ns2_sample {
+            self.rtt.on_sample_at(sample, una_before, self.sb.snd_nxt());
+        }
 
+        // ns-2 ignores SACK information from a timeout until the recovery
+        // point passes (`timeout_`, `ClearScoreBoard` on every new ACK).
+        let ignore_sacks = self.is_ns2() && matches!(self.recovery, Recovery::Timeout { .. });
+        let sacked_before = self.sb.sacked_count();
         let mut delivered = 0;
-        for &(s, e) in ack.sack_blocks() {
-            delivered += self.sb.sack_block(s, e);
+        if !ignore_sacks {
+            for &(s, e) in ack.sack_blocks() {
+                delivered += self.sb.sack_block(s, e);
+            }
         }
         let (advanced, fresh) = self.sb.cum_ack(ack.seq);
         delivered += fresh;
-        self.sb.update_lost();
+        if let Some((xmit, seq, rtx)) = self.sb.take_newest_delivered() {
+            if self.is_linux() {
+                self.rack.on_delivered(now_ns, seq, xmit, rtx, self.rtt.stats().min_ns);
+            }
+        }
 
         if advanced > 0 {
             // RFC 6298 §5.3 restart; backoff is cleared by progress.
             self.rto_backoff = 0;
+            self.ns2.dupacks = 0;
             if self.sb.outstanding() == 0 {
-                self.rto_deadline_ns = None;
+                self.timer_ns = None;
             } else {
                 self.arm_rto(now_ns, out);
             }
+        } else if self.sb.sacked_count() > sacked_before {
+            self.ns2.dupacks += 1;
         }
+
+        // Linux `tcp_try_undo_loss` (Eifel, RFC 3522): the ACK echoes a
+        // timestamp older than the first retransmission, so the original
+        // arrived and the timeout was spurious.
+        if self.is_linux() && advanced > 0 && matches!(self.recovery, Recovery::Timeout { .. }) {
+            if let (Some(stamp), Some(_)) = (self.retrans_stamp, self.undo.as_ref()) {
+                if ack.ts_ecr < stamp {
+                    self.undo_reduction();
+                }
+            }
+        }
+        // A tail loss probe's outcome (Linux `tcp_process_tlp_ack`).
+        if let Some(high) = self.tlp_high_seq {
+            if ack.seq >= high {
+                if !self.tlp_retransmitted {
+                    self.tlp_high_seq = None;
+                } else if ack.seq > high {
+                    // The probe repaired a loss: reduce at once (CWR, no PRR).
+                    self.tlp_high_seq = None;
+                    let loss = self.loss_event(now_ns, in_flight_before);
+                    self.cc.on_congestion_event(&loss);
+                    self.cc.on_recovery_exit(now_ns);
+                } else if advanced == 0 && delivered == 0 {
+                    self.tlp_high_seq = None; // a pure duplicate: nothing was lost
+                }
+            }
+        }
+
+        let lost_before = self.sb.lost_count();
+        let (newly_lost, reo_wait) = self.detect_losses(now_ns, false);
+        let _ = lost_before;
 
         let exiting = match self.recovery {
             Recovery::Fast { point } | Recovery::Timeout { point } => self.sb.snd_una() >= point,
@@ -264,15 +574,26 @@ impl TcpSender {
         };
         if self.recovery == Recovery::Open && self.sb.has_lost() {
             self.enter_fast_recovery(now_ns, in_flight_before, out);
+        } else if self.is_ns2() && in_fast && !exiting {
+            // `--pipe_` for every ACK in recovery, again for a partial ACK.
+            self.ns2.pipe -= 1 + i64::from(advanced > 0);
         }
-        let payload = self.cfg.payload_bytes();
         let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. });
+        if self.is_linux() && in_fast_recovery {
+            self.prr_update(delivered, newly_lost, advanced > 0);
+        }
+
+        let payload = self.cfg.payload_bytes();
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
-        // advances the cumulative point may grow the window.
-        let growth = if advanced > 0 && !in_fast_recovery {
-            delivered
-        } else {
-            0
+        // advances the cumulative point may grow the window; RFC 7661 / Linux
+        // `tcp_is_cwnd_limited`: only while the window limits the sender.
+        let may_grow = advanced > 0
+            && !in_fast_recovery
+            && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
+        let growth = match (may_grow, self.cfg.profile.grows_per_ack()) {
+            (false, _) => 0,
+            (true, true) => 1,
+            (true, false) => delivered,
         };
         self.cc.on_ack(&AckEvent {
             now_ns,
@@ -297,54 +618,147 @@ impl TcpSender {
                 self.cc.on_recovery_exit(now_ns);
             }
             self.recovery = Recovery::Open;
+            self.retrans_stamp = None;
+            self.undo = None;
+            if self.is_linux() {
+                self.detect_losses(now_ns, true);
+            }
             if self.sb.has_lost() {
                 let pipe = self.sb.pipe();
                 self.enter_fast_recovery(now_ns, pipe, out);
+                if self.is_linux() {
+                    self.prr_update(delivered, newly_lost, advanced > 0);
+                }
             }
         }
         self.send_allowed(now_ns, out);
+        if self.is_linux() && self.sb.outstanding() > 0 {
+            match reo_wait {
+                Some(w) if self.recovery == Recovery::Open || !self.sb.has_lost() => {
+                    let rto = self.rtt.backed_off_rto_ns(self.rto_backoff);
+                    self.arm(XmitTimer::Reorder, now_ns + (w + LINUX_TIMEOUT_MIN_NS).min(rto), out);
+                }
+                _ if advanced > 0 => self.schedule_probe(now_ns, out, true),
+                _ => {}
+            }
+        }
         if let Some(t) = self.total_pkts {
             if self.completed_at_ns.is_none() && self.sb.snd_una() >= t {
                 self.completed_at_ns = Some(now_ns);
-                self.rto_deadline_ns = None;
+                self.timer_ns = None;
             }
         }
     }
 
+    fn recovery_exits_at(&self, ack_seq: u64) -> bool {
+        match self.recovery {
+            Recovery::Fast { point } | Recovery::Timeout { point } => ack_seq >= point,
+            Recovery::Open => false,
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: the controller as it was before the
+    /// reduction, nothing marked lost, back to Open.
+    fn undo_reduction(&mut self) {
+        if let Some(prior) = self.undo.take() {
+            self.cc = prior;
+        }
+        self.sb.unmark_lost();
+        self.recovery = Recovery::Open;
+        self.retrans_stamp = None;
+        self.counters.undos += 1;
+    }
+
     pub fn on_rto_timer(&mut self, now_ns: u64, out: &mut Outbox) {
-        let Some(deadline) = self.rto_deadline_ns else {
-            return;
-        };
+        let Some(deadline) = self.timer_ns else { return };
         if deadline > now_ns {
             out.timers.push((TimerKind::Rto, deadline)); // restarted since: wait on
             return;
         }
         if self.sb.outstanding() == 0 {
-            self.rto_deadline_ns = None;
+            self.timer_ns = None;
             return;
         }
+        match self.timer {
+            XmitTimer::Rto => self.retransmission_timeout(now_ns, out),
+            XmitTimer::Probe => self.send_loss_probe(now_ns, out),
+            XmitTimer::Reorder => {
+                // `tcp_rack_reo_timeout`
+                self.timer_ns = None;
+                let (newly, wait) = self.detect_losses(now_ns, true);
+                if newly > 0 && self.recovery == Recovery::Open {
+                    let pipe = self.sb.pipe();
+                    self.enter_fast_recovery(now_ns, pipe, out);
+                    self.prr_update(1, newly, false);
+                }
+                self.send_allowed(now_ns, out);
+                if let Some(w) = wait {
+                    self.arm(XmitTimer::Reorder, now_ns + w + LINUX_TIMEOUT_MIN_NS, out);
+                } else if self.timer_ns.is_none() || self.timer != XmitTimer::Rto {
+                    self.arm_rto(now_ns, out);
+                }
+            }
+        }
+    }
+
+    /// Linux `tcp_send_loss_probe`: one new packet if there is one, else the
+    /// highest packet again; then the RTO.
+    fn send_loss_probe(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.timer_ns = None;
+        if self.tlp_high_seq.is_none() && out.has_host_room() {
+            if self.can_send_new() {
+                let seq = self.sb.send_new_at(now_ns);
+                self.transmit(now_ns, seq, false, out);
+                self.tlp_retransmitted = false;
+            } else {
+                let seq = self.sb.snd_nxt() - 1;
+                self.sb.restamp(seq, now_ns);
+                self.transmit(now_ns, seq, false, out);
+                self.tlp_retransmitted = true;
+            }
+            self.counters.loss_probes += 1;
+            self.tlp_high_seq = Some(self.sb.snd_nxt());
+        }
+        self.arm_rto(now_ns, out);
+    }
+
+    fn retransmission_timeout(&mut self, now_ns: u64, out: &mut Outbox) {
         self.rto_backoff += 1;
         self.counters.timeouts += 1;
         // Linux `tcp_enter_loss`: a new ssthresh only when not already in
         // fast recovery, nor in a timeout recovery without progress since.
-        let reduce = match self.recovery {
-            Recovery::Open => true,
-            Recovery::Fast { .. } => false,
-            Recovery::Timeout { .. } => self.rto_backoff <= 1,
+        // ns-2 `timeout()` cuts on every expiry.
+        let reduce = match (self.cfg.profile, self.recovery) {
+            (Profile::Ns2, _) => true,
+            (_, Recovery::Open) => true,
+            (_, Recovery::Fast { .. }) => false,
+            (_, Recovery::Timeout { .. }) => self.rto_backoff <= 1,
         };
+        if self.is_linux() && reduce {
+            self.undo = Some(self.cc.snapshot());
+        }
+        let ns2 = self.is_ns2();
         self.cc.on_rto(&RtoEvent {
             now_ns,
             backoff: self.rto_backoff,
             reduce,
+            window_cap_pkts: ns2.then_some(self.cfg.rwnd_pkts as f64),
+            halve: ns2,
             rtt: self.rtt.stats(),
-            ..Default::default()
         });
+        self.ns2.reduced = true;
+        self.ns2.dupacks = 0;
+        self.tlp_high_seq = None;
+        if ns2 {
+            self.sb.forget_sacks();
+        }
         self.sb.mark_all_lost();
-        self.recovery = Recovery::Timeout {
-            point: self.sb.snd_nxt(),
-        };
+        if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
+            self.retrans_stamp = None;
+        }
+        self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
         self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
-                                   // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
         self.send_forced_retransmit(now_ns, out);
         self.send_allowed(now_ns, out);
     }

@@ -1,0 +1,127 @@
+//! Transport profiles: which TCP sender a flow runs. The window rule is
+//! always the flow's congestion controller; the profile decides everything
+//! around it (loss detection and recovery, the retransmission timer, how much
+//! an ACK may grow the window, initial values). `docs/algorithms.md` has the
+//! table of every behaviour that differs.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The standards' sender: RFC 5681 growth on cumulatively acknowledged
+    /// packets, RFC 6675 SACK recovery driven by pipe, RFC 6298 timer (with
+    /// Linux's floor on the variance term), RFC 7661 cwnd validation. The
+    /// sender longfat was validated with against ns-3 and the Mathis and
+    /// Padhye models.
+    #[default]
+    Rfc,
+    /// ns-2.35 `Agent/TCP/Sack1`, as the LTCP, PLT, TCP-GT and eHSTCP papers
+    /// ran it: growth once per new ACK, reductions from `min(cwnd, rwnd)`,
+    /// `slowdown()`'s halving rules, ns-2's pipe counter, every hole below the
+    /// highest SACK lost, go-back-N after a timeout, 10 ms timer ticks.
+    Ns2,
+    /// A modern Linux sender: initial window 10, PRR (RFC 6937), RACK-TLP
+    /// (RFC 8985), timestamp (Eifel) undo of spurious timeouts, cwnd
+    /// validation, Linux's RTO estimator, and the kernel modules' variants of
+    /// the algorithms (CUBIC with HyStart, H-TCP with RTT scaling and the
+    /// bandwidth switch, HighSpeed's table).
+    Linux,
+}
+
+pub const PROFILES: &[&str] = &["rfc", "ns2", "linux"];
+
+impl Profile {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "rfc" => Some(Self::Rfc),
+            "ns2" => Some(Self::Ns2),
+            "linux" => Some(Self::Linux),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rfc => "rfc",
+            Self::Ns2 => "ns2",
+            Self::Linux => "linux",
+        }
+    }
+
+    /// Initial window: RFC 5681 §3.1 allows 2-4 (we keep 2), ns-2
+    /// `windowInit_` 2, Linux `TCP_INIT_CWND` 10 (RFC 6928).
+    pub fn initial_cwnd_pkts(self) -> f64 {
+        match self {
+            Self::Rfc | Self::Ns2 => 2.0,
+            Self::Linux => 10.0,
+        }
+    }
+
+    /// RTO before the first sample: RFC 6298 §2.1 and Linux 1 s, ns-2
+    /// `rtxcur_init_` 3 s.
+    pub fn initial_rto_ns(self) -> u64 {
+        match self {
+            Self::Rfc | Self::Linux => 1_000_000_000,
+            Self::Ns2 => 3_000_000_000,
+        }
+    }
+
+    /// The delayed-ACK timer when delayed ACKs are on: Linux's minimum `ato`
+    /// 40 ms (which the RFC profile shares), ns-2 `DelAckSink interval_` 100 ms.
+    pub fn delayed_ack_timeout_ns(self) -> u64 {
+        match self {
+            Self::Rfc | Self::Linux => 40_000_000,
+            Self::Ns2 => 100_000_000,
+        }
+    }
+
+    /// ns-2 grows the window once per new ACK (`opencwnd()`), however many
+    /// packets it covers; the others by the packets delivered.
+    pub fn grows_per_ack(self) -> bool {
+        self == Self::Ns2
+    }
+
+    /// Growth only while the window limits the sender (RFC 7661; Linux
+    /// `tcp_is_cwnd_limited`). ns-2 grows regardless and reduces from
+    /// `min(cwnd, rwnd)` instead.
+    pub fn validates_cwnd(self) -> bool {
+        self != Self::Ns2
+    }
+
+    /// Controller parameters the profile sets unless the scenario does: the
+    /// Linux kernel modules' variants.
+    pub fn cc_defaults(self, cc: &str) -> &'static [(&'static str, f64)] {
+        match (self, cc) {
+            // tcp_cubic.c: HyStart on, beta 717/1024, bic_scale 41 (C = 41 * 10 / 1024),
+            // at least 5 % growth per RTT while W_max is unknown.
+            (Self::Linux, "cubic") => &[
+                ("hystart", 1.0),
+                ("unknown_w_max_growth", 0.05),
+                ("beta", 717.0 / 1024.0),
+                ("c", 410.0 / 1024.0),
+            ],
+            // tcp_htcp.c: use_rtt_scaling and use_bandwidth_switch on, the
+            // scaling factor 100 ms / minRTT clamped to [0.5, 10] (so the
+            // multiplier lies in [0.1, 2]), RTTmax from raw samples, adaptive
+            // backoff only above 10 ms, beta_max 102/128.
+            (Self::Linux, "htcp") => &[
+                ("rtt_scaling", 1.0),
+                ("scale_min", 0.1),
+                ("scale_max", 2.0),
+                ("bandwidth_switch", 1.0),
+                ("rtt_max_fade", 0.95),
+                ("rtt_max_from_samples", 1.0),
+                ("adaptive_min_rtt", 0.01),
+                ("beta_max", 102.0 / 128.0),
+            ],
+            (Self::Linux, "highspeed") => &[("linux_table", 1.0)],
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
