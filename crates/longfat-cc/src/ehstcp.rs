@@ -8,8 +8,10 @@
 //!   is binary feedback. Below N* the path is not yet full and the window
 //!   grows by HighSpeed's a(w) per RTT; at or above N* by Reno's one packet.
 //! * Decrease: by min(beta_eHSTCP, b(w)) with 1 - beta_eHSTCP = RTTmin / eRTT
-//!   (eqs. (8)-(9)). For a safety-check phase of 5 RTTmax after a decrease,
-//!   a further loss takes HighSpeed's full b(w).
+//!   (eqs. (8)-(9)); with an empty queue beta_eHSTCP = 0 and the loss leaves
+//!   the window as it is. For a safety-check phase of 5 RTTmax after a
+//!   decrease, a further loss takes HighSpeed's full b(w) (held at 0.1 above
+//!   High_Window). The profile's `halve` hint (ns-2) halves instead.
 //!
 //! The paper is terse; docs/algorithms.md lists what it leaves open and
 //! what we chose.
@@ -106,6 +108,10 @@ impl Ehstcp {
         (1.0 - self.rtt_min_ns as f64 / self.ertt_ns).clamp(0.0, 1.0)
     }
 
+    /// The fraction a loss takes: eq. (9)'s min(beta_eHSTCP, b(w)), or
+    /// HighSpeed's b(w) inside the safety-check phase. With no queue
+    /// beta_eHSTCP is 0 and the window stays (the paper read literally; see
+    /// docs/algorithms.md). b(w) is held at High_Decrease above High_Window.
     fn decrease_factor(&self, now_ns: u64) -> f64 {
         let b = self.cfg.resp.b(self.cwnd);
         if self.safety_until_ns.is_some_and(|t| now_ns < t) {
@@ -170,9 +176,17 @@ impl CongestionControl for Ehstcp {
         });
     }
 
+    /// Eq. (9), or ns-2's plain halving when the profile asks for it (a
+    /// connection's first reduction, one in slow start: `slowdown()` halves
+    /// there before HighSpeed's decrease applies). Either way the
+    /// safety-check phase starts.
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
-        let beta = self.decrease_factor(loss.now_ns);
+        let beta = if loss.halve {
+            0.5
+        } else {
+            self.decrease_factor(loss.now_ns)
+        };
         reduce(self.cwnd * (1.0 - beta), &mut self.cwnd, &mut self.ssthresh);
         let phase = (self.cfg.safety_rtts * self.rtt_max_ns as f64).round() as u64;
         self.safety_until_ns = Some(loss.now_ns.saturating_add(phase));
@@ -182,10 +196,16 @@ impl CongestionControl for Ehstcp {
         self.cwnd = self.ssthresh;
     }
 
-    /// A timeout is HighSpeed's: ssthresh = (1 - b(w)) w, cwnd = 1.
+    /// A timeout is HighSpeed's: ssthresh = (1 - b(w)) w (w/2 when the
+    /// profile asks for ns-2's halving), cwnd = 1.
     fn on_rto(&mut self, rto: &RtoEvent) {
         rto.cap(&mut self.cwnd);
-        let reduced = self.cwnd * (1.0 - self.cfg.resp.b(self.cwnd));
+        let b = if rto.halve {
+            0.5
+        } else {
+            self.cfg.resp.b(self.cwnd)
+        };
+        let reduced = self.cwnd * (1.0 - b);
         timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
@@ -312,6 +332,129 @@ mod tests {
             ..Default::default()
         });
         assert!((e.cwnd() - w * 0.8).abs() < 1e-9);
+    }
+
+    /// RFC 3649's b(w) by hand: the log line from (38, 0.5) to (83000, 0.1).
+    fn b_by_hand(w: f64) -> f64 {
+        0.5 - 0.4 * (w / 38.0).ln() / (83_000f64 / 38.0).ln()
+    }
+
+    /// A flow whose every sample saw no queue: eRTT = RTTmin = RTTmax = 40 ms.
+    fn empty_queue(cwnd: f64) -> Ehstcp {
+        let mut e = ca(cwnd);
+        for i in 0..10 {
+            e.on_ack(&ack(1_000 * MS + i, 0, 0));
+        }
+        e.cwnd = cwnd;
+        assert_eq!(e.effective_rtt_ns(), 40e6);
+        e
+    }
+
+    /// Defect 6: eq. (9) takes min(beta_eHSTCP, b(w)), and b(w) went negative
+    /// above w = 567,000 (a loss at 700,000 packets raised the window to
+    /// 707,650). b is clamped at High_Decrease above High_Window. With a queue
+    /// of one RTTmin (eRTT = 80 ms, RTTmin = 40 ms) beta_eHSTCP = 1 - 40/80 =
+    /// 0.5, so b(w) = 0.1 decides: cwnd after the loss = w (1 - 0.1).
+    #[test]
+    fn ehstcp_decrease_is_clamped_above_the_table() {
+        for (w, after) in [(700_000.0, 630_000.0), (583_000.0, 524_700.0)] {
+            let mut e = ca(w);
+            e.on_ack(&ack(1_000 * MS, 0, 0));
+            e.ertt_ns = 80e6;
+            e.cwnd = w;
+            e.on_congestion_event(&LossEvent {
+                now_ns: 2_000 * MS,
+                ..Default::default()
+            });
+            e.on_recovery_exit(2_001 * MS);
+            assert!(
+                (e.ssthresh() - after).abs() < 1e-6 && (e.cwnd() - after).abs() < 1e-6,
+                "w = {w}: ssthresh {}, cwnd {}",
+                e.ssthresh(),
+                e.cwnd()
+            );
+            // A smaller delay factor still wins below the clamp: eRTT = 40/0.95
+            // ms gives beta_eHSTCP = 0.05 < 0.1.
+            let mut e = ca(w);
+            e.on_ack(&ack(1_000 * MS, 0, 0));
+            e.ertt_ns = 40e6 / 0.95;
+            e.cwnd = w;
+            e.on_congestion_event(&LossEvent {
+                now_ns: 2_000 * MS,
+                ..Default::default()
+            });
+            assert!((e.cwnd() - w * 0.95).abs() < 1e-6, "{}", e.cwnd());
+        }
+    }
+
+    /// Eq. (8)-(9) read literally (§3.2): with no queue eRTT = RTTmin, so
+    /// 1 - beta_eHSTCP = RTTmin/eRTT = 1, beta_eHSTCP = 0 and
+    /// w <- w - w min(0, b(w)) = w: the loss does not shrink the window.
+    #[test]
+    fn ehstcp_loss_with_empty_queue_does_not_decrease() {
+        let mut e = empty_queue(10_000.0);
+        assert_eq!(e.delay_decrease(), 0.0);
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_000 * MS,
+            ..Default::default()
+        });
+        assert_eq!((e.cwnd(), e.ssthresh()), (10_000.0, 10_000.0));
+        e.on_recovery_exit(2_001 * MS);
+        assert_eq!(e.cwnd(), 10_000.0);
+    }
+
+    /// The safety-check phase (§4: 5 RTTmax = 5 x 40 ms = 200 ms) follows
+    /// every decrease, the zero one included; a second loss inside it takes
+    /// HighSpeed's full b(w): 10000 (1 - 0.2101) = 7899.1. A loss after the
+    /// phase with the queue still empty again keeps the window.
+    #[test]
+    fn ehstcp_second_loss_within_safety_phase_decreases() {
+        let mut e = empty_queue(10_000.0);
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_000 * MS,
+            ..Default::default()
+        });
+        assert_eq!(e.cwnd(), 10_000.0);
+        e.on_recovery_exit(2_050 * MS);
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_100 * MS,
+            ..Default::default()
+        });
+        let expected = 10_000.0 * (1.0 - b_by_hand(10_000.0));
+        assert!((e.cwnd() - expected).abs() < 1e-9, "{}", e.cwnd());
+        assert!((e.cwnd() - 7_899.1).abs() < 0.1);
+        // The phase restarted at 2100 ms: it ends at 2300 ms.
+        e.on_recovery_exit(2_150 * MS);
+        let w = e.cwnd();
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_300 * MS,
+            ..Default::default()
+        });
+        assert_eq!(e.cwnd(), w);
+    }
+
+    #[test]
+    fn ehstcp_halves_when_the_profile_asks() {
+        let mut e = empty_queue(10_000.0);
+        e.on_congestion_event(&LossEvent {
+            now_ns: 2_000 * MS,
+            halve: true,
+            ..Default::default()
+        });
+        assert_eq!((e.cwnd(), e.ssthresh()), (5_000.0, 5_000.0));
+        let mut e = empty_queue(10_000.0);
+        e.on_rto(&RtoEvent {
+            halve: true,
+            ..RtoEvent::first(2_000 * MS)
+        });
+        assert_eq!((e.cwnd(), e.ssthresh()), (1.0, 5_000.0));
+        // Without the hint a timeout is HighSpeed's; a backed-off one keeps it.
+        let mut e = empty_queue(10_000.0);
+        e.on_rto(&RtoEvent::first(2_000 * MS));
+        let expected = 10_000.0 * (1.0 - b_by_hand(10_000.0));
+        assert!((e.ssthresh() - expected).abs() < 1e-9);
+        e.on_rto(&RtoEvent::repeat(2_100 * MS, 2));
+        assert!((e.ssthresh() - expected).abs() < 1e-9);
     }
 
     #[test]

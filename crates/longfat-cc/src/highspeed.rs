@@ -2,10 +2,16 @@
 //!
 //! Above Low_Window the increase a(w) and decrease b(w) depend on the window
 //! so that the response function becomes w = 0.12 / p^0.835 (RFC 3649 §5),
-//! instead of Reno's 1.2 / sqrt(p).
+//! instead of Reno's 1.2 / sqrt(p). Above High_Window a(w) and b(w) keep
+//! their High_Window values (the log line for b would reach 0 near 567,000
+//! packets and then turn a loss into an increase).
+//!
+//! `linux_table = 1` replaces the formulas by Linux's `tcp_highspeed.c`: the
+//! 72-row RFC 3649 Appendix B table with the decrease in 1/256, one row
+//! index kept from ACK to ACK, a(w) added once per ACK.
 
 use crate::error::{CcError, CcParams};
-use crate::helpers::{grow, reduce, timeout};
+use crate::helpers::{grow, reduce, slow_start, timeout};
 use crate::params::ParamReader;
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
@@ -51,10 +57,15 @@ impl HsResponse {
     }
 
     /// b(w) (RFC 3649 §5): log-linear from 0.5 at Low_Window to High_Decrease
-    /// at High_Window (and beyond, continued on the same line).
+    /// at High_Window, and High_Decrease above it. RFC 3649 defines the line
+    /// between the two windows; continued beyond, it falls to 0 near w =
+    /// 567,000 and below 0 after (defect 6), so we hold it at its end.
     pub fn b(&self, w: f64) -> f64 {
         if w <= self.low_window_pkts {
             return 0.5;
+        }
+        if w >= self.high_window_pkts {
+            return self.high_decrease;
         }
         (self.high_decrease - 0.5) * (w.ln() - self.low_window_pkts.ln())
             / (self.high_window_pkts.ln() - self.low_window_pkts.ln())
@@ -67,19 +78,122 @@ impl HsResponse {
         0.078 / w.powf(1.2)
     }
 
-    /// a(w) = w^2 p(w) 2 b(w) / (2 - b(w)) (RFC 3649 §5), at least 1.
+    /// a(w) = w^2 p(w) 2 b(w) / (2 - b(w)) (RFC 3649 §5), at least 1; above
+    /// High_Window a(High_Window) (70.7 packets for the defaults), so that
+    /// the increase stops growing where the decrease does.
     pub fn a(&self, w: f64) -> f64 {
         if w <= self.low_window_pkts {
             return 1.0;
         }
+        let w = w.min(self.high_window_pkts);
         let b = self.b(w);
         (w * w * self.p(w) * 2.0 * b / (2.0 - b)).max(1.0)
     }
 }
 
+/// Linux `hstcp_aimd_vals` (net/ipv4/tcp_highspeed.c): RFC 3649 Appendix B's
+/// rows as (upper window of the row, decrease x 256). Row i holds windows in
+/// (w[i-1], w[i]] and increases by a = i + 1 packets per window; windows
+/// above the last row stay in it (a = 72, b = 24/256 = 0.094).
+const LINUX_ROWS: [(f64, f64); 72] = [
+    (38.0, 128.0),
+    (118.0, 112.0),
+    (221.0, 104.0),
+    (347.0, 98.0),
+    (495.0, 93.0),
+    (663.0, 89.0),
+    (851.0, 86.0),
+    (1058.0, 83.0),
+    (1284.0, 81.0),
+    (1529.0, 78.0),
+    (1793.0, 76.0),
+    (2076.0, 74.0),
+    (2378.0, 72.0),
+    (2699.0, 71.0),
+    (3039.0, 69.0),
+    (3399.0, 68.0),
+    (3778.0, 66.0),
+    (4177.0, 65.0),
+    (4596.0, 64.0),
+    (5036.0, 62.0),
+    (5497.0, 61.0),
+    (5979.0, 60.0),
+    (6483.0, 59.0),
+    (7009.0, 58.0),
+    (7558.0, 57.0),
+    (8130.0, 56.0),
+    (8726.0, 55.0),
+    (9346.0, 54.0),
+    (9991.0, 53.0),
+    (10661.0, 52.0),
+    (11358.0, 52.0),
+    (12082.0, 51.0),
+    (12834.0, 50.0),
+    (13614.0, 49.0),
+    (14424.0, 48.0),
+    (15265.0, 48.0),
+    (16137.0, 47.0),
+    (17042.0, 46.0),
+    (17981.0, 45.0),
+    (18955.0, 45.0),
+    (19965.0, 44.0),
+    (21013.0, 43.0),
+    (22101.0, 43.0),
+    (23230.0, 42.0),
+    (24402.0, 41.0),
+    (25618.0, 41.0),
+    (26881.0, 40.0),
+    (28193.0, 39.0),
+    (29557.0, 39.0),
+    (30975.0, 38.0),
+    (32450.0, 38.0),
+    (33986.0, 37.0),
+    (35586.0, 36.0),
+    (37253.0, 36.0),
+    (38992.0, 35.0),
+    (40808.0, 35.0),
+    (42707.0, 34.0),
+    (44694.0, 33.0),
+    (46776.0, 33.0),
+    (48961.0, 32.0),
+    (51258.0, 32.0),
+    (53677.0, 31.0),
+    (56230.0, 30.0),
+    (58932.0, 30.0),
+    (61799.0, 29.0),
+    (64851.0, 28.0),
+    (68113.0, 28.0),
+    (71617.0, 27.0),
+    (75401.0, 26.0),
+    (79517.0, 26.0),
+    (84035.0, 25.0),
+    (89053.0, 24.0),
+];
+
+/// The row for window `w`, moved from the previous row as Linux's
+/// `hstcp_cong_avoid` does: up while w is above the row's window (stopping at
+/// the last row), else down while w fits in the row below. Each loop runs
+/// until the row holds w, so a window that jumped lands in its row at once.
+fn linux_row(mut row: usize, w: f64) -> usize {
+    if w > LINUX_ROWS[row].0 {
+        while w > LINUX_ROWS[row].0 && row < LINUX_ROWS.len() - 1 {
+            row += 1;
+        }
+    } else {
+        while row > 0 && w <= LINUX_ROWS[row - 1].0 {
+            row -= 1;
+        }
+    }
+    row
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct HighSpeed {
     resp: HsResponse,
+    /// Linux's table semantics instead of RFC 3649's formulas.
+    linux_table: bool,
+    /// Linux `ca->ai`: the table row of the last congestion-avoidance ACK.
+    row: usize,
     cwnd: f64,
     ssthresh: f64,
 }
@@ -88,16 +202,77 @@ impl HighSpeed {
     pub fn new(resp: HsResponse, init: InitialWindow) -> Self {
         Self {
             resp,
+            linux_table: false,
+            row: 0,
             cwnd: init.cwnd_pkts,
             ssthresh: init.ssthresh_pkts,
+        }
+    }
+
+    /// Linux `tcp_highspeed.c` semantics (`linux_table = 1`).
+    pub fn linux(init: InitialWindow) -> Self {
+        Self {
+            linux_table: true,
+            ..Self::new(HsResponse::default(), init)
         }
     }
 
     pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
         let mut r = ParamReader::new("highspeed", params);
         let resp = HsResponse::from_reader(&mut r)?;
+        let linux_table = r.flag("linux_table", false)?;
         r.finish()?;
+        if linux_table {
+            // The table is RFC 3649's for its default parameters.
+            for name in ["low_window", "high_window", "high_decrease"] {
+                if params.contains_key(name) {
+                    return Err(CcError {
+                        field: format!("params.{name}"),
+                        message: "has no effect with linux_table = 1 (Linux's table is fixed)"
+                            .into(),
+                    });
+                }
+            }
+            return Ok(Self::linux(init));
+        }
         Ok(Self::new(resp, init))
+    }
+
+    /// The fraction a loss takes from window `w`.
+    fn decrease(&self, w: f64) -> f64 {
+        if self.linux_table {
+            // Linux `hstcp_ssthresh`: the row of the last avoidance ACK, so a
+            // first loss in slow start (row 0) halves whatever the window.
+            LINUX_ROWS[self.row].1 / 256.0
+        } else {
+            self.resp.b(w)
+        }
+    }
+
+    /// The window after a reduction: ns-2's plain halving when the profile
+    /// asks (`slowdown()` on a first reduction, in slow start, after a
+    /// timeout), else w (1 - b(w)) (RFC 3649 §4).
+    fn reduced(&self, halve: bool) -> f64 {
+        if halve {
+            self.cwnd / 2.0
+        } else {
+            self.cwnd * (1.0 - self.decrease(self.cwnd))
+        }
+    }
+
+    /// Linux `hstcp_cong_avoid`: slow start (the packets left over when
+    /// ssthresh is reached are dropped), else the row follows the window and
+    /// the window grows by a / w once per ACK, whatever the ACK covers.
+    fn linux_ack(&mut self, ack: &AckEvent) {
+        if ack.in_recovery || ack.growth_pkts == 0 {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            slow_start(&mut self.cwnd, self.ssthresh, f64::from(ack.growth_pkts));
+            return;
+        }
+        self.row = linux_row(self.row, self.cwnd);
+        self.cwnd += (self.row + 1) as f64 / self.cwnd;
     }
 }
 
@@ -113,6 +288,9 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
+        if self.linux_table {
+            return self.linux_ack(ack);
+        }
         let resp = self.resp;
         // w += a(w) / w per ACK (RFC 3649 §4).
         grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
@@ -123,7 +301,7 @@ impl CongestionControl for HighSpeed {
     /// w -= b(w) w (RFC 3649 §4).
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
-        let reduced = self.cwnd * (1.0 - self.resp.b(self.cwnd));
+        let reduced = self.reduced(loss.halve);
         reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
     }
 
@@ -133,7 +311,7 @@ impl CongestionControl for HighSpeed {
 
     fn on_rto(&mut self, rto: &RtoEvent) {
         rto.cap(&mut self.cwnd);
-        let reduced = self.cwnd * (1.0 - self.resp.b(self.cwnd));
+        let reduced = self.reduced(rto.halve);
         timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
@@ -220,11 +398,26 @@ mod tests {
         (89053.0, 0.10),
     ];
 
+    /// a(High_Window) by hand: 83000^2 p(83000) 2 (0.1) / (2 - 0.1) with
+    /// p(83000) = 0.078 / 83000^1.2 = 9.754e-8: 70.73.
+    fn a_at_high_window() -> f64 {
+        83_000f64.powi(2) * (0.078 / 83_000f64.powf(1.2)) * 0.2 / 1.9
+    }
+
     #[test]
     fn a_and_b_match_the_rfc_table_rows() {
         let r = HsResponse::default();
+        assert!((a_at_high_window() - 70.73).abs() < 0.01);
         for (i, &(w, b)) in RFC3649_TABLE.iter().enumerate() {
             let a = (i + 1) as f64;
+            if w > 83_000.0 {
+                // The table's last two rows (84,035: a = 71; 89,053: a = 72)
+                // lie above High_Window, where we hold a and b at their
+                // High_Window values (defect 6).
+                assert!((r.a(w) - a_at_high_window()).abs() < 1e-9, "w = {w}");
+                assert_eq!(r.b(w), 0.1, "w = {w}");
+                continue;
+            }
             // The table lists where a(w) reaches the integer a; the formula
             // gives a value within 0.05 of it (row 1 is Reno's a = 1).
             assert!(
@@ -241,22 +434,25 @@ mod tests {
         // Boundary pair at Low_Window: Reno at 38, HighSpeed just above.
         assert_eq!((r.a(38.0), r.b(38.0)), (1.0, 0.5));
         assert!(r.b(39.0) < 0.5);
+        // Boundary pair at High_Window: on the line just below, held above.
+        assert!(r.b(82_999.0) > 0.1 && r.b(82_999.0) < 0.1 + 1e-5);
+        assert_eq!((r.a(83_000.0), r.b(83_000.0)), (r.a(1e7), r.b(1e7)));
     }
 
     /// Mean window of a controller under deterministic loss every 1/p
     /// packets: packets sent divided by round trips taken (one packet
-    /// takes 1/cwnd of a round trip).
-    fn mean_window_under_periodic_loss(p: f64) -> f64 {
+    /// takes 1/cwnd of a round trip), starting from window `start`.
+    fn mean_window_under_periodic_loss(p: f64, start: f64) -> f64 {
         let mut h = HighSpeed::new(
             HsResponse::default(),
             InitialWindow {
-                cwnd_pkts: 0.12 / p.powf(0.835),
+                cwnd_pkts: start,
                 ssthresh_pkts: 1.0,
             },
         );
         // ACKs in batches of about 1/500 of the window (cwnd += a(w) k / w
         // per batch of k), to keep 1e7-packet cycles quick.
-        let batch = ((0.12 / p.powf(0.835)) / 500.0).max(1.0) as u64;
+        let batch = (start / 500.0).max(1.0) as u64;
         let every = (1.0 / p).round() as u64 / batch;
         let ack = AckEvent {
             delivered_pkts: batch as u32,
@@ -279,21 +475,180 @@ mod tests {
 
     #[test]
     fn response_function_is_rfc3649s_within_a_few_percent() {
-        // Where the window stays above Low_Window (p <= 1e-4, w >= 262) the
-        // mean window is within 2 % of w = 0.12 / p^0.835.
-        for p in [1e-4, 1e-5, 1e-6, 1e-7] {
-            let w = mean_window_under_periodic_loss(p);
+        // Where the window stays between Low_Window and High_Window (p from
+        // 1e-4 to 1e-6, w from 262 to 12,000) the mean window is within 2 %
+        // of w = 0.12 / p^0.835.
+        for p in [1e-4f64, 1e-5, 1e-6] {
             let target = 0.12 / p.powf(0.835);
+            let w = mean_window_under_periodic_loss(p, target);
             assert!(
                 (w / target - 1.0).abs() < 0.02,
                 "p = {p}: mean window {w:.1}, RFC 3649 {target:.1}"
             );
         }
+        // Above High_Window a and b are constant (a_H = 70.73, b = 0.1), so
+        // the response is AIMD's w = sqrt(a (2 - b) / (2 b p)): 81,974 at
+        // p = 1e-7 (RFC 3649's line would give 83,981) and 259,226 at 1e-8.
+        for p in [1e-7f64, 1e-8] {
+            let target = (a_at_high_window() * 1.9 / (0.2 * p)).sqrt();
+            let w = mean_window_under_periodic_loss(p, target);
+            assert!(
+                (w / target - 1.0).abs() < 0.02,
+                "p = {p}: mean window {w:.1}, clamped AIMD {target:.1}"
+            );
+        }
         // At p = 1e-3 (w ~ 38) the sawtooth straddles Low_Window and half of
         // each cycle is Reno, whose mean window sqrt(3/2p) = 38.7 sits above
         // the table's 38.4: measured 5.3 % high.
-        let w = mean_window_under_periodic_loss(1e-3);
+        let w = mean_window_under_periodic_loss(1e-3, 0.12 / 1e-3f64.powf(0.835));
         assert!((w / (0.12 / 1e-3f64.powf(0.835)) - 1.0).abs() < 0.06, "{w}");
+    }
+
+    fn ca(cwnd: f64) -> HighSpeed {
+        HighSpeed::new(
+            HsResponse::default(),
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
+    }
+
+    /// Defect 6 ("A faithful TCP"): b(w) continued the log line past
+    /// High_Window, reached 0 near w = 567,000 and went negative, so a loss
+    /// at 700,000 packets set ssthresh to 707,650 and recovery ended above
+    /// the pre-loss window. Above High_Window (83,000) b stays High_Decrease
+    /// = 0.1: cwnd after a loss = w (1 - 0.1). 583,000 packets is 100 Gbit/s
+    /// x 70 ms of 1500-byte packets.
+    #[test]
+    fn highspeed_decrease_is_clamped_above_the_table() {
+        for (w, after) in [(700_000.0, 630_000.0), (583_000.0, 524_700.0)] {
+            let mut h = ca(w);
+            h.on_congestion_event(&LossEvent::default());
+            h.on_recovery_exit(1);
+            assert!(
+                (h.ssthresh() - after).abs() < 1e-6 && (h.cwnd() - after).abs() < 1e-6,
+                "w = {w}: ssthresh {}, cwnd {}",
+                h.ssthresh(),
+                h.cwnd()
+            );
+        }
+    }
+
+    /// ns-2's `slowdown()` halves on a connection's first reduction, in slow
+    /// start and after a timeout; the transport says so with `halve`.
+    #[test]
+    fn highspeed_halves_when_the_profile_asks() {
+        let halve = LossEvent {
+            halve: true,
+            ..Default::default()
+        };
+        let mut h = ca(10_000.0);
+        h.on_congestion_event(&halve);
+        assert_eq!((h.cwnd(), h.ssthresh()), (5_000.0, 5_000.0));
+        // Without the hint, RFC 3649's b(10000) = 0.5 - 0.4 ln(10000/38) /
+        // ln(83000/38) = 0.2101: 10000 (1 - 0.2101) = 7899.1.
+        let b = 0.5 - 0.4 * (10_000f64 / 38.0).ln() / (83_000f64 / 38.0).ln();
+        let mut h = ca(10_000.0);
+        h.on_congestion_event(&LossEvent::default());
+        assert!((h.cwnd() - 10_000.0 * (1.0 - b)).abs() < 1e-9);
+        assert!((h.cwnd() - 7_899.1).abs() < 0.1);
+        // A timeout: ssthresh halves with the hint, cwnd restarts from one.
+        let mut h = ca(10_000.0);
+        h.on_rto(&RtoEvent {
+            halve: true,
+            ..RtoEvent::first(1)
+        });
+        assert_eq!((h.cwnd(), h.ssthresh()), (1.0, 5_000.0));
+        let mut h = ca(10_000.0);
+        h.on_rto(&RtoEvent::first(1));
+        assert!((h.ssthresh() - 10_000.0 * (1.0 - b)).abs() < 1e-9);
+        // A backed-off expiry keeps ssthresh.
+        h.on_rto(&RtoEvent::repeat(2, 2));
+        assert!((h.ssthresh() - 10_000.0 * (1.0 - b)).abs() < 1e-9);
+    }
+
+    fn linux_ack(h: &mut HighSpeed, growth: u32) {
+        h.on_ack(&AckEvent {
+            delivered_pkts: growth,
+            growth_pkts: growth,
+            ..Default::default()
+        });
+    }
+
+    /// `linux_table = 1`: Linux `tcp_highspeed.c` by hand.
+    #[test]
+    fn linux_table_follows_tcp_highspeed() {
+        // Linux's rows are RFC 3649 Appendix B's windows, its decreases the
+        // table's b(w) in 1/256, within 2/256 of the table's two decimals
+        // (112/256 = 0.4375 for 0.44, 62/256 = 0.242 for 0.25, 24/256 = 0.094
+        // for 0.10).
+        for (&(w, md), &(rfc_w, rfc_b)) in LINUX_ROWS.iter().zip(RFC3649_TABLE.iter()) {
+            assert_eq!(w, rfc_w);
+            assert!((md / 256.0 - rfc_b).abs() <= 2.0 / 256.0, "w = {w}");
+        }
+        let ca_init = |w| InitialWindow {
+            cwnd_pkts: w,
+            ssthresh_pkts: 1.0,
+        };
+        // 10,000 packets: rows (9991, 53) < w <= (10661, 52) is row 29, a = 30,
+        // added once per ACK however many packets it covers.
+        let mut h = HighSpeed::linux(ca_init(10_000.0));
+        linux_ack(&mut h, 10);
+        assert_eq!(h.row, 29);
+        let w = 10_000.0 + 30.0 / 10_000.0;
+        assert_eq!(h.cwnd(), w);
+        // A loss takes md = 52/256 of the window.
+        h.on_congestion_event(&LossEvent::default());
+        assert!((h.cwnd() - w * (1.0 - 52.0 / 256.0)).abs() < 1e-9);
+        // A window that jumped down moves the row all the way down on the
+        // next avoidance ACK: 100 packets is row 1 (38 < 100 <= 118), a = 2.
+        (h.cwnd, h.ssthresh) = (100.0, 50.0);
+        linux_ack(&mut h, 1);
+        assert_eq!((h.row, h.cwnd()), (1, 100.02));
+        // Above the last row (89,053) the row stays at 71: a = 72, md = 24/256.
+        let mut h = HighSpeed::linux(ca_init(700_000.0));
+        linux_ack(&mut h, 1);
+        assert_eq!(h.row, 71);
+        let w = 700_000.0 + 72.0 / 700_000.0;
+        assert_eq!(h.cwnd(), w);
+        h.on_congestion_event(&LossEvent::default());
+        assert!((h.cwnd() - w * (1.0 - 24.0 / 256.0)).abs() < 1e-6);
+        // A first loss in slow start uses row 0 (no avoidance ACK yet): halve.
+        let mut h = HighSpeed::linux(InitialWindow {
+            cwnd_pkts: 10_000.0,
+            ssthresh_pkts: f64::INFINITY,
+        });
+        linux_ack(&mut h, 4);
+        assert_eq!((h.row, h.cwnd()), (0, 10_004.0));
+        h.on_congestion_event(&LossEvent::default());
+        assert_eq!(h.cwnd(), 5_002.0);
+        // Slow start drops the packets left over at ssthresh (8 + 4 stops at 10).
+        let mut h = HighSpeed::linux(InitialWindow {
+            cwnd_pkts: 8.0,
+            ssthresh_pkts: 10.0,
+        });
+        linux_ack(&mut h, 4);
+        assert_eq!(h.cwnd(), 10.0);
+    }
+
+    #[test]
+    fn linux_table_is_a_switch_and_refuses_the_formula_parameters() {
+        let p = |kv: &[(&str, f64)]| -> CcParams {
+            kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let init = InitialWindow::default();
+        assert!(
+            HighSpeed::from_params(&p(&[("linux_table", 1.0)]), init)
+                .unwrap()
+                .linux_table
+        );
+        assert!(!HighSpeed::from_params(&p(&[]), init).unwrap().linux_table);
+        let e = HighSpeed::from_params(&p(&[("linux_table", 2.0)]), init).unwrap_err();
+        assert_eq!(e.field, "params.linux_table");
+        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("low_window", 30.0)]), init)
+            .unwrap_err();
+        assert_eq!(e.field, "params.low_window");
     }
 
     #[test]

@@ -38,7 +38,8 @@ impl CongestionControl for Reno {
     }
 
     /// RFC 5681 eq. (4) with ns-2's and Linux's choice of cwnd (not
-    /// FlightSize) as the quantity halved.
+    /// FlightSize) as the quantity halved. `loss.halve` (ns-2's plain
+    /// halving) needs no branch: Reno's decrease is that halving.
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
         reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
@@ -49,7 +50,8 @@ impl CongestionControl for Reno {
     }
 
     /// RFC 5681 §3.1: ssthresh halves when the profile says the expiry
-    /// reduces; every expiry restarts from one packet.
+    /// reduces (with or without `rto.halve`); every expiry restarts from
+    /// one packet.
     fn on_rto(&mut self, rto: &RtoEvent) {
         rto.cap(&mut self.cwnd);
         timeout(self.cwnd / 2.0, rto, &mut self.cwnd, &mut self.ssthresh);
@@ -154,6 +156,23 @@ mod tests {
         });
         r.on_congestion_event(&loss(1));
         assert_eq!(r.ssthresh(), 2.0);
+    }
+
+    #[test]
+    fn the_halve_hint_changes_nothing_for_reno() {
+        for halve in [false, true] {
+            let mut r = Reno::new(InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 50.0,
+            });
+            r.on_congestion_event(&LossEvent { halve, ..loss(5) });
+            assert_eq!((r.cwnd(), r.ssthresh()), (50.0, 50.0));
+            r.on_rto(&RtoEvent {
+                halve,
+                ..RtoEvent::first(6)
+            });
+            assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 25.0));
+        }
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! and ends when diff exceeds gamma.
 //!
 //! RTT per round: the smallest sample of the round (as Linux's `tcp_vegas.c`,
-//! which filters out delayed-ACK inflation). Losses are Reno's.
+//! which filters out delayed-ACK inflation). ssthresh follows the window as
+//! in Linux's `tcp_vegas_cong_avoid`: a decrease (or the slow-start exit)
+//! lowers it to cwnd, so the flow stays in congestion avoidance, and every
+//! decision lifts it to at least 3/4 cwnd. Losses are Reno's.
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout, RoundCounter, MIN_SSTHRESH_PKTS};
@@ -83,7 +86,7 @@ impl Vegas {
         cwnd * rtt_ns.saturating_sub(base_rtt_ns) as f64 / rtt_ns as f64
     }
 
-    /// The once-per-round decision.
+    /// The once-per-round decision, as Linux `tcp_vegas_cong_avoid`.
     fn end_of_round(&mut self, rtt_ns: u64) {
         let diff = Self::diff_pkts(self.cwnd, self.base_rtt_ns, rtt_ns);
         if self.cwnd < self.ssthresh {
@@ -91,14 +94,29 @@ impl Vegas {
                 // Leave slow start. The paper does not say where the window
                 // goes; as Linux, down to the expected window plus one.
                 let expected = self.cwnd * self.base_rtt_ns as f64 / rtt_ns as f64;
-                self.cwnd = self.cwnd.min(expected + 1.0).max(MIN_SSTHRESH_PKTS);
-                self.ssthresh = self.cwnd;
+                self.cwnd = self.cwnd.min(expected + 1.0);
+                self.lower_ssthresh_to_cwnd();
             }
+        } else if diff > self.cfg.beta_pkts {
+            self.cwnd -= 1.0;
+            // Without this the window sits below ssthresh and the next round
+            // takes the slow-start exit above (defect 4).
+            self.lower_ssthresh_to_cwnd();
         } else if diff < self.cfg.alpha_pkts {
             self.cwnd += 1.0;
-        } else if diff > self.cfg.beta_pkts {
-            self.cwnd = (self.cwnd - 1.0).max(MIN_SSTHRESH_PKTS);
         }
+        // Linux: `tp->snd_ssthresh = tcp_current_ssthresh(sk)`, which in the
+        // Open state is max(ssthresh, 3/4 cwnd).
+        self.ssthresh = self.ssthresh.max(0.75 * self.cwnd);
+    }
+
+    /// Linux `snd_ssthresh = tcp_vegas_ssthresh(tp)` = min(ssthresh, cwnd),
+    /// after the window's floor of two packets. (Linux clamps cwnd to 2 only
+    /// after lowering ssthresh, which can leave ssthresh at 1 when the
+    /// window is at its floor; clamping first keeps RFC 5681's floor of 2.)
+    fn lower_ssthresh_to_cwnd(&mut self) {
+        self.cwnd = self.cwnd.max(MIN_SSTHRESH_PKTS);
+        self.ssthresh = self.ssthresh.min(self.cwnd);
     }
 }
 
@@ -238,6 +256,70 @@ mod tests {
         v.base_rtt_ns = 96 * MS;
         round_end(&mut v, 1, 100 * MS + 1_000);
         assert_eq!(v.cwnd(), 99.0);
+    }
+
+    /// Defect 4 ("A faithful TCP"): a -1 step in congestion avoidance left
+    /// cwnd below ssthresh, so the next round took the slow-start branch and
+    /// its gamma exit cut the window to the expected window + 1 (100 -> 99
+    /// -> 70.3 here). Linux `tcp_vegas_cong_avoid` lowers ssthresh with cwnd
+    /// (`snd_ssthresh = min(snd_ssthresh, cwnd)` after the decrement), so the
+    /// flow stays in congestion avoidance and steps down one packet a round.
+    #[test]
+    fn vegas_decrease_in_avoidance_keeps_cwnd_above_ssthresh() {
+        let mut v = Vegas::new(
+            VegasConfig::default(),
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 100.0,
+            },
+        );
+        // BaseRTT = 70 ms; then, as after a gamma exit, cwnd == ssthresh:
+        // congestion avoidance.
+        round_end(&mut v, 0, 70 * MS);
+        v.cwnd = 100.0;
+        v.ssthresh = 100.0;
+        // RTT 100 ms over BaseRTT 70 ms: diff = 100 * 30/100 = 30 > beta = 4: -1.
+        round_end(&mut v, 1, 100 * MS);
+        assert_eq!((v.cwnd(), v.ssthresh()), (99.0, 99.0));
+        assert!(v.cwnd() >= v.ssthresh(), "still in congestion avoidance");
+        // diff = 99 * 0.3 = 29.7 > 4: -1 again (not the slow-start exit to
+        // 99 * 70/100 + 1 = 70.3).
+        round_end(&mut v, 2, 100 * MS);
+        assert_eq!((v.cwnd(), v.ssthresh()), (98.0, 98.0));
+    }
+
+    #[test]
+    fn window_floor_is_two_and_ssthresh_keeps_three_quarters_of_cwnd() {
+        // beta = 0.5 so that a two-packet window can exceed it: BaseRTT 70 ms,
+        // RTT 100 ms, diff = 2 * 0.3 = 0.6 > 0.5: 2 - 1 = 1, clamped to 2
+        // (Linux `if (cwnd < 2) cwnd = 2`), ssthresh min(2, 2) = 2.
+        let cfg = VegasConfig {
+            alpha_pkts: 0.0,
+            beta_pkts: 0.5,
+            gamma_pkts: 1.0,
+        };
+        let mut v = Vegas::new(cfg, InitialWindow::default());
+        round_end(&mut v, 0, 70 * MS);
+        (v.cwnd, v.ssthresh) = (2.0, 2.0);
+        round_end(&mut v, 1, 100 * MS);
+        assert_eq!((v.cwnd(), v.ssthresh()), (2.0, 2.0));
+        // After a loss (ssthresh 50) the window grows in avoidance; Linux's
+        // `tcp_current_ssthresh` lifts ssthresh to 3/4 cwnd once that is
+        // higher: 101 * 3/4 = 75.75.
+        let mut v = ca(100.0);
+        v.ssthresh = 50.0;
+        round_end(&mut v, 1, 101 * MS); // diff 0.99 < alpha: +1
+        assert_eq!((v.cwnd(), v.ssthresh()), (101.0, 75.75));
+    }
+
+    #[test]
+    fn a_backed_off_timeout_keeps_ssthresh() {
+        let mut v = ca(100.0);
+        v.ssthresh = 80.0;
+        v.on_rto(&RtoEvent::first(1));
+        assert_eq!((v.cwnd(), v.ssthresh()), (1.0, 50.0));
+        v.on_rto(&RtoEvent::repeat(2, 2));
+        assert_eq!((v.cwnd(), v.ssthresh()), (1.0, 50.0));
     }
 
     #[test]
