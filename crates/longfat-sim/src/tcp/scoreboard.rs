@@ -47,11 +47,19 @@ pub struct Scoreboard {
     newest_delivered: Option<(u64, u64, bool)>,
     /// Retransmissions found lost (RACK), to be sent again before anything else.
     relost: VecDeque<u64>,
+    /// Keep `xmit_ns` and `newest_delivered` (only RACK needs them; the
+    /// other profiles skip the bookkeeping).
+    track_times: bool,
 }
 
 impl Scoreboard {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A scoreboard that also records send times for RACK.
+    pub fn with_send_times() -> Self {
+        Self { track_times: true, ..Self::default() }
     }
     pub fn snd_una(&self) -> u64 {
         self.base
@@ -86,21 +94,29 @@ impl Scoreboard {
     pub fn send_new_at(&mut self, now_ns: u64) -> u64 {
         let seq = self.next;
         self.flags.push_back(0);
-        self.xmit_ns.push_back(now_ns);
+        if self.track_times {
+            self.xmit_ns.push_back(now_ns);
+        }
         self.next += 1;
         seq
     }
 
     /// When packet `seq` (outstanding) was last sent.
     pub fn xmit_ns(&self, seq: u64) -> u64 {
-        self.xmit_ns[(seq - self.base) as usize]
+        if self.track_times {
+            self.xmit_ns[(seq - self.base) as usize]
+        } else {
+            0
+        }
     }
 
     /// Packet `seq` went out again without being a retransmission of a lost
     /// packet (a tail loss probe).
     pub fn restamp(&mut self, seq: u64, now_ns: u64) {
-        let i = (seq - self.base) as usize;
-        self.xmit_ns[i] = now_ns;
+        if self.track_times {
+            let i = (seq - self.base) as usize;
+            self.xmit_ns[i] = now_ns;
+        }
     }
 
     /// True when `seq` is outstanding, not SACKed, and was last sent at `xmit_ns`.
@@ -161,8 +177,7 @@ impl Scoreboard {
         } else {
             self.rxt_ptr = self.rxt_ptr.max(seq + 1);
         }
-        let i = (seq - self.base) as usize;
-        self.xmit_ns[i] = now_ns;
+        self.restamp(seq, now_ns);
     }
 
     /// RACK found a retransmission lost (a packet sent after it was
@@ -198,12 +213,14 @@ impl Scoreboard {
     }
 
     fn mark_sacked(&mut self, seq: u64) {
-        let xmit = self.xmit_ns(seq);
         let f = self.flag_mut(seq);
         let old = *f;
         debug_assert!(old & SACKED == 0);
         *f |= SACKED;
-        self.note_delivered(seq, xmit, old & RETRANS != 0);
+        if self.track_times {
+            let xmit = self.xmit_ns(seq);
+            self.note_delivered(seq, xmit, old & RETRANS != 0);
+        }
         self.n_sacked += 1;
         if old & LOST != 0 {
             self.n_lost -= 1;
@@ -274,11 +291,13 @@ impl Scoreboard {
         let mut fresh = 0;
         for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
-            let xmit = self.xmit_ns.pop_front().expect("times cover base..next");
+            let xmit = if self.track_times { self.xmit_ns.pop_front().expect("times cover base..next") } else { 0 };
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
-                self.note_delivered(self.base + i, xmit, f & RETRANS != 0);
+                if self.track_times {
+                    self.note_delivered(self.base + i, xmit, f & RETRANS != 0);
+                }
                 fresh += 1;
                 if f & LOST != 0 {
                     self.n_lost -= 1;
@@ -390,7 +409,9 @@ impl Scoreboard {
             }
         }
         assert_eq!(self.flags.len() as u64, self.outstanding());
-        assert_eq!(self.xmit_ns.len() as u64, self.outstanding());
+        if self.track_times {
+            assert_eq!(self.xmit_ns.len() as u64, self.outstanding());
+        }
         assert_eq!(
             (s, l, r),
             (self.n_sacked, self.n_lost, self.n_rtx),

@@ -132,11 +132,12 @@ impl TcpSender {
             Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS },
         };
         let rtt = RttEstimator::with_rule(rule, cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
+        let sb = if cfg.profile == Profile::Linux { Scoreboard::with_send_times() } else { Scoreboard::new() };
         Self {
             flow,
             cfg,
             cc,
-            sb: Scoreboard::new(),
+            sb,
             rtt,
             recovery: Recovery::Open,
             rto_backoff: 0,
@@ -310,18 +311,25 @@ impl TcpSender {
         }
     }
 
-    /// How many packets the sender may have in flight now, and whether it
-    /// counts them by RFC 6675 pipe (else: outstanding, ns-2's window).
-    fn allowance(&self) -> (u64, u64) {
-        let cwnd = self.cwnd_pkts();
+    /// How many packets the sender may have in flight now (the window).
+    fn allowance(&self) -> u64 {
         match (self.cfg.profile, self.recovery) {
-            (Profile::Linux, Recovery::Fast { .. }) => (self.prr.cwnd_pkts, self.sb.pipe()),
-            (Profile::Ns2, Recovery::Fast { .. }) => (cwnd, self.ns2.pipe.max(0) as u64),
+            (Profile::Linux, Recovery::Fast { .. }) => self.prr.cwnd_pkts,
             // ns-2 `send_much` outside recovery: `t_seqno_ <= highest_ack_ + window()`,
             // plus one packet for each of the first two duplicate ACKs
             // (`send_one`, limited transmit).
-            (Profile::Ns2, Recovery::Open) => (cwnd + self.ns2.dupacks.min(2), self.sb.outstanding()),
-            _ => (cwnd, self.sb.pipe()),
+            (Profile::Ns2, Recovery::Open) => self.cwnd_pkts() + self.ns2.dupacks.min(2),
+            _ => self.cwnd_pkts(),
+        }
+    }
+
+    /// What counts against the window: RFC 6675 pipe, ns-2's `pipe_` in its
+    /// fast recovery, packets outstanding in ns-2's Open state.
+    fn in_use(&self) -> u64 {
+        match (self.cfg.profile, self.recovery) {
+            (Profile::Ns2, Recovery::Fast { .. }) => self.ns2.pipe.max(0) as u64,
+            (Profile::Ns2, Recovery::Open) => self.sb.outstanding(),
+            _ => self.sb.pipe(),
         }
     }
 
@@ -333,11 +341,11 @@ impl TcpSender {
             self.send_forced_retransmit(now_ns, out);
         }
         let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
+        let allowed = self.allowance();
         let mut sent = 0u64;
         let mut window_limited = false;
         loop {
-            let (allowed, used) = self.allowance();
-            if used >= allowed {
+            if self.in_use() >= allowed {
                 window_limited = self.sb.next_retransmit().is_some() || self.can_send_new();
                 break;
             }
@@ -364,7 +372,7 @@ impl TcpSender {
         if sent > 0 || window_limited {
             self.validate_cwnd(window_limited);
         }
-        if sent > 0 && self.timer == XmitTimer::Rto {
+        if sent > 0 && self.is_linux() && self.timer == XmitTimer::Rto {
             self.schedule_probe(now_ns, out, false);
         }
     }
