@@ -199,3 +199,723 @@ fn window_slow_starts_during_timeout_recovery() {
     assert_eq!(s.cc().cwnd(), 4.0);
     assert_eq!(seqs(&mut out), vec![3, 4, 5, 6]);
 }
+
+// ---------------------------------------------------------------------------
+// Transport profiles ("A faithful TCP"): the same sender under `rfc`, `ns2`
+// and `linux`, driven by hand-made ACKs. Every expectation is derived in the
+// comments from the RFCs, ns-2.35 (tcp.cc, tcp-sack1.cc) or Linux 6.x
+// (tcp_input.c, tcp_output.c, tcp_recovery.c), not read off the code.
+// ---------------------------------------------------------------------------
+
+use longfat_sim::tcp::Profile;
+
+/// A Reno sender under `profile` with the profile's initial RTO and the
+/// given initial window (ssthresh unlimited), rwnd `rwnd` packets.
+fn profiled(profile: Profile, cwnd: f64, rwnd: u64, total: Option<u64>) -> TcpSender {
+    let cfg = TcpConfig {
+        profile,
+        rwnd_pkts: rwnd,
+        initial_rto_ns: profile.initial_rto_ns(),
+        initial_window: InitialWindow {
+            cwnd_pkts: cwnd,
+            ssthresh_pkts: f64::INFINITY,
+        },
+        ..TcpConfig::default()
+    };
+    TcpSender::new(
+        0,
+        cfg.clone(),
+        Box::new(Reno::new(cfg.initial_window)),
+        total,
+    )
+}
+
+/// The deadline of the transmission timer the sender armed last.
+fn last_timer(out: &mut Outbox) -> u64 {
+    let t = out
+        .timers
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == TimerKind::Rto)
+        .expect("a transmission timer is armed")
+        .1;
+    out.timers.clear();
+    t
+}
+
+/// W = 20 packets in flight, packet 0 lost; SACKs for 1, 2, 3 arrive 101,
+/// 102, 103 ms after the window left (each ACK echoes t = 0). Returns the
+/// sender in fast recovery with the fast retransmission of 0 sent.
+fn fast_recovery_at_w20(profile: Profile) -> (TcpSender, Outbox) {
+    let mut s = profiled(profile, 20.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..20).collect::<Vec<_>>());
+    for j in 1..=3 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+    }
+    assert!(matches!(s.recovery(), Recovery::Fast { .. }), "{profile}");
+    assert!(
+        seqs(&mut out).contains(&0),
+        "{profile}: fast retransmission of 0"
+    );
+    (s, out)
+}
+
+/// Defect 1 ("double ssthresh cut"). A Reno flow at W = 20 enters fast
+/// recovery (ssthresh = cwnd = W/2 = 10); the retransmission of packet 0 is
+/// lost too, the SACKs for the rest of the window (4..19) come back, and the
+/// retransmission timer fires. Linux `tcp_enter_loss` computes a new
+/// ssthresh only from Open/Disorder (or from Loss after progress): in
+/// Recovery it keeps the recovery's, so ssthresh stays W/2 = 10 (not
+/// W/4 = 5) and cwnd restarts at 1. The rfc profile shares the rule.
+#[test]
+fn rto_during_fast_recovery_keeps_the_recovery_ssthresh() {
+    for profile in [Profile::Rfc, Profile::Linux] {
+        let (mut s, mut out) = fast_recovery_at_w20(profile);
+        assert_eq!(
+            (s.cc().cwnd(), s.cc().ssthresh()),
+            (10.0, 10.0),
+            "{profile}"
+        );
+        for j in 4..20 {
+            s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        }
+        assert_eq!(
+            s.counters.retransmits, 1,
+            "{profile}: nothing repairs the lost retransmission"
+        );
+        out.packets.clear();
+        let deadline = last_timer(&mut out);
+        s.on_rto_timer(deadline, &mut out);
+        assert_eq!(s.counters.timeouts, 1, "{profile}");
+        assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0), "{profile}");
+        assert_eq!(
+            seqs(&mut out),
+            vec![0],
+            "{profile}: the head goes out again"
+        );
+    }
+}
+
+/// ns-2.35 `TcpAgent::timeout()` cuts on every expiry:
+/// `slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_RESTART)` halves
+/// `windowd() = min(cwnd_, wnd_)`, which fast recovery has already halved:
+/// ssthresh = int(10 / 2) = 5 = W/4, cwnd = 1.
+#[test]
+fn ns2_rto_during_fast_recovery_cuts_again() {
+    let (mut s, mut out) = fast_recovery_at_w20(Profile::Ns2);
+    // `dupack_action` -> `slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF)`: W/2.
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (10.0, 10.0));
+    for j in 4..20 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+    }
+    assert_eq!(
+        s.counters.retransmits, 1,
+        "each hole goes out once per episode"
+    );
+    out.packets.clear();
+    let deadline = last_timer(&mut out);
+    s.on_rto_timer(deadline, &mut out);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 5.0));
+    assert_eq!(seqs(&mut out), vec![0]);
+}
+
+/// ns-2 `opencwnd()` runs once per new ACK (`recv_newack_helper`), however
+/// many packets the ACK covers: with delayed ACKs (one ACK per two packets)
+/// slow start grows by half a window per round (x1.5), not x2. The
+/// RFC 5681 / Linux sender grows by the packets delivered (2 -> 4).
+#[test]
+fn ns2_grows_once_per_ack_whatever_it_covers() {
+    for (profile, after) in [
+        (Profile::Ns2, 3.0),
+        (Profile::Rfc, 4.0),
+        (Profile::Linux, 4.0),
+    ] {
+        let mut s = profiled(profile, 2.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        assert_eq!(seqs(&mut out), vec![0, 1]);
+        // One delayed ACK for both packets.
+        s.on_ack(100 * MS, &ack(2, &[], 0), &mut out);
+        assert_eq!(s.cc().cwnd(), after, "{profile}");
+        assert_eq!(
+            seqs(&mut out).len(),
+            after as usize,
+            "{profile}: the whole window goes out"
+        );
+    }
+    // ns-2, three rounds of delayed ACKs: 2 packets -> 1 ACK -> cwnd 3;
+    // 3 packets -> ACKs for 2 and (after the 100 ms timer) 1 -> cwnd 5.
+    let mut s = profiled(Profile::Ns2, 2.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), vec![0, 1]);
+    s.on_ack(100 * MS, &ack(2, &[], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![2, 3, 4]);
+    s.on_ack(200 * MS, &ack(4, &[], 100 * MS), &mut out);
+    s.on_ack(300 * MS, &ack(5, &[], 100 * MS), &mut out);
+    assert_eq!(s.cc().cwnd(), 5.0);
+}
+
+/// ns-2 limited transmit (`singledup_` = 1, `TcpAgent::send_one`): on the
+/// first and second duplicate ACK that changes the SACK scoreboard the
+/// sender sends one new packet (t_seqno_ <= highest_ack_ + cwnd_ + dupacks_);
+/// a duplicate ACK that brings no new SACK information counts for nothing
+/// and sends nothing; the third enters fast recovery and sends only the
+/// fast retransmission (`dupack_action`: `output(last_ack_ + 1)`, and
+/// pipe_ = maxseq_ - highest_ack_ - 3 = 12 - 3 = 9 is not below
+/// int(cwnd_) = 5, so `send_much` sends nothing else).
+#[test]
+fn ns2_limited_transmit_on_the_first_two_sack_changing_dupacks() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![10]);
+    // The same SACK again: not a dupack for ns-2 (CheckUpdate() is false).
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(101 * MS, &ack(0, &[(1, 3)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![11]);
+    assert_eq!(s.recovery(), Recovery::Open);
+    s.on_ack(102 * MS, &ack(0, &[(1, 4)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Fast { point: 12 });
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (5.0, 5.0));
+    // Each further ACK: --pipe_; a packet goes out once pipe_ < 5.
+    // pipe_ 9 -> 8, 7, 6, 5: nothing; -> 4: one new packet (12), pipe_ 5.
+    let mut sent = vec![];
+    for j in 4..9 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        sent.push(seqs(&mut out));
+    }
+    assert_eq!(sent, vec![vec![], vec![], vec![], vec![], vec![12]]);
+}
+
+/// ns-2's scoreboard (scoreboard-rq.cc `GetNextRetran`: the first un-SACKed
+/// packet with a SACK block above it) counts every hole below the highest
+/// SACKed packet as lost once fast recovery starts. RFC 6675 IsLost() needs
+/// DupThresh = 3 SACKed packets above a hole. Holes 0, 2, 4; SACKs for 1,
+/// 3, 5 (three SACK-changing dupACKs): ns-2 marks 0, 2 and 4 lost; RFC
+/// 6675 only 0 (three SACKed above it), not 2 (two above) or 4 (one).
+#[test]
+fn ns2_marks_every_hole_below_the_highest_sack_lost() {
+    for (profile, lost) in [(Profile::Ns2, vec![0, 2, 4]), (Profile::Rfc, vec![0])] {
+        let mut s = profiled(profile, 10.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+        s.on_ack(101 * MS, &ack(0, &[(3, 4), (1, 2)], 0), &mut out);
+        s.on_ack(102 * MS, &ack(0, &[(5, 6), (3, 4), (1, 2)], 0), &mut out);
+        assert!(matches!(s.recovery(), Recovery::Fast { .. }), "{profile}");
+        let marked: Vec<u64> = (0..6).filter(|&q| s.scoreboard().is_lost(q)).collect();
+        assert_eq!(marked, lost, "{profile}");
+    }
+}
+
+/// Proportional rate reduction (RFC 6937; Linux 6.x `tcp_cwnd_reduction`),
+/// worked by hand. W = prior_cwnd = 20, packet 0 lost, Reno ssthresh = 10.
+/// SACKs for 1 and 2 arrive first (Disorder: each lets one new packet out,
+/// 20 and 21, since pipe < cwnd); the SACK for 3 makes RACK mark 0 lost
+/// (three SACKed: reo_wnd = 0; 0 was sent an RTT before 3 was delivered)
+/// and recovery starts with 22 packets out.
+///
+/// Per ACK: pipe = outstanding - SACKed - lost + retransmitted, after this
+/// ACK's marking; delta = ssthresh - pipe; prr_delivered += 1. While
+/// delta < 0, sndcnt = ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out
+/// = ceil(d / 2) - prr_out: one packet per two delivered. The d-th ACK of
+/// recovery (SACK of packet d + 2) sees pipe = 18 for d = 1, 2, then
+/// pipe = 20 + new - d, where new = packets sent in recovery besides the
+/// retransmission:
+///   d  1: pipe 18, ceil(1/2) - 0 = 1 -> the retransmission of 0
+///   d  2: pipe 18, 1 - 1 = 0
+///   d  3: pipe 17, 2 - 1 = 1 -> new packet 22
+///   ... odd d send one, even d none, up to
+///   d 15: pipe 11, 8 - 7 = 1 -> new packet 28 (prr_out 8)
+///   d 16: pipe 11, 8 - 8 = 0
+///   d 17: pipe 10, delta = 0: min(delta, ...) = 0
+///   d 18: pipe  9 (SACK of 20), delta = 1: min(1, max(18 - 8, 1)) = 1 -> 29
+///   d 19: pipe  9 (SACK of 21), delta = 1: min(1, max(19 - 9, 1)) = 1 -> 30
+/// prr_out ends at 10 = ssthresh. The retransmission's ACK (cum. 22) ends
+/// recovery with cwnd = ssthresh = 10 (`tcp_end_cwnd_reduction`); 9 are in
+/// flight (22..30), so one more packet (31) goes out.
+#[test]
+fn prr_sends_one_packet_per_two_delivered_down_to_ssthresh() {
+    let mut s = profiled(Profile::Linux, 20.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..20).collect::<Vec<_>>());
+    s.on_ack(101 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    s.on_ack(102 * MS, &ack(0, &[(1, 3)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(seqs(&mut out), vec![20, 21]);
+    let mut sent = vec![];
+    // d = 1..17: SACKs of the originals 3..19, 1 ms apart.
+    for j in 3..20 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        sent.push(seqs(&mut out));
+        if j == 3 {
+            assert_eq!(s.recovery(), Recovery::Fast { point: 22 });
+            assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (10.0, 10.0));
+        }
+    }
+    // d = 18, 19: SACKs of 20 and 21, one RTT after they left.
+    s.on_ack(201 * MS, &ack(0, &[(1, 21)], 101 * MS), &mut out);
+    sent.push(seqs(&mut out));
+    s.on_ack(202 * MS, &ack(0, &[(1, 22)], 102 * MS), &mut out);
+    sent.push(seqs(&mut out));
+    let e: Vec<u64> = vec![];
+    assert_eq!(
+        sent,
+        vec![
+            vec![0],
+            e.clone(),
+            vec![22],
+            e.clone(),
+            vec![23],
+            e.clone(),
+            vec![24],
+            e.clone(),
+            vec![25],
+            e.clone(),
+            vec![26],
+            e.clone(),
+            vec![27],
+            e.clone(),
+            vec![28],
+            e.clone(),
+            e.clone(),
+            vec![29],
+            vec![30],
+        ]
+    );
+    s.on_ack(203 * MS, &ack(22, &[], 103 * MS), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (10.0, 10.0));
+    assert_eq!(seqs(&mut out), vec![31]);
+    assert_eq!(s.counters.timeouts, 0);
+}
+
+/// RACK (RFC 8985 §6.2; Linux `tcp_rack_detect_loss`) finds a lost
+/// retransmission as soon as a packet sent after it is delivered and one
+/// RACK RTT has passed since it left: no timeout. RFC 6675 and ns-2
+/// retransmit each hole once per episode and need the RTO.
+///
+/// After `fast_recovery_at_w20` (retransmission of 0 at 103 ms, lost) and
+/// the SACKs of 4..19, one ACK at 250 ms SACKs everything else. Linux: the
+/// newest delivered packet, 28, left at 117 ms (the PRR schedule of
+/// `prr_sends_one_packet_per_two_delivered_down_to_ssthresh`), so the RACK
+/// RTT is 133 ms and the retransmission (103 ms + 133 ms = 236 ms <= 250 ms)
+/// is lost. pipe = 0, delta = ssthresh = 10, sndcnt = min(10, max(26 - 8,
+/// 9)) = 10: packet 0 again, then 29..37.
+#[test]
+fn rack_detects_a_lost_retransmission_without_a_timeout() {
+    for profile in [Profile::Linux, Profile::Rfc, Profile::Ns2] {
+        let (mut s, mut out) = fast_recovery_at_w20(profile);
+        for j in 4..20 {
+            s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        }
+        out.packets.clear();
+        let nxt = s.scoreboard().snd_nxt();
+        s.on_ack(250 * MS, &ack(0, &[(1, nxt)], 110 * MS), &mut out);
+        let sent = seqs(&mut out);
+        if profile == Profile::Linux {
+            assert_eq!(sent, [0].into_iter().chain(29..38).collect::<Vec<_>>());
+            assert_eq!((s.counters.retransmits, s.counters.timeouts), (2, 0));
+        } else {
+            assert!(!sent.contains(&0), "{profile}: {sent:?}");
+            assert_eq!(s.counters.retransmits, 1, "{profile}");
+            out.packets.clear();
+            let deadline = last_timer(&mut out);
+            s.on_rto_timer(deadline, &mut out);
+            assert_eq!(s.counters.timeouts, 1, "{profile}");
+            assert_eq!(seqs(&mut out), vec![0], "{profile}");
+        }
+    }
+}
+
+/// Tail loss probe timeout (RFC 8985 §7.2; Linux `tcp_schedule_loss_probe`):
+/// PTO = 2 SRTT + (200 ms if one packet is out, else 2 ms), never past the
+/// RTO. With one sample m, Linux's RTO is m + max(2m, 200 ms)
+/// (`tcp_rtt_estimator`: rttvar = max(mdev = 2m, rto_min)).
+///   m = 100 ms, 11 out:  PTO = 202 ms < RTO 300 ms -> probe at 100 + 202
+///   m = 100 ms,  1 out:  PTO = 400 ms > RTO 300 ms -> probe at 100 + 300
+///   m = 300 ms,  1 out:  PTO = 800 ms < RTO 900 ms -> probe at 300 + 800
+/// The probe is one new packet if there is one (even with cwnd full), else
+/// the highest packet again; then the RTO is armed from the probe.
+#[test]
+fn tlp_probe_timeout_is_two_srtt_plus_delack_allowance_capped_at_rto() {
+    // Bulk, 10 out; the ACK for 0 grows cwnd to 11: 10 and 11 go out.
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    out.packets.clear();
+    out.timers.clear();
+    s.on_ack(100 * MS, &ack(1, &[], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![10, 11]);
+    assert_eq!(s.rtt().rto_ns(), 300 * MS);
+    assert_eq!(last_timer(&mut out), 302 * MS);
+    s.on_rto_timer(302 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![12], "a new packet as the probe");
+    assert_eq!((s.counters.loss_probes, s.counters.timeouts), (1, 0));
+    assert_eq!(last_timer(&mut out), 602 * MS, "then the RTO");
+
+    for (m, probe_at) in [(100 * MS, 400 * MS), (300 * MS, 1_100 * MS)] {
+        // An 11-packet transfer: the ACK for the first 10 leaves one out.
+        let mut s = profiled(Profile::Linux, 10.0, u64::MAX, Some(11));
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        out.packets.clear();
+        out.timers.clear();
+        s.on_ack(m, &ack(10, &[], 0), &mut out);
+        assert_eq!(seqs(&mut out), vec![10]);
+        assert_eq!(last_timer(&mut out), probe_at, "m = {m}");
+        s.on_rto_timer(probe_at, &mut out);
+        assert_eq!(seqs(&mut out), vec![10], "the last packet again");
+        assert_eq!((s.counters.loss_probes, s.counters.timeouts), (1, 0));
+        assert_eq!(last_timer(&mut out), probe_at + s.rtt().rto_ns());
+    }
+}
+
+/// Eifel undo (RFC 3522; Linux `tcp_try_undo_loss` / `tcp_packet_delayed`):
+/// a delay spike makes the RTO fire; the first ACK after it echoes the
+/// timestamp of the original transmission (older than the first
+/// retransmission's), so the timeout was spurious and the reduction is
+/// undone: cwnd back to max(cwnd, prior_cwnd) = 20 and ssthresh to its prior
+/// value (unlimited), state Open. The same ACK then grows the window in slow
+/// start (Linux runs `tcp_cong_control` after the undo): 21.
+///
+/// Timeline: 10 out at 0; ACK for all at 100 ms (m = 100 ms, RTO 300 ms)
+/// -> cwnd 20, 10..29 leave at 100 ms; nothing comes back: the probe (new
+/// packet 30) at 100 + 202 ms, the RTO at 302 + 300 = 602 ms: ssthresh 10,
+/// cwnd 1, 10 retransmitted with TSval 602 ms. At 750 ms the ACK for the
+/// original 10 (TSecr 100 ms < 602 ms) arrives. RACK must not read it as
+/// the delivery of the retransmission (sent 148 ms ago, more than the
+/// minimum RTT): Linux skips `tcp_rack_advance` for a spurious
+/// retransmission (`tcp_skb_spurious_retrans`), else 11..30, sent at
+/// 100 ms, would all look lost.
+#[test]
+fn eifel_undo_restores_the_window_after_a_spurious_timeout() {
+    let run = |profile: Profile, echo: u64| {
+        let mut s = profiled(profile, 10.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        s.on_ack(100 * MS, &ack(10, &[], 0), &mut out);
+        assert_eq!(s.cc().cwnd(), 20.0);
+        out.packets.clear();
+        let mut t = last_timer(&mut out);
+        if profile == Profile::Linux {
+            assert_eq!(t, 302 * MS);
+            s.on_rto_timer(t, &mut out); // the probe
+            t = last_timer(&mut out);
+            assert_eq!(t, 602 * MS);
+        }
+        s.on_rto_timer(t, &mut out);
+        assert_eq!(s.counters.timeouts, 1);
+        assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0));
+        s.on_ack(750 * MS, &ack(11, &[], echo), &mut out);
+        s
+    };
+    let s = run(Profile::Linux, 100 * MS);
+    assert_eq!(s.counters.undos, 1);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(s.scoreboard().lost_count(), 0);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (21.0, f64::INFINITY));
+    // The ACK of the retransmission itself (TSecr 602 ms) proves nothing:
+    // slow start from 1 -> 2, ssthresh stays 10.
+    let s = run(Profile::Linux, 602 * MS);
+    assert_eq!(s.counters.undos, 0);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (2.0, 10.0));
+    // The rfc profile does not undo.
+    let s = run(Profile::Rfc, 100 * MS);
+    assert_eq!(s.counters.undos, 0);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (2.0, 10.0));
+}
+
+/// ns-2 enters fast recovery on the third duplicate ACK that changes the
+/// scoreboard (`if (++dupacks_ == numdupacks(cwnd_)) dupack_action()`,
+/// tcp-sack1.cc `recv`), not when three packets are SACKed: if the ACKs
+/// for 1 and 2 are lost on the way back, the first duplicate ACK to
+/// arrive SACKs 1..3 at once, and it is dupACK number 1 (limited transmit:
+/// one new packet). Two more SACK-changing dupACKs are needed.
+#[test]
+fn ns2_counts_duplicate_acks_not_sacked_packets() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    out.packets.clear();
+    s.on_ack(103 * MS, &ack(0, &[(1, 4)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(seqs(&mut out), vec![10]);
+    s.on_ack(104 * MS, &ack(0, &[(1, 5)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(seqs(&mut out), vec![11]);
+    s.on_ack(105 * MS, &ack(0, &[(1, 6)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Fast { point: 12 });
+    assert_eq!(seqs(&mut out), vec![0]);
+}
+
+/// ns-2 forgets the scoreboard when fast recovery ends (`recv`, exit
+/// branch: `scb_->ClearScoreBoard()`) and enters fast recovery again only on
+/// three new SACK-changing duplicate ACKs (`recover_` is reset to 0). A
+/// packet sent during recovery (12) and lost is retransmitted within the same
+/// episode (every hole below the highest SACK is lost), so when the ACK of
+/// the first retransmission ends recovery there is nothing to do; the
+/// retransmission of 12 then arrives as an ordinary new ACK. One reduction
+/// only: ssthresh stays W/2 = 5.
+///
+/// pipe_ bookkeeping (tcp-sack1.cc): entry at the 3rd dupACK, pipe_ =
+/// maxseq_ - highest_ack_ - 3 = 12 - 3 = 9 (0..11 out, 10 and 11 by limited
+/// transmit); --pipe_ per ACK; a packet goes out while pipe_ < 5, pipe_++.
+///   SACK up to 4..7: pipe_ 8, 7, 6, 5; up to 8: 4 -> 12 (5); up to 9: 4 -> 13;
+///   SACK of 10: 4 -> 14; of 11: 4 -> 15; of 13 (hole 12): 4 -> 12 again;
+///   of 14: 4 -> 16; of 15: 4 -> 17.
+#[test]
+fn ns2_recovery_exit_forgets_the_scoreboard() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    out.packets.clear();
+    for j in 1..=3 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+    }
+    assert_eq!(seqs(&mut out), vec![10, 11, 0]);
+    let mut sent = vec![];
+    for j in 4..12 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        sent.extend(seqs(&mut out));
+    }
+    assert_eq!(sent, vec![12, 13, 14, 15]);
+    // 12 is lost: SACKs of 13, 14, 15.
+    s.on_ack(210 * MS, &ack(0, &[(13, 14), (1, 12)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![12]);
+    s.on_ack(211 * MS, &ack(0, &[(13, 15), (1, 12)], 0), &mut out);
+    s.on_ack(212 * MS, &ack(0, &[(13, 16), (1, 12)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![16, 17]);
+    assert_eq!(s.counters.retransmits, 2);
+    // The retransmission of 0 arrives: cumulative ACK 12 = recover_ + 1.
+    s.on_ack(213 * MS, &ack(12, &[(13, 16)], 103 * MS), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(
+        s.counters.fast_recoveries, 1,
+        "no second reduction at the exit"
+    );
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (5.0, 5.0));
+    // The retransmission of 12 arrives: a new ACK, opencwnd(): 5 + 1/5.
+    s.on_ack(320 * MS, &ack(16, &[], 210 * MS), &mut out);
+    assert_eq!(s.counters.fast_recoveries, 1);
+    assert_eq!(s.counters.retransmits, 2);
+    assert!((s.cc().cwnd() - 5.2).abs() < 1e-9, "{}", s.cc().cwnd());
+}
+
+/// ns-2 keeps the doubled timeout after an RTO until an ACK covers a
+/// packet first sent after it (tcp.cc `newack`: `t_backoff_ = 1` only when
+/// `seqno >= rtt_seq_`, the packet timed by `output()`, never a
+/// retransmission, and `reset_rtx_timer` cancels the timing at the RTO), so
+/// the go-back-N ACKs restart the timer with the backed-off value
+/// (`set_rtx_timer` -> `rtt_timeout()` = rtxcur x t_backoff_). The rfc and
+/// linux senders clear it with the first new RTT sample (RFC 6298 §5.7;
+/// Linux `tcp_ack_update_rtt`), and with timestamps the retransmission's
+/// own ACK is one.
+///
+/// ns-2 ticks (10 ms): sample 100 ms -> t_srtt_ = 80, t_rttvar_ = 20,
+/// rtxcur = (20 x 8 + 80) >> 3 = 30 ticks = 300 ms; a second 100 ms sample
+/// -> t_rttvar_ = 20 + (0 - 5) = 15, rtxcur = (120 + 80) >> 3 = 25 ticks.
+#[test]
+fn ns2_timeout_backoff_lasts_until_new_data_is_acknowledged() {
+    let mut s = profiled(Profile::Ns2, 4.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    s.on_ack(100 * MS, &ack(1, &[], 0), &mut out); // cwnd 5: 4, 5 leave
+    assert_eq!(seqs(&mut out), vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(last_timer(&mut out), 400 * MS);
+    s.on_rto_timer(400 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![1]);
+    assert_eq!(last_timer(&mut out), 1_000 * MS, "doubled: 2 x 300 ms");
+    // The retransmission's ACK: still backed off, 2 x 250 ms.
+    s.on_ack(500 * MS, &ack(2, &[], 400 * MS), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 250 * MS);
+    assert_eq!(seqs(&mut out), vec![2, 3], "go-back-N, cwnd 2");
+    assert_eq!(last_timer(&mut out), 1_000 * MS);
+    // ssthresh = 5 / 2 = 2.5; one `opencwnd()` per ACK: 1 -> 2 -> 2.7.
+    s.on_ack(600 * MS, &ack(4, &[], 500 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![4, 5]);
+    // Third 100 ms sample: t_rttvar_ = 15 + (0 - 3) = 12, rtxcur =
+    // (96 + 80) >> 3 = 22 ticks; still doubled.
+    assert_eq!(s.rtt().rto_ns(), 220 * MS);
+    assert_eq!(last_timer(&mut out), 600 * MS + 440 * MS);
+    // Go-back-N reaches new data: 6 is the first packet sent after the RTO.
+    s.on_ack(700 * MS, &ack(6, &[], 600 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![6, 7, 8]);
+    // Fourth sample: t_rttvar_ 12 -> 9, rtxcur = (72 + 80) >> 3 = 19 ticks,
+    // below minrto_: 200 ms.
+    assert_eq!(s.rtt().rto_ns(), 200 * MS);
+    assert_eq!(
+        last_timer(&mut out),
+        700 * MS + 400 * MS,
+        "4 and 5 were retransmissions"
+    );
+    s.on_ack(800 * MS, &ack(7, &[], 700 * MS), &mut out);
+    let rto = s.rtt().rto_ns();
+    seqs(&mut out);
+    // t_rttvar_ 9 -> 7: rtxcur 17 ticks, below minrto_: 200 ms, not doubled.
+    assert_eq!(rto, 200 * MS);
+    assert_eq!(last_timer(&mut out), 800 * MS + rto, "backoff cleared");
+    // rfc: the retransmission's ACK clears it.
+    let mut s = profiled(Profile::Rfc, 4.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    s.on_ack(100 * MS, &ack(1, &[], 0), &mut out);
+    let t = last_timer(&mut out);
+    s.on_rto_timer(t, &mut out);
+    s.on_ack(t + 100 * MS, &ack(2, &[], t), &mut out);
+    assert_eq!(last_timer(&mut out), t + 100 * MS + s.rtt().rto_ns());
+}
+
+/// A controller that records what the transport told it on each ACK.
+#[derive(Clone, Default)]
+struct Recorder {
+    rtt_updated: std::sync::Arc<std::sync::Mutex<Vec<bool>>>,
+}
+
+impl longfat_cc::CongestionControl for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn cwnd(&self) -> f64 {
+        10.0
+    }
+    fn ssthresh(&self) -> f64 {
+        f64::INFINITY
+    }
+    fn on_ack(&mut self, ack: &longfat_cc::AckEvent) {
+        self.rtt_updated.lock().unwrap().push(ack.rtt_updated);
+    }
+    fn on_congestion_event(&mut self, _loss: &longfat_cc::LossEvent) {}
+    fn on_rto(&mut self, _rto: &longfat_cc::RtoEvent) {}
+}
+
+/// ns-2 takes an RTT sample only in `newack()`: on ACKs that advance the
+/// cumulative point outside fast recovery and on the one that ends it,
+/// never on duplicate or partial ACKs (tcp-sack1.cc `recv`). The
+/// controller must not see a stale sample as a fresh one (eHSTCP, H-TCP,
+/// Vegas and FAST count samples): `rtt_updated` is false on those ACKs.
+/// (The other profiles sample every ACK from its timestamp echo.)
+#[test]
+fn ns2_tells_the_controller_which_acks_carry_an_rtt_sample() {
+    let rec = Recorder::default();
+    let flags = rec.rtt_updated.clone();
+    let cfg = TcpConfig {
+        profile: Profile::Ns2,
+        ..TcpConfig::default()
+    };
+    let mut s = TcpSender::new(0, cfg, Box::new(rec), None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out); // cwnd 10: 0..9
+    s.on_ack(100 * MS, &ack(1, &[], 0), &mut out); // new ACK
+    for top in 3..6 {
+        s.on_ack(100 * MS, &ack(1, &[(2, top)], 0), &mut out); // dupACKs
+    }
+    // 10 went out on the new ACK, 11 and 12 by limited transmit.
+    assert_eq!(s.recovery(), Recovery::Fast { point: 13 });
+    s.on_ack(101 * MS, &ack(1, &[(2, 6)], 0), &mut out); // dupACK
+    s.on_ack(150 * MS, &ack(6, &[], 100 * MS), &mut out); // partial ACK
+    s.on_ack(160 * MS, &ack(13, &[], 100 * MS), &mut out); // recovery ends
+    assert_eq!(s.recovery(), Recovery::Open);
+    let got = flags.lock().unwrap().clone();
+    assert_eq!(got, vec![true, false, false, false, false, false, true]);
+}
+
+/// ns-2 sends only the fast retransmission on the duplicate ACK that starts
+/// fast recovery (`dupack_action` -> `output(last_ack_ + 1)`; `recv` calls
+/// `send_much` only when `dupacks_ == 0`), even when pipe_ is below cwnd_.
+/// A 6-packet transfer, cwnd 10, packets 0 and 1 lost: the third dupACK
+/// (SACKs of 2..4) gives cwnd_ = 5, pipe_ = 6 - 3 = 3, and sends 0 only;
+/// the next ACK (SACK of 5) sets pipe_ = 2 and `send_much` retransmits
+/// hole 1 (below the highest SACK).
+#[test]
+fn ns2_sends_only_the_fast_retransmission_on_the_entry_ack() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, Some(6));
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..6).collect::<Vec<_>>());
+    for j in 3..6 {
+        s.on_ack((100 + j) * MS, &ack(0, &[(2, j)], 0), &mut out);
+    }
+    assert_eq!(s.recovery(), Recovery::Fast { point: 6 });
+    assert_eq!(seqs(&mut out), vec![0]);
+    s.on_ack(106 * MS, &ack(0, &[(2, 6)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![1]);
+}
+
+/// Linux's RTO estimator (`tcp_rtt_estimator`) decays rttvar towards the
+/// round trip's largest mean deviation once per round trip, when snd_una
+/// passes `rtt_seq` (snd_nxt when the round began) — snd_una as updated by
+/// the ACK being processed (`tcp_ack` calls `tcp_snd_una_update` before
+/// `tcp_clean_rtx_queue` samples).
+///
+/// Every sample is m = 400 ms. IW 2; each ACK covers one packet.
+///   ACK 1: srtt = 400, mdev = 800, rttvar = mdev_max = 800, rtt_seq = 2.
+///   ACK 2: mdev = 600 (snd_una 2, not past 2).
+///   ACK 3: mdev = 450; snd_una 3 > 2: round ends, mdev_max (800) is not
+///          below rttvar: no decay; rtt_seq = snd_nxt = 6, mdev_max = 200.
+///   ACK 4: mdev = 337.5 -> mdev_max = 337.5. ACKs 5, 6: mdev falls.
+///   ACK 7: snd_una 7 > 6: rttvar -= (800 - 337.5) / 4 -> 684.375.
+/// RTO = 400 + 684.375 ms. (With snd_una taken before the ACK, the rounds
+/// end an ACK later, at 4 and 10, and the RTO would still be 1.2 s.)
+#[test]
+fn linux_rto_estimator_ends_its_round_on_the_ack_that_passes_rtt_seq() {
+    let mut s = profiled(Profile::Linux, 2.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    for k in 1..=7 {
+        let now = (400 + k) * MS;
+        s.on_ack(now, &ack(k, &[], now - 400 * MS), &mut out);
+        if k == 1 {
+            assert_eq!(s.rtt().rto_ns(), 1_200 * MS);
+        }
+    }
+    assert_eq!(s.rtt().rto_ns(), 1_084_375_000);
+}
+
+/// RACK needs no duplicate-ACK threshold (RFC 8985 §6.2; Linux
+/// `tcp_rack_detect_loss` and `tcp_rack_reo_timeout`): one SACK above a
+/// hole is enough once the reordering window has passed. 10 packets leave
+/// at 0, packet 0 is lost, the SACK for 1 comes back at 100 ms (RTT
+/// 100 ms). With fewer than 3 packets SACKed and no reordering seen,
+/// reo_wnd = min_rtt / 4 = 25 ms, so 0 is lost at 0 + 100 + 25 = 125 ms:
+/// the reordering timer fires 25 + 2 ms (TCP_TIMEOUT_MIN) after the SACK,
+/// at 127 ms, marks 0 lost and starts recovery; PRR (`tcp_cwnd_reduction(1,
+/// ...)`: pipe = 11 - 1 SACKed - 1 lost = 9 > ssthresh 5, sndcnt =
+/// ceil(5 x 1 / 10) = 1) sends the retransmission. RFC 6675 waits for two
+/// more SACKs.
+#[test]
+fn rack_marks_a_lone_hole_lost_after_the_reordering_window() {
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    out.packets.clear();
+    out.timers.clear();
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![10], "pipe 9 < cwnd 10");
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(last_timer(&mut out), 127 * MS);
+    s.on_rto_timer(127 * MS, &mut out);
+    assert_eq!(s.recovery(), Recovery::Fast { point: 11 });
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (5.0, 5.0));
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.counters.timeouts, 0);
+
+    let mut s = profiled(Profile::Rfc, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    out.timers.clear();
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert!(
+        out.timers.is_empty(),
+        "no timer but the RTO armed at the start"
+    );
+}

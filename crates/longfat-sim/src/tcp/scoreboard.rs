@@ -365,7 +365,9 @@ impl Scoreboard {
     }
 
     /// Undo of a spurious timeout: nothing is lost after all, and the
-    /// retransmissions are forgotten (they are duplicates).
+    /// retransmissions are forgotten (they are duplicates). Also ns-2's
+    /// `ClearScoreBoard` at the end of fast recovery: the loss marks go;
+    /// retransmissions still in flight count as ordinary packets.
     pub fn unmark_lost(&mut self) {
         for f in self.flags.iter_mut() {
             *f &= !(LOST | RETRANS);

@@ -71,6 +71,9 @@ struct Ns2State {
     dupacks: u64,
     /// `first_decrease_`: the connection has not reduced yet.
     reduced: bool,
+    /// `rtt_seq_` after a timeout: the first packet sent after it. The
+    /// backoff (`t_backoff_`) stays until an ACK covers it.
+    backoff_until: u64,
 }
 
 pub struct TcpSender {
@@ -484,8 +487,10 @@ impl TcpSender {
             Profile::Rfc => (self.sb.update_lost(), None),
             Profile::Ns2 => {
                 // Every hole below the highest SACK is lost once fast recovery
-                // runs or three packets are SACKed (`numdupacks_`).
-                let go = matches!(self.recovery, Recovery::Fast { .. }) || self.sb.sacked_count() >= 3;
+                // runs or on the third duplicate ACK that changed the
+                // scoreboard (tcp-sack1.cc `recv`: `++dupacks_ ==
+                // numdupacks(cwnd_)`), however many packets those ACKs SACKed.
+                let go = matches!(self.recovery, Recovery::Fast { .. }) || self.ns2.dupacks >= 3;
                 match (go, self.sb.highest_sacked()) {
                     (true, Some(h)) => (self.sb.mark_lost_below(h), None),
                     _ => (0, None),
@@ -510,8 +515,13 @@ impl TcpSender {
         // ns-2 with timestamps samples on new ACKs only (`newack`), not on
         // duplicate or partial ACKs.
         let ns2_sample = ack.seq > una_before && (!in_fast || self.recovery_exits_at(ack.seq));
-        if !self.is_ns2() || ns2_sample {
-            self.rtt.on_sample_at(sample, una_before, self.sb.snd_nxt());
+        let rtt_updated = !self.is_ns2() || ns2_sample;
+        if rtt_updated {
+            // Linux `tcp_ack` moves snd_una (`tcp_snd_una_update`) before
+            // `tcp_clean_rtx_queue` takes the sample, so `tcp_rtt_estimator`
+            // ends its round trip on the ACK that passes `rtt_seq`.
+            let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
+            self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
         }
 
         // ns-2 ignores SACK information from a timeout until the recovery
@@ -527,14 +537,27 @@ impl TcpSender {
         let (advanced, fresh) = self.sb.cum_ack(ack.seq);
         delivered += fresh;
         if let Some((xmit, seq, rtx)) = self.sb.take_newest_delivered() {
-            if self.is_linux() {
+            // Linux `tcp_clean_rtx_queue` skips `tcp_rack_advance` for a
+            // retransmitted packet whose ACK echoes a timestamp older than
+            // the retransmission's (`tcp_skb_spurious_retrans`): the
+            // original arrived, so the retransmission's send time orders
+            // nothing. Otherwise, after a spurious timeout, every packet
+            // sent before the retransmission would look lost.
+            let spurious = rtx && ack.ts_ecr < self.clock(xmit);
+            if self.is_linux() && !spurious {
                 self.rack.on_delivered(now_ns, seq, xmit, rtx, self.rtt.stats().min_ns);
             }
         }
 
         if advanced > 0 {
-            // RFC 6298 §5.3 restart; backoff is cleared by progress.
-            self.rto_backoff = 0;
+            // RFC 6298 §5.3 restart; backoff is cleared by progress. ns-2
+            // (tcp.cc `newack`) clears `t_backoff_` only when the ACK covers
+            // the packet it timed, never a retransmission: after a timeout,
+            // the first packet sent after it; tcp-sack1.cc also on a partial
+            // ACK in fast recovery.
+            if !self.is_ns2() || in_fast || ack.seq > self.ns2.backoff_until {
+                self.rto_backoff = 0;
+            }
             self.ns2.dupacks = 0;
             if self.sb.outstanding() == 0 {
                 self.timer_ns = None;
@@ -580,8 +603,12 @@ impl TcpSender {
             Recovery::Fast { point } | Recovery::Timeout { point } => self.sb.snd_una() >= point,
             Recovery::Open => false,
         };
+        // ns-2 `dupack_action` sends only the fast retransmission; `send_much`
+        // waits for the next ACK (tcp-sack1.cc `recv`: `if (dupacks_ == 0)`).
+        let mut ns2_entered = false;
         if self.recovery == Recovery::Open && self.sb.has_lost() {
             self.enter_fast_recovery(now_ns, in_flight_before, out);
+            ns2_entered = self.is_ns2();
         } else if self.is_ns2() && in_fast && !exiting {
             // `--pipe_` for every ACK in recovery, again for a partial ACK.
             self.ns2.pipe -= 1 + i64::from(advanced > 0);
@@ -614,7 +641,7 @@ impl TcpSender {
             // window slow-starts while the lost packets go out again (RFC 5681 §3.1).
             in_recovery: in_fast_recovery,
             rtt: self.rtt.stats(),
-            rtt_updated: true,
+            rtt_updated,
             ts: Some(AckTimestamps {
                 echoed_sender_ts_ns: ack.ts_ecr,
                 receiver_ts_ns: ack.ts_val,
@@ -631,6 +658,14 @@ impl TcpSender {
             if self.is_linux() {
                 self.detect_losses(now_ns, true);
             }
+            if self.is_ns2() {
+                // tcp-sack1.cc `recv`, exit branch: `scb_->ClearScoreBoard()`
+                // and `recover_ = 0`. Holes found during recovery (packets
+                // sent in it and lost) were retransmitted in it; they are no
+                // new episode. Another reduction needs three new SACK-changing
+                // duplicate ACKs.
+                self.sb.unmark_lost();
+            }
             if self.sb.has_lost() {
                 let pipe = self.sb.pipe();
                 self.enter_fast_recovery(now_ns, pipe, out);
@@ -639,7 +674,9 @@ impl TcpSender {
                 }
             }
         }
-        self.send_allowed(now_ns, out);
+        if !ns2_entered {
+            self.send_allowed(now_ns, out);
+        }
         if self.is_linux() && self.sb.outstanding() > 0 {
             match reo_wait {
                 Some(w) if self.recovery == Recovery::Open || !self.sb.has_lost() => {
@@ -759,6 +796,9 @@ impl TcpSender {
         self.tlp_high_seq = None;
         if ns2 {
             self.sb.forget_sacks();
+            // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
+            // timed is the first new one.
+            self.ns2.backoff_until = self.sb.snd_nxt();
         }
         self.sb.mark_all_lost();
         if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
