@@ -919,3 +919,45 @@ fn rack_marks_a_lone_hole_lost_after_the_reordering_window() {
         "no timer but the RTO armed at the start"
     );
 }
+
+/// F-RTO (RFC 5682 §3 with SACK, Linux `tcp_process_loss`): after a timeout
+/// the first ACK that advances the cumulative point sends new data instead
+/// of retransmissions (step 2b); an ACK that then SACKs that new data shows
+/// the loss was real (step 3a), and retransmission resumes.
+#[test]
+fn frto_sends_new_data_after_a_timeout_then_retransmits_on_a_sack() {
+    let run = |profile: Profile| {
+        let mut s = profiled(profile, 10.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        s.on_ack(100 * MS, &ack(10, &[], 0), &mut out); // cwnd 20: 10..29 out
+        out.packets.clear();
+        let mut t = last_timer(&mut out);
+        if profile == Profile::Linux {
+            s.on_rto_timer(t, &mut out); // tail loss probe: new packet 30
+            assert_eq!(seqs(&mut out), vec![30]);
+            t = last_timer(&mut out);
+        }
+        s.on_rto_timer(t, &mut out);
+        assert_eq!(seqs(&mut out), vec![10], "the timeout retransmits the head");
+        // The head's retransmission is acknowledged (TSecr = its own stamp,
+        // so the timestamp check proves nothing). Slow start: cwnd 1 -> 2.
+        s.on_ack(t + 150 * MS, &ack(11, &[], t), &mut out);
+        let after_first = seqs(&mut out);
+        let next = s.scoreboard().snd_nxt();
+        // A duplicate ACK SACKing the highest packet sent.
+        s.on_ack(t + 160 * MS, &ack(11, &[(next - 1, next)], t + 150 * MS), &mut out);
+        (after_first, seqs(&mut out), s.cc().ssthresh())
+    };
+    // linux: step 2b sends new packets 31 and 32 (pipe 0, cwnd 2); step 3a:
+    // the SACK of 32 ends F-RTO, and RACK marks 31 lost (sent before 32,
+    // which arrived); pipe = 22 outstanding - 1 SACKed - 21 lost = 0 <
+    // cwnd 2: two retransmissions, 11 and 12.
+    let (first, second, ssthresh) = run(Profile::Linux);
+    assert_eq!(first, vec![31, 32]);
+    assert_eq!(second, vec![11, 12]);
+    assert_eq!(ssthresh, 10.0, "the reduction stands");
+    // rfc retransmits at once (no F-RTO): 11 and 12.
+    let (first, _, _) = run(Profile::Rfc);
+    assert_eq!(first, vec![11, 12]);
+}

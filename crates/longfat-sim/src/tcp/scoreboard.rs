@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, VecDeque};
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
+/// Retransmitted at some time (Linux `TCPCB_EVER_RETRANS`); never cleared.
+const EVER_RETRANS: u8 = 8;
 
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: usize = 3;
@@ -50,6 +52,10 @@ pub struct Scoreboard {
     /// Keep `xmit_ns` and `newest_delivered` (only RACK needs them; the
     /// other profiles skip the bookkeeping).
     track_times: bool,
+    /// F-RTO (RFC 5682): packets below this that were never retransmitted
+    /// are watched for delivery (Linux `FLAG_ORIG_SACK_ACKED`); 0: off.
+    orig_limit: u64,
+    orig_delivered: bool,
 }
 
 impl Scoreboard {
@@ -134,6 +140,24 @@ impl Scoreboard {
         seq >= self.base && seq < self.next && self.flag(seq) & (LOST | SACKED) == LOST
     }
 
+    /// Watches for the delivery of never-retransmitted packets below `limit` (0: off).
+    pub fn set_orig_limit(&mut self, limit: u64) {
+        self.orig_limit = limit;
+        self.orig_delivered = false;
+    }
+
+    /// True when a never-retransmitted packet below the limit was delivered
+    /// since the previous call.
+    pub fn take_orig_delivered(&mut self) -> bool {
+        std::mem::take(&mut self.orig_delivered)
+    }
+
+    fn note_orig(&mut self, seq: u64, flags: u8) {
+        if flags & EVER_RETRANS == 0 && seq < self.orig_limit {
+            self.orig_delivered = true;
+        }
+    }
+
     /// The packet sent last among those delivered since the previous call.
     pub fn take_newest_delivered(&mut self) -> Option<(u64, u64, bool)> {
         self.newest_delivered.take()
@@ -170,7 +194,7 @@ impl Scoreboard {
     pub fn mark_retransmitted_at(&mut self, seq: u64, now_ns: u64) {
         let f = self.flag_mut(seq);
         debug_assert!(*f & LOST != 0 && *f & (SACKED | RETRANS) == 0);
-        *f |= RETRANS;
+        *f |= RETRANS | EVER_RETRANS;
         self.n_rtx += 1;
         if self.relost.front() == Some(&seq) {
             self.relost.pop_front();
@@ -220,6 +244,7 @@ impl Scoreboard {
         if self.track_times {
             let xmit = self.xmit_ns(seq);
             self.note_delivered(seq, xmit, old & RETRANS != 0);
+            self.note_orig(seq, old);
         }
         self.n_sacked += 1;
         if old & LOST != 0 {
@@ -297,6 +322,7 @@ impl Scoreboard {
             } else {
                 if self.track_times {
                     self.note_delivered(self.base + i, xmit, f & RETRANS != 0);
+                    self.note_orig(self.base + i, f);
                 }
                 fresh += 1;
                 if f & LOST != 0 {

@@ -113,6 +113,12 @@ pub struct TcpSender {
     /// (Linux `retrans_stamp`, for the Eifel check).
     retrans_stamp: Option<u64>,
     ns2: Ns2State,
+    /// F-RTO (RFC 5682, Linux `tcp_process_loss`) is watching this timeout
+    /// recovery; `frto_high` is its `high_seq`; `frto_new_only`: this ACK
+    /// sends new data instead of retransmissions (step 2b).
+    frto: bool,
+    frto_high: u64,
+    frto_new_only: bool,
     pub counters: SenderCounters,
 }
 
@@ -161,6 +167,9 @@ impl TcpSender {
             undo: None,
             retrans_stamp: None,
             ns2: Ns2State::default(),
+            frto: false,
+            frto_high: 0,
+            frto_new_only: false,
             counters: SenderCounters::default(),
         }
     }
@@ -361,7 +370,8 @@ impl TcpSender {
                 }
                 break;
             }
-            if let Some(seq) = self.sb.next_retransmit() {
+            let rtx = if self.frto_new_only { None } else { self.sb.next_retransmit() };
+            if let Some(seq) = rtx {
                 self.sb.mark_retransmitted_at(seq, now_ns);
                 self.transmit(now_ns, seq, true, out);
             } else if self.can_send_new() {
@@ -371,6 +381,16 @@ impl TcpSender {
                 break;
             }
             sent += 1;
+        }
+        if self.frto_new_only {
+            // `tcp_xmit_recovery`: if no new data went out, F-RTO ends and
+            // the lost packets are retransmitted.
+            self.frto_new_only = false;
+            if sent == 0 {
+                self.frto = false;
+                self.send_allowed(now_ns, out);
+                return;
+            }
         }
         if sent > 0 || window_limited {
             self.validate_cwnd(window_limited);
@@ -578,6 +598,34 @@ impl TcpSender {
                 }
             }
         }
+        // F-RTO (RFC 5682 with SACK, Linux `tcp_process_loss`).
+        let orig_delivered = self.sb.take_orig_delivered();
+        if self.frto {
+            if let Recovery::Timeout { point } = self.recovery {
+                if orig_delivered && self.undo.is_some() {
+                    // Step 3b: a packet never retransmitted, sent before
+                    // the timeout, arrived: the timeout was spurious.
+                    self.undo_reduction();
+                } else if self.sb.snd_nxt() > self.frto_high {
+                    // Step 3a: the new data sent in step 2b meets a hole
+                    // (a SACK or a duplicate ACK): the loss was real.
+                    if self.sb.sacked_count() > sacked_before || advanced == 0 {
+                        self.frto = false;
+                    }
+                } else if advanced > 0 && self.sb.snd_una() < point {
+                    // Step 2b: send new data instead of retransmissions.
+                    self.frto_high = self.sb.snd_nxt();
+                    self.sb.set_orig_limit(self.frto_high);
+                    if self.can_send_new() {
+                        self.frto_new_only = true;
+                    } else {
+                        self.frto = false;
+                    }
+                }
+            } else {
+                self.frto = false;
+            }
+        }
         // A tail loss probe's outcome (Linux `tcp_process_tlp_ack`).
         if let Some(high) = self.tlp_high_seq {
             if ack.seq >= high {
@@ -655,6 +703,8 @@ impl TcpSender {
             self.recovery = Recovery::Open;
             self.retrans_stamp = None;
             self.undo = None;
+            self.frto = false;
+            self.sb.set_orig_limit(0);
             if self.is_linux() {
                 self.detect_losses(now_ns, true);
             }
@@ -711,6 +761,9 @@ impl TcpSender {
         self.sb.unmark_lost();
         self.recovery = Recovery::Open;
         self.retrans_stamp = None;
+        self.frto = false;
+        self.frto_new_only = false;
+        self.sb.set_orig_limit(0);
         self.counters.undos += 1;
     }
 
@@ -804,6 +857,11 @@ impl TcpSender {
         if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
             self.retrans_stamp = None;
         }
+        // `tcp_enter_loss`: F-RTO for a timeout from the Open state or a
+        // recurring one, not for the first timeout during fast recovery.
+        self.frto = self.is_linux() && (self.recovery == Recovery::Open || self.rto_backoff > 1);
+        self.frto_high = self.sb.snd_nxt();
+        self.sb.set_orig_limit(if self.frto { self.frto_high } else { 0 });
         self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
         self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
         // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
