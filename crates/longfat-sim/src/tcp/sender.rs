@@ -643,9 +643,7 @@ impl TcpSender {
             }
         }
 
-        let lost_before = self.sb.lost_count();
         let (newly_lost, reo_wait) = self.detect_losses(now_ns, false);
-        let _ = lost_before;
 
         let exiting = match self.recovery {
             Recovery::Fast { point } | Recovery::Timeout { point } => self.sb.snd_una() >= point,
