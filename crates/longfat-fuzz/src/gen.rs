@@ -218,6 +218,12 @@ impl Gen<'_> {
             if classes > 1 { 0.4 } else { 0.05 },
             |s| json!(s.g.below(classes.max(1))),
         );
+        self.field(&mut m, "profile", Kind::Word(crate::schema::PROFILES), 0.3, |s| {
+            json!(*s.g.pick(crate::schema::PROFILES))
+        });
+        self.field(&mut m, "max_burst", Kind::U32, 0.1, |s| {
+            json!(*s.g.pick(&[1u64, 2, 4, 64, 1_000_000]))
+        });
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }

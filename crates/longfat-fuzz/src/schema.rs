@@ -50,6 +50,7 @@ pub enum Table {
 pub const TOPOLOGIES: &[&str] = &["dumbbell", "parking_lot"];
 pub const DISCIPLINES: &[&str] = &["droptail", "priority"];
 pub const PATTERNS: &[&str] = &["cbr", "onoff"];
+pub const PROFILES: &[&str] = longfat_sim::tcp::profile::PROFILES;
 pub const DISTRIBUTIONS: &[&str] = &["exponential", "pareto"];
 
 /// (field, kind, required)
@@ -122,6 +123,8 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("sender_clock_offset", Duration, false),
             ("receiver_clock_offset", Duration, false),
             ("priority_class", U32, false),
+            ("profile", Word(PROFILES), false),
+            ("max_burst", U32, false),
         ],
         T::Udp => &[
             ("name", Text, false),
