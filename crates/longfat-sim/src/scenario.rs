@@ -1374,8 +1374,12 @@ fn tcp_setup(
     let mut params: CcParams = params.clone();
     // The profile's variant of the algorithm (Linux's modules), unless the
     // scenario sets the parameter itself.
+    let mut implied = Vec::new();
     for &(k, v) in cfg.profile.cc_defaults(cc) {
-        params.entry(k.to_string()).or_insert(v);
+        if !params.contains_key(k) {
+            params.insert(k.to_string(), v);
+            implied.push(format!("{k} = {v}"));
+        }
     }
     for (k, v) in &params {
         if !v.is_finite() {
@@ -1385,7 +1389,16 @@ fn tcp_setup(
     // Check the algorithm and its parameters once, with the field names.
     longfat_cc::build(cc, &params, cfg.initial_window).map_err(|e| ScenarioError {
         field: format!("{field}.{}", e.field),
-        message: e.message,
+        message: if implied.is_empty() {
+            e.message
+        } else {
+            format!(
+                "{} (tcp.profile = \"{}\" implies {}; set them in params to override)",
+                e.message,
+                cfg.profile,
+                implied.join(", ")
+            )
+        },
     })?;
     Ok((cfg, params))
 }

@@ -419,3 +419,28 @@ fn schema_errors_always_name_a_field() {
     );
     assert_eq!(Scenario::from_json("{").unwrap_err().field, "scenario");
 }
+
+/// A parameter the `linux` profile implies (HighSpeed's `linux_table = 1`)
+/// that conflicts with the scenario's own is named in the error, so the user
+/// sees where the conflicting value came from.
+#[test]
+fn profile_implied_parameters_are_named_in_errors() {
+    let text = r#"
+        [network]
+        topology = "dumbbell"
+        bottleneck = { rate = "100Mbps", delay = "20ms", queue = "1bdp" }
+        [[flows]]
+        cc = "highspeed"
+        params = { low_window = 50 }
+        tcp = { profile = "linux" }
+        [run]
+        duration = "5s"
+    "#;
+    let s = longfat_sim::Scenario::from_toml(text).unwrap();
+    let e = longfat_sim::build(&s).err().expect("refused");
+    assert_eq!(e.field, "flows[0].params.low_window");
+    assert!(e.message.contains("tcp.profile = \"linux\" implies linux_table = 1"), "{}", e.message);
+    // Under the default profile the same parameters are accepted.
+    let ok = text.replace("tcp = { profile = \"linux\" }", "");
+    assert!(longfat_sim::build(&longfat_sim::Scenario::from_toml(&ok).unwrap()).is_ok());
+}
