@@ -19,28 +19,35 @@ pub enum Dir {
     Backward,
 }
 
+/// A packet, 64 bytes: one cache line. Links hold every packet in flight,
+/// so its size is most of a run's memory traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: u32,
-    pub kind: PacketKind,
-    pub dir: Dir,
-    /// Index into the route of the link the packet is on.
-    pub hop: u8,
-    /// Strict-priority class (0 is served first).
-    pub class: u8,
-    pub size_bytes: u32,
+    /// Controller tag (data) or its echo (ACK).
+    pub tag: u32,
     /// Data: packet number. ACK: cumulative ACK (next packet expected).
     pub seq: u64,
     /// TSval: the sending host's clock at send time.
     pub ts_val: u64,
     /// TSecr: ACKs echo the TSval of the data packet that triggered them.
     pub ts_ecr: u64,
-    /// Controller tag (data) or its echo (ACK).
-    pub tag: u32,
+    /// SACK blocks [seq + start, seq + end), most recent first. Blocks lie
+    /// above the cumulative ACK and within one receive window (at most 2^30
+    /// bytes, RFC 7323), so 32-bit offsets from `seq` hold them.
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
+    /// At most 65,535 (the scenario's `packet_size` range).
+    pub size_bytes: u16,
+    pub kind: PacketKind,
+    pub dir: Dir,
+    /// Index into the route of the link the packet is on.
+    pub hop: u8,
+    /// Strict-priority class (0 is served first).
+    pub class: u8,
     pub n_sack: u8,
-    /// SACK blocks [start, end) in packet numbers, most recent first.
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 impl Packet {
     pub fn new(flow: u32, kind: PacketKind, dir: Dir, size_bytes: u32) -> Self {
@@ -50,7 +57,7 @@ impl Packet {
             dir,
             hop: 0,
             class: 0,
-            size_bytes,
+            size_bytes: u16::try_from(size_bytes).expect("packet sizes are validated to 65535 bytes"),
             seq: 0,
             ts_val: 0,
             ts_ecr: 0,
@@ -59,7 +66,26 @@ impl Packet {
             sack: [(0, 0); MAX_SACK_BLOCKS],
         }
     }
-    pub fn sack_blocks(&self) -> &[(u64, u64)] {
-        &self.sack[..usize::from(self.n_sack)]
+
+    /// The SACK blocks [start, end), in packet numbers, most recent first.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sack[..usize::from(self.n_sack)]
+            .iter()
+            .map(|&(a, b)| (self.seq + u64::from(a), self.seq + u64::from(b)))
+    }
+
+    /// Appends a SACK block at or above the cumulative ACK `seq` (set `seq`
+    /// first). Returns false if the ACK already carries it or is full.
+    pub fn push_sack(&mut self, (start, end): (u64, u64)) -> bool {
+        debug_assert!(self.seq <= start && start < end);
+        let off = |x: u64| u32::try_from(x - self.seq).expect("a SACK block lies within one window");
+        let block = (off(start), off(end));
+        let n = usize::from(self.n_sack);
+        if n == MAX_SACK_BLOCKS || self.sack[..n].contains(&block) {
+            return false;
+        }
+        self.sack[n] = block;
+        self.n_sack += 1;
+        true
     }
 }

@@ -167,16 +167,13 @@ impl TcpReceiver {
         ack.ts_ecr = self.echo_ts;
         ack.tag = self.echo_tag;
         ack.class = self.echo_class;
-        let mut n = 0;
         for i in 0..self.n_recent {
             if let Some(block) = self.block_of(self.recent[i]) {
-                if block.0 >= self.rcv_nxt && !ack.sack[..n].contains(&block) {
-                    ack.sack[n] = block;
-                    n += 1;
+                if block.0 >= self.rcv_nxt {
+                    ack.push_sack(block);
                 }
             }
         }
-        ack.n_sack = n as u8;
         self.counters.acks_sent += 1;
         out.packets.push(ack);
     }
@@ -207,12 +204,12 @@ mod tests {
         let acks = feed(&mut r, &[0, 2, 3, 5, 7]);
         let last = acks.last().unwrap();
         assert_eq!(last.seq, 1);
-        assert_eq!(last.sack_blocks(), &[(7, 8), (5, 6), (2, 4)]);
+        assert_eq!(last.sack_blocks().collect::<Vec<_>>(), [(7, 8), (5, 6), (2, 4)]);
         assert_eq!(last.ts_ecr, 1007);
         // Filling hole 1 delivers 0..4 and drops the (2,4) block.
         let acks = feed(&mut r, &[1]);
         assert_eq!(acks[0].seq, 4);
-        assert_eq!(acks[0].sack_blocks(), &[(7, 8), (5, 6)]);
+        assert_eq!(acks[0].sack_blocks().collect::<Vec<_>>(), [(7, 8), (5, 6)]);
         assert_eq!(r.counters.delivered_pkts, 4);
         assert_eq!(r.counters.delivered_bytes, 4 * 1460);
     }

@@ -550,7 +550,7 @@ impl TcpSender {
         let sacked_before = self.sb.sacked_count();
         let mut delivered = 0;
         if !ignore_sacks {
-            for &(s, e) in ack.sack_blocks() {
+            for (s, e) in ack.sack_blocks() {
                 delivered += self.sb.sack_block(s, e);
             }
         }
