@@ -204,7 +204,7 @@ mod properties {
         #[test]
         fn matches_a_sorted_reference(ops in proptest::collection::vec((0u8..3, 0u64..50), 1..400)) {
             let mut q = EventQueue::new();
-            let mut reference = BTreeMap::new();
+            let mut reference: BTreeMap<(u64, u64), u32> = BTreeMap::new();
             let mut seq = 0u64;
             let mut now = 0u64;
             for (op, dt) in ops {

@@ -312,9 +312,10 @@ fn a_run_over_the_memory_budget_is_refused_with_the_numbers() {
         e.message.contains("more than the memory budget of 4.0 GiB"),
         "{e}"
     );
-    // A 1 Tbit/s bottleneck with a BDP queue and a huge window: packets.
+    // A 1 Tbit/s bottleneck with a 3 BDP queue and huge windows: packets
+    // (29 million held at about 272 bytes each).
     let mut v = base();
-    v["network"]["bottleneck"] = json!({"rate": "1Tbps", "delay": "35ms", "queue": "1bdp"});
+    v["network"]["bottleneck"] = json!({"rate": "1Tbps", "delay": "35ms", "queue": "3bdp"});
     v["flows"] = json!([{"cc": "reno", "count": 40}]);
     let e = refused(&v);
     assert_eq!(e.field, "network.bottleneck.queue", "{e}");

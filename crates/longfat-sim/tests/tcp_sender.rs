@@ -29,10 +29,9 @@ fn ack(cum: u64, sacks: &[(u64, u64)], ts_ecr: u64) -> Packet {
     let mut a = Packet::new(0, PacketKind::Ack, Dir::Backward, 40);
     a.seq = cum;
     a.ts_ecr = ts_ecr;
-    for (i, &b) in sacks.iter().enumerate() {
-        a.sack[i] = b;
+    for &b in sacks {
+        assert!(a.push_sack(b), "at most three distinct blocks");
     }
-    a.n_sack = sacks.len() as u8;
     a
 }
 
