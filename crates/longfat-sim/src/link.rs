@@ -19,7 +19,8 @@ use std::collections::VecDeque;
 use rand_core::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
+use crate::prefetch::prefetch;
 use crate::units::Bandwidth;
 
 /// A queue limit, in whichever unit the scenario used.
@@ -72,18 +73,30 @@ pub struct LinkCounters {
     pub drops_random: u64,
 }
 
-/// Bytes one packet held by a link takes: its slot and its body, twice over
-/// for the rings' doubling growth (rings never shrink).
-pub const BYTES_PER_HELD_PACKET: u64 =
-    2 * (std::mem::size_of::<Slot>() + std::mem::size_of::<Packet>()) as u64;
+/// Bytes one packet held by a link takes: its slot here, its body in the
+/// engine's packet pool and the pool's free-list entry, twice over for the
+/// doubling growth of vectors and rings (they never shrink).
+pub const BYTES_PER_HELD_PACKET: u64 = 2
+    * (std::mem::size_of::<Slot>()
+        + std::mem::size_of::<Packet>()
+        + std::mem::size_of::<PacketId>()) as u64;
 
-/// The part of a held packet that the departure pointer and the arrival
-/// event read. Slots live apart from the packet bodies so that walking a
-/// queue touches 24 bytes per packet, not a whole packet.
+/// A packet a link holds: its handle in the engine's packet pool, and what
+/// the departure pointer and the arrival event read. 24 bytes, so walking a
+/// queue does not drag whole packets through the cache.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     tx_end_ns: u64,
     arrive_ns: u64,
+    id: PacketId,
+    size_bytes: u16,
+    corrupted: bool,
+}
+
+/// A packet waiting in a strict-priority class or in service.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    id: PacketId,
     size_bytes: u16,
     corrupted: bool,
 }
@@ -93,23 +106,6 @@ struct Slot {
 /// and was written one round trip ago, so without a hint each read misses
 /// the cache.
 const PREFETCH_AHEAD: usize = 4;
-
-/// Hints the CPU to load `x` into the cache (no effect on results).
-#[inline(always)]
-fn prefetch<T>(x: Option<&T>) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(r) = x {
-        // SAFETY: prefetching is a hint; it never faults, even on an
-        // invalid address, and `r` is a valid reference anyway.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (r as *const T).cast::<i8>(),
-            )
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
 
 /// What the caller must schedule after `enqueue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,9 +133,9 @@ enum Queue {
     },
     Priority {
         limits: Vec<QueueLimit>,
-        classes: Vec<VecDeque<(Packet, bool)>>,
+        classes: Vec<VecDeque<Waiting>>,
         class_bytes: Vec<u64>,
-        in_service: Option<(Packet, bool)>,
+        in_service: Option<Waiting>,
     },
 }
 
@@ -149,10 +145,8 @@ pub struct Link {
     loss_threshold: u64,
     rng: Xoshiro256PlusPlus,
     queue: Queue,
-    /// FIFO: every packet held; priority: packets propagating. `bodies[i]`
-    /// is the packet of `ring[i]`.
+    /// FIFO: every packet held; priority: packets propagating.
     ring: VecDeque<Slot>,
-    bodies: VecDeque<Packet>,
     /// The last packet size serialized and its transmission time: packets of
     /// a link nearly all have one or two sizes, and this saves a 128-bit
     /// division per packet.
@@ -189,7 +183,6 @@ impl Link {
             rng,
             queue,
             ring: VecDeque::new(),
-            bodies: VecDeque::new(),
             tx_size_bytes: 0,
             tx_time_ns: spec.rate.tx_time_ns(0),
             spec,
@@ -293,12 +286,13 @@ impl Link {
         }
     }
 
-    pub fn enqueue(&mut self, now_ns: u64, pkt: Packet) -> Enqueued {
-        let size = u64::from(pkt.size_bytes);
+    /// Offers packet `id` of `size_bytes` and strict-priority `class`.
+    pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
+        let size = u64::from(size_bytes);
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += size;
         let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
-        let tx_ns = self.tx_time(pkt.size_bytes);
+        let tx_ns = self.tx_time(size_bytes);
         match &mut self.queue {
             Queue::Fifo {
                 limit,
@@ -321,24 +315,35 @@ impl Link {
                 self.ring.push_back(Slot {
                     tx_end_ns,
                     arrive_ns,
-                    size_bytes: pkt.size_bytes,
+                    id,
+                    size_bytes,
                     corrupted,
                 });
-                self.bodies.push_back(pkt);
                 if was_empty {
                     Enqueued::ScheduleArrival(arrive_ns)
                 } else {
                     Enqueued::Queued
                 }
             }
-            Queue::Priority { .. } => self.enqueue_priority(now_ns, pkt),
+            Queue::Priority { .. } => self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns),
         }
     }
 
-    fn enqueue_priority(&mut self, now_ns: u64, pkt: Packet) -> Enqueued {
-        let size = u64::from(pkt.size_bytes);
+    fn enqueue_priority(
+        &mut self,
+        now_ns: u64,
+        id: PacketId,
+        size_bytes: u16,
+        class: u8,
+        tx_ns: u64,
+    ) -> Enqueued {
+        let size = u64::from(size_bytes);
         let corrupted = self.draw_corrupted();
-        let tx_ns = self.tx_time(pkt.size_bytes);
+        let w = Waiting {
+            id,
+            size_bytes,
+            corrupted,
+        };
         let Queue::Priority {
             limits,
             classes,
@@ -349,15 +354,15 @@ impl Link {
             unreachable!("enqueue_priority on a FIFO link")
         };
         if in_service.is_none() {
-            *in_service = Some((pkt, corrupted));
+            *in_service = Some(w);
             return Enqueued::ScheduleTxDone(now_ns + tx_ns);
         }
-        let c = usize::from(pkt.class).min(classes.len() - 1);
+        let c = usize::from(class).min(classes.len() - 1);
         if !limits[c].admits(classes[c].len() as u64, class_bytes[c], size) {
             self.counters.drops_overflow += 1;
             return Enqueued::Dropped;
         }
-        classes[c].push_back((pkt, corrupted));
+        classes[c].push_back(w);
         class_bytes[c] += size;
         Enqueued::Queued
     }
@@ -374,8 +379,8 @@ impl Link {
         else {
             unreachable!("tx_done on a FIFO link")
         };
-        let (pkt, corrupted) = in_service.take().expect("tx_done with nothing in service");
-        let size = u64::from(pkt.size_bytes);
+        let done = in_service.take().expect("tx_done with nothing in service");
+        let size = u64::from(done.size_bytes);
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += size;
         let arrive_ns = now_ns + self.spec.delay_ns;
@@ -383,16 +388,16 @@ impl Link {
         self.ring.push_back(Slot {
             tx_end_ns: now_ns,
             arrive_ns,
-            size_bytes: pkt.size_bytes,
-            corrupted,
+            id: done.id,
+            size_bytes: done.size_bytes,
+            corrupted: done.corrupted,
         });
-        self.bodies.push_back(pkt);
         let mut next_size = None;
         for (c, q) in classes.iter_mut().enumerate() {
-            if let Some((p, corr)) = q.pop_front() {
-                class_bytes[c] -= u64::from(p.size_bytes);
-                next_size = Some(p.size_bytes);
-                *in_service = Some((p, corr));
+            if let Some(w) = q.pop_front() {
+                class_bytes[c] -= u64::from(w.size_bytes);
+                next_size = Some(w.size_bytes);
+                *in_service = Some(w);
                 break;
             }
         }
@@ -400,35 +405,40 @@ impl Link {
         (next, was_empty.then_some(arrive_ns))
     }
 
-    /// The head of the pipe reached the far end. Returns the packet (None if
-    /// it was corrupted on the wire) and the next arrival time to schedule.
-    pub fn pop_arrival(&mut self, now_ns: u64) -> (Option<Packet>, Option<u64>) {
+    /// The head of the pipe reached the far end: its packet and whether it
+    /// arrived intact (false: corrupted on the wire, to be discarded).
+    pub fn pop_arrival(&mut self, now_ns: u64) -> (PacketId, bool) {
         self.advance(now_ns);
         let head = self
             .ring
             .pop_front()
             .expect("arrival event with an empty pipe");
-        let pkt = self.bodies.pop_front().expect("a body per slot");
         prefetch(self.ring.get(PREFETCH_AHEAD));
-        prefetch(self.bodies.get(PREFETCH_AHEAD));
         debug_assert_eq!(head.arrive_ns, now_ns);
         if let Queue::Fifo { n_departed, .. } = &mut self.queue {
             *n_departed -= 1;
         }
-        let next = self.ring.front().map(|e| e.arrive_ns);
         if head.corrupted {
             self.counters.drops_random += 1;
-            (None, next)
-        } else {
-            (Some(pkt), next)
         }
+        (head.id, !head.corrupted)
+    }
+
+    /// When the head of the pipe reaches the far end (None: pipe empty).
+    pub fn next_arrival_ns(&self) -> Option<u64> {
+        self.ring.front().map(|e| e.arrive_ns)
+    }
+
+    /// The packet `PREFETCH_AHEAD` places behind the pipe's head, whose body
+    /// the engine should start loading.
+    pub fn upcoming(&self) -> Option<PacketId> {
+        self.ring.get(PREFETCH_AHEAD).map(|e| e.id)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Dir, PacketKind};
     use rand_core::SeedableRng;
 
     fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
@@ -446,11 +456,15 @@ mod tests {
         )
     }
 
-    fn pkt(seq: u64, class: u8) -> Packet {
-        let mut p = Packet::new(0, PacketKind::Data, Dir::Forward, 1500);
-        p.seq = seq;
-        p.class = class;
-        p
+    /// Offers a 1500-byte packet whose handle is its sequence number.
+    fn offer(l: &mut Link, now_ns: u64, seq: u32, class: u8) -> Enqueued {
+        l.enqueue(now_ns, PacketId(seq), 1500, class)
+    }
+
+    /// The head's arrival: (its sequence number if intact, next arrival).
+    fn arrive(l: &mut Link, now_ns: u64) -> (Option<u32>, Option<u64>) {
+        let (id, intact) = l.pop_arrival(now_ns);
+        (intact.then_some(id.0), l.next_arrival_ns())
     }
 
     #[test]
@@ -458,17 +472,17 @@ mod tests {
         let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(10)), 0.0);
         // Two back-to-back packets at t=0, one at t=100us (link idle again).
         assert_eq!(
-            l.enqueue(0, pkt(0, 0)),
+            offer(&mut l, 0, 0, 0),
             Enqueued::ScheduleArrival(12_000 + 1_000_000)
         );
-        assert_eq!(l.enqueue(0, pkt(1, 0)), Enqueued::Queued);
-        assert_eq!(l.enqueue(100_000, pkt(2, 0)), Enqueued::Queued);
-        let (p, next) = l.pop_arrival(1_012_000);
-        assert_eq!((p.unwrap().seq, next), (0, Some(1_024_000)));
-        let (p, next) = l.pop_arrival(1_024_000);
-        assert_eq!((p.unwrap().seq, next), (1, Some(1_112_000)));
-        let (p, next) = l.pop_arrival(1_112_000);
-        assert_eq!((p.unwrap().seq, next), (2, None));
+        assert_eq!(offer(&mut l, 0, 1, 0), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 100_000, 2, 0), Enqueued::Queued);
+        let (p, next) = arrive(&mut l, 1_012_000);
+        assert_eq!((p.unwrap(), next), (0, Some(1_024_000)));
+        let (p, next) = arrive(&mut l, 1_024_000);
+        assert_eq!((p.unwrap(), next), (1, Some(1_112_000)));
+        let (p, next) = arrive(&mut l, 1_112_000);
+        assert_eq!((p.unwrap(), next), (2, None));
         assert_eq!(l.counters.departed_pkts, 3);
     }
 
@@ -477,14 +491,14 @@ mod tests {
         let mut l = link(QueueDiscipline::DropTail(QueueLimit::Packets(2)), 0.0);
         // 1 in service + 2 waiting fit; the 4th is dropped.
         for s in 0..3 {
-            assert_ne!(l.enqueue(0, pkt(s, 0)), Enqueued::Dropped);
+            assert_ne!(offer(&mut l, 0, s, 0), Enqueued::Dropped);
         }
-        assert_eq!(l.enqueue(0, pkt(3, 0)), Enqueued::Dropped);
+        assert_eq!(offer(&mut l, 0, 3, 0), Enqueued::Dropped);
         assert_eq!(l.queue_len(0), (2, 3000));
         // After the first packet is serialized, one slot frees.
         assert_eq!(l.queue_len(12_000), (1, 1500));
-        assert_ne!(l.enqueue(12_000, pkt(4, 0)), Enqueued::Dropped);
-        assert_eq!(l.enqueue(12_000, pkt(5, 0)), Enqueued::Dropped);
+        assert_ne!(offer(&mut l, 12_000, 4, 0), Enqueued::Dropped);
+        assert_eq!(offer(&mut l, 12_000, 5, 0), Enqueued::Dropped);
         assert_eq!(l.counters.drops_overflow, 2);
     }
 
@@ -492,25 +506,25 @@ mod tests {
     fn byte_limit() {
         let mut l = link(QueueDiscipline::DropTail(QueueLimit::Bytes(3000)), 0.0);
         for s in 0..3 {
-            assert_ne!(l.enqueue(0, pkt(s, 0)), Enqueued::Dropped);
+            assert_ne!(offer(&mut l, 0, s, 0), Enqueued::Dropped);
         }
-        assert_eq!(l.enqueue(0, pkt(3, 0)), Enqueued::Dropped);
+        assert_eq!(offer(&mut l, 0, 3, 0), Enqueued::Dropped);
     }
 
     #[test]
     fn priority_serves_class_zero_first() {
         let q = QueueDiscipline::Priority(vec![QueueLimit::Packets(10), QueueLimit::Packets(10)]);
         let mut l = link(q, 0.0);
-        assert_eq!(l.enqueue(0, pkt(0, 1)), Enqueued::ScheduleTxDone(12_000));
-        assert_eq!(l.enqueue(1, pkt(1, 1)), Enqueued::Queued);
-        assert_eq!(l.enqueue(2, pkt(2, 0)), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 0, 0, 1), Enqueued::ScheduleTxDone(12_000));
+        assert_eq!(offer(&mut l, 1, 1, 1), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 2, 2, 0), Enqueued::Queued);
         // Low-priority packet 0 is already in service; then class 0 overtakes packet 1.
         assert_eq!(l.tx_done(12_000), (Some(24_000), Some(1_012_000)));
         assert_eq!(l.tx_done(24_000), (Some(36_000), None));
         assert_eq!(l.tx_done(36_000), (None, None));
-        let order: Vec<u64> = [1_012_000, 1_024_000, 1_036_000]
+        let order: Vec<u32> = [1_012_000, 1_024_000, 1_036_000]
             .iter()
-            .map(|&t| l.pop_arrival(t).0.unwrap().seq)
+            .map(|&t| arrive(&mut l, t).0.unwrap())
             .collect();
         assert_eq!(order, vec![0, 2, 1]);
     }
@@ -519,13 +533,13 @@ mod tests {
     fn priority_classes_have_their_own_limits() {
         let q = QueueDiscipline::Priority(vec![QueueLimit::Packets(1), QueueLimit::Packets(3)]);
         let mut l = link(q, 0.0);
-        l.enqueue(0, pkt(0, 0)); // in service
-        assert_eq!(l.enqueue(0, pkt(1, 0)), Enqueued::Queued);
-        assert_eq!(l.enqueue(0, pkt(2, 0)), Enqueued::Dropped);
+        offer(&mut l, 0, 0, 0); // in service
+        assert_eq!(offer(&mut l, 0, 1, 0), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 0, 2, 0), Enqueued::Dropped);
         for s in 3..6 {
-            assert_eq!(l.enqueue(0, pkt(s, 1)), Enqueued::Queued);
+            assert_eq!(offer(&mut l, 0, s, 1), Enqueued::Queued);
         }
-        assert_eq!(l.enqueue(0, pkt(6, 1)), Enqueued::Dropped);
+        assert_eq!(offer(&mut l, 0, 6, 1), Enqueued::Dropped);
         assert_eq!(l.queue_len(0), (4, 6000));
     }
 
@@ -537,13 +551,13 @@ mod tests {
         );
         let n = 200_000u64;
         for s in 0..n {
-            l.enqueue(s * 12_000, pkt(s, 0));
+            offer(&mut l, s * 12_000, s as u32, 0);
         }
         let mut t = 0;
         let mut lost = 0;
         while let Some(next) = l.ring.front().map(|e| e.arrive_ns) {
             t = t.max(next);
-            if l.pop_arrival(next).0.is_none() {
+            if arrive(&mut l, next).0.is_none() {
                 lost += 1;
             }
         }

@@ -1,4 +1,10 @@
-//! Packets travel by value (no heap allocation per packet).
+//! Packets, and the pool that holds those in the network.
+//!
+//! An endpoint builds a packet by value; the engine stores it once in the
+//! pool and links pass its 4-byte handle hop by hop, so a packet is written
+//! once and read at each hop, never copied along its route. Freed slots are
+//! reused last-in first-out, so new packets land in memory that is still in
+//! the cache. No allocation per packet once the pool has grown.
 
 /// Most SACK blocks an ACK carries (RFC 2018 with timestamps: 3).
 pub const MAX_SACK_BLOCKS: usize = 3;
@@ -87,5 +93,55 @@ impl Packet {
         self.sack[n] = block;
         self.n_sack += 1;
         true
+    }
+}
+
+/// A packet's handle in a [`PacketPool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketId(pub u32);
+
+/// The packets in the network, by handle.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    packets: Vec<Packet>,
+    free: Vec<PacketId>,
+}
+
+impl PacketPool {
+    pub fn insert(&mut self, p: Packet) -> PacketId {
+        match self.free.pop() {
+            Some(id) => {
+                self.packets[id.0 as usize] = p;
+                id
+            }
+            None => {
+                let id = u32::try_from(self.packets.len())
+                    .expect("fewer than 2^32 packets in the network (the memory budget bounds them)");
+                self.packets.push(p);
+                PacketId(id)
+            }
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.packets[id.0 as usize]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.packets[id.0 as usize]
+    }
+
+    /// Frees `id`'s slot for reuse.
+    #[inline]
+    pub fn remove(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
+    /// Starts loading `id`'s packet into the cache.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        crate::prefetch::prefetch(self.packets.get(id.0 as usize));
     }
 }

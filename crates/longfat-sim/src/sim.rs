@@ -8,7 +8,7 @@ use crate::flow::{Endpoints, Flow};
 use crate::link::{Enqueued, Link};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
-use crate::packet::{Dir, Packet, PacketKind};
+use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
 use crate::rng::{component_rng, RNG_LINK};
 use crate::topology::Topology;
 
@@ -53,6 +53,8 @@ pub struct Simulation {
     /// Earliest pending heap entry per flow and timer kind (u64::MAX: none).
     timer_at: Vec<[u64; TIMER_KINDS]>,
     out: Outbox,
+    /// The packets links hold, by handle.
+    packets: PacketPool,
     pub metrics: Metrics,
     events_processed: u64,
     /// Packets held by links now (queued, in service or propagating), and
@@ -109,6 +111,7 @@ impl Simulation {
             flows,
             timer_at,
             out: Outbox::default(),
+            packets: PacketPool::default(),
             metrics,
             events_processed: 0,
             packets_held: 0,
@@ -183,13 +186,19 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkArrival(l) => {
-                let (pkt, next) = self.links[l as usize].pop_arrival(self.now_ns);
-                self.packets_held -= 1;
-                if let Some(t) = next {
+                let link = &mut self.links[l as usize];
+                let (id, intact) = link.pop_arrival(self.now_ns);
+                if let Some(soon) = link.upcoming() {
+                    self.packets.prefetch(soon);
+                }
+                if let Some(t) = link.next_arrival_ns() {
                     self.events.schedule(t, Event::LinkArrival(l));
                 }
-                if let Some(p) = pkt {
-                    self.forward(p);
+                self.packets_held -= 1;
+                if intact {
+                    self.forward(id);
+                } else {
+                    self.packets.remove(id);
                 }
             }
             Event::LinkTxDone(l) => {
@@ -252,7 +261,10 @@ impl Simulation {
         self.flush(f);
     }
 
-    fn forward(&mut self, mut p: Packet) {
+    /// Packet `id` reached the end of a link: on to its next hop, or to its
+    /// endpoint.
+    fn forward(&mut self, id: PacketId) {
+        let p = self.packets.get_mut(id);
         let flow = &self.flows[p.flow as usize];
         let route = match p.dir {
             Dir::Forward => &flow.fwd,
@@ -262,14 +274,15 @@ impl Simulation {
         if next < route.len() {
             p.hop = next as u8;
             let l = route[next] as usize;
-            self.enqueue(l, p);
+            self.enqueue(l, id);
         } else {
-            self.deliver(p);
+            self.deliver(id);
         }
     }
 
-    fn enqueue(&mut self, l: usize, p: Packet) {
-        let accepted = match self.links[l].enqueue(self.now_ns, p) {
+    fn enqueue(&mut self, l: usize, id: PacketId) {
+        let p = self.packets.get(id);
+        let accepted = match self.links[l].enqueue(self.now_ns, id, p.size_bytes, p.class) {
             Enqueued::ScheduleArrival(t) => {
                 self.events.schedule(t, Event::LinkArrival(l as u32));
                 true
@@ -279,7 +292,10 @@ impl Simulation {
                 true
             }
             Enqueued::Queued => true,
-            Enqueued::Dropped => false,
+            Enqueued::Dropped => {
+                self.packets.remove(id);
+                false
+            }
         };
         if accepted {
             self.packets_held += 1;
@@ -298,19 +314,24 @@ impl Simulation {
         self.links[flow.fwd[0] as usize].room_pkts(self.now_ns, size)
     }
 
-    fn deliver(&mut self, p: Packet) {
-        let f = p.flow as usize;
+    fn deliver(&mut self, id: PacketId) {
+        let (f, kind) = {
+            let p = self.packets.get(id);
+            (p.flow as usize, p.kind)
+        };
         let now = self.now_ns;
-        if p.kind == PacketKind::Ack {
+        if kind == PacketKind::Ack {
             self.out.host_room_pkts = self.host_room_pkts(f);
         }
+        let p = self.packets.get(id);
         let out = &mut self.out;
         match (&mut self.flows[f].endpoints, p.kind) {
-            (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, &p, out),
-            (Endpoints::Tcp { sender, .. }, PacketKind::Ack) => sender.on_ack(now, &p, out),
-            (Endpoints::Udp(u), PacketKind::Udp) => u.on_receive(&p),
+            (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
+            (Endpoints::Tcp { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
+            (Endpoints::Udp(u), PacketKind::Udp) => u.on_receive(p),
             _ => unreachable!("packet kind does not match its flow"),
         }
+        self.packets.remove(id);
         self.flush(f);
     }
 
@@ -323,7 +344,8 @@ impl Simulation {
                 Dir::Backward => &self.flows[f].bwd,
             };
             let l = route[0] as usize;
-            self.enqueue(l, p);
+            let id = self.packets.insert(p);
+            self.enqueue(l, id);
         }
         if out.host_blocked {
             // Wake the sender when its host queue frees a slot.
