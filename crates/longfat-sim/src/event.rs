@@ -80,11 +80,10 @@ impl EventQueue {
         self.next_seq += 1;
         if self.hole {
             self.hole = false;
-            self.heap[0] = e;
-            self.sift_down(0);
+            self.sift_down(0, e);
         } else {
             self.heap.push(e);
-            self.sift_up(self.heap.len() - 1);
+            self.sift_up(self.heap.len() - 1, e);
         }
     }
 
@@ -95,8 +94,7 @@ impl EventQueue {
             self.hole = false;
             let last = self.heap.pop().expect("a hole is a slot of the heap");
             if !self.heap.is_empty() {
-                self.heap[0] = last;
-                self.sift_down(0);
+                self.sift_down(0, last);
             }
         }
     }
@@ -121,8 +119,9 @@ impl EventQueue {
         self.len() == 0
     }
 
-    fn sift_up(&mut self, mut i: usize) {
-        let e = self.heap[i];
+    // Both sifts take the moving entry by value and treat slot `i` as free:
+    // reading back an entry just written would stall on store forwarding.
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
         let k = e.key();
         while i > 0 {
             let parent = (i - 1) / ARITY;
@@ -135,9 +134,8 @@ impl EventQueue {
         self.heap[i] = e;
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
         let n = self.heap.len();
-        let e = self.heap[i];
         let k = e.key();
         loop {
             let first = ARITY * i + 1;

@@ -101,11 +101,12 @@ struct Waiting {
     corrupted: bool,
 }
 
-/// How far ahead of a ring's read position to prefetch. A link's packets
-/// are read in ring order, but a busy bottleneck's ring is megabytes long
-/// and was written one round trip ago, so without a hint each read misses
-/// the cache.
-const PREFETCH_AHEAD: usize = 4;
+/// How far ahead of a ring's read position to prefetch slots, and the
+/// packet bodies of slots half as far ahead (their handles were prefetched
+/// with their slots by then). A link's packets are read in ring order, but a
+/// busy bottleneck's ring is megabytes long and was written one round trip
+/// ago, so without a hint each read misses the cache.
+const PREFETCH_AHEAD: usize = 16;
 
 /// What the caller must schedule after `enqueue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -429,10 +430,10 @@ impl Link {
         self.ring.front().map(|e| e.arrive_ns)
     }
 
-    /// The packet `PREFETCH_AHEAD` places behind the pipe's head, whose body
-    /// the engine should start loading.
+    /// The packet `PREFETCH_AHEAD / 2` places behind the pipe's head, whose
+    /// body the engine should start loading.
     pub fn upcoming(&self) -> Option<PacketId> {
-        self.ring.get(PREFETCH_AHEAD).map(|e| e.id)
+        self.ring.get(PREFETCH_AHEAD / 2).map(|e| e.id)
     }
 }
 
