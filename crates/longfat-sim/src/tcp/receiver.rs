@@ -26,8 +26,12 @@ pub struct TcpReceiver {
     rcv_nxt: u64,
     /// Out-of-order packets above rcv_nxt as disjoint, non-adjacent ranges.
     ooo: BTreeMap<u64, u64>,
-    /// Packet numbers of the most recent arrivals whose blocks to report, newest first.
-    recent: [u64; MAX_SACK_BLOCKS],
+    /// The blocks of the most recent out-of-order arrivals, newest first
+    /// (RFC 2018 §4). A block stays exact until a later arrival merges it
+    /// into a larger one (then that one replaces it at the front) or the
+    /// cumulative ACK passes it (then it lies below `rcv_nxt` and is not
+    /// reported), so the list needs no lookups to keep up to date.
+    recent: [(u64, u64); MAX_SACK_BLOCKS],
     n_recent: usize,
     /// In-order packets not yet acknowledged (delayed ACK).
     unacked: u32,
@@ -46,7 +50,7 @@ impl TcpReceiver {
             cfg,
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
-            recent: [0; MAX_SACK_BLOCKS],
+            recent: [(0, 0); MAX_SACK_BLOCKS],
             n_recent: 0,
             unacked: 0,
             delack_deadline_ns: None,
@@ -69,6 +73,18 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, seq: u64) {
+        let (newest_lo, newest_hi) = self.recent[0];
+        if self.n_recent > 0 && newest_lo >= self.rcv_nxt && seq == newest_hi {
+            // The common case in recovery: the next packet extends the newest
+            // block (which is still a range of `ooo`, see `recent`).
+            let mut hi = seq + 1;
+            if let Some(b) = self.ooo.remove(&hi) {
+                hi = b;
+            }
+            *self.ooo.get_mut(&newest_lo).expect("the newest block is held") = hi;
+            self.note_newest(newest_lo, hi);
+            return;
+        }
         let (mut lo, mut hi) = (seq, seq + 1);
         if let Some((&a, &b)) = self.ooo.range(..=seq).next_back() {
             if b >= seq {
@@ -82,25 +98,22 @@ impl TcpReceiver {
             hi = b;
         }
         self.ooo.insert(lo, hi);
-        // Most-recent-first block order (RFC 2018 §4).
-        let mut list = [seq; MAX_SACK_BLOCKS];
+        self.note_newest(lo, hi);
+    }
+
+    fn note_newest(&mut self, lo: u64, hi: u64) {
+        // Most-recent-first block order (RFC 2018 §4): the new block, then
+        // the older ones it did not swallow.
+        let mut list = [(lo, hi); MAX_SACK_BLOCKS];
         let mut n = 1;
-        for &r in &self.recent[..self.n_recent] {
-            if n < MAX_SACK_BLOCKS && self.block_of(r) != self.block_of(seq) {
-                list[n] = r;
+        for &(a, b) in &self.recent[..self.n_recent] {
+            if n < MAX_SACK_BLOCKS && !(lo <= a && b <= hi) {
+                list[n] = (a, b);
                 n += 1;
             }
         }
         self.recent = list;
         self.n_recent = n;
-    }
-
-    fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
-        self.ooo
-            .range(..=seq)
-            .next_back()
-            .filter(|(_, &b)| b > seq)
-            .map(|(&a, &b)| (a, b))
     }
 
     pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
@@ -109,7 +122,12 @@ impl TcpReceiver {
         self.echo_ts = pkt.ts_val;
         self.echo_tag = pkt.tag;
         self.echo_class = pkt.class;
-        if seq < self.rcv_nxt || self.is_held(seq) {
+        // A packet just above the newest block is not held (blocks never
+        // touch), which saves the lookup on the common out-of-order path.
+        let extends_newest = self.n_recent > 0
+            && self.recent[0].0 >= self.rcv_nxt
+            && seq == self.recent[0].1;
+        if seq < self.rcv_nxt || (!extends_newest && self.is_held(seq)) {
             self.counters.duplicate_pkts += 1;
             self.send_ack(now_ns, out); // RFC 5681 §4.2: duplicate -> ACK at once
             return;
@@ -168,10 +186,9 @@ impl TcpReceiver {
         ack.tag = self.echo_tag;
         ack.class = self.echo_class;
         for i in 0..self.n_recent {
-            if let Some(block) = self.block_of(self.recent[i]) {
-                if block.0 >= self.rcv_nxt {
-                    ack.push_sack(block);
-                }
+            let block = self.recent[i];
+            if block.0 >= self.rcv_nxt {
+                ack.push_sack(block);
             }
         }
         self.counters.acks_sent += 1;

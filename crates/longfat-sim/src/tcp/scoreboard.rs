@@ -275,6 +275,10 @@ impl Scoreboard {
         let mut newly = 0;
         let mut cur = s;
         if let Some((_, &b)) = self.sacked.range(..=s).next_back() {
+            if b >= e {
+                // Already SACKed: the block a receiver repeats on every ACK.
+                return 0;
+            }
             cur = cur.max(b);
         }
         while cur < e {
