@@ -367,28 +367,32 @@ impl Simulation {
 
     /// Injects what an endpoint produced and arms its timers.
     fn flush(&mut self, f: usize) {
-        let mut out = std::mem::take(&mut self.out);
-        for p in out.packets.drain(..) {
+        // By index, not by moving the outbox out and back: copying the
+        // struct around cost more than the work.
+        for i in 0..self.out.packets.len() {
+            let p = self.out.packets[i];
             let l = self.routes.at(f as u32, p.dir, 0) as usize;
             let id = self.packets.insert(p);
             self.enqueue(l, id);
         }
-        if out.host_blocked {
+        self.out.packets.clear();
+        if self.out.host_blocked {
             // Wake the sender when its host queue frees a slot.
-            let first = self.flows[f].fwd[0] as usize;
+            let first = self.routes.at(f as u32, Dir::Forward, 0) as usize;
             if let Some(t) = self.links[first].next_departure_ns(self.now_ns) {
-                out.timers.push((TimerKind::HostReady, t));
+                self.out.timers.push((TimerKind::HostReady, t));
             }
-            out.host_blocked = false;
+            self.out.host_blocked = false;
         }
-        out.host_room_pkts = u64::MAX;
-        for (kind, t) in out.timers.drain(..) {
+        self.out.host_room_pkts = u64::MAX;
+        for i in 0..self.out.timers.len() {
+            let (kind, t) = self.out.timers[i];
             let slot = &mut self.timer_at[f][kind as usize];
             if t < *slot {
                 *slot = t;
                 self.events.schedule(t, Event::Timer(f as u32, kind));
             }
         }
-        self.out = out;
+        self.out.timers.clear();
     }
 }
