@@ -409,15 +409,29 @@ impl Link {
     /// The head of the pipe reached the far end: its packet and whether it
     /// arrived intact (false: corrupted on the wire, to be discarded).
     pub fn pop_arrival(&mut self, now_ns: u64) -> (PacketId, bool) {
-        self.advance(now_ns);
         let head = self
             .ring
             .pop_front()
             .expect("arrival event with an empty pipe");
         prefetch(self.ring.get(PREFETCH_AHEAD));
         debug_assert_eq!(head.arrive_ns, now_ns);
-        if let Queue::Fifo { n_departed, .. } = &mut self.queue {
-            *n_departed -= 1;
+        if let Queue::Fifo {
+            n_departed,
+            sys_bytes,
+            ..
+        } = &mut self.queue
+        {
+            if *n_departed > 0 {
+                *n_departed -= 1;
+            } else {
+                // The departure pointer has not reached the head yet (it
+                // moves lazily, see `advance`): count the head's departure
+                // here; the rest catch up when someone next looks.
+                let b = u64::from(head.size_bytes);
+                *sys_bytes -= b;
+                self.counters.departed_pkts += 1;
+                self.counters.departed_bytes += b;
+            }
         }
         if head.corrupted {
             self.counters.drops_random += 1;

@@ -304,15 +304,17 @@ impl Simulation {
         let l = self.routes.at(p.flow, p.dir, next);
         if l != RouteTable::END {
             p.hop = next as u8;
-            self.enqueue(l as usize, id);
+            let (size, class) = (p.size_bytes, p.class);
+            self.enqueue(l as usize, id, size, class);
         } else {
             self.deliver(id);
         }
     }
 
-    fn enqueue(&mut self, l: usize, id: PacketId) {
-        let p = self.packets.get(id);
-        let accepted = match self.links[l].enqueue(self.now_ns, id, p.size_bytes, p.class) {
+    /// Offers packet `id` to link `l`. The caller passes the packet's size
+    /// and class, which it has at hand, rather than reading them back.
+    fn enqueue(&mut self, l: usize, id: PacketId, size_bytes: u16, class: u8) {
+        let accepted = match self.links[l].enqueue(self.now_ns, id, size_bytes, class) {
             Enqueued::ScheduleArrival(t) => {
                 self.events.schedule(t, Event::LinkArrival(l as u32));
                 true
@@ -373,7 +375,7 @@ impl Simulation {
             let p = self.out.packets[i];
             let l = self.routes.at(f as u32, p.dir, 0) as usize;
             let id = self.packets.insert(p);
-            self.enqueue(l, id);
+            self.enqueue(l, id, p.size_bytes, p.class);
         }
         self.out.packets.clear();
         if self.out.host_blocked {
