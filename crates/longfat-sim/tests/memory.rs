@@ -1,0 +1,144 @@
+//! Memory per flow and per packet, measured by counting every allocation,
+//! and checked against the figures the pre-run budget (`budget.rs`) assumes:
+//! a scenario the budget admits must not take more than it said.
+//!
+//! One test per process would be cleaner for a global counter, but the
+//! tests here run one at a time behind a lock, and each measures only the
+//! change across its own build or run.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use longfat_sim::budget::{FLOW_BYTES, PACKET_BYTES};
+use longfat_sim::{build, Scenario, Simulation};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        LIVE.fetch_sub(layout.size(), Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
+    Scenario::from_toml(&format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "{rate}"
+        delay = "10ms"
+        queue = "{queue}"
+        [[flows]]
+        cc = "cubic"
+        count = {flows}
+        start_jitter = "100ms"
+        access_delay_jitter = "40ms"
+        [run]
+        duration = "{duration}"
+        sample_interval = "1s"
+        "#
+    ))
+    .unwrap()
+}
+
+/// Bytes a fully built simulation of `flows` flows holds, before any event.
+fn built_bytes(flows: u32) -> (usize, Simulation) {
+    let s = scenario("10Gbps", flows, "10s", "1bdp");
+    let before = LIVE.load(Relaxed);
+    let sim = build(&s).unwrap();
+    (LIVE.load(Relaxed) - before, sim)
+}
+
+#[test]
+fn an_idle_flow_takes_less_than_the_budget_assumes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let (small, sim_small) = built_bytes(1_000);
+    drop(sim_small);
+    let (large, sim_large) = built_bytes(11_000);
+    let per_flow = (large - small) as f64 / 10_000.0;
+    println!("bytes per idle flow: {per_flow:.0} (budget assumes {FLOW_BYTES})");
+    assert!(
+        per_flow <= FLOW_BYTES as f64,
+        "an idle flow takes {per_flow:.0} bytes, the budget assumes {FLOW_BYTES}"
+    );
+    // And it is not absurdly below: a sender, receiver, controller, routes
+    // and four link directions cannot fit in less than 1 KiB.
+    assert!(per_flow > 1024.0, "{per_flow:.0} bytes per flow is implausibly small");
+    drop(sim_large);
+}
+
+#[test]
+fn a_packet_in_flight_takes_less_than_the_budget_assumes() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    // Ten flows filling a 1 Gbit/s x 20-100 ms path and its 1 BDP queue:
+    // thousands of packets in flight at the peak.
+    let mut sim = build(&scenario("1Gbps", 10, "3s", "1bdp")).unwrap();
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    sim.run();
+    let grown = PEAK.load(Relaxed) - base;
+    let held = sim.peak_packets_held();
+    assert!(held > 5_000, "only {held} packets held at the peak");
+    // Growth also pays for the time series (3 samples here) and for each
+    // flow's scoreboard: both are bounded by what a packet is budgeted.
+    let per_packet = grown as f64 / held as f64;
+    println!(
+        "peak packets held {held}, heap growth {grown} bytes: {per_packet:.0} per packet (budget assumes {PACKET_BYTES})"
+    );
+    assert!(
+        per_packet <= PACKET_BYTES as f64,
+        "{per_packet:.0} bytes per packet in flight, the budget assumes {PACKET_BYTES}"
+    );
+    assert!(per_packet >= 64.0, "{per_packet:.0} bytes per packet is less than a packet");
+}
+
+#[test]
+fn memory_stays_flat_in_simulated_duration_with_many_flows() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    // 300 flows on 1 Gbit/s, 2 s and then 8 s more. Whatever the heap grows
+    // by in the long second part must be paid for by more packets held at
+    // once (at most the budget's bytes per packet, checked above) and the
+    // series rows added: a leak per event or per simulated second (about
+    // 4 million events here) would show.
+    let mut sim = build(&scenario("1Gbps", 300, "10s", "0.5bdp")).unwrap();
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    sim.run_until(2_000_000_000);
+    let first = PEAK.load(Relaxed) - base;
+    let held_first = sim.peak_packets_held();
+    // Stop 1 ns short of the end: the summary built at the end is not part
+    // of the engine's footprint.
+    sim.run_until(9_999_999_999);
+    let whole = PEAK.load(Relaxed) - base;
+    let held_whole = sim.peak_packets_held();
+    // Eight more samples of 300 flows and two links, at most 128 bytes a
+    // row, twice over for vector doubling.
+    let series = 2 * 8 * 302 * 128;
+    let packets = (held_whole - held_first) as usize * PACKET_BYTES as usize;
+    println!(
+        "peak heap growth: {first} bytes after 2 s ({held_first} packets held), {whole} after 10 s ({held_whole})"
+    );
+    assert!(
+        whole <= first + series + packets,
+        "the heap grew from {first} to {whole} bytes; more packets held explain {packets}, series {series}"
+    );
+}
