@@ -3,6 +3,7 @@
 
     python3 benches/speed.py                 # against 8bb8af4, 5 rounds
     python3 benches/speed.py --base HEAD~3 --rounds 9 benches/many-1000.toml
+    python3 benches/speed.py --base A --head B     # two commits, this tree untouched
 
 Builds the `run_scenario` example of both trees (the other commit is
 exported with `git archive` into target/bench/, never checked out over this
@@ -68,13 +69,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="*", default=DEFAULT_SCENARIOS)
     ap.add_argument("--base", default="8bb8af4", help="commit to compare against (default: 8bb8af4)")
+    ap.add_argument("--head", help="commit to measure instead of this working tree")
     ap.add_argument("--rounds", type=int, default=5, help="alternating runs of each build per scenario (default: 5)")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
 
-    print(f"building this tree and {args.base} ...", file=sys.stderr)
-    head = build(ROOT, ROOT / "target")
+    print(f"building {args.head or 'this tree'} and {args.base} ...", file=sys.stderr)
+    if args.head:
+        head = build(export(args.head), ROOT / "target" / "bench" / "target-head")
+    else:
+        head = build(ROOT, ROOT / "target")
     base = build(export(args.base), ROOT / "target" / "bench" / "target")
 
     rows = []
@@ -107,7 +112,7 @@ def main() -> int:
         )
 
     print(f"\nbottleneck packets per wall-second (both directions), median of {args.rounds} alternating rounds")
-    print(f"{'scenario':<14} {'base ' + args.base:>16} {'this tree':>12} {'ratio':>7} {'min..max':>13} {'events/pkt':>11}")
+    print(f"{'scenario':<14} {'base ' + args.base:>16} {(args.head or 'this tree'):>12} {'ratio':>7} {'min..max':>13} {'events/pkt':>11}")
     for name, b, h, ratio, lo, hi, epp in rows:
         print(f"{name:<14} {b / 1e6:>14.2f} M {h / 1e6:>10.2f} M {ratio:>6.2f}x {lo:>5.2f}..{hi:<5.2f}x {epp:>11.2f}")
     return 0
