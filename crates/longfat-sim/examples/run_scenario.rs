@@ -12,10 +12,17 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
+    let t_build = Instant::now();
     let mut sim = longfat_sim::build(&scenario).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
+    eprintln!(
+        "build {:.3} s ({} flows, {} links)",
+        t_build.elapsed().as_secs_f64(),
+        sim.flows.len(),
+        sim.links.len()
+    );
     let t0 = Instant::now();
     sim.run();
     let wall = t0.elapsed().as_secs_f64();

@@ -31,27 +31,61 @@ pub enum TimerKind {
 
 pub const TIMER_KINDS: usize = 6;
 
-/// One pending event. Its order key is (time, sequence) read as one 128-bit
-/// number, so comparing two entries is a single branch-free comparison.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time_ns: u64,
-    seq: u64,
-    event: Event,
-}
-
-impl Entry {
+impl Event {
+    /// The event as one word: kind in the low byte, link or flow above it,
+    /// timer kind in the top byte. Stored and loaded as a whole `u64`.
     #[inline(always)]
-    fn key(&self) -> u128 {
-        (u128::from(self.time_ns) << 64) | u128::from(self.seq)
+    fn pack(self) -> u64 {
+        match self {
+            Event::LinkArrival(l) => (u64::from(l) << 8) | 0,
+            Event::LinkTxDone(l) => (u64::from(l) << 8) | 1,
+            Event::Timer(f, k) => ((k as u64) << 56) | (u64::from(f) << 8) | 2,
+            Event::Sample => 3,
+            Event::MeasureStart => 4,
+        }
+    }
+
+    #[inline(always)]
+    fn unpack(w: u64) -> Self {
+        let id = (w >> 8) as u32;
+        match w & 0xff {
+            0 => Event::LinkArrival(id),
+            1 => Event::LinkTxDone(id),
+            2 => Event::Timer(
+                id,
+                match w >> 56 {
+                    0 => TimerKind::Start,
+                    1 => TimerKind::Stop,
+                    2 => TimerKind::Rto,
+                    3 => TimerKind::DelayedAck,
+                    4 => TimerKind::UdpSend,
+                    _ => TimerKind::HostReady,
+                },
+            ),
+            3 => Event::Sample,
+            _ => Event::MeasureStart,
+        }
     }
 }
 
+/// The order key of an event: (time, sequence) as one 128-bit number, so
+/// comparing two is a single comparison.
+#[inline(always)]
+fn key(time_ns: u64, seq: u64) -> u128 {
+    (u128::from(time_ns) << 64) | u128::from(seq)
+}
+
 /// Children per heap node: a 4-ary heap is half as deep as a binary one and
-/// a node's four children share one or two cache lines.
+/// a node's four children's keys share one or two cache lines.
 const ARITY: usize = 4;
 
 /// A 4-ary min-heap on (time, sequence).
+///
+/// Keys and events live in two arrays of plain integers (struct of arrays):
+/// a sift compares keys only, and every entry is written and read back with
+/// the same access width, so loads never wait on a partly matching store
+/// (store-to-load forwarding fails when a wide load spans narrower stores,
+/// and that stall was the largest cost of an array of structs here).
 ///
 /// Most events reschedule something at once (a link's next arrival, a
 /// sender's next packet), so `pop` leaves its slot at the root as a hole
@@ -60,7 +94,8 @@ const ARITY: usize = 4;
 /// the push. The order of events is exactly (time, sequence) either way.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    keys: Vec<u128>,
+    events: Vec<u64>,
     next_seq: u64,
     /// The root was popped and not yet refilled.
     hole: bool,
@@ -71,19 +106,18 @@ impl EventQueue {
         Self::default()
     }
 
+    #[inline]
     pub fn schedule(&mut self, time_ns: u64, event: Event) {
-        let e = Entry {
-            time_ns,
-            seq: self.next_seq,
-            event,
-        };
+        let k = key(time_ns, self.next_seq);
         self.next_seq += 1;
+        let ev = event.pack();
         if self.hole {
             self.hole = false;
-            self.sift_down(0, e);
+            self.sift_down(0, k, ev);
         } else {
-            self.heap.push(e);
-            self.sift_up(self.heap.len() - 1, e);
+            self.keys.push(k);
+            self.events.push(ev);
+            self.sift_up(self.keys.len() - 1, k, ev);
         }
     }
 
@@ -92,51 +126,57 @@ impl EventQueue {
     fn fill_hole(&mut self) {
         if self.hole {
             self.hole = false;
-            let last = self.heap.pop().expect("a hole is a slot of the heap");
-            if !self.heap.is_empty() {
-                self.sift_down(0, last);
+            let k = self.keys.pop().expect("a hole is a slot of the heap");
+            let ev = self.events.pop().expect("one event per key");
+            if !self.keys.is_empty() {
+                self.sift_down(0, k, ev);
             }
         }
     }
 
+    #[inline]
     pub fn peek_time(&mut self) -> Option<u64> {
         self.fill_hole();
-        self.heap.first().map(|e| e.time_ns)
+        self.keys.first().map(|&k| (k >> 64) as u64)
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
         self.fill_hole();
-        let top = *self.heap.first()?;
+        let k = *self.keys.first()?;
         self.hole = true;
-        Some((top.time_ns, top.event))
+        Some(((k >> 64) as u64, Event::unpack(self.events[0])))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.hole)
+        self.keys.len() - usize::from(self.hole)
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    // Both sifts take the moving entry by value and treat slot `i` as free:
-    // reading back an entry just written would stall on store forwarding.
-    fn sift_up(&mut self, mut i: usize, e: Entry) {
-        let k = e.key();
+    /// Moves entry (`k`, `ev`) up from free slot `i`.
+    #[inline]
+    fn sift_up(&mut self, mut i: usize, k: u128, ev: u64) {
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if self.heap[parent].key() <= k {
+            let pk = self.keys[parent];
+            if pk <= k {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.keys[i] = pk;
+            self.events[i] = self.events[parent];
             i = parent;
         }
-        self.heap[i] = e;
+        self.keys[i] = k;
+        self.events[i] = ev;
     }
 
-    fn sift_down(&mut self, mut i: usize, e: Entry) {
-        let n = self.heap.len();
-        let k = e.key();
+    /// Moves entry (`k`, `ev`) down from free slot `i`.
+    #[inline]
+    fn sift_down(&mut self, mut i: usize, k: u128, ev: u64) {
+        let n = self.keys.len();
         loop {
             let first = ARITY * i + 1;
             if first >= n {
@@ -144,9 +184,9 @@ impl EventQueue {
             }
             let last = (first + ARITY).min(n);
             let mut best = first;
-            let mut best_key = self.heap[first].key();
+            let mut best_key = self.keys[first];
             for c in first + 1..last {
-                let ck = self.heap[c].key();
+                let ck = self.keys[c];
                 if ck < best_key {
                     best = c;
                     best_key = ck;
@@ -155,16 +195,38 @@ impl EventQueue {
             if k <= best_key {
                 break;
             }
-            self.heap[i] = self.heap[best];
+            self.keys[i] = best_key;
+            self.events[i] = self.events[best];
             i = best;
         }
-        self.heap[i] = e;
+        self.keys[i] = k;
+        self.events[i] = ev;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_event_survives_packing() {
+        let kinds = [
+            TimerKind::Start,
+            TimerKind::Stop,
+            TimerKind::Rto,
+            TimerKind::DelayedAck,
+            TimerKind::UdpSend,
+            TimerKind::HostReady,
+        ];
+        for id in [0, 1, 255, 256, 65_535, 1 << 24, u32::MAX] {
+            let mut all = vec![Event::LinkArrival(id), Event::LinkTxDone(id)];
+            all.extend(kinds.iter().map(|&k| Event::Timer(id, k)));
+            all.extend([Event::Sample, Event::MeasureStart]);
+            for e in all {
+                assert_eq!(Event::unpack(e.pack()), e);
+            }
+        }
+    }
 
     #[test]
     fn pops_in_time_then_schedule_order() {
