@@ -132,28 +132,42 @@ enum Queue {
         /// tx_end of the last packet accepted.
         busy_until_ns: u64,
     },
-    Priority {
-        limits: Vec<QueueLimit>,
-        classes: Vec<VecDeque<Waiting>>,
-        class_bytes: Vec<u64>,
-        in_service: Option<Waiting>,
-    },
+    /// Boxed: strict priority is rare, and the FIFO case keeps the link's
+    /// hot fields small.
+    Priority(Box<PriorityQueue>),
 }
 
 #[derive(Debug)]
+struct PriorityQueue {
+    limits: Vec<QueueLimit>,
+    classes: Vec<VecDeque<Waiting>>,
+    class_bytes: Vec<u64>,
+    in_service: Option<Waiting>,
+}
+
+/// The fields every packet reads or writes come first, in C order, so a
+/// link's per-packet work touches its first two cache lines (the ring's
+/// header, queue state, delay, transmit-time cache, loss threshold and the
+/// offered/departed counters); the spec, names and random stream follow.
+/// With thousands of links these lines are most of the engine's cache
+/// misses.
+#[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link {
-    pub spec: LinkSpec,
-    loss_threshold: u64,
-    rng: Xoshiro256PlusPlus,
-    queue: Queue,
     /// FIFO: every packet held; priority: packets propagating.
     ring: VecDeque<Slot>,
+    queue: Queue,
+    /// Propagation delay (a copy of `spec.delay_ns`, kept with the hot fields).
+    delay_ns: u64,
     /// The last packet size serialized and its transmission time: packets of
     /// a link nearly all have one or two sizes, and this saves a 128-bit
     /// division per packet.
-    tx_size_bytes: u16,
     tx_time_ns: u64,
+    tx_size_bytes: u16,
+    loss_threshold: u64,
     pub counters: LinkCounters,
+    rng: Xoshiro256PlusPlus,
+    pub spec: LinkSpec,
 }
 
 impl Link {
@@ -172,12 +186,12 @@ impl Link {
                 sys_bytes: 0,
                 busy_until_ns: 0,
             },
-            QueueDiscipline::Priority(limits) => Queue::Priority {
+            QueueDiscipline::Priority(limits) => Queue::Priority(Box::new(PriorityQueue {
                 limits: limits.clone(),
                 classes: vec![VecDeque::new(); limits.len()],
                 class_bytes: vec![0; limits.len()],
                 in_service: None,
-            },
+            })),
         };
         Self {
             loss_threshold,
@@ -186,6 +200,7 @@ impl Link {
             ring: VecDeque::new(),
             tx_size_bytes: 0,
             tx_time_ns: spec.rate.tx_time_ns(0),
+            delay_ns: spec.delay_ns,
             spec,
             counters: LinkCounters::default(),
         }
@@ -246,13 +261,9 @@ impl Link {
                     (sys - 1, sys_bytes - head)
                 }
             }
-            Queue::Priority {
-                classes,
-                class_bytes,
-                ..
-            } => (
-                classes.iter().map(|c| c.len() as u64).sum(),
-                class_bytes.iter().sum(),
+            Queue::Priority(pq) => (
+                pq.classes.iter().map(|c| c.len() as u64).sum(),
+                pq.class_bytes.iter().sum(),
             ),
         }
     }
@@ -273,7 +284,7 @@ impl Link {
                 };
                 waiting_room.saturating_add(idle)
             }
-            Queue::Priority { .. } => u64::MAX,
+            Queue::Priority(_) => u64::MAX,
         }
     }
 
@@ -283,7 +294,7 @@ impl Link {
         self.advance(now_ns);
         match &self.queue {
             Queue::Fifo { n_departed, .. } => self.ring.get(*n_departed).map(|e| e.tx_end_ns),
-            Queue::Priority { in_service, .. } => in_service.as_ref().map(|_| now_ns),
+            Queue::Priority(pq) => pq.in_service.as_ref().map(|_| now_ns),
         }
     }
 
@@ -310,7 +321,7 @@ impl Link {
                 let tx_end_ns = start + tx_ns;
                 *busy_until_ns = tx_end_ns;
                 *sys_bytes += size;
-                let arrive_ns = tx_end_ns + self.spec.delay_ns;
+                let arrive_ns = tx_end_ns + self.delay_ns;
                 let corrupted = self.draw_corrupted();
                 let was_empty = self.ring.is_empty();
                 self.ring.push_back(Slot {
@@ -326,7 +337,7 @@ impl Link {
                     Enqueued::Queued
                 }
             }
-            Queue::Priority { .. } => self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns),
+            Queue::Priority(_) => self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns),
         }
     }
 
@@ -345,15 +356,15 @@ impl Link {
             size_bytes,
             corrupted,
         };
-        let Queue::Priority {
+        let Queue::Priority(pq) = &mut self.queue else {
+            unreachable!("enqueue_priority on a FIFO link")
+        };
+        let PriorityQueue {
             limits,
             classes,
             class_bytes,
             in_service,
-        } = &mut self.queue
-        else {
-            unreachable!("enqueue_priority on a FIFO link")
-        };
+        } = &mut **pq;
         if in_service.is_none() {
             *in_service = Some(w);
             return Enqueued::ScheduleTxDone(now_ns + tx_ns);
@@ -371,20 +382,20 @@ impl Link {
     /// Priority link: the packet in service finished serializing. Returns
     /// (next tx-done time, arrival time to schedule if the pipe was empty).
     pub fn tx_done(&mut self, now_ns: u64) -> (Option<u64>, Option<u64>) {
-        let Queue::Priority {
+        let Queue::Priority(pq) = &mut self.queue else {
+            unreachable!("tx_done on a FIFO link")
+        };
+        let PriorityQueue {
             classes,
             class_bytes,
             in_service,
             ..
-        } = &mut self.queue
-        else {
-            unreachable!("tx_done on a FIFO link")
-        };
+        } = &mut **pq;
         let done = in_service.take().expect("tx_done with nothing in service");
         let size = u64::from(done.size_bytes);
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += size;
-        let arrive_ns = now_ns + self.spec.delay_ns;
+        let arrive_ns = now_ns + self.delay_ns;
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
             tx_end_ns: now_ns,
