@@ -122,6 +122,86 @@ fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_bps: f64, flows_throu
     queued.saturating_add(1).saturating_add(wire)
 }
 
+/// Per flow, the most bits per second the TCP flows sharing its forward
+/// links can leave it: on each link, the link's rate over the number of TCP
+/// flows that surely cross the link for the flow's whole life (long-lived
+/// flows that start no later and stop no earlier, the flow itself
+/// included), and the least of that over its links. Counting every flow
+/// that ever crosses a link instead would make early flows look slow when
+/// many others only start late, and hide the queues they build while alone
+/// (a fuzz finding: `tests/corpus/estimate-late-flows-share.toml`).
+///
+/// Per link, a sweep in start order with a Fenwick tree over stop times
+/// counts the covering flows: O(n log n) in the flows crossing the link.
+fn tcp_share_bps(flows: &[Flow], links: &[LinkSpec], duration_ns: u64) -> Vec<f64> {
+    let mut on_link: Vec<Vec<u32>> = vec![Vec::new(); links.len()];
+    for (i, f) in flows.iter().enumerate() {
+        if f.is_tcp() {
+            for &l in f.fwd.iter() {
+                on_link[l as usize].push(i as u32);
+            }
+        }
+    }
+    let end = |f: &Flow| f.stop_ns.unwrap_or(duration_ns).min(duration_ns);
+    // A generated transfer's end is unknown before the run: it may finish
+    // at once, so it covers no one (but is covered like any flow).
+    let covers = |f: &Flow| f.generated.is_none();
+    let mut share = vec![f64::INFINITY; flows.len()];
+    for (l, members) in on_link.iter_mut().enumerate() {
+        if members.is_empty() {
+            continue;
+        }
+        let rate = links[l].rate.bps() as f64;
+        members.sort_by_key(|&i| flows[i as usize].start_ns);
+        let mut ends: Vec<u64> = members
+            .iter()
+            .map(|&i| &flows[i as usize])
+            .filter(|f| covers(f))
+            .map(end)
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        // Fenwick tree: covering flows inserted so far, by end rank.
+        let mut tree = vec![0u32; ends.len() + 1];
+        let mut inserted = 0u32;
+        let mut group = 0;
+        while group < members.len() {
+            let start = flows[members[group] as usize].start_ns;
+            let next = group
+                + members[group..]
+                    .iter()
+                    .take_while(|&&i| flows[i as usize].start_ns == start)
+                    .count();
+            for &i in &members[group..next] {
+                let f = &flows[i as usize];
+                if covers(f) {
+                    let mut r = ends.partition_point(|&e| e < end(f)) + 1;
+                    while r < tree.len() {
+                        tree[r] += 1;
+                        r += r & r.wrapping_neg();
+                    }
+                    inserted += 1;
+                }
+            }
+            for &i in &members[group..next] {
+                let f = &flows[i as usize];
+                // Covering flows inserted that end before this flow ends.
+                let mut r = ends.partition_point(|&e| e < end(f));
+                let mut ending_earlier = 0;
+                while r > 0 {
+                    ending_earlier += tree[r];
+                    r -= r & r.wrapping_neg();
+                }
+                let sharers = (inserted - ending_earlier).max(1);
+                let s = &mut share[i as usize];
+                *s = s.min(rate / f64::from(sharers));
+            }
+            group = next;
+        }
+    }
+    share
+}
+
 pub fn estimate(shape: &RunShape) -> Estimate {
     let RunShape {
         links,
@@ -150,19 +230,16 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     // run cleanly when its packets pass the budget.)
     let mut arrival_bps = vec![0f64; links.len()];
     let rate = |l: u32| links[l as usize].rate.bps() as f64;
-    let mut tcp_senders = vec![0u32; links.len()];
+    let tcp_share = tcp_share_bps(flows, links, duration_ns);
     let mut flows_through = vec![0u64; links.len()];
     for f in flows {
-        for &l in f.fwd.iter() {
-            tcp_senders[l as usize] += u32::from(f.is_tcp());
-        }
         for &l in f.fwd.iter().chain(f.bwd.iter()) {
             flows_through[l as usize] += 1;
         }
     }
     // Per flow: its most packets in the network at once.
     let mut flow_most = Vec::with_capacity(flows.len());
-    for f in flows {
+    for (fi, f) in flows.iter().enumerate() {
         let (most, offered, data_size, ack_size) = match &f.endpoints {
             // One window of data (or the whole transfer, if smaller) plus at
             // most one ACK per data packet.
@@ -199,13 +276,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
         }
         let mut upstream = match &f.endpoints {
-            Endpoints::Tcp { .. } => {
-                2.0 * f
-                    .fwd
-                    .iter()
-                    .map(|&l| rate(l) / f64::from(tcp_senders[l as usize]))
-                    .fold(f64::INFINITY, f64::min)
-            }
+            Endpoints::Tcp { .. } => 2.0 * tcp_share[fi],
             Endpoints::Udp(u) => u.config().rate.bps() as f64,
         };
         for &l in f.fwd.iter() {
