@@ -53,8 +53,17 @@ def export(rev: str) -> Path:
     if not (dest / "Cargo.toml").exists():
         dest.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "archive", sha], cwd=ROOT, check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        # -m: files get the extraction time, not the commit's, so cargo never
+        # takes a stale build for fresh.
+        subprocess.run(["tar", "-x", "-m", "-C", str(dest)], input=archive, check=True)
     return dest
+
+
+def build_commit(rev: str) -> Path:
+    """Builds `rev` in its own target directory (one per commit, so builds
+    of different commits never mix)."""
+    tree = export(rev)
+    return build(tree, tree.parent / f"target-{tree.name.removeprefix('tree-')}")
 
 
 def run(binary: Path, scenario: Path) -> tuple[float, int, int]:
@@ -76,11 +85,8 @@ def main() -> int:
         ap.error("--rounds must be at least 1")
 
     print(f"building {args.head or 'this tree'} and {args.base} ...", file=sys.stderr)
-    if args.head:
-        head = build(export(args.head), ROOT / "target" / "bench" / "target-head")
-    else:
-        head = build(ROOT, ROOT / "target")
-    base = build(export(args.base), ROOT / "target" / "bench" / "target")
+    head = build_commit(args.head) if args.head else build(ROOT, ROOT / "target")
+    base = build_commit(args.base)
 
     rows = []
     for scen in args.scenarios:

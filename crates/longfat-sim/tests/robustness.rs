@@ -445,3 +445,34 @@ fn profile_implied_parameters_are_named_in_errors() {
     let ok = text.replace("tcp = { profile = \"linux\" }", "");
     assert!(longfat_sim::build(&longfat_sim::Scenario::from_toml(&ok).unwrap()).is_ok());
 }
+
+/// Flows that only start late share the bottleneck with the early ones for
+/// part of the run, not all of it: adding them must never lower the
+/// estimate of what the early flows hold while alone. (Before the fix, 200
+/// flows starting at 50 s cut the estimate of five early flows behind
+/// unlimited 1 Gbit/s access queues from 2.3 GiB to 15 MB, and the run took
+/// 600 MB.)
+#[test]
+fn late_starters_do_not_lower_the_estimate_of_early_flows() {
+    let early = json!({"cc": "reno", "count": 5});
+    let late = json!({"cc": "reno", "count": 200, "start": "50s"});
+    let estimate = |flows: Value| {
+        let mut v = base();
+        v["network"] = json!({
+            "topology": "dumbbell",
+            "bottleneck": {"rate": "10Gbps", "delay": "10ms", "queue": "1000pkt"},
+            "access": {"rate": "1Gbps", "queue": "unlimited"}
+        });
+        v["flows"] = flows;
+        v["run"] = json!({"duration": "60s", "sample_interval": "1s"});
+        let s = Scenario::from_json(&v.to_string()).unwrap();
+        let opts = BuildOptions {
+            memory_budget_bytes: 1 << 40,
+        };
+        build_with(&s, &opts, &mut || false).unwrap().estimate.max_packets_held
+    };
+    let alone = estimate(json!([early.clone()]));
+    let with_late = estimate(json!([early, late]));
+    assert!(alone > 1_000_000, "five windows behind unlimited queues: {alone}");
+    assert!(with_late >= alone, "late starters lowered the estimate from {alone} to {with_late}");
+}
