@@ -27,7 +27,7 @@ const FLOW_ROW_BYTES: u64 = 76 * 4;
 const LINK_ROW_BYTES: u64 = 52 * 4;
 /// Per flow: sender with scoreboard and controller, receiver, routes, names,
 /// two hosts and their four access-link directions (measured by
-/// `tests/memory.rs`: 3,253 bytes per idle CUBIC flow; rounded up).
+/// `tests/memory.rs`: 3,317 bytes per idle CUBIC flow; rounded up).
 pub const FLOW_BYTES: u64 = 4096;
 /// Per packet held: the link's ring entry plus the SACK scoreboard's and the
 /// receiver's per-hole entries (at most one per packet in flight).

@@ -2,13 +2,11 @@
 //! and checked against the figures the pre-run budget (`budget.rs`) assumes:
 //! a scenario the budget admits must not take more than it said.
 //!
-//! One test per process would be cleaner for a global counter, but the
-//! tests here run one at a time behind a lock, and each measures only the
-//! change across its own build or run.
+//! The counter is global, so the checks run one after another in a single
+//! test: nothing else in this process allocates while one measures.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
 
 use longfat_sim::budget::{FLOW_BYTES, PACKET_BYTES};
 use longfat_sim::{build, Scenario, Simulation};
@@ -35,8 +33,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
     Scenario::from_toml(&format!(
@@ -69,8 +65,13 @@ fn built_bytes(flows: u32) -> (usize, Simulation) {
 }
 
 #[test]
+fn memory_per_flow_and_per_packet_is_within_the_budget_and_flat_in_time() {
+    an_idle_flow_takes_less_than_the_budget_assumes();
+    a_packet_in_flight_takes_less_than_the_budget_assumes();
+    memory_stays_flat_in_simulated_duration_with_many_flows();
+}
+
 fn an_idle_flow_takes_less_than_the_budget_assumes() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
     let (small, sim_small) = built_bytes(1_000);
     drop(sim_small);
     let (large, sim_large) = built_bytes(11_000);
@@ -86,9 +87,7 @@ fn an_idle_flow_takes_less_than_the_budget_assumes() {
     drop(sim_large);
 }
 
-#[test]
 fn a_packet_in_flight_takes_less_than_the_budget_assumes() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
     // Ten flows filling a 1 Gbit/s x 20-100 ms path and its 1 BDP queue:
     // thousands of packets in flight at the peak.
     let mut sim = build(&scenario("1Gbps", 10, "3s", "1bdp")).unwrap();
@@ -111,9 +110,7 @@ fn a_packet_in_flight_takes_less_than_the_budget_assumes() {
     assert!(per_packet >= 64.0, "{per_packet:.0} bytes per packet is less than a packet");
 }
 
-#[test]
 fn memory_stays_flat_in_simulated_duration_with_many_flows() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
     // 300 flows on 1 Gbit/s, 2 s and then 8 s more. Whatever the heap grows
     // by in the long second part must be paid for by more packets held at
     // once (at most the budget's bytes per packet, checked above) and the
