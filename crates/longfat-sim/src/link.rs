@@ -303,41 +303,54 @@ impl Link {
         let size = u64::from(size_bytes);
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += size;
-        let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
         let tx_ns = self.tx_time(size_bytes);
-        match &mut self.queue {
-            Queue::Fifo {
-                limit,
-                busy_until_ns,
-                sys_bytes,
-                n_departed,
-            } => {
-                let idle = self.ring.len() == *n_departed;
-                if !idle && !limit.admits(queued_pkts, queued_bytes, size) {
-                    self.counters.drops_overflow += 1;
-                    return Enqueued::Dropped;
+        if let Queue::Priority(_) = self.queue {
+            return self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns);
+        }
+        self.advance(now_ns);
+        let Queue::Fifo {
+            limit,
+            busy_until_ns,
+            sys_bytes,
+            n_departed,
+        } = &mut self.queue
+        else {
+            unreachable!("a FIFO link")
+        };
+        // Packets not yet departed; the first of them is in service, the
+        // rest wait (the limit counts those, as `queue_len` does).
+        let in_system = (self.ring.len() - *n_departed) as u64;
+        if in_system > 0 {
+            let admitted = match *limit {
+                QueueLimit::Packets(n) => in_system - 1 < n,
+                QueueLimit::Bytes(b) => {
+                    let head = u64::from(self.ring[*n_departed].size_bytes);
+                    *sys_bytes - head + size <= b
                 }
-                let start = now_ns.max(*busy_until_ns);
-                let tx_end_ns = start + tx_ns;
-                *busy_until_ns = tx_end_ns;
-                *sys_bytes += size;
-                let arrive_ns = tx_end_ns + self.delay_ns;
-                let corrupted = self.draw_corrupted();
-                let was_empty = self.ring.is_empty();
-                self.ring.push_back(Slot {
-                    tx_end_ns,
-                    arrive_ns,
-                    id,
-                    size_bytes,
-                    corrupted,
-                });
-                if was_empty {
-                    Enqueued::ScheduleArrival(arrive_ns)
-                } else {
-                    Enqueued::Queued
-                }
+            };
+            if !admitted {
+                self.counters.drops_overflow += 1;
+                return Enqueued::Dropped;
             }
-            Queue::Priority(_) => self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns),
+        }
+        let start = now_ns.max(*busy_until_ns);
+        let tx_end_ns = start + tx_ns;
+        *busy_until_ns = tx_end_ns;
+        *sys_bytes += size;
+        let arrive_ns = tx_end_ns + self.delay_ns;
+        let corrupted = self.draw_corrupted();
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(Slot {
+            tx_end_ns,
+            arrive_ns,
+            id,
+            size_bytes,
+            corrupted,
+        });
+        if was_empty {
+            Enqueued::ScheduleArrival(arrive_ns)
+        } else {
+            Enqueued::Queued
         }
     }
 
