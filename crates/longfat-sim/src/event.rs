@@ -120,7 +120,7 @@ impl EventQueue {
         Self::default()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, time_ns: u64, event: Event) {
         let k = key(time_ns, self.next_seq);
         self.next_seq += 1;
