@@ -299,6 +299,7 @@ impl Link {
     }
 
     /// Offers packet `id` of `size_bytes` and strict-priority `class`.
+    #[inline(always)]
     pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
         let size = u64::from(size_bytes);
         self.counters.offered_pkts += 1;
@@ -432,6 +433,7 @@ impl Link {
 
     /// The head of the pipe reached the far end: its packet and whether it
     /// arrived intact (false: corrupted on the wire, to be discarded).
+    #[inline(always)]
     pub fn pop_arrival(&mut self, now_ns: u64) -> (PacketId, bool) {
         let head = self
             .ring
