@@ -46,9 +46,12 @@ def build(tree: Path, target: Path) -> Path:
 
 
 def export(rev: str) -> Path:
-    sha = subprocess.run(
-        ["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    r = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True, text=True
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"error: --base/--head: {rev!r} is not a commit of this repository")
+    sha = r.stdout.strip()
     dest = ROOT / "target" / "bench" / f"tree-{sha[:12]}"
     if not (dest / "Cargo.toml").exists():
         dest.mkdir(parents=True, exist_ok=True)
@@ -85,6 +88,8 @@ def main() -> int:
         ap.error("--rounds must be at least 1")
 
     print(f"building {args.head or 'this tree'} and {args.base} ...", file=sys.stderr)
+    for rev in filter(None, (args.base, args.head)):
+        export(rev)  # refuses a bad revision before anything is built
     head = build_commit(args.head) if args.head else build(ROOT, ROOT / "target")
     base = build_commit(args.base)
 

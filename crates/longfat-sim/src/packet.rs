@@ -53,7 +53,7 @@ pub struct Packet {
     pub hop: u8,
     /// Strict-priority class (0 is served first).
     pub class: u8,
-    pub n_sack: u8,
+    n_sack: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
