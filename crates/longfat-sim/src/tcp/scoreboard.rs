@@ -17,6 +17,10 @@ const RETRANS: u8 = 4;
 /// Retransmitted at some time (Linux `TCPCB_EVER_RETRANS`); never cleared.
 const EVER_RETRANS: u8 = 8;
 
+/// How many recently applied ranges `Scoreboard::held` remembers: one per
+/// SACK block an ACK carries, plus the range the newest block extends.
+const HELD: usize = crate::packet::MAX_SACK_BLOCKS + 1;
+
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: usize = 3;
 
@@ -30,6 +34,14 @@ pub struct Scoreboard {
     flags: VecDeque<u8>,
     /// SACKed packets >= base as disjoint, non-adjacent [start, end) ranges.
     sacked: BTreeMap<u64, u64>,
+    /// Ranges known to be wholly SACKed: the ranges the last blocks were
+    /// merged into. A receiver repeats its older blocks on every ACK
+    /// (RFC 2018 sect. 4); such a block costs a few comparisons here instead
+    /// of a lookup in `sacked`. Valid until `forget_sacks` (the only place a
+    /// SACKED flag is cleared); ranges partly below `base` stay valid for
+    /// their part above it.
+    held: [(u64, u64); HELD],
+    held_next: usize,
     /// The DUP_THRESH highest SACKed packet numbers, highest first.
     top: [u64; DUP_THRESH],
     n_top: usize,
@@ -272,6 +284,26 @@ impl Scoreboard {
         if s >= e {
             return 0;
         }
+        if self.held.iter().any(|&(a, b)| a <= s && e <= b) {
+            // Already SACKed: the block a receiver repeats on every ACK.
+            return 0;
+        }
+        // The newest block usually extends the highest SACKed range (data
+        // above every hole arrives in order): no other range can merge.
+        if let Some(mut last) = self.sacked.last_entry() {
+            let (a, b) = (*last.key(), *last.get());
+            if a <= s && s <= b {
+                if e <= b {
+                    return 0;
+                }
+                *last.get_mut() = e;
+                for q in b..e {
+                    self.mark_sacked(q);
+                }
+                self.remember_held(a, e);
+                return e - b;
+            }
+        }
         let mut newly = 0;
         let mut cur = s;
         if let Some((_, &b)) = self.sacked.range(..=s).next_back() {
@@ -306,7 +338,22 @@ impl Scoreboard {
             hi = hi.max(b);
         }
         self.sacked.insert(lo, hi);
+        self.remember_held(lo, hi);
         newly
+    }
+
+    /// Records that [lo, hi) is wholly SACKed: replaces a remembered range
+    /// it contains, or else the oldest one.
+    fn remember_held(&mut self, lo: u64, hi: u64) {
+        let slot = match self.held.iter().position(|&(a, b)| lo <= a && b <= hi) {
+            Some(i) => i,
+            None => {
+                let i = self.held_next;
+                self.held_next = (i + 1) % HELD;
+                i
+            }
+        };
+        self.held[slot] = (lo, hi);
     }
 
     /// Moves SND.UNA to `ack`. Returns (packets the cumulative ACK advanced,
@@ -388,6 +435,7 @@ impl Scoreboard {
             *f &= !SACKED;
         }
         self.sacked.clear();
+        self.held = [(0, 0); HELD];
         self.n_sacked = 0;
         self.n_top = 0;
         self.n_lost = self.flags.iter().filter(|&&f| f & LOST != 0).count() as u64;
@@ -458,6 +506,11 @@ impl Scoreboard {
                 assert!(a > pe, "ranges disjoint and not adjacent");
             }
             prev_end = Some(b);
+            assert!((a..b).all(|q| self.flag(q) & SACKED != 0), "a range holds only SACKed packets");
+        }
+        for &(a, b) in &self.held {
+            let (a, b) = (a.max(self.base), b.min(self.next));
+            assert!((a..b).all(|q| self.flag(q) & SACKED != 0), "a held range holds only SACKed packets");
         }
     }
 }
@@ -593,15 +646,34 @@ mod tests {
         // A fixed seed: every `cargo test` runs the same cases.
         #![proptest_config(ProptestConfig { rng_seed: proptest::test_runner::RngSeed::Fixed(5), ..ProptestConfig::default() })]
         #[test]
-        fn counters_match_flags_under_random_operations(ops in prop::collection::vec((0u8..5, 0u64..200, 0u64..30), 1..300)) {
+        fn counters_match_flags_under_random_operations(ops in prop::collection::vec((0u8..7, 0u64..200, 0u64..30), 1..300)) {
             let mut sb = Scoreboard::new();
+            // The naive model: the set of SACKed packets at or above SND.UNA.
+            let mut model = std::collections::BTreeSet::new();
+            let mut sack = |sb: &mut Scoreboard, model: &mut std::collections::BTreeSet<u64>, s: u64, e: u64| {
+                let fresh = (s.max(sb.snd_una())..e.min(sb.snd_nxt())).filter(|&q| model.insert(q)).count();
+                prop_assert_eq!(sb.sack_block(s, e), fresh as u64, "packets newly SACKed by [{}, {})", s, e);
+                Ok(())
+            };
             for (op, a, len) in ops {
                 match op {
                     0 => { for _ in 0..(len % 8) { sb.send_new(); } }
-                    1 => { let s = sb.snd_una() + a % (sb.outstanding() + 1); sb.sack_block(s, s + len); }
-                    2 => { let ack = sb.snd_una() + a % (sb.outstanding() + 1) / 4; sb.cum_ack(ack); }
+                    1 => { let s = sb.snd_una() + a % (sb.outstanding() + 1); sack(&mut sb, &mut model, s, s + len)?; }
+                    2 => {
+                        let ack = sb.snd_una() + a % (sb.outstanding() + 1) / 4;
+                        sb.cum_ack(ack);
+                        model.retain(|&q| q >= sb.snd_una());
+                    }
                     3 => { sb.update_lost(); if let Some(s) = sb.next_retransmit() { sb.mark_retransmitted(s); } }
-                    _ => { if a % 17 == 0 { sb.mark_all_lost(); } }
+                    4 => { if a % 17 == 0 { sb.mark_all_lost(); } }
+                    5 => {
+                        // The block a receiver sends next: the highest range, extended.
+                        if let Some(&hi) = model.iter().next_back() {
+                            let lo = (sb.snd_una()..=hi).rev().take_while(|q| model.contains(q)).last().unwrap_or(hi);
+                            sack(&mut sb, &mut model, lo, hi + 1 + len % 4)?;
+                        }
+                    }
+                    _ => { if a % 13 == 0 { sb.forget_sacks(); model.clear(); } }
                 }
                 sb.check_invariants();
                 prop_assert!(sb.pipe() <= 2 * sb.outstanding());
