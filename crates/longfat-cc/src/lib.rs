@@ -22,6 +22,7 @@ pub mod params;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
+pub mod tcpgt;
 pub mod vegas;
 
 pub use bic::Bic;
@@ -35,6 +36,7 @@ pub use ltcp::Ltcp;
 pub use registry::{build, ALGORITHMS};
 pub use reno::Reno;
 pub use scalable::Scalable;
+pub use tcpgt::Tcpgt;
 pub use vegas::Vegas;
 
 /// What the transport's RTT estimator knows when it calls the controller.

@@ -7,7 +7,7 @@ use crate::ltcp::LtcpConfig;
 use crate::params::ParamReader;
 use crate::{
     Bic, CongestionControl, Cubic, Ehstcp, Fast, HighSpeed, Htcp, InitialWindow, Ltcp, Reno,
-    Scalable, Vegas,
+    Scalable, Tcpgt, Vegas,
 };
 
 /// Every algorithm `build` knows, in the order the CLI lists them.
@@ -17,6 +17,7 @@ pub const ALGORITHMS: &[&str] = &[
     "ltcp",
     "htcp",
     "ehstcp",
+    "tcpgt",
     "highspeed",
     "scalable",
     "bic",
@@ -43,6 +44,7 @@ pub fn build(
             EhstcpConfig::from_params(params)?,
             init,
         ))),
+        "tcpgt" => Ok(Box::new(Tcpgt::from_params(params, init)?)),
         "highspeed" => Ok(Box::new(HighSpeed::from_params(params, init)?)),
         "scalable" => Ok(Box::new(Scalable::from_params(params, init)?)),
         "bic" => Ok(Box::new(Bic::from_params(params, init)?)),

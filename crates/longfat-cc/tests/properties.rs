@@ -183,3 +183,103 @@ proptest! {
         }
     }
 }
+
+/// Runs `events` through TCP-GT with the receiver's clock `offset_ns` ahead
+/// of the sender's; returns cwnd after every event.
+fn tcpgt_trace(events: &[Ev], offset_ns: u64) -> Vec<f64> {
+    use longfat_cc::{CongestionControl, Tcpgt};
+    let mut cc = Tcpgt::from_params(&CcParams::new(), InitialWindow::default()).unwrap();
+    let mut now = 10_000_000_000u64;
+    let mut tag = 0;
+    let mut out = vec![];
+    for ev in events {
+        match *ev {
+            Ev::Ack {
+                gap_us,
+                delivered,
+                rtt_us,
+                back_us,
+                echo_newest,
+            } => {
+                now += gap_us * 1_000;
+                for _ in 0..delivered.max(1) {
+                    tag = cc.on_send(now, 0, 1500, false);
+                }
+                let rtt = rtt_us * 1_000;
+                cc.on_ack(&AckEvent {
+                    now_ns: now,
+                    delivered_pkts: delivered,
+                    growth_pkts: delivered,
+                    rtt: RttStats {
+                        latest_ns: rtt,
+                        min_ns: 1_000_000,
+                        smoothed_ns: rtt,
+                    },
+                    rtt_updated: true,
+                    ts: Some(AckTimestamps {
+                        echoed_sender_ts_ns: now - rtt,
+                        receiver_ts_ns: (now - (rtt / 2).min(back_us * 1_000 + 500_000))
+                            .wrapping_add(offset_ns),
+                        echoed_tag: if echo_newest {
+                            tag
+                        } else {
+                            tag.wrapping_sub(1)
+                        },
+                    }),
+                    ..Default::default()
+                });
+            }
+            Ev::Loss { gap_us } | Ev::Recovery { gap_us, .. } => {
+                now += gap_us * 1_000;
+                cc.on_congestion_event(&LossEvent {
+                    now_ns: now,
+                    ..Default::default()
+                });
+                cc.on_recovery_exit(now);
+            }
+            Ev::Rto { gap_us, .. } => {
+                now += gap_us * 1_000;
+                cc.on_rto(&RtoEvent::first(now));
+            }
+        }
+        let s = cc.splitting();
+        assert!(s >= 1.0 && s.is_finite(), "splitting count {s}");
+        out.push(cc.cwnd());
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, rng_seed: RngSeed::Fixed(12), ..ProptestConfig::default() })]
+
+    /// TCP-GT's TR is a difference of the receiver's clock: where that
+    /// clock stands (including across its wrap) changes nothing.
+    #[test]
+    fn tcpgt_ignores_the_receivers_clock_offset(
+        events in prop::collection::vec(event(), 1..300),
+        // The first: the receiver's clock wraps 2 s into the run.
+        offset in prop_oneof![Just(u64::MAX - 12_000_000_000), any::<u64>()],
+    ) {
+        prop_assert_eq!(tcpgt_trace(&events, offset), tcpgt_trace(&events, 0));
+    }
+}
+/// A steady path whose receiver clock wraps 2 s into the run: the epoch
+/// that spans the wrap must measure the same TR as without an offset.
+#[test]
+fn tcpgt_measures_across_the_receivers_clock_wrap() {
+    let evs: Vec<Ev> = (0..100)
+        .map(|i| Ev::Ack {
+            gap_us: 50_000,
+            delivered: 10,
+            rtt_us: 50_000 + (i % 7) * 1000,
+            back_us: 1000,
+            echo_newest: true,
+        })
+        .collect();
+    let wrapped = tcpgt_trace(&evs, u64::MAX - 12_000_000_000);
+    assert_eq!(wrapped, tcpgt_trace(&evs, 0));
+    assert!(
+        wrapped[99] > 2.0 * wrapped[0],
+        "the window grew: epochs were measured"
+    );
+}
