@@ -23,7 +23,7 @@ def test_verdict_arithmetic_hand_cases():
     assert Row("x", "p", "m", None, rel(1, 0.1)).verdict == DIFFERS
 
 
-@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp"])
+@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt"])
 def test_quick_reproduction_end_to_end(paper, tmp_path):
     r = run_cli("reproduce", paper, "--quick", "--jobs", "2", "--out", str(tmp_path), "-q", timeout=600)
     assert r.returncode == 0, r.stderr

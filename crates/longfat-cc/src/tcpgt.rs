@@ -62,7 +62,7 @@ impl TcpgtConfig {
         let d = Self::default();
         let mut r = ParamReader::new("tcpgt", params);
         let rtt_base_ms = r.real_open("rtt_base_ms", d.rtt_base_ns as f64 / 1e6, 0.0, 1e6)?;
-        let threshold = r.real("threshold", d.threshold, -1.0, 0.0)?;
+        let threshold = r.real("threshold", d.threshold, -0.5, 0.0)?;
         let epochs = r.real("rtt_min_epochs", d.rtt_min_epochs as f64, 1.0, 1000.0)?;
         if epochs.fract() != 0.0 {
             return Err(CcError {
@@ -133,6 +133,9 @@ pub struct Tcpgt {
     epoch_mins: VecDeque<u64>,
     /// The splitting count s (eq. 14).
     s: f64,
+    /// The transport let the window grow on some ACK of this epoch (s
+    /// counts only epochs in which the II rule could act).
+    could_grow: bool,
     phase: Phase,
     last: Option<EpochMeasurement>,
 }
@@ -154,6 +157,7 @@ impl Tcpgt {
             epoch_min_rtt_ns: 0,
             epoch_mins: VecDeque::with_capacity(cfg.rtt_min_epochs),
             s: 1.0,
+            could_grow: false,
             phase: Phase::Hold,
             last: None,
         }
@@ -219,6 +223,7 @@ impl Tcpgt {
     /// The epoch just ended at (`now_ns`, `receiver_ts_ns`): measure it and
     /// choose the next epoch's rule (Algorithm 1).
     fn end_epoch(&mut self, ack: &AckEvent, receiver_ts_ns: u64) {
+        let could_grow = std::mem::take(&mut self.could_grow);
         if self.epoch_min_rtt_ns > 0 {
             if self.epoch_mins.len() == self.cfg.rtt_min_epochs {
                 self.epoch_mins.pop_front();
@@ -265,7 +270,11 @@ impl Tcpgt {
             if self.in_slow_start {
                 return; // slow start goes on; s counts II epochs only
             }
-            self.s += f; // eq. (14), Algorithm 1 line 4
+            // eq. (14), Algorithm 1 line 4; an epoch in which the transport
+            // allowed no growth (not cwnd-limited) took no increase step.
+            if could_grow || self.phase == Phase::Hold {
+                self.s += f;
+            }
             let p = Self::increase_per_packet(f, self.s, goodput, self.cfg.rtt_base_ns, self.cwnd);
             self.phase = Phase::Increase { p_pkts: p };
         } else {
@@ -306,6 +315,7 @@ impl CongestionControl for Tcpgt {
             };
         }
         self.delivered_pkts += u64::from(ack.delivered_pkts);
+        self.could_grow |= ack.growth_pkts > 0;
         if !ack.in_recovery {
             if self.in_slow_start {
                 let (mut cwnd, ssthresh) = (self.cwnd, self.ssthresh);
@@ -317,20 +327,51 @@ impl CongestionControl for Tcpgt {
             } else {
                 match self.phase {
                     Phase::Hold => {}
-                    // Growth only where the transport allows it (not in
-                    // recovery, cwnd-limited): its `growth_pkts` verdict.
-                    Phase::Increase { p_pkts } => self.cwnd += p_pkts * f64::from(ack.growth_pkts),
+                    // p per packet delivered, where the transport allows
+                    // growth at all (its `growth_pkts` verdict: not in
+                    // recovery, cwnd-limited); the count is the packets, so
+                    // that delayed or stretch ACKs do not shrink an epoch's sum.
+                    Phase::Increase { p_pkts } => {
+                        if ack.growth_pkts > 0 {
+                            self.cwnd += p_pkts * f64::from(ack.delivered_pkts);
+                        }
+                    }
                     Phase::Decrease { n_pkts } => {
-                        self.cwnd = (self.cwnd + n_pkts * f64::from(ack.delivered_pkts))
-                            .max(MIN_SSTHRESH_PKTS);
-                        self.ssthresh = self.ssthresh.min(self.cwnd);
+                        let floor = MIN_SSTHRESH_PKTS.min(self.cwnd);
+                        self.cwnd = (self.cwnd + n_pkts * f64::from(ack.delivered_pkts)).max(floor);
+                        // The transport reads cwnd < ssthresh as slow start.
+                        self.ssthresh = self.ssthresh.min(self.cwnd.max(MIN_SSTHRESH_PKTS));
                     }
                 }
             }
         }
-        if let Some(ts) = ack.ts {
-            if ts.echoed_tag == self.epoch {
-                self.end_epoch(ack, ts.receiver_ts_ns);
+        // An epoch shorter than half the smallest RTT is not a round trip:
+        // an echo of the current number can come that early only from a
+        // packet sent before the epoch began (after an undo restored an
+        // older epoch number); it ends nothing.
+        let too_soon = |b: Option<(u64, u64)>| {
+            b.is_some_and(|(s0, _)| ack.now_ns.saturating_sub(s0) < ack.rtt.min_ns / 2)
+        };
+        match ack.ts {
+            Some(ts) => {
+                if ts.echoed_tag == self.epoch && !too_soon(self.boundary) {
+                    self.end_epoch(ack, ts.receiver_ts_ns);
+                }
+            }
+            None => {
+                // No timestamps: no echo and no receiver clock. An epoch
+                // ends after one smoothed RTT, and the ACK clock stands in
+                // for the receiver's (TR = TS).
+                let due = match self.boundary {
+                    None => true,
+                    Some((s0, _)) => {
+                        ack.rtt.smoothed_ns > 0
+                            && ack.now_ns.saturating_sub(s0) >= ack.rtt.smoothed_ns
+                    }
+                };
+                if due {
+                    self.end_epoch(ack, ack.now_ns);
+                }
             }
         }
     }
@@ -905,6 +946,123 @@ mod tests {
     }
 
     #[test]
+    fn epochs_without_room_to_grow_do_not_split_the_window_further() {
+        // Uncongested epochs in which the transport allowed no growth (not
+        // cwnd-limited: growth_pkts = 0) leave s where it was.
+        let mut g = gt(100.0);
+        let mut t = 0;
+        for k in 0..6u64 {
+            t += 50;
+            let mut a = ack_ev(
+                &Ack {
+                    now_ms: t,
+                    rx_ms: t,
+                    tag: g.epoch(),
+                    pkts: 1,
+                    rtt_ms: 50,
+                    srtt_ms: 50,
+                },
+                0,
+            );
+            if k >= 3 {
+                a.growth_pkts = 0;
+            }
+            g.on_ack(&a);
+        }
+        // Boundary (k = 0), then s = 2, 3 (k = 1, 2); the epochs ending at
+        // k = 3, 4, 5 allowed no growth on any of their ACKs.
+        assert_eq!(g.splitting(), 3.0);
+    }
+
+    #[test]
+    fn the_increase_counts_packets_not_acks() {
+        let mut g = gt(100.0);
+        let mut t = 0;
+        for _ in 0..3 {
+            t += 50;
+            g.on_ack(&ack_ev(
+                &Ack {
+                    now_ms: t,
+                    rx_ms: t,
+                    tag: g.epoch(),
+                    pkts: 1,
+                    rtt_ms: 50,
+                    srtt_ms: 50,
+                },
+                0,
+            ));
+        }
+        let Phase::Increase { p_pkts } = g.phase() else {
+            panic!("{:?}", g.phase())
+        };
+        let before = g.cwnd();
+        // A delayed ACK: two packets, growth allowed.
+        let mut a = ack_ev(
+            &Ack {
+                now_ms: t + 1,
+                rx_ms: t + 1,
+                tag: g.epoch().wrapping_sub(1),
+                pkts: 2,
+                rtt_ms: 50,
+                srtt_ms: 50,
+            },
+            0,
+        );
+        a.growth_pkts = 1;
+        g.on_ack(&a);
+        assert!((g.cwnd() - before - 2.0 * p_pkts).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_echo_of_the_current_number_within_half_an_rtt_ends_nothing() {
+        let mut g = gt(10.0);
+        feed(&mut g, &two_epochs(), 0); // epoch 2 began at 200 ms
+        let mut a = ack_ev(
+            &Ack {
+                now_ms: 230,
+                rx_ms: 1200,
+                tag: 2,
+                pkts: 1,
+                rtt_ms: 100,
+                srtt_ms: 100,
+            },
+            0,
+        );
+        a.rtt.min_ns = 90 * MS; // 30 ms < 45 ms: a packet from before the epoch
+        g.on_ack(&a);
+        assert_eq!(g.epoch(), 2);
+        a.now_ns = 300 * MS;
+        g.on_ack(&a);
+        assert_eq!(g.epoch(), 3);
+    }
+
+    #[test]
+    fn without_timestamps_an_epoch_is_one_smoothed_rtt_of_the_ack_clock() {
+        let mut g = gt(10.0);
+        for i in 0..=25u64 {
+            let mut a = ack_ev(
+                &Ack {
+                    now_ms: 10 * i,
+                    rx_ms: 0,
+                    tag: 0,
+                    pkts: 1,
+                    rtt_ms: 50,
+                    srtt_ms: 50,
+                },
+                0,
+            );
+            a.ts = None;
+            g.on_ack(&a);
+        }
+        // Boundaries at 0, 50, ..., 250 ms: five measured epochs; TR = TS =
+        // rtt_min = 50 ms, so phi = 0 and the II phase runs.
+        assert_eq!(g.epoch(), 6);
+        let m = g.last_epoch().unwrap();
+        assert_eq!((m.ts_ns, m.tr_ns, m.phi_pps), (50 * MS, 50 * MS, 0.0));
+        assert!(matches!(g.phase(), Phase::Increase { .. }));
+    }
+
+    #[test]
     fn parameters_have_the_papers_defaults_and_named_ranges() {
         let d = TcpgtConfig::from_params(&CcParams::new()).unwrap();
         assert_eq!(
@@ -917,7 +1075,8 @@ mod tests {
             }
         );
         for (k, v, says) in [
-            ("threshold", 0.05, "in [-1, 0]"),
+            ("threshold", 0.05, "in [-0.5, 0]"),
+            ("threshold", -0.6, "in [-0.5, 0]"),
             ("rtt_base_ms", 0.0, "strictly between 0"),
             ("rtt_min_epochs", 2.5, "integer"),
             ("rtt_min_epochs", 0.0, "in [1, 1000]"),

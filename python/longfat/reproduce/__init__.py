@@ -16,7 +16,7 @@ from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir
 
-PAPERS = ("ltcp", "htcp", "ehstcp")
+PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt")
 
 
 def paper_module(paper: str):
