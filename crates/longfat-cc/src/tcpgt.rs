@@ -44,6 +44,10 @@ pub struct TcpgtConfig {
     /// III-C describes a new flow walking from x_0 to x_1 (Fig. 2) and as
     /// the paper's loss-free starts require (see docs/algorithms.md).
     pub slow_start: bool,
+    /// The most the II rule adds per packet delivered (our choice: 1, the
+    /// pace of slow start, which no Linux controller exceeds). Eq. (15)
+    /// alone is unbounded when G is tiny and f large.
+    pub max_increase_pkts: f64,
 }
 
 impl Default for TcpgtConfig {
@@ -53,6 +57,7 @@ impl Default for TcpgtConfig {
             threshold: -0.05,
             rtt_min_epochs: 10,
             slow_start: false,
+            max_increase_pkts: 1.0,
         }
     }
 }
@@ -73,12 +78,14 @@ impl TcpgtConfig {
             });
         }
         let slow_start = r.flag("slow_start", d.slow_start)?;
+        let max_increase_pkts = r.real("max_increase", d.max_increase_pkts, 0.001, 1e9)?;
         r.finish()?;
         Ok(Self {
             rtt_base_ns: (rtt_base_ms * 1e6).round().max(1.0) as u64,
             threshold,
             rtt_min_epochs: epochs as usize,
             slow_start,
+            max_increase_pkts,
         })
     }
 }
@@ -275,7 +282,8 @@ impl Tcpgt {
             if could_grow || self.phase == Phase::Hold {
                 self.s += f;
             }
-            let p = Self::increase_per_packet(f, self.s, goodput, self.cfg.rtt_base_ns, self.cwnd);
+            let p = Self::increase_per_packet(f, self.s, goodput, self.cfg.rtt_base_ns, self.cwnd)
+                .min(self.cfg.max_increase_pkts);
             self.phase = Phase::Increase { p_pkts: p };
         } else {
             self.s = 1.0; // Algorithm 1 line 6
@@ -1063,6 +1071,37 @@ mod tests {
     }
 
     #[test]
+    fn the_increase_is_capped_at_one_packet_per_packet_unless_asked() {
+        // 1000 ms path (f = 20), two packets per epoch: eq. (15) gives
+        // p = 400 * 21^2 / (2 * 0.05 * 2) = 882,000 in the first measured epoch.
+        let epochs = |g: &mut Tcpgt| {
+            for k in 1..=2u64 {
+                g.on_ack(&ack_ev(
+                    &Ack {
+                        now_ms: 1000 * k,
+                        rx_ms: 1000 * k,
+                        tag: g.epoch(),
+                        pkts: 2,
+                        rtt_ms: 1000,
+                        srtt_ms: 1000,
+                    },
+                    0,
+                ));
+            }
+            g.phase()
+        };
+        let mut g = gt(2.0);
+        assert_eq!(epochs(&mut g), Phase::Increase { p_pkts: 1.0 });
+        let mut p = CcParams::new();
+        p.insert("max_increase".into(), 1e9);
+        let mut g = Tcpgt::from_params(&p, InitialWindow::default()).unwrap();
+        let Phase::Increase { p_pkts } = epochs(&mut g) else {
+            panic!()
+        };
+        assert!((p_pkts - 882_000.0).abs() < 1e-6, "{p_pkts}");
+    }
+
+    #[test]
     fn parameters_have_the_papers_defaults_and_named_ranges() {
         let d = TcpgtConfig::from_params(&CcParams::new()).unwrap();
         assert_eq!(
@@ -1071,7 +1110,8 @@ mod tests {
                 rtt_base_ns: 50 * MS,
                 threshold: -0.05,
                 rtt_min_epochs: 10,
-                slow_start: false
+                slow_start: false,
+                max_increase_pkts: 1.0
             }
         );
         for (k, v, says) in [
