@@ -192,7 +192,7 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
             m = _mean(conv[("tcpgt", rtt)])
             rows.append(Row(f"TCP-GT: time to converge at {rtt} ms (trailing 5 s goodputs within 10 %)", "about 60 s",
                             shown(("tcpgt", rtt)), None if censored.get(("tcpgt", rtt)) else m, between(40, 80),
-                            "if differs: the seeds spread by about a third of the mean (start times and RTTs up to 2 ms apart); the paper shows one run."))
+                            "if differs: the paper's \"about 60 s\" is read off one run's plot; the band is a third of it either side, and the spread over seeds is shown."))
     if len(rtts) == 2 and all(("tcpgt", x) in conv for x in rtts):
         a, b = (_mean(conv[("tcpgt", x)]) for x in rtts)
         ratio = b / a if a > 0 else float("inf")
@@ -389,6 +389,15 @@ def _sweep_plot(table, xs, out: Path, name: str, title: str, xlabel: str, logx: 
     return figs.save(fig, out, name)
 
 
+UTIL_NOTE = ("if differs: with one BDP of buffer the loss-based protocols never let the queue empty and keep the link at 100 %; "
+                 "TCP-GT's decrease (eq. 17) removes the whole excess it measured, and flows that measure the same queue in the "
+                 "same epoch take it together, which briefly empties the queue (as in Fig. 6's utilization panel).")
+
+LONG_RTT_NOTE = ("if differs at the longest RTTs: there f = rtt / 50 ms is 6.4 and 20, and the paper itself warns that \"f^2 becomes huge "
+                 "enough to make our algorithm work unreliably due to the increased sensitivity of the large compensation factor\" "
+                 "(end of sect. IV-C); each epoch also lasts a whole RTT, so 300 s are only 300 epochs.")
+
+
 def _hi(table) -> float:
     return max(v["util_hi"] for v in table.values())
 
@@ -402,18 +411,20 @@ def _sweep_rows(table, xs, xname: str, *, util_lo: float | None, drop_free_upto:
         for c in ccs:
             us = [table[(c, x)]["util"] for x in xs if (c, x) in table]
             rows.append(Row(f"{NAMES[c]}: lowest utilization over the {xname}s", f"utilization above {util_lo:g} for all",
-                            f"{min(us):.4f} (" + ", ".join(f"{u:.3f}" for u in us) + ")", min(us), between(util_lo, _hi(table))))
+                            f"{min(us):.4f} (" + ", ".join(f"{u:.3f}" for u in us) + ")", min(us), between(util_lo, _hi(table)),
+                            UTIL_NOTE if c == "tcpgt" else ""))
     if others and pts:
         smallest = [x for x in pts if all(table[("tcpgt", x)]["queue"] < table[(c, x)]["queue"] for c in others if (c, x) in table)]
         frac = len(smallest) / len(pts)
         detail = "; ".join(f"{x:g}: " + ", ".join(f"{NAMES[c]} {table[(c, x)]['queue']:.0f}" for c in ccs if (c, x) in table) for x in pts)
         rows.append(Row(f"fraction of {xname}s where TCP-GT's mean queue is the smallest", "TCP-GT's queue is significantly smaller than the others' (all points)",
-                        f"{len(smallest)}/{len(pts)} (mean queue, packets: {detail})", frac, between(1.0, 1.0)))
+                        f"{len(smallest)}/{len(pts)} (mean queue, packets: {detail})", frac, between(1.0, 1.0), LONG_RTT_NOTE if xname == "RTT" else ""))
         upto = [x for x in pts if drop_free_upto is None or x <= drop_free_upto]
         worst = max(table[("tcpgt", x)]["drops"] for x in upto)
         where = "" if drop_free_upto is None else f" up to {drop_free_upto:g} {xname}s"
         rows.append(Row(f"TCP-GT: most packets dropped at one {xname}{where} (mean over seeds)", "TCP-GT never drops any packets",
-                        f"{worst:g} (" + ", ".join(f"{x:g}: {table[('tcpgt', x)]['drops']:g}" for x in pts) + ")", worst, between(0, 0)))
+                        f"{worst:g} (" + ", ".join(f"{x:g}: {table[('tcpgt', x)]['drops']:g}" for x in pts) + ")", worst, between(0, 0),
+                        LONG_RTT_NOTE if xname == "RTT" else ""))
         for c in others:
             ds = [table[(c, x)]["drops"] for x in pts if (c, x) in table]
             if ds:
@@ -442,8 +453,9 @@ def fig10_rtt(runs: Runs, out: Path, exp) -> Section:
     if "tcpgt" in {c for c, _ in table}:
         pts = [x for x in xs if ("tcpgt", x) in table]
         best = [x for x in pts if all(table[("tcpgt", x)]["util"] >= table[(c, x)]["util"] for c, xx in table if xx == x)]
+        detail = "; ".join(f"{x:g}: " + ", ".join(f"{NAMES[c]} {table[(c, x)]['util']:.3f}" for c in NAMES if (c, x) in table) for x in pts)
         rows.insert(0, Row("fraction of RTTs where TCP-GT's utilization is the highest", "TCP-GT achieves a higher utilization than other TCP implementations",
-                           f"{len(best)}/{len(pts)}", len(best) / len(pts), between(1.0, 1.0)))
+                           f"{len(best)}/{len(pts)} ({detail})", len(best) / len(pts), between(1.0, 1.0), UTIL_NOTE))
         u = [table[("tcpgt", x)]["util"] for x in pts]
         falls = float(u[-1] < u[0]) if len(u) > 1 else float("nan")
         rows.insert(1, Row(f"TCP-GT: utilization at {pts[-1]:g} ms below that at {pts[0]:g} ms (1 = yes)", "as the RTT increases, the utilization decreases in all TCP implementations including TCP-GT",
@@ -461,10 +473,10 @@ def fig11_flows(runs: Runs, out: Path, exp) -> Section:
         u = table[("tcpgt", x)]["util"]
         best = max(v["util"] for (c, xx), v in table.items() if xx == x)
         rows.insert(0, Row(f"TCP-GT's utilization with {x:g} flows minus the best", "with a small number of flows, TCP-GT shows the best utilization",
-                           f"{u - best:+.4f} (TCP-GT {u:.4f})", u - best, between(0.0, 0.0)))
+                           f"{u - best:+.4f} (TCP-GT {u:.4f})", u - best, between(0.0, 0.0), UTIL_NOTE))
         us = [table[("tcpgt", x)]["util"] for x in xs if ("tcpgt", x) in table]
         rows.insert(1, Row("TCP-GT: lowest utilization over the flow counts", "overall, TCP-GT exhibits high utilization: at least 0.9",
-                           f"{min(us):.4f}", min(us), between(0.9, _hi(table))))
+                           f"{min(us):.4f} (" + ", ".join(f"{v:.3f}" for v in us) + ")", min(us), between(0.9, _hi(table)), UTIL_NOTE))
     png = _sweep_plot(table, xs, out, "tcpgt_fig11.png", "Fig. 11: 300 Mbit/s, 80 ms", "number of flows")
     return Section("fig11_flows", exp.title, setup_text(exp), rows, [png], scenario_comment(exp))
 
