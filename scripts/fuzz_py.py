@@ -126,13 +126,14 @@ def _algorithms() -> list[str]:
 
         return list(algorithms())
     except Exception:
-        return ["reno", "newreno", "ltcp", "htcp", "ehstcp", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]
+        return ["reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]
 
 
 PARAM_NAMES = [
     "a", "alpha", "b", "bandwidth_switch", "beta", "beta_max", "beta_min", "c", "delta_l", "ertt_gain", "fast_convergence",
-    "gamma", "high_decrease", "high_window", "low_window", "n_star", "reno_friendly", "rtt_max_fade", "rtt_ref",
-    "rtt_scaling", "s_max", "s_min", "safety_rtts", "scale_max", "scale_min", "w_t",
+    "gamma", "high_decrease", "high_window", "low_window", "max_increase", "n_star", "reno_friendly", "rtt_base_ms",
+    "rtt_max_fade", "rtt_min_epochs", "rtt_ref", "rtt_scaling", "s_max", "s_min", "safety_rtts", "scale_max", "scale_min",
+    "slow_start", "threshold", "w_t",
 ]
 
 DURATION_FIELDS = {

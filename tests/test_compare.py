@@ -12,7 +12,7 @@ from longfat.compare import compare, summary_rows, with_algorithm
 
 def test_every_algorithm_is_listed_and_runs_from_a_scenario():
     names = algorithms()
-    for a in ["reno", "newreno", "ltcp", "htcp", "ehstcp", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]:
+    for a in ["reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]:
         assert a in names
     results = compare(small_scenario(duration="8s", measure_from="2s"), names)
     for name, r in results.items():

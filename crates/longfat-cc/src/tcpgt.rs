@@ -462,6 +462,40 @@ mod tests {
         }
     }
 
+    /// An ACK at `now_ms` echoing the current epoch, stamped by a receiver
+    /// whose clock reads the same, on a path of `rtt_ms` (sample and SRTT).
+    fn echo_now(g: &mut Tcpgt, now_ms: u64, pkts: u32, rtt_ms: u64) {
+        g.on_ack(&ack_ev(
+            &Ack {
+                now_ms,
+                rx_ms: now_ms,
+                tag: g.epoch(),
+                pkts,
+                rtt_ms,
+                srtt_ms: rtt_ms,
+            },
+            0,
+        ));
+    }
+
+    /// A boundary at 100 ms (receiver clock 0), then an epoch of `pkts`
+    /// packets on a 100 ms path (SRTT `srtt_ms`) that the receiver saw last
+    /// `tr_ms` after its first: TS = 100 ms, TR = `tr_ms`, N = `pkts`.
+    fn one_epoch(pkts: u64, srtt_ms: u64, tr_ms: u64) -> Vec<Ack> {
+        let ack = |now_ms, rx_ms, tag| Ack {
+            now_ms,
+            rx_ms,
+            tag,
+            pkts: 1,
+            rtt_ms: 100,
+            srtt_ms,
+        };
+        let mut v = vec![ack(100, 0, 0)];
+        v.extend((0..pkts - 1).map(|i| ack(101 + i, 1 + i, 0)));
+        v.push(ack(200, tr_ms, 1));
+        v
+    }
+
     fn feed(g: &mut Tcpgt, acks: &[Ack], offset_ns: u64) -> Vec<f64> {
         acks.iter()
             .map(|a| {
@@ -646,32 +680,7 @@ mod tests {
         // 105.26 ms. TR = 105 ms is on the II side, 106 ms on the MD side.
         for (tr_ms, increase) in [(105, true), (106, false)] {
             let mut g = gt(100.0);
-            let mut acks = vec![Ack {
-                now_ms: 100,
-                rx_ms: 0,
-                tag: 0,
-                pkts: 1,
-                rtt_ms: 100,
-                srtt_ms: 50,
-            }];
-            for i in 0..19 {
-                acks.push(Ack {
-                    now_ms: 101 + i,
-                    rx_ms: 1 + i,
-                    tag: 0,
-                    pkts: 1,
-                    rtt_ms: 100,
-                    srtt_ms: 50,
-                });
-            }
-            acks.push(Ack {
-                now_ms: 200,
-                rx_ms: tr_ms,
-                tag: 1,
-                pkts: 1,
-                rtt_ms: 100,
-                srtt_ms: 50,
-            });
+            let acks = one_epoch(20, 50, tr_ms);
             feed(&mut g, &acks, 0);
             let m = g.last_epoch().unwrap();
             assert_eq!(m.throughput_pps, 200.0);
@@ -698,17 +707,7 @@ mod tests {
     fn uncongested_epochs(g: &mut Tcpgt, k: u64) -> Vec<(f64, f64)> {
         let mut out = vec![];
         let mut t = 50u64;
-        g.on_ack(&ack_ev(
-            &Ack {
-                now_ms: t,
-                rx_ms: t,
-                tag: g.epoch(),
-                pkts: 1,
-                rtt_ms: 50,
-                srtt_ms: 50,
-            },
-            0,
-        ));
+        echo_now(g, t, 1, 50);
         for _ in 0..k {
             let before = g.cwnd();
             let n = g.cwnd().floor() as u64;
@@ -726,17 +725,7 @@ mod tests {
                 ));
             }
             t += 50;
-            g.on_ack(&ack_ev(
-                &Ack {
-                    now_ms: t,
-                    rx_ms: t,
-                    tag: g.epoch(),
-                    pkts: 1,
-                    rtt_ms: 50,
-                    srtt_ms: 50,
-                },
-                0,
-            ));
+            echo_now(g, t, 1, 50);
             out.push((g.splitting(), g.cwnd() - before));
         }
         out
@@ -774,17 +763,7 @@ mod tests {
         let mut seen = vec![];
         for _ in 0..4 {
             t += 80;
-            g.on_ack(&ack_ev(
-                &Ack {
-                    now_ms: t,
-                    rx_ms: t,
-                    tag: g.epoch(),
-                    pkts: 1,
-                    rtt_ms: 80,
-                    srtt_ms: 80,
-                },
-                0,
-            ));
+            echo_now(&mut g, t, 1, 80);
             seen.push(g.splitting());
         }
         // The first echo sets the boundary; then s = 1 + 1.6, 1 + 3.2, 1 + 4.8 (eq. 14).
@@ -821,34 +800,9 @@ mod tests {
     #[test]
     fn md_removes_phi_times_rtt_over_one_window() {
         let mut g = gt(1000.0);
-        let mut acks = vec![Ack {
-            now_ms: 100,
-            rx_ms: 0,
-            tag: 0,
-            pkts: 1,
-            rtt_ms: 100,
-            srtt_ms: 100,
-        }];
         // 100 packets in the epoch, TR 125 ms against rtt_min 100 ms:
         // G = 800, T = 1000, phi = -200 pkt/s; f = 2.
-        for i in 0..99 {
-            acks.push(Ack {
-                now_ms: 101 + i,
-                rx_ms: 1 + i,
-                tag: 0,
-                pkts: 1,
-                rtt_ms: 100,
-                srtt_ms: 100,
-            });
-        }
-        acks.push(Ack {
-            now_ms: 200,
-            rx_ms: 125,
-            tag: 1,
-            pkts: 1,
-            rtt_ms: 100,
-            srtt_ms: 100,
-        });
+        let acks = one_epoch(100, 100, 125);
         feed(&mut g, &acks, 0);
         let Phase::Decrease { n_pkts } = g.phase() else {
             panic!("{:?}", g.phase())
@@ -988,17 +942,7 @@ mod tests {
         let mut t = 0;
         for _ in 0..3 {
             t += 50;
-            g.on_ack(&ack_ev(
-                &Ack {
-                    now_ms: t,
-                    rx_ms: t,
-                    tag: g.epoch(),
-                    pkts: 1,
-                    rtt_ms: 50,
-                    srtt_ms: 50,
-                },
-                0,
-            ));
+            echo_now(&mut g, t, 1, 50);
         }
         let Phase::Increase { p_pkts } = g.phase() else {
             panic!("{:?}", g.phase())
@@ -1076,17 +1020,7 @@ mod tests {
         // p = 400 * 21^2 / (2 * 0.05 * 2) = 882,000 in the first measured epoch.
         let epochs = |g: &mut Tcpgt| {
             for k in 1..=2u64 {
-                g.on_ack(&ack_ev(
-                    &Ack {
-                        now_ms: 1000 * k,
-                        rx_ms: 1000 * k,
-                        tag: g.epoch(),
-                        pkts: 2,
-                        rtt_ms: 1000,
-                        srtt_ms: 1000,
-                    },
-                    0,
-                ));
+                echo_now(g, 1000 * k, 2, 1000);
             }
             g.phase()
         };

@@ -43,6 +43,45 @@ fn event() -> impl Strategy<Value = Ev> {
     ]
 }
 
+/// The ACK of `delivered` packets at `now` on a path of `rtt_us`, with up
+/// to `back_us` of backward delay, echoing the newest tag or the one before,
+/// stamped by a receiver whose clock runs `offset_ns` ahead.
+fn data_ack(
+    now: u64,
+    delivered: u32,
+    rtt_us: u64,
+    back_us: u64,
+    tag: u32,
+    echo_newest: bool,
+    offset_ns: u64,
+) -> AckEvent {
+    let rtt = rtt_us * 1_000;
+    AckEvent {
+        now_ns: now,
+        delivered_pkts: delivered,
+        growth_pkts: delivered,
+        delivered_bytes: u64::from(delivered) * 1448,
+        cum_acked_pkts: delivered,
+        rtt: RttStats {
+            latest_ns: rtt,
+            min_ns: 1_000_000,
+            smoothed_ns: rtt,
+        },
+        rtt_updated: true,
+        ts: Some(AckTimestamps {
+            echoed_sender_ts_ns: now - rtt,
+            receiver_ts_ns: (now - (rtt / 2).min(back_us * 1_000 + 500_000))
+                .wrapping_add(offset_ns),
+            echoed_tag: if echo_newest {
+                tag
+            } else {
+                tag.wrapping_sub(1)
+            },
+        }),
+        ..Default::default()
+    }
+}
+
 fn check(name: &str, events: &[Ev], init_cwnd: f64) -> Result<(), TestCaseError> {
     let init = InitialWindow {
         cwnd_pkts: init_cwnd,
@@ -67,31 +106,8 @@ fn check(name: &str, events: &[Ev], init_cwnd: f64) -> Result<(), TestCaseError>
                 for _ in 0..delivered.max(1) {
                     tag = cc.on_send(now, 0, 1500, false);
                 }
-                let rtt = rtt_us * 1_000;
-                let ack = AckEvent {
-                    now_ns: now,
-                    delivered_pkts: delivered,
-                    growth_pkts: delivered,
-                    delivered_bytes: u64::from(delivered) * 1448,
-                    cum_acked_pkts: delivered,
-                    in_flight_pkts: cc.cwnd() as u32,
-                    in_recovery: false,
-                    rtt: RttStats {
-                        latest_ns: rtt,
-                        min_ns: 1_000_000,
-                        smoothed_ns: rtt,
-                    },
-                    rtt_updated: true,
-                    ts: Some(AckTimestamps {
-                        echoed_sender_ts_ns: now - rtt,
-                        receiver_ts_ns: now - (rtt / 2).min(back_us * 1_000 + 500_000),
-                        echoed_tag: if echo_newest {
-                            tag
-                        } else {
-                            tag.wrapping_sub(1)
-                        },
-                    }),
-                };
+                let mut ack = data_ack(now, delivered, rtt_us, back_us, tag, echo_newest, 0);
+                ack.in_flight_pkts = cc.cwnd() as u32;
                 cc.on_ack(&ack);
             }
             Ev::Loss { gap_us } => {
@@ -205,29 +221,15 @@ fn tcpgt_trace(events: &[Ev], offset_ns: u64) -> Vec<f64> {
                 for _ in 0..delivered.max(1) {
                     tag = cc.on_send(now, 0, 1500, false);
                 }
-                let rtt = rtt_us * 1_000;
-                cc.on_ack(&AckEvent {
-                    now_ns: now,
-                    delivered_pkts: delivered,
-                    growth_pkts: delivered,
-                    rtt: RttStats {
-                        latest_ns: rtt,
-                        min_ns: 1_000_000,
-                        smoothed_ns: rtt,
-                    },
-                    rtt_updated: true,
-                    ts: Some(AckTimestamps {
-                        echoed_sender_ts_ns: now - rtt,
-                        receiver_ts_ns: (now - (rtt / 2).min(back_us * 1_000 + 500_000))
-                            .wrapping_add(offset_ns),
-                        echoed_tag: if echo_newest {
-                            tag
-                        } else {
-                            tag.wrapping_sub(1)
-                        },
-                    }),
-                    ..Default::default()
-                });
+                cc.on_ack(&data_ack(
+                    now,
+                    delivered,
+                    rtt_us,
+                    back_us,
+                    tag,
+                    echo_newest,
+                    offset_ns,
+                ));
             }
             Ev::Loss { gap_us } | Ev::Recovery { gap_us, .. } => {
                 now += gap_us * 1_000;

@@ -287,6 +287,13 @@ pub fn params_of(cc: &str) -> &'static [Param] {
         real("safety_rtts", 0.0, 1e6),
         real("ertt_gain", 1e-6, 1.0),
     ];
+    const TCPGT: &[Param] = &[
+        open("rtt_base_ms", 0.0, 1e6),
+        real("threshold", -0.5, 0.0),
+        real("rtt_min_epochs", 1.0, 1000.0),
+        flag("slow_start"),
+        real("max_increase", 0.001, 1e9),
+    ];
     const HIGHSPEED: &[Param] = &[
         real("low_window", 1.0, 1e9),
         real("high_window", 1.0, 1e12),
@@ -320,6 +327,7 @@ pub fn params_of(cc: &str) -> &'static [Param] {
         "ltcp" => LTCP,
         "htcp" => HTCP,
         "ehstcp" => EHSTCP,
+        "tcpgt" => TCPGT,
         "highspeed" => HIGHSPEED,
         "scalable" => SCALABLE,
         "bic" => BIC,
