@@ -19,6 +19,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod ltcp;
 pub mod params;
+pub mod plt;
 pub mod registry;
 pub mod reno;
 pub mod scalable;

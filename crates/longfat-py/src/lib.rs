@@ -186,19 +186,12 @@ impl Simulation {
         let (mut flow, mut generator, mut start_s, mut size, mut fct) =
             (vec![], vec![], vec![], vec![], vec![]);
         for (i, f) in self.inner.flows.iter().enumerate() {
-            let (Some(g), longfat_sim::flow::Endpoints::Tcp { sender, .. }) =
-                (f.generated, &f.endpoints)
-            else {
-                continue;
-            };
+            let Some(g) = f.generated else { continue };
             flow.push(i as u32);
             generator.push(g.generator);
             start_s.push(f.start_ns as f64 / 1e9);
             size.push(g.size_bytes);
-            fct.push(match (sender.started_at_ns, sender.completed_at_ns) {
-                (Some(a), Some(b)) => (b - a) as f64 / 1e9,
-                _ => f64::NAN,
-            });
+            fct.push(f.completion_time_ns().map_or(f64::NAN, |t| t as f64 / 1e9));
         }
         let out = PyDict::new(py);
         out.set_item("flow", flow.into_pyarray(py))?;
@@ -229,6 +222,32 @@ impl Simulation {
         flows.set_item("rtt_ns", f.rtt_ns.clone().into_pyarray(py))?;
         flows.set_item("retransmits", f.retransmits.clone().into_pyarray(py))?;
         flows.set_item("timeouts", f.timeouts.clone().into_pyarray(py))?;
+        // PLT connections' per-module columns: NaN (-1 for counts) on the
+        // rows of other flows.
+        let rows = f.time_ns.len();
+        let ms = &m.modules;
+        let spread_f = |v: &[f64]| {
+            let mut out = vec![f64::NAN; rows];
+            for (&r, &x) in ms.row.iter().zip(v) {
+                out[r as usize] = x;
+            }
+            out
+        };
+        let spread_u = |v: &[u64]| {
+            let mut out = vec![-1i64; rows];
+            for (&r, &x) in ms.row.iter().zip(v) {
+                out[r as usize] = x as i64;
+            }
+            out
+        };
+        flows.set_item("hcm_cwnd_pkts", spread_f(&ms.hcm_cwnd_pkts).into_pyarray(py))?;
+        flows.set_item("lcm_cwnd_pkts", spread_f(&ms.lcm_cwnd_pkts).into_pyarray(py))?;
+        flows.set_item("hcm_sent_pkts", spread_u(&ms.hcm_sent_pkts).into_pyarray(py))?;
+        flows.set_item("lcm_sent_pkts", spread_u(&ms.lcm_sent_pkts).into_pyarray(py))?;
+        flows.set_item("hcm_lost_pkts", spread_u(&ms.hcm_lost_pkts).into_pyarray(py))?;
+        flows.set_item("lcm_lost_pkts", spread_u(&ms.lcm_lost_pkts).into_pyarray(py))?;
+        flows.set_item("hcm_goodput_bps", spread_f(&ms.hcm_goodput_bps).into_pyarray(py))?;
+        flows.set_item("lcm_goodput_bps", spread_f(&ms.lcm_goodput_bps).into_pyarray(py))?;
         let links = PyDict::new(py);
         let l = &m.links;
         links.set_item("time_ns", l.time_ns.clone().into_pyarray(py))?;
@@ -317,7 +336,10 @@ fn epoch_growth(
 /// Names of the congestion-control algorithms this build knows.
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
-    longfat_cc::ALGORITHMS.to_vec()
+    // The window controllers, then PLT (a transport whose HCM runs one of them).
+    let mut all = longfat_cc::ALGORITHMS.to_vec();
+    all.push("plt");
+    all
 }
 
 #[pymodule]

@@ -260,6 +260,17 @@ pub fn estimate(shape: &RunShape) -> Estimate {
                     c.ack_size_bytes,
                 )
             }
+            // Each module has up to a receiver window out.
+            Endpoints::Plt { sender, .. } => {
+                let c = sender.config();
+                let window = c.rwnd_pkts.min(sender.total_pkts().unwrap_or(u64::MAX));
+                (
+                    window.saturating_mul(4),
+                    f64::INFINITY,
+                    c.packet_size_bytes,
+                    c.ack_size_bytes,
+                )
+            }
             Endpoints::Udp(u) => {
                 let c = u.config();
                 let active_ns = f
@@ -283,7 +294,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
         }
         let mut upstream = match &f.endpoints {
-            Endpoints::Tcp { .. } => 2.0 * tcp_share[fi],
+            Endpoints::Tcp { .. } | Endpoints::Plt { .. } => 2.0 * tcp_share[fi],
             Endpoints::Udp(u) => u.config().rate.bps() as f64,
         };
         for &l in f.fwd.iter() {

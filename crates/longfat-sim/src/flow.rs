@@ -1,6 +1,7 @@
 //! A flow as the engine holds it: its routes, its endpoints and, for
 //! transfers drawn by a traffic generator, where it came from.
 
+use crate::plt::{PltReceiver, PltSender};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::udp::UdpFlow;
@@ -9,6 +10,11 @@ pub enum Endpoints {
     Tcp {
         sender: Box<TcpSender>,
         receiver: TcpReceiver,
+    },
+    /// A priority-layered connection (`plt.rs`).
+    Plt {
+        sender: Box<PltSender>,
+        receiver: Box<PltReceiver>,
     },
     Udp(UdpFlow),
 }
@@ -37,7 +43,18 @@ pub struct Generated {
 }
 
 impl Flow {
+    /// A transfer's completion time (start to last packet acknowledged).
+    pub fn completion_time_ns(&self) -> Option<u64> {
+        let (a, b) = match &self.endpoints {
+            Endpoints::Tcp { sender, .. } => (sender.started_at_ns, sender.completed_at_ns),
+            Endpoints::Plt { sender, .. } => (sender.started_at_ns, sender.completed_at_ns),
+            Endpoints::Udp(_) => return None,
+        };
+        Some(b? - a?)
+    }
+
+    /// A TCP connection or a PLT one (ACK-clocked, with a receiver that ACKs).
     pub fn is_tcp(&self) -> bool {
-        matches!(self.endpoints, Endpoints::Tcp { .. })
+        matches!(self.endpoints, Endpoints::Tcp { .. } | Endpoints::Plt { .. })
     }
 }

@@ -12,6 +12,7 @@ pub mod link;
 pub mod metrics;
 pub mod outbox;
 pub mod packet;
+pub mod plt;
 pub mod prefetch;
 pub mod rng;
 pub mod scenario;

@@ -25,6 +25,23 @@ pub struct FlowSeries {
     pub timeouts: Vec<u64>,
 }
 
+/// Per-module rows of PLT connections: `row` is the flow row (index into
+/// `FlowSeries`) they extend. Counts are over the sample interval.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleSeries {
+    pub row: Vec<u32>,
+    pub hcm_cwnd_pkts: Vec<f64>,
+    pub lcm_cwnd_pkts: Vec<f64>,
+    pub hcm_sent_pkts: Vec<u64>,
+    pub lcm_sent_pkts: Vec<u64>,
+    /// HCM: its own retransmissions; LCM: packets it gave up on.
+    pub hcm_lost_pkts: Vec<u64>,
+    pub lcm_lost_pkts: Vec<u64>,
+    /// Payload that reached the receiver first through each module.
+    pub hcm_goodput_bps: Vec<f64>,
+    pub lcm_goodput_bps: Vec<f64>,
+}
+
 /// Per-link rows, one per monitored link per sample.
 #[derive(Clone, Debug, Default)]
 pub struct LinkSeries {
@@ -45,6 +62,18 @@ struct FlowSnap {
     sent_pkts: u64,
     retransmits: u64,
     timeouts: u64,
+    modules: ModuleSnap,
+}
+
+/// A PLT connection's per-module counters (zero for other flows).
+#[derive(Clone, Copy, Debug, Default)]
+struct ModuleSnap {
+    hcm_sent: u64,
+    lcm_sent: u64,
+    hcm_lost: u64,
+    lcm_lost: u64,
+    hcm_new: u64,
+    lcm_new: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,13 +92,35 @@ fn flow_snap(f: &Flow) -> FlowSnap {
             sent_pkts: sender.counters.sent_pkts,
             retransmits: sender.counters.retransmits,
             timeouts: sender.counters.timeouts,
+            modules: ModuleSnap::default(),
         },
+        // Retransmissions: the HCM's own and the LCM losses it resent.
+        Endpoints::Plt { sender, receiver } => {
+            let (h, l) = (&sender.hcm().counters, &sender.lcm().counters);
+            let c = sender.counters();
+            FlowSnap {
+                delivered_bytes: receiver.counters.delivered_bytes,
+                sent_bytes: c.sent_bytes,
+                sent_pkts: c.sent_pkts,
+                retransmits: h.retransmits + sender.manager().lcm_losses_resent,
+                timeouts: h.timeouts + l.timeouts,
+                modules: ModuleSnap {
+                    hcm_sent: h.sent_pkts,
+                    lcm_sent: l.sent_pkts,
+                    hcm_lost: h.retransmits,
+                    lcm_lost: l.lost_pkts,
+                    hcm_new: receiver.plt.hcm_new_pkts,
+                    lcm_new: receiver.plt.lcm_new_pkts,
+                },
+            }
+        }
         Endpoints::Udp(u) => FlowSnap {
             delivered_bytes: u.counters.received_bytes,
             sent_bytes: u.counters.sent_bytes,
             sent_pkts: u.counters.sent_pkts,
             retransmits: 0,
             timeouts: 0,
+            modules: ModuleSnap::default(),
         },
     }
 }
@@ -89,6 +140,7 @@ pub struct Metrics {
     measure_from_ns: u64,
     pub monitored_links: Vec<usize>,
     pub flows: FlowSeries,
+    pub modules: ModuleSeries,
     pub links: LinkSeries,
     last_flow: Vec<FlowSnap>,
     last_link: Vec<LinkSnap>,
@@ -112,6 +164,7 @@ impl Metrics {
             measure_from_ns,
             monitored_links,
             flows: FlowSeries::default(),
+            modules: ModuleSeries::default(),
             links: LinkSeries::default(),
             last_flow: vec![FlowSnap::default(); n_flows],
             last_link: vec![],
@@ -161,6 +214,25 @@ impl Metrics {
                     let r = sender.rtt().stats();
                     fs.srtt_ns.push(r.smoothed_ns);
                     fs.rtt_ns.push(r.latest_ns);
+                }
+                Endpoints::Plt { sender, .. } => {
+                    fs.cwnd_pkts.push(sender.cwnd());
+                    fs.ssthresh_pkts.push(sender.hcm().cc().ssthresh());
+                    let r = sender.hcm().rtt().stats();
+                    fs.srtt_ns.push(r.smoothed_ns);
+                    fs.rtt_ns.push(r.latest_ns);
+                    let (m, pm) = (s.modules, prev.modules);
+                    let payload_bits = receiver_payload_bits(sender.config());
+                    let ms = &mut self.modules;
+                    ms.row.push((fs.time_ns.len() - 1) as u32);
+                    ms.hcm_cwnd_pkts.push(sender.hcm().cc().cwnd());
+                    ms.lcm_cwnd_pkts.push(sender.lcm().cwnd());
+                    ms.hcm_sent_pkts.push(m.hcm_sent - pm.hcm_sent);
+                    ms.lcm_sent_pkts.push(m.lcm_sent - pm.lcm_sent);
+                    ms.hcm_lost_pkts.push(m.hcm_lost - pm.hcm_lost);
+                    ms.lcm_lost_pkts.push(m.lcm_lost - pm.lcm_lost);
+                    ms.hcm_goodput_bps.push((m.hcm_new - pm.hcm_new) as f64 * payload_bits * per_sec);
+                    ms.lcm_goodput_bps.push((m.lcm_new - pm.lcm_new) as f64 * payload_bits * per_sec);
                 }
                 Endpoints::Udp(_) => {
                     fs.cwnd_pkts.push(f64::NAN);
@@ -246,6 +318,27 @@ impl Metrics {
                 "timeouts": s.timeouts - p.timeouts,
                 "retransmit_rate": if sent > 0 { rtx as f64 / sent as f64 } else { 0.0 },
             });
+            if let Endpoints::Plt { sender, .. } = &f.endpoints {
+                let (m, pm) = (s.modules, p.modules);
+                let bits = receiver_payload_bits(sender.config());
+                tcp_goodputs.push(goodput);
+                let lcm = sender.lcm();
+                row["fast_recoveries"] = json!(sender.hcm().counters.fast_recoveries);
+                row["final_cwnd_pkts"] = json!(finite_or_null(sender.hcm().cc().cwnd()));
+                row["final_lcm_cwnd_pkts"] = json!(lcm.cwnd());
+                row["hcm_goodput_bps"] = json!(rate_of(secs, (m.hcm_new - pm.hcm_new) as f64 * bits));
+                row["lcm_goodput_bps"] = json!(rate_of(secs, (m.lcm_new - pm.lcm_new) as f64 * bits));
+                row["hcm_sent_pkts"] = json!(m.hcm_sent - pm.hcm_sent);
+                row["lcm_sent_pkts"] = json!(m.lcm_sent - pm.lcm_sent);
+                row["lcm_lost_pkts"] = json!(m.lcm_lost - pm.lcm_lost);
+                row["lcm_losses_resent"] = json!(sender.manager().lcm_losses_resent);
+                row["lcm_timeouts"] = json!(lcm.counters.timeouts);
+                row["lcm_late_acked_pkts"] = json!(lcm.counters.late_acked_pkts);
+                row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
+                    (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
+                    _ => Value::Null,
+                };
+            }
             if let Endpoints::Tcp { sender, .. } = &f.endpoints {
                 tcp_goodputs.push(goodput);
                 row["fast_recoveries"] = json!(sender.counters.fast_recoveries);
@@ -318,16 +411,14 @@ impl Metrics {
             let mut fct_s = vec![];
             let mut bytes = 0u64;
             for f in flows {
-                let (Some(gen), Endpoints::Tcp { sender, .. }) = (f.generated, &f.endpoints) else {
-                    continue;
-                };
+                let Some(gen) = f.generated else { continue };
                 if gen.generator as usize != g || f.start_ns < t0 {
                     continue;
                 }
                 started += 1;
                 bytes += gen.size_bytes;
-                if let (Some(a), Some(b)) = (sender.started_at_ns, sender.completed_at_ns) {
-                    fct_s.push((b - a) as f64 / 1e9);
+                if let Some(fct) = f.completion_time_ns() {
+                    fct_s.push(fct as f64 / 1e9);
                 }
             }
             fct_s.sort_by(f64::total_cmp);
@@ -351,6 +442,19 @@ impl Metrics {
             }));
         }
         Value::Array(rows)
+    }
+}
+
+/// Bits of payload per data packet.
+fn receiver_payload_bits(cfg: &crate::tcp::TcpConfig) -> f64 {
+    cfg.payload_bytes() as f64 * 8.0
+}
+
+fn rate_of(secs: f64, bits: f64) -> f64 {
+    if secs > 0.0 {
+        bits / secs
+    } else {
+        0.0
     }
 }
 

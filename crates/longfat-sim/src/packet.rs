@@ -54,7 +54,15 @@ pub struct Packet {
     /// Strict-priority class (0 is served first).
     pub class: u8,
     n_sack: u8,
+    /// Which control module of a PLT connection sent the packet or the data
+    /// packet an ACK answers ([`MODULE_HCM`] for every other TCP packet).
+    pub module: u8,
 }
+
+/// PLT's high-priority control module, and any TCP connection's only one.
+pub const MODULE_HCM: u8 = 0;
+/// PLT's low-priority control module.
+pub const MODULE_LCM: u8 = 1;
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
@@ -73,7 +81,37 @@ impl Packet {
             tag: 0,
             n_sack: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
+            module: MODULE_HCM,
         }
+    }
+
+    // A data packet carries no SACK blocks; a PLT data packet uses their
+    // room for its connection-level sequence number and, from the LCM, the
+    // point below which every LCM packet is settled.
+
+    /// PLT data: the connection-level packet number this packet carries.
+    pub fn data_seq(&self) -> u64 {
+        debug_assert!(self.kind == PacketKind::Data);
+        u64::from(self.sack[0].0) | (u64::from(self.sack[0].1) << 32)
+    }
+
+    pub fn set_data_seq(&mut self, d: u64) {
+        debug_assert!(self.kind == PacketKind::Data);
+        self.sack[0] = (d as u32, (d >> 32) as u32);
+    }
+
+    /// LCM data: every LCM packet below this number has been acknowledged
+    /// or given up on (its data handed to the HCM), so the receiver may
+    /// move its LCM cumulative ACK past holes below it (like PR-SCTP's
+    /// FORWARD-TSN, RFC 3758). At most `seq`.
+    pub fn settled_below(&self) -> u64 {
+        debug_assert!(self.kind == PacketKind::Data);
+        self.seq - u64::from(self.sack[1].0)
+    }
+
+    pub fn set_settled_below(&mut self, s: u64) {
+        debug_assert!(self.kind == PacketKind::Data && s <= self.seq);
+        self.sack[1].0 = u32::try_from(self.seq - s).expect("the settled point lies within one window");
     }
 
     /// The SACK blocks [start, end), in packet numbers, most recent first.

@@ -15,6 +15,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::budget::{self, RunShape, DEFAULT_MEMORY_BUDGET_BYTES};
 use crate::flow::{Endpoints, Flow, Generated};
+use crate::plt::{PltConfig, PltReceiver, PltSender};
+use longfat_cc::plt::LcmConfig;
 use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
 use crate::sim::{SimSetup, Simulation};
 use crate::tcp::receiver::TcpReceiver;
@@ -124,6 +126,8 @@ pub struct FlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
+    /// PLT's settings (only with `cc = "plt"`).
+    pub plt: Option<PltCfg>,
 }
 
 /// Finite TCP transfers with Poisson arrivals and Pareto sizes.
@@ -148,6 +152,8 @@ pub struct ShortFlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
+    /// PLT's settings (only with `cc = "plt"`).
+    pub plt: Option<PltCfg>,
 }
 
 /// ns-2 WebTraf-style web sessions (see `traffic::WebModel`).
@@ -174,6 +180,29 @@ pub struct WebSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
+    /// PLT's settings (only with `cc = "plt"`).
+    pub plt: Option<PltCfg>,
+}
+
+/// A PLT connection's settings (`[flows.plt]`); `params` stay the HCM
+/// controller's parameters.
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PltCfg {
+    /// The high-priority module's controller (default "reno").
+    pub hcm: Option<String>,
+    pub alpha: Option<f64>,
+    pub beta: Option<f64>,
+    pub gamma: Option<f64>,
+    /// Target loss rate, a fraction (0.005 = 0.5 %).
+    pub mu: Option<f64>,
+    pub ema_weight: Option<f64>,
+    pub epoch: Option<String>,
+    /// "1bdp" (default: the path's bandwidth-delay product) or "N pkt".
+    pub lcm_initial_window: Option<String>,
+    pub lcm_ack_every: Option<u32>,
+    /// "low" (default: the LCM's class) or "high" (the HCM's).
+    pub lcm_ack_class: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]
@@ -875,7 +904,8 @@ pub fn build_with(
                 format!("the last of {count} flows could start at {latest:.3}s, at or after the end of the run ({})", s.run.duration),
             );
         };
-        let (cfg, params) = tcp_setup(&field, &f.cc, &f.params, &f.tcp, n_classes)?;
+        let tr = tcp_setup(&field, &f.cc, &f.params, &f.tcp, &f.plt, n_classes)?;
+        let cfg = &tr.cfg;
         let total_pkts = match &f.size {
             None => None,
             Some(sz) => Some(transfer_pkts(
@@ -917,21 +947,8 @@ pub fn build_with(
                 &access_half(a_delay),
             );
             let path = path_between(&src, &dst, &topo);
-            let cc = longfat_cc::build(&f.cc, &params, cfg.initial_window)
-                .expect("checked in tcp_setup");
-            let sender = TcpSender::new(idx as u32, cfg.clone(), cc, total_pkts);
-            let receiver = TcpReceiver::new(idx as u32, cfg.clone());
-            let flow = path.flow(
-                name,
-                f.cc.clone(),
-                start,
-                stop_ns,
-                Endpoints::Tcp {
-                    sender: Box::new(sender),
-                    receiver,
-                },
-                None,
-            );
+            let endpoints = tr.endpoints(idx, total_pkts, &path, b_rate);
+            let flow = path.flow(name, tr.label.clone(), start, stop_ns, endpoints, None);
             pending.push(Pending {
                 flow,
                 crosses_tcp: true,
@@ -1026,7 +1043,8 @@ pub fn build_with(
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
         }
-        let (cfg, params) = tcp_setup(&field, &g.cc, &g.params, &g.tcp, n_classes)?;
+        let tr = tcp_setup(&field, &g.cc, &g.params, &g.tcp, &g.plt, n_classes)?;
+        let cfg = &tr.cfg;
         let mean = size_mean_bytes(
             &format!("{field}.size_mean"),
             &g.size_mean,
@@ -1081,9 +1099,8 @@ pub fn build_with(
             let flow = generated_flow(
                 &paths[k % paths.len()],
                 format!("{name}#{k}"),
-                &g.cc,
-                &params,
-                &cfg,
+                &tr,
+                b_rate,
                 pending.len(),
                 t,
                 size,
@@ -1103,7 +1120,8 @@ pub fn build_with(
         check_label(&format!("{field}.name"), &w.name)?;
         let (src_router, dst_router) = endpoints_of(&field, w.from, w.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &w.start, &w.stop)?;
-        let (cfg, params) = tcp_setup(&field, &w.cc, &w.params, &w.tcp, n_classes)?;
+        let tr = tcp_setup(&field, &w.cc, &w.params, &w.tcp, &w.plt, n_classes)?;
+        let cfg = &tr.cfg;
         if !(1..=10_000).contains(&w.sessions) {
             return err(
                 format!("{field}.sessions"),
@@ -1207,9 +1225,8 @@ pub fn build_with(
             let flow = generated_flow(
                 &paths[o.session as usize],
                 format!("{name}#{k}"),
-                &w.cc,
-                &params,
-                &cfg,
+                &tr,
+                b_rate,
                 pending.len(),
                 o.start_ns,
                 o.size_bytes,
@@ -1333,28 +1350,22 @@ impl PathInfo {
 fn generated_flow(
     path: &PathInfo,
     name: String,
-    cc: &str,
-    params: &CcParams,
-    cfg: &TcpConfig,
+    t: &TransportSetup,
+    bottleneck: Bandwidth,
     idx: usize,
     start_ns: u64,
     size_bytes: f64,
     generator: u32,
 ) -> Flow {
     let bytes = size_bytes.ceil().clamp(1.0, MAX_TRANSFER_BYTES as f64) as u64;
-    let pkts = bytes.div_ceil(cfg.payload_bytes());
-    let cc_box = longfat_cc::build(cc, params, cfg.initial_window).expect("checked in tcp_setup");
-    let sender = TcpSender::new(idx as u32, cfg.clone(), cc_box, Some(pkts));
-    let receiver = TcpReceiver::new(idx as u32, cfg.clone());
+    let pkts = bytes.div_ceil(t.cfg.payload_bytes());
+    let endpoints = t.endpoints(idx, Some(pkts), path, bottleneck);
     path.flow(
         name,
-        cc.to_string(),
+        t.label.clone(),
         start_ns,
         None,
-        Endpoints::Tcp {
-            sender: Box::new(sender),
-            receiver,
-        },
+        endpoints,
         Some(Generated {
             generator,
             size_bytes: bytes,
@@ -1362,15 +1373,84 @@ fn generated_flow(
     )
 }
 
-/// The TCP settings and checked controller parameters of one flow entry.
+/// One flow entry's checked transport: TCP settings, the controller to
+/// build (the HCM's, for PLT) with its parameters, the label results carry,
+/// and PLT's settings.
+#[derive(Clone, Debug)]
+struct TransportSetup {
+    cfg: TcpConfig,
+    cc: String,
+    params: CcParams,
+    label: String,
+    plt: Option<PltSetup>,
+}
+
+#[derive(Clone, Debug)]
+struct PltSetup {
+    cfg: PltConfig,
+    /// The LCM's first window: a fraction of the path's BDP, or packets.
+    initial: InitialLcmWindow,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum InitialLcmWindow {
+    Bdp(f64),
+    Packets(u64),
+}
+
+impl TransportSetup {
+    /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
+    fn endpoints(&self, idx: usize, total_pkts: Option<u64>, path: &PathInfo, bottleneck: Bandwidth) -> Endpoints {
+        let cc = longfat_cc::build(&self.cc, &self.params, self.cfg.initial_window).expect("checked in tcp_setup");
+        let flow = idx as u32;
+        match &self.plt {
+            None => Endpoints::Tcp {
+                sender: Box::new(TcpSender::new(flow, self.cfg.clone(), cc, total_pkts)),
+                receiver: TcpReceiver::new(flow, self.cfg.clone()),
+            },
+            Some(p) => {
+                let mut plt = p.cfg.clone();
+                plt.lcm_initial_window_pkts = match p.initial {
+                    InitialLcmWindow::Packets(n) => n as f64,
+                    InitialLcmWindow::Bdp(f) => {
+                        let bdp = bottleneck.bytes_in(path.base_rtt_ns) as f64 / f64::from(self.cfg.packet_size_bytes);
+                        (bdp * f).round().max(1.0)
+                    }
+                };
+                Endpoints::Plt {
+                    sender: Box::new(PltSender::new(flow, self.cfg.clone(), &plt, cc, total_pkts)),
+                    receiver: Box::new(PltReceiver::new(flow, self.cfg.clone(), &plt)),
+                }
+            }
+        }
+    }
+}
+
+/// The TCP settings, checked controller parameters and PLT settings of one
+/// flow entry.
 fn tcp_setup(
     field: &str,
     cc: &str,
     params: &BTreeMap<String, f64>,
     tcp: &TcpCfg,
+    plt: &Option<PltCfg>,
     n_classes: u32,
-) -> Result<(TcpConfig, CcParams), ScenarioError> {
+) -> Result<TransportSetup, ScenarioError> {
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
+    let (plt, controller) = match (cc, plt) {
+        ("plt", p) => {
+            let p = p.clone().unwrap_or_default();
+            let setup = plt_setup(&format!("{field}.plt"), &p, &cfg, n_classes)?;
+            (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))
+        }
+        (_, Some(_)) => return err(format!("{field}.plt"), format!("only for cc = \"plt\" (this entry has cc = {cc:?})")),
+        (_, None) => (None, cc.to_string()),
+    };
+    if plt.is_some() && controller == "plt" {
+        return err(format!("{field}.plt.hcm"), "the HCM runs a window controller (reno, cubic, ...), not \"plt\"");
+    }
+    let cc_field = if plt.is_some() { format!("{field}.plt.hcm") } else { format!("{field}.cc") };
+    let cc = controller.as_str();
     let mut params: CcParams = params.clone();
     // The profile's variant of the algorithm (Linux's modules), unless the
     // scenario sets the parameter itself.
@@ -1388,7 +1468,7 @@ fn tcp_setup(
     }
     // Check the algorithm and its parameters once, with the field names.
     longfat_cc::build(cc, &params, cfg.initial_window).map_err(|e| ScenarioError {
-        field: format!("{field}.{}", e.field),
+        field: if e.field == "cc" { cc_field.clone() } else { format!("{field}.{}", e.field) },
         message: if implied.is_empty() {
             e.message
         } else {
@@ -1400,7 +1480,79 @@ fn tcp_setup(
             )
         },
     })?;
-    Ok((cfg, params))
+    let label = match &plt {
+        None => cc.to_string(),
+        Some(_) if cc == "reno" => "plt".to_string(),
+        Some(_) => format!("plt-{cc}"),
+    };
+    Ok(TransportSetup {
+        cfg,
+        cc: cc.to_string(),
+        params,
+        label,
+        plt,
+    })
+}
+
+/// PLT's settings, each checked with its field name. The LCM sends in the
+/// class below the HCM's, so the bottleneck must be strict priority: on a
+/// FIFO one the LCM would compete with TCP as an equal, which is not PLT.
+fn plt_setup(field: &str, p: &PltCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
+    let lcm_class = u32::from(cfg.class) + 1;
+    if n_classes < 2 {
+        return err(
+            field.trim_end_matches(".plt").to_string() + ".cc",
+            "cc = \"plt\" sends its LCM packets at a lower priority; it needs network.bottleneck.discipline = \"priority\" (a FIFO bottleneck would let them compete with TCP as equals)",
+        );
+    }
+    if lcm_class >= n_classes {
+        return err(
+            field.trim_end_matches(".plt").to_string() + ".tcp.priority_class",
+            format!("the LCM sends in the class below the HCM's ({lcm_class}), which does not exist; the bottleneck has classes 0..={}", n_classes - 1),
+        );
+    }
+    let d = LcmConfig::default();
+    let lcm = LcmConfig {
+        alpha: p.alpha.unwrap_or(d.alpha),
+        beta: p.beta.unwrap_or(d.beta),
+        gamma: p.gamma.unwrap_or(d.gamma),
+        mu: p.mu.unwrap_or(d.mu),
+        ema_weight: p.ema_weight.unwrap_or(d.ema_weight),
+    };
+    lcm.validate().or_else(|e| err(format!("{field}.{}", e.name), e.message))?;
+    let epoch_ns = match &p.epoch {
+        Some(e) => duration_in(&format!("{field}.epoch"), e, 1_000_000, 60_000_000_000)?,
+        None => 100_000_000,
+    };
+    let init_field = format!("{field}.lcm_initial_window");
+    let initial = match &p.lcm_initial_window {
+        None => InitialLcmWindow::Bdp(1.0),
+        Some(w) => match parse_size(w).or_else(|m| err(&init_field, m))? {
+            SizeSpec::Bdp(f) if f > 0.0 && f <= 100.0 => InitialLcmWindow::Bdp(f),
+            SizeSpec::Packets(n) if (1..=10_000_000).contains(&n) => InitialLcmWindow::Packets(n),
+            _ => return err(&init_field, format!("{w:?} is out of range; allowed a BDP fraction in (0, 100] (\"1bdp\") or 1..=10000000 packets (\"100pkt\")")),
+        },
+    };
+    let ack_every = p.lcm_ack_every.unwrap_or(1);
+    if !(1..=64).contains(&ack_every) {
+        return err(format!("{field}.lcm_ack_every"), format!("{ack_every} is out of range; allowed 1..=64"));
+    }
+    let lcm_ack_class = match p.lcm_ack_class.as_deref() {
+        None | Some("low") => lcm_class as u8,
+        Some("high") => cfg.class,
+        Some(o) => return err(format!("{field}.lcm_ack_class"), format!("unknown class {o:?}; allowed: \"low\", \"high\"")),
+    };
+    Ok(PltSetup {
+        cfg: PltConfig {
+            lcm,
+            epoch_ns,
+            lcm_initial_window_pkts: 0.0,
+            lcm_class: lcm_class as u8,
+            lcm_ack_class,
+            lcm_ack_every_pkts: ack_every,
+        },
+        initial,
+    })
 }
 
 /// Uniform in [0, max_ns) (0 when max_ns is 0).
@@ -1576,6 +1728,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         header_bytes: header as u32,
         ack_size_bytes: ack as u32,
         delayed_ack_timeout_ns: t.delayed_ack.unwrap_or(false).then_some(delack_timeout),
+        delayed_ack_every_pkts: 2,
         rwnd_pkts: rwnd,
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,

@@ -288,6 +288,13 @@ impl Simulation {
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
                 receiver.on_delack_timer(now, out)
             }
+            (Endpoints::Plt { sender, .. }, TimerKind::Start) => sender.start(now, out),
+            (Endpoints::Plt { sender, .. }, TimerKind::Stop) => sender.stop(),
+            (Endpoints::Plt { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),
+            (Endpoints::Plt { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now, out),
+            (Endpoints::Plt { receiver, .. }, TimerKind::DelayedAck) => {
+                receiver.on_delack_timer(now, out)
+            }
             (Endpoints::Udp(u), TimerKind::Start) => u.start(now, out),
             (Endpoints::Udp(u), TimerKind::Stop) => u.stop(),
             (Endpoints::Udp(u), TimerKind::UdpSend) => u.on_timer(now, out),
@@ -339,10 +346,12 @@ impl Simulation {
     /// in packets of the flow's data size.
     fn host_room_pkts(&mut self, f: usize) -> u64 {
         let flow = &self.flows[f];
-        let Endpoints::Tcp { sender, .. } = &flow.endpoints else {
-            return u64::MAX;
+        let size = match &flow.endpoints {
+            Endpoints::Tcp { sender, .. } => sender.packet_size_bytes(),
+            Endpoints::Plt { sender, .. } => sender.packet_size_bytes(),
+            Endpoints::Udp(_) => return u64::MAX,
         };
-        let size = u64::from(sender.packet_size_bytes());
+        let size = u64::from(size);
         self.links[flow.fwd[0] as usize].room_pkts(self.now_ns, size)
     }
 
@@ -360,6 +369,8 @@ impl Simulation {
         match (&mut self.flows[f].endpoints, p.kind) {
             (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
             (Endpoints::Tcp { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
+            (Endpoints::Plt { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
+            (Endpoints::Plt { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
             (Endpoints::Udp(u), PacketKind::Udp) => u.on_receive(p),
             _ => unreachable!("packet kind does not match its flow"),
         }

@@ -22,6 +22,9 @@ pub struct TcpConfig {
     pub ack_size_bytes: u32,
     /// Delayed ACKs (RFC 1122/5681: every second packet or this timeout).
     pub delayed_ack_timeout_ns: Option<u64>,
+    /// With delayed ACKs, an ACK for every this many in-order packets
+    /// (RFC 1122: 2; a PLT receiver's LCM may use more, sect. 3.2.2).
+    pub delayed_ack_every_pkts: u32,
     /// Receiver window in packets: at most this many outstanding.
     pub rwnd_pkts: u64,
     pub initial_rto_ns: u64,
@@ -48,6 +51,7 @@ impl Default for TcpConfig {
             header_bytes: 40,
             ack_size_bytes: 40,
             delayed_ack_timeout_ns: None,
+            delayed_ack_every_pkts: 2,
             rwnd_pkts: u64::MAX,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,

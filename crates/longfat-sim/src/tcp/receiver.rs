@@ -65,6 +65,24 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
+    /// Moves the cumulative ACK up to `seq` over packets that will never
+    /// come (PLT's LCM gives up on its losses; see
+    /// `Packet::settled_below`). Held ranges it reaches are absorbed.
+    /// Skipped packets are not counted as delivered.
+    pub fn skip_to(&mut self, seq: u64) {
+        if seq <= self.rcv_nxt {
+            return;
+        }
+        self.rcv_nxt = seq;
+        while let Some((&a, &b)) = self.ooo.first_key_value() {
+            if a > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(&a);
+            self.rcv_nxt = self.rcv_nxt.max(b);
+        }
+    }
+
     fn is_held(&self, seq: u64) -> bool {
         self.ooo
             .range(..=seq)
@@ -151,7 +169,7 @@ impl TcpReceiver {
         match self.cfg.delayed_ack_timeout_ns {
             Some(timeout) if !filled_hole => {
                 self.unacked += 1;
-                if self.unacked >= 2 {
+                if self.unacked >= self.cfg.delayed_ack_every_pkts {
                     self.send_ack(now_ns, out);
                 } else if self.delack_deadline_ns.is_none() {
                     let d = now_ns + timeout;

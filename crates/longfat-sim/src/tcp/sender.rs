@@ -91,6 +91,9 @@ pub struct TcpSender {
     app_active: bool,
     /// Fixed-size transfer: packets to send in all (None: bulk).
     total_pkts: Option<u64>,
+    /// New packets are sent only below this number: the data a PLT
+    /// connection's packet manager has for this module (u64::MAX: no limit).
+    send_limit: u64,
     pub completed_at_ns: Option<u64>,
     pub started_at_ns: Option<u64>,
     /// The retransmission that starts fast recovery (sent regardless of
@@ -154,6 +157,7 @@ impl TcpSender {
             timer: XmitTimer::Rto,
             app_active: false,
             total_pkts,
+            send_limit: u64::MAX,
             completed_at_ns: None,
             started_at_ns: None,
             forced_retransmit_pending: false,
@@ -224,7 +228,14 @@ impl TcpSender {
     }
 
     fn has_new_data(&self) -> bool {
-        self.app_active && self.total_pkts.is_none_or(|t| self.sb.snd_nxt() < t)
+        self.app_active
+            && self.sb.snd_nxt() < self.send_limit
+            && self.total_pkts.is_none_or(|t| self.sb.snd_nxt() < t)
+    }
+
+    /// New packets may be sent below packet number `limit` (see `send_limit`).
+    pub fn set_send_limit(&mut self, limit: u64) {
+        self.send_limit = limit;
     }
 
     fn can_send_new(&self) -> bool {

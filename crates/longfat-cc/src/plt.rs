@@ -1,0 +1,275 @@
+//! PLT's low-priority control module (LCM): the loss-rate MIMD window rule
+//! of Venkataraman, Francis, Guha, Kodialam, Lakshman, Singh, "A
+//! priority-layered approach to transport for high bandwidth-delay product
+//! networks" (`plt.md`), sect. 3.1.
+//!
+//! Time is cut into epochs (100 ms in sect. 4.1). At the end of each the
+//! LCM computes the epoch's loss rate p from the packets the receiver's
+//! feedback settled in it (acknowledged or found lost), folds it into an
+//! exponential moving average P, and sets
+//!
+//! ```text
+//! cwnd = cwnd + alpha * n    if P < mu     (n: packets acknowledged in the epoch)
+//! cwnd = beta * cwnd         otherwise
+//! ```
+//!
+//! and `cwnd = gamma * cwnd` on a timeout. Defaults from sect. 4.1: alpha
+//! 0.1, beta 0.95, gamma 0.75, mu 0.5 %.
+//!
+//! What the paper leaves open, chosen here and listed in docs/algorithms.md:
+//! p = lost / (acknowledged + lost) (the paper's "packets for which the
+//! receiver had responded"); an epoch with no feedback leaves P unchanged;
+//! the EMA weight (0.25, so one epoch losing 4 mu or more trips the
+//! decrease at once); the window never goes below one packet, so a starved
+//! LCM keeps probing (the paper's LCM "cuts back ... till the window goes
+//! below one", and would otherwise never send again).
+//!
+//! The transport around the rule (epochs on its clock, which packets count,
+//! the retransmit buffer) is `longfat_sim::plt`. This type never reads a
+//! clock.
+
+/// The LCM's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LcmConfig {
+    /// Increase factor alpha: packets added per packet acknowledged in an epoch.
+    pub alpha: f64,
+    /// Decrease factor beta when the loss rate is at or above mu.
+    pub beta: f64,
+    /// Decrease factor gamma on a timeout.
+    pub gamma: f64,
+    /// Target loss rate mu (a fraction: 0.005 is 0.5 %).
+    pub mu: f64,
+    /// Weight of the newest epoch in the moving average P.
+    pub ema_weight: f64,
+}
+
+impl Default for LcmConfig {
+    fn default() -> Self {
+        Self {
+            alpha: 0.1,
+            beta: 0.95,
+            gamma: 0.75,
+            mu: 0.005,
+            ema_weight: 0.25,
+        }
+    }
+}
+
+/// A parameter outside its range: the parameter's name and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LcmParamError {
+    pub name: &'static str,
+    pub message: String,
+}
+
+impl LcmConfig {
+    /// Checks every parameter's range.
+    pub fn validate(&self) -> Result<(), LcmParamError> {
+        let open = |name: &'static str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && v > lo && v < hi {
+                Ok(())
+            } else {
+                Err(LcmParamError {
+                    name,
+                    message: format!("{v} is out of range; allowed ({lo}, {hi})"),
+                })
+            }
+        };
+        let half_open = |name: &'static str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && v > lo && v <= hi {
+                Ok(())
+            } else {
+                Err(LcmParamError {
+                    name,
+                    message: format!("{v} is out of range; allowed ({lo}, {hi}]"),
+                })
+            }
+        };
+        half_open("alpha", self.alpha, 0.0, 10.0)?;
+        open("beta", self.beta, 0.0, 1.0)?;
+        open("gamma", self.gamma, 0.0, 1.0)?;
+        open("mu", self.mu, 0.0, 1.0)?;
+        half_open("ema_weight", self.ema_weight, 0.0, 1.0)?;
+        Ok(())
+    }
+}
+
+/// What the end of one epoch saw and did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EpochOutcome {
+    /// The epoch's loss rate p (None: no feedback in the epoch).
+    pub loss_rate: Option<f64>,
+    /// The moving average P after the epoch.
+    pub loss_ema: f64,
+    /// True if the window grew (P < mu), false if it shrank.
+    pub increased: bool,
+}
+
+/// The LCM's window: the sect. 3.1 rule and its per-epoch counters.
+#[derive(Clone, Debug)]
+pub struct LcmRule {
+    cfg: LcmConfig,
+    cwnd_pkts: f64,
+    loss_ema: f64,
+    acked: u64,
+    lost: u64,
+}
+
+/// The smallest LCM window (see the module documentation).
+pub const LCM_MIN_WINDOW_PKTS: f64 = 1.0;
+
+impl LcmRule {
+    pub fn new(cfg: LcmConfig, initial_window_pkts: f64) -> Self {
+        Self {
+            cfg,
+            cwnd_pkts: initial_window_pkts.max(LCM_MIN_WINDOW_PKTS),
+            loss_ema: 0.0,
+            acked: 0,
+            lost: 0,
+        }
+    }
+
+    pub fn config(&self) -> &LcmConfig {
+        &self.cfg
+    }
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd_pkts
+    }
+    /// The moving average P.
+    pub fn loss_ema(&self) -> f64 {
+        self.loss_ema
+    }
+
+    /// The receiver acknowledged `n` LCM packets.
+    pub fn on_acked(&mut self, n: u64) {
+        self.acked += n;
+    }
+
+    /// `n` LCM packets were found lost.
+    pub fn on_lost(&mut self, n: u64) {
+        self.lost += n;
+    }
+
+    /// The epoch ends: sect. 3.1's update, then the counters restart.
+    pub fn end_epoch(&mut self) -> EpochOutcome {
+        let (n, lost) = (self.acked, self.lost);
+        self.acked = 0;
+        self.lost = 0;
+        let settled = n + lost;
+        let loss_rate = (settled > 0).then(|| lost as f64 / settled as f64);
+        if let Some(p) = loss_rate {
+            let w = self.cfg.ema_weight;
+            self.loss_ema = (1.0 - w) * self.loss_ema + w * p;
+        }
+        let increased = self.loss_ema < self.cfg.mu;
+        self.cwnd_pkts = if increased {
+            self.cwnd_pkts + self.cfg.alpha * n as f64
+        } else {
+            self.cwnd_pkts * self.cfg.beta
+        }
+        .max(LCM_MIN_WINDOW_PKTS);
+        EpochOutcome {
+            loss_rate,
+            loss_ema: self.loss_ema,
+            increased,
+        }
+    }
+
+    /// The LCM's retransmission timer expired: cwnd = gamma * cwnd.
+    pub fn on_timeout(&mut self) {
+        self.cwnd_pkts = (self.cwnd_pkts * self.cfg.gamma).max(LCM_MIN_WINDOW_PKTS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9, "{a} != {b}");
+    }
+
+    #[test]
+    fn defaults_are_the_papers_table() {
+        let c = LcmConfig::default();
+        assert_eq!((c.alpha, c.beta, c.gamma, c.mu), (0.1, 0.95, 0.75, 0.005));
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn hand_derived_epochs() {
+        // Window 100. Epoch 1: 100 acked, 0 lost: p = 0, P = 0 < mu,
+        // cwnd = 100 + 0.1 * 100 = 110.
+        let mut r = LcmRule::new(LcmConfig::default(), 100.0);
+        r.on_acked(100);
+        let o = r.end_epoch();
+        assert_eq!(o.loss_rate, Some(0.0));
+        assert!(o.increased);
+        close(r.cwnd(), 110.0);
+        // Epoch 2: 108 acked, 2 lost: p = 2/110, P = 0.25 * 2/110 = 0.004545 < 0.005:
+        // still an increase, by alpha * n = 10.8.
+        r.on_acked(108);
+        r.on_lost(2);
+        let o = r.end_epoch();
+        close(o.loss_rate.unwrap(), 2.0 / 110.0);
+        close(o.loss_ema, 0.25 * 2.0 / 110.0);
+        assert!(o.increased);
+        close(r.cwnd(), 120.8);
+        // Epoch 3: 119 acked, 1 lost: p = 1/120, P = 0.75 * 0.0045454 + 0.25 / 120
+        // = 0.0054924 >= mu: cwnd = 0.95 * 120.8 = 114.76.
+        r.on_acked(119);
+        r.on_lost(1);
+        let o = r.end_epoch();
+        close(o.loss_ema, 0.75 * (0.25 * 2.0 / 110.0) + 0.25 / 120.0);
+        assert!(!o.increased);
+        close(r.cwnd(), 0.95 * 120.8);
+        // Epoch 4: no feedback: P stays (>= mu), so the window shrinks again.
+        let p_before = r.loss_ema();
+        let o = r.end_epoch();
+        assert_eq!(o.loss_rate, None);
+        assert_eq!(o.loss_ema, p_before);
+        close(r.cwnd(), 0.95 * 0.95 * 120.8);
+    }
+
+    #[test]
+    fn the_boundary_p_equal_mu_decreases() {
+        // P == mu is "otherwise": the decrease. 1 lost of 200 with weight 1.
+        let cfg = LcmConfig { ema_weight: 1.0, ..LcmConfig::default() };
+        let mut r = LcmRule::new(cfg, 50.0);
+        r.on_acked(199);
+        r.on_lost(1);
+        assert!(!r.end_epoch().increased);
+        close(r.cwnd(), 47.5);
+        // Just below mu: 1 of 201.
+        r.on_acked(200);
+        r.on_lost(1);
+        assert!(r.end_epoch().increased);
+        close(r.cwnd(), 47.5 + 20.0);
+    }
+
+    #[test]
+    fn timeouts_cut_by_gamma_down_to_one_packet() {
+        let mut r = LcmRule::new(LcmConfig::default(), 64.0);
+        r.on_timeout();
+        close(r.cwnd(), 48.0);
+        for _ in 0..30 {
+            r.on_timeout();
+        }
+        close(r.cwnd(), LCM_MIN_WINDOW_PKTS);
+    }
+
+    #[test]
+    fn ranges_name_the_parameter() {
+        for (cfg, name) in [
+            (LcmConfig { alpha: 0.0, ..LcmConfig::default() }, "alpha"),
+            (LcmConfig { beta: 1.0, ..LcmConfig::default() }, "beta"),
+            (LcmConfig { gamma: f64::NAN, ..LcmConfig::default() }, "gamma"),
+            (LcmConfig { mu: 0.0, ..LcmConfig::default() }, "mu"),
+            (LcmConfig { ema_weight: 1.5, ..LcmConfig::default() }, "ema_weight"),
+        ] {
+            let e = cfg.validate().unwrap_err();
+            assert_eq!(e.name, name);
+            assert!(e.message.contains("allowed"), "{}", e.message);
+        }
+    }
+}

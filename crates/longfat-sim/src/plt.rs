@@ -1,0 +1,758 @@
+//! PLT, the priority-layered transport (Venkataraman et al., `plt.md`):
+//! one connection whose packets leave through two strictly prioritized
+//! control modules.
+//!
+//! * The **HCM** (high-priority control module) is longfat's TCP sender,
+//!   unchanged, with any controller (Reno in the paper). It runs over its
+//!   own packet numbers; the packet manager maps each HCM packet to the
+//!   connection's data.
+//! * The **LCM** (low-priority control module, [`Lcm`]) sends in the next
+//!   lower strict-priority class with the loss-rate MIMD window of sect. 3.1
+//!   (`longfat_cc::plt`). It never retransmits: a packet it finds lost goes
+//!   to the packet manager's retransmit buffer, which the HCM sends before
+//!   new data (sect. 3.2.1).
+//! * The **packet manager** ([`PacketManager`]) hands each module its next
+//!   packet from one shared sequence space and knows which data is
+//!   acknowledged.
+//! * The **receiver** ([`PltReceiver`]) is a SACK receiver per module (the
+//!   paper's "individual outstanding windows"), ACKs LCM packets in the
+//!   LCM's class (sect. 3.2.2), optionally one ACK per n LCM packets, and
+//!   reassembles the connection's data in order.
+//!
+//! Each module has its own packet numbers, cumulative ACK and SACK blocks,
+//! like MPTCP subflows. LCM data packets also carry the point below which
+//! the LCM has given up on every packet (`Packet::settled_below`), so the
+//! receiver's LCM cumulative ACK moves past losses the LCM never resends.
+//! Work per packet is O(1) amortized: every structure is a queue indexed
+//! from its lowest live number.
+
+use std::collections::VecDeque;
+
+use longfat_cc::plt::{LcmConfig, LcmRule};
+use longfat_cc::CongestionControl;
+
+use crate::event::TimerKind;
+use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind, MODULE_HCM, MODULE_LCM};
+use crate::tcp::receiver::{ReceiverCounters, TcpReceiver};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::sender::TcpSender;
+use crate::tcp::TcpConfig;
+
+/// A PLT connection's settings beyond its TCP ones.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PltConfig {
+    pub lcm: LcmConfig,
+    /// Epoch length (sect. 4.1: 100 ms).
+    pub epoch_ns: u64,
+    /// The LCM's first window, in packets.
+    pub lcm_initial_window_pkts: f64,
+    /// Strict-priority class of the LCM's packets (the HCM's plus one).
+    pub lcm_class: u8,
+    /// Class of the ACKs of LCM packets (the LCM's own, or the HCM's).
+    pub lcm_ack_class: u8,
+    /// The receiver acknowledges every this many in-order LCM packets.
+    pub lcm_ack_every_pkts: u32,
+}
+
+/// Where a connection-level packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DataState {
+    /// Last sent by the HCM (which retransmits it until acknowledged).
+    Hcm,
+    /// Sent by the LCM, not yet acknowledged or lost.
+    Lcm,
+    /// Lost by the LCM, waiting in the retransmit buffer for the HCM.
+    Queued,
+    Acked,
+}
+
+/// Sect. 3.2's packet manager: the connection's data, the retransmit
+/// buffer of LCM losses, and which data each HCM packet carries.
+#[derive(Debug)]
+pub struct PacketManager {
+    total_pkts: Option<u64>,
+    /// Every packet below `una` is acknowledged; `state[i]` is packet `una + i`.
+    una: u64,
+    /// The next packet never sent.
+    nxt: u64,
+    state: VecDeque<DataState>,
+    /// LCM losses for the HCM, oldest first. Entries acknowledged meanwhile
+    /// (a late LCM ACK) are skipped when reached.
+    rtx: VecDeque<u64>,
+    /// Entries of `rtx` still `Queued`.
+    rtx_live: u64,
+    /// `hcm_map[i]`: the data of HCM packet `hcm_base + i`.
+    hcm_map: VecDeque<u64>,
+    hcm_base: u64,
+    /// LCM losses the HCM has sent.
+    pub lcm_losses_resent: u64,
+}
+
+impl PacketManager {
+    pub fn new(total_pkts: Option<u64>) -> Self {
+        Self {
+            total_pkts,
+            una: 0,
+            nxt: 0,
+            state: VecDeque::new(),
+            rtx: VecDeque::new(),
+            rtx_live: 0,
+            hcm_map: VecDeque::new(),
+            hcm_base: 0,
+            lcm_losses_resent: 0,
+        }
+    }
+
+    /// Every packet below this one is acknowledged.
+    pub fn data_una(&self) -> u64 {
+        self.una
+    }
+    /// Packets never sent yet (u64::MAX: a bulk transfer).
+    pub fn unsent(&self) -> u64 {
+        self.total_pkts.map_or(u64::MAX, |t| t - self.nxt)
+    }
+    /// LCM losses waiting for the HCM.
+    pub fn queued(&self) -> u64 {
+        self.rtx_live
+    }
+    /// The whole transfer is acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.total_pkts.is_some_and(|t| self.una >= t)
+    }
+
+    fn state_mut(&mut self, d: u64) -> Option<&mut DataState> {
+        if d < self.una {
+            None
+        } else {
+            self.state.get_mut((d - self.una) as usize)
+        }
+    }
+
+    fn take_unsent(&mut self, as_state: DataState) -> Option<u64> {
+        if self.unsent() == 0 {
+            return None;
+        }
+        let d = self.nxt;
+        self.nxt += 1;
+        self.state.push_back(as_state);
+        Some(d)
+    }
+
+    /// The highest HCM packet number the HCM may send new, given its next
+    /// one: one per queued loss and unsent packet.
+    pub fn hcm_send_limit(&self, hcm_snd_nxt: u64) -> u64 {
+        hcm_snd_nxt.saturating_add(self.rtx_live).saturating_add(self.unsent())
+    }
+
+    /// The data HCM packet `seq` carries: the same as before for a
+    /// retransmission; for a new packet the oldest queued LCM loss, else
+    /// the next unsent packet (sect. 3.2.1: losses before new data).
+    pub fn hcm_data(&mut self, seq: u64) -> u64 {
+        let end = self.hcm_base + self.hcm_map.len() as u64;
+        if seq < end {
+            return self.hcm_map[(seq - self.hcm_base) as usize];
+        }
+        debug_assert_eq!(seq, end, "the HCM sends its packets in order");
+        let mut d = None;
+        while let Some(q) = self.rtx.pop_front() {
+            if let Some(s) = self.state_mut(q) {
+                if *s == DataState::Queued {
+                    *s = DataState::Hcm;
+                    self.rtx_live -= 1;
+                    self.lcm_losses_resent += 1;
+                    d = Some(q);
+                    break;
+                }
+            }
+        }
+        let d = d.or_else(|| self.take_unsent(DataState::Hcm)).expect("the HCM sends within its limit");
+        self.hcm_map.push_back(d);
+        d
+    }
+
+    /// The HCM's cumulative ACK reached `hcm_una`: the data of every HCM
+    /// packet below it is acknowledged.
+    pub fn hcm_acked_below(&mut self, hcm_una: u64) {
+        while self.hcm_base < hcm_una {
+            let Some(d) = self.hcm_map.pop_front() else { break };
+            self.hcm_base += 1;
+            self.acked(d);
+        }
+    }
+
+    /// The next packet for the LCM: unsent data only (sect. 3.2.1).
+    pub fn lcm_data(&mut self) -> Option<u64> {
+        self.take_unsent(DataState::Lcm)
+    }
+
+    /// The LCM lost packet `d`: into the retransmit buffer, unless it was
+    /// acknowledged meanwhile.
+    pub fn lcm_lost(&mut self, d: u64) {
+        if let Some(s) = self.state_mut(d) {
+            if *s == DataState::Lcm {
+                *s = DataState::Queued;
+                self.rtx.push_back(d);
+                self.rtx_live += 1;
+            }
+        }
+    }
+
+    /// Packet `d` is acknowledged (by either module).
+    pub fn acked(&mut self, d: u64) {
+        if let Some(s) = self.state_mut(d) {
+            let was_queued = *s == DataState::Queued;
+            *s = DataState::Acked;
+            if was_queued {
+                self.rtx_live -= 1;
+            }
+        }
+        while self.state.front() == Some(&DataState::Acked) {
+            self.state.pop_front();
+            self.una += 1;
+        }
+    }
+}
+
+/// Where an LCM packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LcmState {
+    InFlight,
+    Acked,
+    /// Given up on: its data went to the retransmit buffer.
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LcmEntry {
+    data_seq: u64,
+    state: LcmState,
+}
+
+/// Packets the LCM counts as lost once this many later ones are
+/// acknowledged (TCP's DupThresh, RFC 6675).
+const LCM_DUPTHRESH: u64 = 3;
+/// Most RTO doublings.
+const MAX_BACKOFF: u32 = 6;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LcmCounters {
+    pub sent_pkts: u64,
+    pub acked_pkts: u64,
+    pub lost_pkts: u64,
+    /// Packets found lost that were acknowledged afterwards.
+    pub late_acked_pkts: u64,
+    pub timeouts: u64,
+    pub epochs: u64,
+}
+
+/// The low-priority control module: its packet numbers, loss detection,
+/// retransmission timer and sect. 3.1 window.
+#[derive(Debug)]
+pub struct Lcm {
+    flow: u32,
+    rule: LcmRule,
+    class: u8,
+    packet_size_bytes: u32,
+    rwnd_pkts: u64,
+    clock_offset_ns: u64,
+    /// `entries[i]` is LCM packet `una + i`.
+    una: u64,
+    entries: VecDeque<LcmEntry>,
+    in_flight: u64,
+    /// Every packet below is acknowledged or lost.
+    settled: u64,
+    /// Every packet below is acknowledged, lost, or was checked for loss.
+    loss_scan: u64,
+    /// The highest SACK block end seen.
+    sack_mark: u64,
+    rtt: RttEstimator,
+    timer_ns: Option<u64>,
+    backoff: u32,
+    pub counters: LcmCounters,
+}
+
+impl Lcm {
+    fn new(flow: u32, tcp: &TcpConfig, plt: &PltConfig) -> Self {
+        Self {
+            flow,
+            rule: LcmRule::new(plt.lcm, plt.lcm_initial_window_pkts),
+            class: plt.lcm_class,
+            packet_size_bytes: tcp.packet_size_bytes,
+            rwnd_pkts: tcp.rwnd_pkts,
+            clock_offset_ns: tcp.sender_clock_offset_ns,
+            una: 0,
+            entries: VecDeque::new(),
+            in_flight: 0,
+            settled: 0,
+            loss_scan: 0,
+            sack_mark: 0,
+            rtt: RttEstimator::new(tcp.initial_rto_ns, tcp.min_rto_ns, tcp.max_rto_ns),
+            timer_ns: None,
+            backoff: 0,
+            counters: LcmCounters::default(),
+        }
+    }
+
+    pub fn cwnd(&self) -> f64 {
+        self.rule.cwnd()
+    }
+    pub fn rule(&self) -> &LcmRule {
+        &self.rule
+    }
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+    fn nxt(&self) -> u64 {
+        self.una + self.entries.len() as u64
+    }
+
+    /// Sends new data while the window, the receiver window and the host
+    /// queue allow.
+    fn send(&mut self, now_ns: u64, pm: &mut PacketManager, out: &mut Outbox) {
+        let cwnd = self.rule.cwnd().floor() as u64;
+        while self.in_flight < cwnd && (self.entries.len() as u64) < self.rwnd_pkts {
+            if !out.has_host_room() {
+                if pm.unsent() > 0 {
+                    out.host_blocked = true;
+                }
+                break;
+            }
+            let Some(d) = pm.lcm_data() else { break };
+            let seq = self.nxt();
+            self.entries.push_back(LcmEntry { data_seq: d, state: LcmState::InFlight });
+            self.in_flight += 1;
+            let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, self.packet_size_bytes);
+            p.seq = seq;
+            p.class = self.class;
+            p.module = MODULE_LCM;
+            p.ts_val = now_ns + self.clock_offset_ns;
+            p.set_data_seq(d);
+            p.set_settled_below(self.settled);
+            out.packets.push(p);
+            self.counters.sent_pkts += 1;
+            if self.timer_ns.is_none() {
+                self.timer_ns = Some(now_ns + self.rto_ns());
+            }
+        }
+    }
+
+    fn rto_ns(&self) -> u64 {
+        self.rtt.backed_off_rto_ns(self.backoff)
+    }
+
+    fn entry_mut(&mut self, seq: u64) -> Option<&mut LcmEntry> {
+        if seq < self.una {
+            None
+        } else {
+            self.entries.get_mut((seq - self.una) as usize)
+        }
+    }
+
+    /// Packet `seq` reached the receiver.
+    fn deliver(&mut self, seq: u64, pm: &mut PacketManager) -> u64 {
+        let Some(e) = self.entry_mut(seq) else { return 0 };
+        let d = e.data_seq;
+        match e.state {
+            LcmState::Acked => return 0,
+            LcmState::InFlight => {
+                e.state = LcmState::Acked;
+                self.in_flight -= 1;
+            }
+            LcmState::Lost => {
+                e.state = LcmState::Acked;
+                self.counters.late_acked_pkts += 1;
+            }
+        }
+        pm.acked(d);
+        1
+    }
+
+    /// Gives up on packet `seq` (in flight): its data goes to the HCM.
+    fn lose(&mut self, seq: u64, pm: &mut PacketManager) {
+        let Some(e) = self.entry_mut(seq) else { return };
+        if e.state != LcmState::InFlight {
+            return;
+        }
+        e.state = LcmState::Lost;
+        let d = e.data_seq;
+        self.in_flight -= 1;
+        self.counters.lost_pkts += 1;
+        self.rule.on_lost(1);
+        pm.lcm_lost(d);
+    }
+
+    fn advance_settled(&mut self) {
+        let nxt = self.nxt();
+        while self.settled < nxt {
+            match self.entry_mut(self.settled) {
+                Some(e) if e.state == LcmState::InFlight => break,
+                _ => self.settled += 1,
+            }
+        }
+    }
+
+    fn on_ack(&mut self, now_ns: u64, ack: &Packet, pm: &mut PacketManager) {
+        let clock = now_ns + self.clock_offset_ns;
+        self.rtt.on_sample(clock.saturating_sub(ack.ts_ecr));
+        let nxt = self.nxt();
+        let mut newly = 0;
+        // SACK blocks: packets of one class arrive in order, so only the
+        // part of a block above the highest end seen can be news; what an
+        // ACK loss hid there the cumulative ACK or a later block reports.
+        for (s, e) in ack.sack_blocks() {
+            let from = s.max(self.sack_mark).max(self.una);
+            for seq in from..e.min(nxt) {
+                newly += self.deliver(seq, pm);
+            }
+            self.sack_mark = self.sack_mark.max(e);
+        }
+        // The cumulative ACK passes packets given up on without saying
+        // whether they arrived (the receiver skipped them, see
+        // `Packet::settled_below`): only those still in flight are news.
+        let cum = ack.seq.min(nxt);
+        while self.una < cum {
+            if self.entries.front().is_some_and(|e| e.state == LcmState::InFlight) {
+                newly += self.deliver(self.una, pm);
+            }
+            self.entries.pop_front();
+            self.una += 1;
+        }
+        // Everything DupThresh below the highest packet acknowledged is lost.
+        let highest = self.sack_mark.max(cum);
+        self.loss_scan = self.loss_scan.max(self.una);
+        while self.loss_scan + LCM_DUPTHRESH < highest {
+            self.lose(self.loss_scan, pm);
+            self.loss_scan += 1;
+        }
+        self.settled = self.settled.max(self.una);
+        self.advance_settled();
+        if newly > 0 {
+            self.counters.acked_pkts += newly;
+            self.rule.on_acked(newly);
+            // RFC 6298 (5.3): restart the timer on new data acknowledged.
+            self.backoff = 0;
+            self.timer_ns = (self.in_flight > 0).then(|| now_ns + self.rto_ns());
+        } else if self.in_flight == 0 {
+            self.timer_ns = None;
+        }
+    }
+
+    /// The retransmission timer expired: everything in flight is lost and
+    /// cwnd = gamma * cwnd (sect. 3.1).
+    fn on_timeout(&mut self, now_ns: u64, pm: &mut PacketManager) {
+        self.counters.timeouts += 1;
+        for seq in self.settled..self.nxt() {
+            self.lose(seq, pm);
+        }
+        self.loss_scan = self.nxt();
+        self.advance_settled();
+        self.rule.on_timeout();
+        self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
+        self.timer_ns = (self.in_flight > 0).then(|| now_ns + self.rto_ns());
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PltCounters {
+    /// Data packets sent by both modules.
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+}
+
+/// The sending side of a PLT connection.
+pub struct PltSender {
+    hcm: TcpSender,
+    lcm: Lcm,
+    pm: PacketManager,
+    epoch_ns: u64,
+    next_epoch_ns: Option<u64>,
+    app_active: bool,
+    pub started_at_ns: Option<u64>,
+    pub completed_at_ns: Option<u64>,
+    pub lcm_ack_class: u8,
+}
+
+impl std::fmt::Debug for PltSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PltSender").field("hcm", &self.hcm).field("lcm", &self.lcm.counters).finish()
+    }
+}
+
+impl PltSender {
+    /// `hcm` is the high-priority module: a TCP sender over its own packet
+    /// numbers (its size limit is the packet manager's, not its own).
+    pub fn new(
+        flow: u32,
+        tcp: TcpConfig,
+        plt: &PltConfig,
+        hcm_cc: Box<dyn CongestionControl>,
+        total_pkts: Option<u64>,
+    ) -> Self {
+        let lcm = Lcm::new(flow, &tcp, plt);
+        let mut hcm = TcpSender::new(flow, tcp, hcm_cc, None);
+        hcm.set_send_limit(0);
+        Self {
+            hcm,
+            lcm,
+            pm: PacketManager::new(total_pkts),
+            epoch_ns: plt.epoch_ns,
+            next_epoch_ns: None,
+            app_active: false,
+            started_at_ns: None,
+            completed_at_ns: None,
+            lcm_ack_class: plt.lcm_ack_class,
+        }
+    }
+
+    pub fn hcm(&self) -> &TcpSender {
+        &self.hcm
+    }
+    pub fn lcm(&self) -> &Lcm {
+        &self.lcm
+    }
+    pub fn manager(&self) -> &PacketManager {
+        &self.pm
+    }
+    pub fn packet_size_bytes(&self) -> u32 {
+        self.hcm.packet_size_bytes()
+    }
+    pub fn config(&self) -> &TcpConfig {
+        self.hcm.config()
+    }
+    pub fn total_pkts(&self) -> Option<u64> {
+        self.pm.total_pkts
+    }
+    /// Both modules' windows.
+    pub fn cwnd(&self) -> f64 {
+        self.hcm.cc().cwnd() + self.lcm.cwnd()
+    }
+    pub fn counters(&self) -> PltCounters {
+        let h = &self.hcm.counters;
+        let lcm_sent = self.lcm.counters.sent_pkts;
+        PltCounters {
+            sent_pkts: h.sent_pkts + lcm_sent,
+            sent_bytes: h.sent_bytes + lcm_sent * u64::from(self.packet_size_bytes()),
+        }
+    }
+
+    fn hcm_grant(&mut self) {
+        let limit = self.pm.hcm_send_limit(self.hcm.scoreboard().snd_nxt());
+        self.hcm.set_send_limit(limit);
+    }
+
+    /// After the HCM ran: the data its new packets carry, and what its
+    /// cumulative ACK acknowledged.
+    fn after_hcm(&mut self, first: usize, out: &mut Outbox) {
+        for p in &mut out.packets[first..] {
+            if p.kind == PacketKind::Data && p.module == MODULE_HCM {
+                p.set_data_seq(self.pm.hcm_data(p.seq));
+            }
+        }
+        self.pm.hcm_acked_below(self.hcm.scoreboard().snd_una());
+    }
+
+    /// Lets the HCM send what the packet manager has for it (queued LCM
+    /// losses first), then the LCM; checks completion; arms the LCM's timer.
+    fn pump(&mut self, now_ns: u64, kick_hcm: bool, out: &mut Outbox) {
+        if kick_hcm {
+            self.hcm_grant();
+            let first = out.packets.len();
+            self.hcm.on_host_ready(now_ns, out);
+            self.after_hcm(first, out);
+        }
+        if self.app_active {
+            self.lcm.send(now_ns, &mut self.pm, out);
+        }
+        if self.completed_at_ns.is_none() && self.pm.is_complete() {
+            self.completed_at_ns = Some(now_ns);
+            self.next_epoch_ns = None;
+        }
+        if let Some(t) = self.lcm_deadline() {
+            out.timers.push((TimerKind::Rto, t));
+        }
+    }
+
+    fn lcm_deadline(&self) -> Option<u64> {
+        match (self.lcm.timer_ns, self.next_epoch_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn start(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.app_active = true;
+        self.started_at_ns = Some(now_ns);
+        self.next_epoch_ns = Some(now_ns + self.epoch_ns);
+        self.hcm_grant();
+        let first = out.packets.len();
+        self.hcm.start(now_ns, out);
+        self.after_hcm(first, out);
+        self.pump(now_ns, false, out);
+    }
+
+    /// The application stops producing data; what is outstanding completes.
+    pub fn stop(&mut self) {
+        self.app_active = false;
+        self.hcm.stop();
+    }
+
+    pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
+        if ack.module == MODULE_LCM {
+            let queued = self.pm.queued();
+            self.lcm.on_ack(now_ns, ack, &mut self.pm);
+            let kick = self.pm.queued() > queued;
+            self.pump(now_ns, kick, out);
+        } else {
+            self.hcm_grant();
+            let first = out.packets.len();
+            self.hcm.on_ack(now_ns, ack, out);
+            self.after_hcm(first, out);
+            self.pump(now_ns, false, out);
+        }
+    }
+
+    /// The connection's timer (the HCM's transmission timer, the LCM's
+    /// retransmission timer and its epochs share the flow's `Rto` slot;
+    /// each re-arms its own deadline).
+    pub fn on_rto_timer(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.hcm_grant();
+        let first = out.packets.len();
+        self.hcm.on_rto_timer(now_ns, out);
+        self.after_hcm(first, out);
+        let queued = self.pm.queued();
+        if self.next_epoch_ns.is_some_and(|t| t <= now_ns) {
+            self.lcm.rule.end_epoch();
+            self.lcm.counters.epochs += 1;
+            self.next_epoch_ns = Some(now_ns + self.epoch_ns);
+        }
+        if self.lcm.timer_ns.is_some_and(|t| t <= now_ns) {
+            self.lcm.on_timeout(now_ns, &mut self.pm);
+        }
+        let kick = self.pm.queued() > queued;
+        self.pump(now_ns, kick, out);
+    }
+
+    pub fn on_host_ready(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.pump(now_ns, true, out);
+    }
+}
+
+/// Connection-level reassembly: which packets arrived, and how far the
+/// data is complete in order.
+#[derive(Debug, Default)]
+struct Reassembly {
+    nxt: u64,
+    /// `held[i]`: packet `nxt + i` arrived (so `held[0]` is false).
+    held: VecDeque<bool>,
+}
+
+impl Reassembly {
+    /// Packet `d` arrived. Returns (first arrival, packets now in order).
+    fn receive(&mut self, d: u64) -> (bool, u64) {
+        if d < self.nxt {
+            return (false, 0);
+        }
+        let i = (d - self.nxt) as usize;
+        if i >= self.held.len() {
+            self.held.resize(i + 1, false);
+        }
+        if self.held[i] {
+            return (false, 0);
+        }
+        self.held[i] = true;
+        let mut n = 0;
+        while self.held.front() == Some(&true) {
+            self.held.pop_front();
+            self.nxt += 1;
+            n += 1;
+        }
+        (true, n)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PltReceiverCounters {
+    /// Packets that arrived first through each module (goodput contributed).
+    pub hcm_new_pkts: u64,
+    pub lcm_new_pkts: u64,
+    /// Copies of data that had already arrived.
+    pub duplicate_pkts: u64,
+}
+
+/// The receiving side of a PLT connection.
+#[derive(Debug)]
+pub struct PltReceiver {
+    hcm: TcpReceiver,
+    lcm: TcpReceiver,
+    data: Reassembly,
+    payload_bytes: u64,
+    lcm_ack_class: u8,
+    /// Connection-level: packets delivered in order to the application.
+    pub counters: ReceiverCounters,
+    pub plt: PltReceiverCounters,
+}
+
+impl PltReceiver {
+    pub fn new(flow: u32, tcp: TcpConfig, plt: &PltConfig) -> Self {
+        let lcm_cfg = TcpConfig {
+            delayed_ack_timeout_ns: (plt.lcm_ack_every_pkts > 1)
+                .then(|| tcp.delayed_ack_timeout_ns.unwrap_or(200_000_000)),
+            delayed_ack_every_pkts: plt.lcm_ack_every_pkts,
+            ..tcp.clone()
+        };
+        Self {
+            payload_bytes: tcp.payload_bytes(),
+            hcm: TcpReceiver::new(flow, tcp),
+            lcm: TcpReceiver::new(flow, lcm_cfg),
+            data: Reassembly::default(),
+            lcm_ack_class: plt.lcm_ack_class,
+            counters: ReceiverCounters::default(),
+            plt: PltReceiverCounters::default(),
+        }
+    }
+
+    /// The connection's next in-order packet.
+    pub fn data_nxt(&self) -> u64 {
+        self.data.nxt
+    }
+
+    fn mark_lcm_acks(&self, first: usize, out: &mut Outbox) {
+        for a in &mut out.packets[first..] {
+            a.module = MODULE_LCM;
+            a.class = self.lcm_ack_class;
+        }
+    }
+
+    pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
+        self.counters.received_pkts += 1;
+        let first = out.packets.len();
+        if pkt.module == MODULE_LCM {
+            self.lcm.skip_to(pkt.settled_below());
+            self.lcm.on_data(now_ns, pkt, out);
+            self.mark_lcm_acks(first, out);
+        } else {
+            self.hcm.on_data(now_ns, pkt, out);
+        }
+        self.counters.acks_sent += (out.packets.len() - first) as u64;
+        let (new, in_order) = self.data.receive(pkt.data_seq());
+        if !new {
+            self.counters.duplicate_pkts += 1;
+        } else if pkt.module == MODULE_LCM {
+            self.plt.lcm_new_pkts += 1;
+        } else {
+            self.plt.hcm_new_pkts += 1;
+        }
+        self.counters.delivered_pkts += in_order;
+        self.counters.delivered_bytes += in_order * self.payload_bytes;
+    }
+
+    pub fn on_delack_timer(&mut self, now_ns: u64, out: &mut Outbox) {
+        let first = out.packets.len();
+        self.hcm.on_delack_timer(now_ns, out);
+        let lcm_first = out.packets.len();
+        self.lcm.on_delack_timer(now_ns, out);
+        self.mark_lcm_acks(lcm_first, out);
+        self.counters.acks_sent += (out.packets.len() - first) as u64;
+    }
+}
