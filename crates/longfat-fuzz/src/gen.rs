@@ -228,6 +228,28 @@ impl Gen<'_> {
         Value::Object(m)
     }
 
+    /// A PLT table whose HCM runs `hcm`.
+    fn plt(&mut self, hcm: &str) -> Value {
+        let mut m = Map::new();
+        let h = hcm.to_string();
+        self.field(&mut m, "hcm", Kind::Word(longfat_cc::ALGORITHMS), 0.5, move |_| json!(h));
+        self.field(&mut m, "alpha", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.1, 0.5, 1.0, 10.0])));
+        self.field(&mut m, "beta", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.95, 0.999])));
+        self.field(&mut m, "gamma", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.75, 0.999])));
+        self.field(&mut m, "mu", Kind::Float, 0.3, |s| json!(*s.g.pick(&[1e-6, 0.005, 0.1, 0.9])));
+        self.field(&mut m, "ema_weight", Kind::Float, 0.2, |s| json!(*s.g.pick(&[0.01, 0.25, 1.0])));
+        self.field(&mut m, "epoch", Kind::Duration, 0.3, |s| s.pick_ns(&[1.0, 10.0, 100.0, 1000.0, 60_000.0]));
+        self.field(&mut m, "lcm_initial_window", Kind::Size, 0.3, |s| {
+            json!(*s.g.pick(&["1bdp", "0.01bdp", "3bdp", "1pkt", "100pkt", "10000000pkt"]))
+        });
+        self.field(&mut m, "lcm_ack_every", Kind::U32, 0.2, |s| json!(*s.g.pick(&[1u64, 2, 8, 64])));
+        self.field(&mut m, "lcm_ack_class", Kind::Word(crate::schema::ACK_CLASSES), 0.2, |s| {
+            json!(*s.g.pick(crate::schema::ACK_CLASSES))
+        });
+        self.extra(&mut m, Table::Plt);
+        Value::Object(m)
+    }
+
     /// start, stop, and how much room is left after start.
     fn start_stop(&mut self, m: &mut Map<String, Value>) -> u64 {
         let start = if self.g.chance(0.4) {
@@ -260,16 +282,20 @@ impl Gen<'_> {
     }
 
     fn cc(&mut self, m: &mut Map<String, Value>) -> String {
-        let cc = (*self.g.pick(longfat_cc::ALGORITHMS)).to_string();
+        let cc = (*self.g.pick(crate::schema::CCS)).to_string();
         let c = cc.clone();
-        self.field(
-            m,
-            "cc",
-            Kind::Word(longfat_cc::ALGORITHMS),
-            1.0,
-            move |_| json!(c),
-        );
-        let c = cc.clone();
+        self.field(m, "cc", Kind::Word(crate::schema::CCS), 1.0, move |_| json!(c));
+        // PLT: its HCM's controller takes `params`.
+        let controller = if cc == "plt" {
+            (*self.g.pick(longfat_cc::ALGORITHMS)).to_string()
+        } else {
+            cc.clone()
+        };
+        if cc == "plt" {
+            let h = controller.clone();
+            self.field(m, "plt", Kind::Table(Table::Plt), 0.7, move |s| s.plt(&h));
+        }
+        let c = controller;
         self.field(m, "params", Kind::Params, 0.3, move |s| s.params(&c));
         cc
     }

@@ -44,6 +44,7 @@ pub enum Table {
     Udp,
     Short,
     Web,
+    Plt,
     Run,
 }
 
@@ -52,6 +53,11 @@ pub const DISCIPLINES: &[&str] = &["droptail", "priority"];
 pub const PATTERNS: &[&str] = &["cbr", "onoff"];
 pub const PROFILES: &[&str] = longfat_sim::tcp::profile::PROFILES;
 pub const DISTRIBUTIONS: &[&str] = &["exponential", "pareto"];
+/// `cc` values: the controllers, then PLT (checked against the registry below).
+pub const CCS: &[&str] = &[
+    "reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast", "plt",
+];
+pub const ACK_CLASSES: &[&str] = &["low", "high"];
 
 /// (field, kind, required)
 pub type Field = (&'static str, Kind, bool);
@@ -94,7 +100,7 @@ pub fn fields(t: Table) -> &'static [Field] {
         ],
         T::Flow => &[
             ("name", Text, false),
-            ("cc", Word(longfat_cc::ALGORITHMS), true),
+            ("cc", Word(CCS), true),
             ("count", U32, false),
             ("start", Duration, false),
             ("start_spacing", Duration, false),
@@ -107,6 +113,7 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("access_delay_jitter", Duration, false),
             ("params", Params, false),
             ("tcp", Table(self::Table::Tcp), false),
+            ("plt", Table(self::Table::Plt), false),
         ],
         T::Tcp => &[
             ("packet_size", Size, false),
@@ -146,7 +153,7 @@ pub fn fields(t: Table) -> &'static [Field] {
         ],
         T::Short => &[
             ("name", Text, false),
-            ("cc", Word(longfat_cc::ALGORITHMS), true),
+            ("cc", Word(CCS), true),
             ("arrival_rate", Float, true),
             ("size_mean", Size, true),
             ("size_shape", Float, false),
@@ -159,10 +166,11 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("access_delay_jitter", Duration, false),
             ("params", Params, false),
             ("tcp", Table(self::Table::Tcp), false),
+            ("plt", Table(self::Table::Plt), false),
         ],
         T::Web => &[
             ("name", Text, false),
-            ("cc", Word(longfat_cc::ALGORITHMS), true),
+            ("cc", Word(CCS), true),
             ("sessions", U32, true),
             ("start", Duration, false),
             ("session_spread", Duration, false),
@@ -179,6 +187,19 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("access_delay_jitter", Duration, false),
             ("params", Params, false),
             ("tcp", Table(self::Table::Tcp), false),
+            ("plt", Table(self::Table::Plt), false),
+        ],
+        T::Plt => &[
+            ("hcm", Word(longfat_cc::ALGORITHMS), false),
+            ("alpha", Float, false),
+            ("beta", Float, false),
+            ("gamma", Float, false),
+            ("mu", Float, false),
+            ("ema_weight", Float, false),
+            ("epoch", Duration, false),
+            ("lcm_initial_window", Size, false),
+            ("lcm_ack_every", U32, false),
+            ("lcm_ack_class", Word(ACK_CLASSES), false),
         ],
         T::Run => &[
             ("duration", Duration, true),
@@ -216,6 +237,7 @@ pub const ALL_TABLES: &[Table] = &[
     Table::Udp,
     Table::Short,
     Table::Web,
+    Table::Plt,
     Table::Run,
 ];
 
@@ -342,6 +364,13 @@ pub fn params_of(cc: &str) -> &'static [Param] {
 mod tests {
     use super::*;
 
+    #[test]
+    fn ccs_are_the_registry_and_plt() {
+        let mut all = longfat_cc::ALGORITHMS.to_vec();
+        all.push("plt");
+        assert_eq!(CCS, &all[..]);
+    }
+
     /// Every field the schema lists is known to serde (an unknown one would
     /// be refused by `deny_unknown_fields`), per table.
     #[test]
@@ -372,6 +401,10 @@ mod tests {
                     Table::Udp => &mut doc["udp"][0],
                     Table::Short => &mut doc["short_flows"][0],
                     Table::Web => &mut doc["web"][0],
+                    Table::Plt => {
+                        doc["flows"][0]["plt"] = serde_json::json!({});
+                        &mut doc["flows"][0]["plt"]
+                    }
                     Table::Run => &mut doc["run"],
                 };
                 if target.get(*name).is_none() {
