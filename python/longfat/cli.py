@@ -109,6 +109,12 @@ def print_comparison(rows: list[dict], title: str) -> None:
         q = "-" if r["mean_queue_pkts"] is None else f"{r['mean_queue_pkts']:.0f}"
         t.add_row(r["algorithm"], util, _fmt_rate(r["goodput_bps"]), loss, q, str(r["retransmits"]), str(r["timeouts"]))
     console.print(t)
+    # What each algorithm does differently, one line each, below the table
+    # (a column would wrap into a tall table on a narrow terminal).
+    width = max(len(r["algorithm"]) for r in rows) if rows else 0
+    for r in rows:
+        if r.get("what"):
+            console.print(f"  [bold]{r['algorithm']:<{width}}[/bold]  {r['what']}", highlight=False)
 
 
 def cmd_compare(args) -> int:

@@ -91,7 +91,9 @@ def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = F
 def plot_comparison(results: dict, out: str | Path) -> Path:
     """cwnd and goodput over time, one colour per algorithm (every TCP flow
     of that algorithm's run), with the bottleneck queue below."""
-    fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(10, 9), sharex=True, constrained_layout=True)
+    from longfat.compare import WHAT_IT_DOES
+
+    fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(15, 9), sharex=True, constrained_layout=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     title = None
     for i, (algo, r) in enumerate(results.items()):
@@ -104,7 +106,9 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
         for k, f in enumerate(np.unique(fidx)):
             sel = fidx == f
             label = algo if k == 0 else None
-            ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=label)
+            what = WHAT_IT_DOES.get(algo)
+            long_label = (f"{algo}: {what}" if what else algo) if k == 0 else None
+            ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=long_label)
             ax_g.plot(t[sel], goodput[sel], lw=1, color=colour, label=label)
         lt = np.asarray(links["time_s"])
         lidx = np.asarray(links["link"])
@@ -118,7 +122,10 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
     ax_q.set_xlabel("time (s)")
     for ax in (ax_c, ax_g, ax_q):
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize="small")
+    # The cwnd panel says what each algorithm does; the others only name it.
+    ax_c.legend(loc="upper left", fontsize="x-small", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax_g.legend(loc="upper left", fontsize="small", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax_q.legend(loc="upper left", fontsize="small", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.suptitle(title or "comparison")
     fig.savefig(out, dpi=110)
     plt.close(fig)

@@ -605,7 +605,8 @@ pub fn structured(g: &mut G) -> Value {
         }
     };
     s.field(&mut link, "queue", Kind::Size, 1.0, queue);
-    if s.g.chance(0.15) {
+    // Priority often enough that PLT flows (which need it) run.
+    if s.g.chance(0.3) {
         s.classes = s.g.range(1, 8);
         let classes = s.classes;
         s.field(
@@ -620,9 +621,14 @@ pub fn structured(g: &mut G) -> Value {
             s.classes = 2;
         }
         let classes = s.classes;
-        s.field(&mut link, "class_queues", Kind::SizeList, 0.4, move |s| {
-            Value::Array((0..classes).map(|_| queue(s)).collect())
-        });
+        if s.g.chance(0.3) {
+            s.field(&mut link, "buffer", Kind::Word(schema::BUFFERS), 1.0, |_| json!("shared"));
+        } else {
+            s.field(&mut link, "buffer", Kind::Word(schema::BUFFERS), 0.1, |_| json!("per_class"));
+            s.field(&mut link, "class_queues", Kind::SizeList, 0.4, move |s| {
+                Value::Array((0..classes).map(|_| queue(s)).collect())
+            });
+        }
     } else {
         s.field(
             &mut link,

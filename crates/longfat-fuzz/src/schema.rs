@@ -58,6 +58,7 @@ pub const CCS: &[&str] = &[
     "reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast", "plt",
 ];
 pub const ACK_CLASSES: &[&str] = &["low", "high"];
+pub const BUFFERS: &[&str] = &["per_class", "shared"];
 
 /// (field, kind, required)
 pub type Field = (&'static str, Kind, bool);
@@ -90,6 +91,7 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("discipline", Word(DISCIPLINES), false),
             ("classes", U32, false),
             ("class_queues", SizeList, false),
+            ("buffer", Word(BUFFERS), false),
             ("loss", Float, false),
             ("reverse_loss", Float, false),
         ],

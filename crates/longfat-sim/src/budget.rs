@@ -108,6 +108,7 @@ fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_bps: f64, flows_throu
     let queued = match &l.queue {
         QueueDiscipline::DropTail(q) => limit(q),
         QueueDiscipline::Priority(qs) => qs.iter().map(limit).fold(0u64, u64::saturating_add),
+        QueueDiscipline::PriorityShared { limit: q, .. } => limit(q),
     };
     // On the wire: packets leave at most once per serialization time of the
     // smallest packet, and no faster than they arrive.

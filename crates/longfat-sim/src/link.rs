@@ -47,6 +47,12 @@ pub enum QueueDiscipline {
     /// Strict priority, class 0 first; each class its own tail-drop limit.
     /// Packets whose class is past the last one use the last class.
     Priority(Vec<QueueLimit>),
+    /// Strict priority over `classes` classes sharing one buffer of `limit`.
+    /// When it is full, an arrival pushes out the newest packet of the
+    /// lowest-priority class below its own (a router's shared memory with
+    /// push-out), else it is dropped: lower classes never take buffer from
+    /// higher ones.
+    PriorityShared { limit: QueueLimit, classes: usize },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -119,6 +125,12 @@ pub enum Enqueued {
     Queued,
     /// Dropped at the tail.
     Dropped,
+    /// Accepted by pushing out lower-priority packets (free them with
+    /// `Link::drain_pushed_out`); an event is already pending.
+    QueuedPushingOut,
+    /// Dropped, after pushing out lower-priority packets that did not make
+    /// room (byte limits with larger arrivals).
+    DroppedPushingOut,
 }
 
 #[derive(Debug)]
@@ -143,6 +155,10 @@ struct PriorityQueue {
     classes: Vec<VecDeque<Waiting>>,
     class_bytes: Vec<u64>,
     in_service: Option<Waiting>,
+    /// One buffer for all classes, with push-out (`PriorityShared`).
+    shared: Option<QueueLimit>,
+    /// Packets pushed out, for the engine to free.
+    pushed_out: Vec<PacketId>,
 }
 
 /// The fields every packet reads or writes come first, in C order, so a
@@ -191,6 +207,16 @@ impl Link {
                 classes: vec![VecDeque::new(); limits.len()],
                 class_bytes: vec![0; limits.len()],
                 in_service: None,
+                shared: None,
+                pushed_out: Vec::new(),
+            })),
+            QueueDiscipline::PriorityShared { limit, classes } => Queue::Priority(Box::new(PriorityQueue {
+                limits: vec![QueueLimit::Packets(u64::MAX); *classes],
+                classes: vec![VecDeque::new(); *classes],
+                class_bytes: vec![0; *classes],
+                in_service: None,
+                shared: Some(*limit),
+                pushed_out: Vec::new(),
             })),
         };
         Self {
@@ -378,12 +404,38 @@ impl Link {
             classes,
             class_bytes,
             in_service,
+            shared,
+            pushed_out,
         } = &mut **pq;
         if in_service.is_none() {
             *in_service = Some(w);
             return Enqueued::ScheduleTxDone(now_ns + tx_ns);
         }
         let c = usize::from(class).min(classes.len() - 1);
+        if let Some(limit) = shared {
+            let waiting = |classes: &[VecDeque<Waiting>]| classes.iter().map(|q| q.len() as u64).sum::<u64>();
+            let mut bytes: u64 = class_bytes.iter().sum();
+            let mut pushed = false;
+            while !limit.admits(waiting(classes), bytes, size) {
+                // The newest packet of the lowest class below `c`.
+                let Some(v) = (c + 1..classes.len()).rev().find(|&v| !classes[v].is_empty()) else {
+                    break;
+                };
+                let victim = classes[v].pop_back().expect("non-empty");
+                class_bytes[v] -= u64::from(victim.size_bytes);
+                bytes -= u64::from(victim.size_bytes);
+                pushed_out.push(victim.id);
+                self.counters.drops_overflow += 1;
+                pushed = true;
+            }
+            if !limit.admits(waiting(classes), bytes, size) {
+                self.counters.drops_overflow += 1;
+                return if pushed { Enqueued::DroppedPushingOut } else { Enqueued::Dropped };
+            }
+            classes[c].push_back(w);
+            class_bytes[c] += size;
+            return if pushed { Enqueued::QueuedPushingOut } else { Enqueued::Queued };
+        }
         if !limits[c].admits(classes[c].len() as u64, class_bytes[c], size) {
             self.counters.drops_overflow += 1;
             return Enqueued::Dropped;
@@ -391,6 +443,19 @@ impl Link {
         classes[c].push_back(w);
         class_bytes[c] += size;
         Enqueued::Queued
+    }
+
+    /// The packets the last enqueue pushed out (priority links with a
+    /// shared buffer), for the engine to free.
+    pub fn drain_pushed_out(&mut self, mut free: impl FnMut(PacketId)) -> u64 {
+        match &mut self.queue {
+            Queue::Priority(pq) => {
+                let n = pq.pushed_out.len() as u64;
+                pq.pushed_out.drain(..).for_each(&mut free);
+                n
+            }
+            Queue::Fifo { .. } => 0,
+        }
     }
 
     /// Priority link: the packet in service finished serializing. Returns
@@ -550,6 +615,43 @@ mod tests {
             assert_ne!(offer(&mut l, 0, s, 0), Enqueued::Dropped);
         }
         assert_eq!(offer(&mut l, 0, 3, 0), Enqueued::Dropped);
+    }
+
+    #[test]
+    fn shared_priority_buffer_pushes_out_the_lowest_class() {
+        let q = QueueDiscipline::PriorityShared { limit: QueueLimit::Packets(3), classes: 3 };
+        let mut l = link(q, 0.0);
+        let mut freed = vec![];
+        assert_eq!(offer(&mut l, 0, 0, 2), Enqueued::ScheduleTxDone(12_000)); // in service
+        assert_eq!(offer(&mut l, 1, 1, 2), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 2, 2, 1), Enqueued::Queued);
+        assert_eq!(offer(&mut l, 3, 3, 2), Enqueued::Queued); // full: 1 (c2), 2 (c1), 3 (c2)
+        // A class-2 arrival cannot push anyone out.
+        assert_eq!(offer(&mut l, 4, 4, 2), Enqueued::Dropped);
+        // Class 0 pushes out the newest packet of the lowest class: 3.
+        assert_eq!(offer(&mut l, 5, 5, 0), Enqueued::QueuedPushingOut);
+        assert_eq!(l.drain_pushed_out(|id| freed.push(id.0)), 1);
+        // Class 1 pushes out class 2's packet 1.
+        assert_eq!(offer(&mut l, 6, 6, 1), Enqueued::QueuedPushingOut);
+        assert_eq!(l.drain_pushed_out(|id| freed.push(id.0)), 1);
+        assert_eq!(freed, vec![3, 1]);
+        // Now 2 (c1), 5 (c0), 6 (c1): class 0 pushes out 6; class 1 finds
+        // nothing below it and is dropped.
+        assert_eq!(offer(&mut l, 7, 7, 1), Enqueued::Dropped);
+        assert_eq!(offer(&mut l, 8, 8, 0), Enqueued::QueuedPushingOut);
+        assert_eq!(l.drain_pushed_out(|id| freed.push(id.0)), 1);
+        assert_eq!(freed, vec![3, 1, 6]);
+        assert_eq!(l.counters.drops_overflow, 5);
+        // Service: 0 (in service), then class 0 (5, 8), then class 1 (2).
+        let mut t = 12_000;
+        while let (Some(next), _) = l.tx_done(t) {
+            t = next;
+        }
+        let order: Vec<u32> = [1_012_000, 1_024_000, 1_036_000, 1_048_000]
+            .iter()
+            .map(|&t| arrive(&mut l, t).0.unwrap())
+            .collect();
+        assert_eq!(order, vec![0, 5, 8, 2]);
     }
 
     #[test]

@@ -74,6 +74,9 @@ struct ModuleSnap {
     lcm_lost: u64,
     hcm_new: u64,
     lcm_new: u64,
+    lcm_resent: u64,
+    lcm_timeouts: u64,
+    lcm_late: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,7 +97,8 @@ fn flow_snap(f: &Flow) -> FlowSnap {
             timeouts: sender.counters.timeouts,
             modules: ModuleSnap::default(),
         },
-        // Retransmissions: the HCM's own and the LCM losses it resent.
+        // Retransmissions: the HCM's own and the LCM losses it resent;
+        // timeouts: the HCM's (the LCM's are reported apart).
         Endpoints::Plt { sender, receiver } => {
             let (h, l) = (&sender.hcm().counters, &sender.lcm().counters);
             let c = sender.counters();
@@ -103,7 +107,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
                 sent_bytes: c.sent_bytes,
                 sent_pkts: c.sent_pkts,
                 retransmits: h.retransmits + sender.manager().lcm_losses_resent,
-                timeouts: h.timeouts + l.timeouts,
+                timeouts: h.timeouts,
                 modules: ModuleSnap {
                     hcm_sent: h.sent_pkts,
                     lcm_sent: l.sent_pkts,
@@ -111,6 +115,9 @@ fn flow_snap(f: &Flow) -> FlowSnap {
                     lcm_lost: l.lost_pkts,
                     hcm_new: receiver.plt.hcm_new_pkts,
                     lcm_new: receiver.plt.lcm_new_pkts,
+                    lcm_resent: sender.manager().lcm_losses_resent,
+                    lcm_timeouts: l.timeouts,
+                    lcm_late: l.late_acked_pkts,
                 },
             }
         }
@@ -331,9 +338,9 @@ impl Metrics {
                 row["hcm_sent_pkts"] = json!(m.hcm_sent - pm.hcm_sent);
                 row["lcm_sent_pkts"] = json!(m.lcm_sent - pm.lcm_sent);
                 row["lcm_lost_pkts"] = json!(m.lcm_lost - pm.lcm_lost);
-                row["lcm_losses_resent"] = json!(sender.manager().lcm_losses_resent);
-                row["lcm_timeouts"] = json!(lcm.counters.timeouts);
-                row["lcm_late_acked_pkts"] = json!(lcm.counters.late_acked_pkts);
+                row["lcm_losses_resent"] = json!(m.lcm_resent - pm.lcm_resent);
+                row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
+                row["lcm_late_acked_pkts"] = json!(m.lcm_late - pm.lcm_late);
                 row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
                     (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
                     _ => Value::Null,

@@ -35,7 +35,6 @@ use crate::event::TimerKind;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, Packet, PacketKind, MODULE_HCM, MODULE_LCM};
 use crate::tcp::receiver::{ReceiverCounters, TcpReceiver};
-use crate::tcp::rtt::RttEstimator;
 use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
 
@@ -232,8 +231,6 @@ struct LcmEntry {
 /// Packets the LCM counts as lost once this many later ones are
 /// acknowledged (TCP's DupThresh, RFC 6675).
 const LCM_DUPTHRESH: u64 = 3;
-/// Most RTO doublings.
-const MAX_BACKOFF: u32 = 6;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LcmCounters {
@@ -266,9 +263,8 @@ pub struct Lcm {
     loss_scan: u64,
     /// The highest SACK block end seen.
     sack_mark: u64,
-    rtt: RttEstimator,
+    /// When the oldest packet in flight is given up on.
     timer_ns: Option<u64>,
-    backoff: u32,
     pub counters: LcmCounters,
 }
 
@@ -287,9 +283,7 @@ impl Lcm {
             settled: 0,
             loss_scan: 0,
             sack_mark: 0,
-            rtt: RttEstimator::new(tcp.initial_rto_ns, tcp.min_rto_ns, tcp.max_rto_ns),
             timer_ns: None,
-            backoff: 0,
             counters: LcmCounters::default(),
         }
     }
@@ -308,8 +302,8 @@ impl Lcm {
     }
 
     /// Sends new data while the window, the receiver window and the host
-    /// queue allow.
-    fn send(&mut self, now_ns: u64, pm: &mut PacketManager, out: &mut Outbox) {
+    /// queue allow. `rto_ns`: the connection's retransmission timeout.
+    fn send(&mut self, now_ns: u64, rto_ns: u64, pm: &mut PacketManager, out: &mut Outbox) {
         let cwnd = self.rule.cwnd().floor() as u64;
         while self.in_flight < cwnd && (self.entries.len() as u64) < self.rwnd_pkts {
             if !out.has_host_room() {
@@ -332,13 +326,9 @@ impl Lcm {
             out.packets.push(p);
             self.counters.sent_pkts += 1;
             if self.timer_ns.is_none() {
-                self.timer_ns = Some(now_ns + self.rto_ns());
+                self.timer_ns = Some(now_ns + rto_ns);
             }
         }
-    }
-
-    fn rto_ns(&self) -> u64 {
-        self.rtt.backed_off_rto_ns(self.backoff)
     }
 
     fn entry_mut(&mut self, seq: u64) -> Option<&mut LcmEntry> {
@@ -392,9 +382,7 @@ impl Lcm {
         }
     }
 
-    fn on_ack(&mut self, now_ns: u64, ack: &Packet, pm: &mut PacketManager) {
-        let clock = now_ns + self.clock_offset_ns;
-        self.rtt.on_sample(clock.saturating_sub(ack.ts_ecr));
+    fn on_ack(&mut self, now_ns: u64, rto_ns: u64, ack: &Packet, pm: &mut PacketManager) {
         let nxt = self.nxt();
         let mut newly = 0;
         // SACK blocks: packets of one class arrive in order, so only the
@@ -431,8 +419,7 @@ impl Lcm {
             self.counters.acked_pkts += newly;
             self.rule.on_acked(newly);
             // RFC 6298 (5.3): restart the timer on new data acknowledged.
-            self.backoff = 0;
-            self.timer_ns = (self.in_flight > 0).then(|| now_ns + self.rto_ns());
+            self.timer_ns = (self.in_flight > 0).then(|| now_ns + rto_ns);
         } else if self.in_flight == 0 {
             self.timer_ns = None;
         }
@@ -440,7 +427,7 @@ impl Lcm {
 
     /// The retransmission timer expired: everything in flight is lost and
     /// cwnd = gamma * cwnd (sect. 3.1).
-    fn on_timeout(&mut self, now_ns: u64, pm: &mut PacketManager) {
+    fn on_timeout(&mut self, pm: &mut PacketManager) {
         self.counters.timeouts += 1;
         for seq in self.settled..self.nxt() {
             self.lose(seq, pm);
@@ -448,8 +435,7 @@ impl Lcm {
         self.loss_scan = self.nxt();
         self.advance_settled();
         self.rule.on_timeout();
-        self.backoff = (self.backoff + 1).min(MAX_BACKOFF);
-        self.timer_ns = (self.in_flight > 0).then(|| now_ns + self.rto_ns());
+        self.timer_ns = None;
     }
 }
 
@@ -536,6 +522,12 @@ impl PltSender {
         }
     }
 
+    /// The LCM's timeout: the connection's RTO as the HCM measures it
+    /// (RFC 6298), never backed off (see docs/algorithms.md, PLT).
+    fn rto_ns(&self) -> u64 {
+        self.hcm.rtt().rto_ns()
+    }
+
     fn hcm_grant(&mut self) {
         let limit = self.pm.hcm_send_limit(self.hcm.scoreboard().snd_nxt());
         self.hcm.set_send_limit(limit);
@@ -562,7 +554,8 @@ impl PltSender {
             self.after_hcm(first, out);
         }
         if self.app_active {
-            self.lcm.send(now_ns, &mut self.pm, out);
+            let rto = self.rto_ns();
+            self.lcm.send(now_ns, rto, &mut self.pm, out);
         }
         if self.completed_at_ns.is_none() && self.pm.is_complete() {
             self.completed_at_ns = Some(now_ns);
@@ -600,7 +593,8 @@ impl PltSender {
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
         if ack.module == MODULE_LCM {
             let queued = self.pm.queued();
-            self.lcm.on_ack(now_ns, ack, &mut self.pm);
+            let rto = self.rto_ns();
+            self.lcm.on_ack(now_ns, rto, ack, &mut self.pm);
             let kick = self.pm.queued() > queued;
             self.pump(now_ns, kick, out);
         } else {
@@ -627,7 +621,7 @@ impl PltSender {
             self.next_epoch_ns = Some(now_ns + self.epoch_ns);
         }
         if self.lcm.timer_ns.is_some_and(|t| t <= now_ns) {
-            self.lcm.on_timeout(now_ns, &mut self.pm);
+            self.lcm.on_timeout(&mut self.pm);
         }
         let kick = self.pm.queued() > queued;
         self.pump(now_ns, kick, out);

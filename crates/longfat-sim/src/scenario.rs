@@ -92,6 +92,8 @@ pub struct LinkCfg {
     pub discipline: Option<String>,
     pub classes: Option<u32>,
     pub class_queues: Option<Vec<String>>,
+    /// Priority links: "per_class" (a buffer per class) or "shared".
+    pub buffer: Option<String>,
     pub loss: Option<f64>,
     pub reverse_loss: Option<f64>,
 }
@@ -567,6 +569,8 @@ fn queue_size(field: &str, s: &str) -> Result<QueueSize, ScenarioError> {
 enum Discipline {
     DropTail(QueueSize),
     Priority(Vec<QueueSize>),
+    /// One buffer of this size for all the classes, with push-out.
+    PriorityShared(QueueSize, usize),
 }
 
 fn resolve(
@@ -686,9 +690,10 @@ pub fn build_with(
     let b_queue = queue_size("network.bottleneck.queue", &b.queue)?;
     let discipline = match b.discipline.as_deref().unwrap_or("droptail") {
         "droptail" => {
-            if b.classes.is_some() || b.class_queues.is_some() {
+            if b.classes.is_some() || b.class_queues.is_some() || b.buffer.is_some() {
+                let f = if b.classes.is_some() { "classes" } else if b.class_queues.is_some() { "class_queues" } else { "buffer" };
                 return err(
-                    "network.bottleneck.classes",
+                    format!("network.bottleneck.{f}"),
                     "only for discipline = \"priority\"",
                 );
             }
@@ -702,7 +707,16 @@ pub fn build_with(
                     format!("{n} is out of range; allowed 1..={MAX_CLASSES}"),
                 );
             }
+            let shared = match b.buffer.as_deref() {
+                None | Some("per_class") => false,
+                Some("shared") => true,
+                Some(o) => return err("network.bottleneck.buffer", format!("unknown buffer {o:?}; allowed: \"per_class\", \"shared\"")),
+            };
             match &b.class_queues {
+                _ if shared && b.class_queues.is_some() => {
+                    return err("network.bottleneck.class_queues", "not with buffer = \"shared\": the classes share `queue`")
+                }
+                None if shared => Discipline::PriorityShared(b_queue, n as usize),
                 None => Discipline::Priority(vec![b_queue; n as usize]),
                 Some(qs) if qs.len() == n as usize => Discipline::Priority(
                     qs.iter()
@@ -730,6 +744,7 @@ pub fn build_with(
     let n_classes = match &discipline {
         Discipline::DropTail(_) => 1,
         Discipline::Priority(v) => v.len() as u32,
+        Discipline::PriorityShared(_, n) => *n as u32,
     };
     let loss_fwd = probability("network.bottleneck.loss", b.loss)?;
     let loss_rev = probability("network.bottleneck.reverse_loss", b.reverse_loss)?;
@@ -1270,6 +1285,10 @@ pub fn build_with(
                         .map(|q| resolve(*q, bdp, "network.bottleneck.class_queues", min_pkt))
                         .collect::<Result<_, _>>()?,
                 ),
+                Discipline::PriorityShared(q, classes) => QueueDiscipline::PriorityShared {
+                    limit: resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?,
+                    classes: *classes,
+                },
             };
             topo.links[l].queue = q;
         }

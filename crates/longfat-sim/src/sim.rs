@@ -335,6 +335,16 @@ impl Simulation {
                 self.packets.remove(id);
                 false
             }
+            pushing @ (Enqueued::QueuedPushingOut | Enqueued::DroppedPushingOut) => {
+                // Packets pushed out were held; they leave the network.
+                let pool = &mut self.packets;
+                self.packets_held -= self.links[l].drain_pushed_out(|v| pool.remove(v));
+                let queued = pushing == Enqueued::QueuedPushingOut;
+                if !queued {
+                    self.packets.remove(id);
+                }
+                queued
+            }
         };
         if accepted {
             self.packets_held += 1;

@@ -114,3 +114,20 @@ fn plt_needs_a_priority_bottleneck_and_checks_its_fields() {
     let e = refused(scenario("plt", 0.0, "", "1s").replace("tcp = { packet_size = \"1000B\" }", "tcp = { packet_size = \"1000B\", priority_class = 1 }"));
     assert_eq!(e.field, "flows[0].tcp.priority_class");
 }
+
+#[test]
+fn without_random_loss_plt_delivers_what_reno_does_on_a_shared_buffer() {
+    // One shared BDP buffer with push-out: the HCM (Reno) fills it, the
+    // LCM's packets are pushed out and time out, and their data goes out
+    // through the HCM within one RTO, so in-order goodput matches Reno's.
+    // (A backed-off LCM timer held in-order delivery for seconds here.)
+    let run = |cc: &str| {
+        let text = scenario(cc, 0.0, "", "60s")
+            .replace("class_queues = [\"1bdp\", \"1bdp\"]", "buffer = \"shared\"")
+            .replace("[run]", "[run]\nmeasure_from = \"10s\"");
+        let (_, s) = run_toml(&text);
+        f64_of(&s["flows"][0]["goodput_bps"])
+    };
+    let (plt, reno) = (run("plt"), run("reno"));
+    assert!((plt / reno - 1.0).abs() < 0.01, "PLT {plt} vs Reno {reno}");
+}

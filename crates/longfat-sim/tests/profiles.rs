@@ -18,7 +18,7 @@ fn sim_of(text: &str) -> Simulation {
 fn sender(sim: &Simulation, i: usize) -> &TcpSender {
     match &sim.flows[i].endpoints {
         Endpoints::Tcp { sender, .. } => sender,
-        Endpoints::Udp(_) => panic!("flow {i} is UDP"),
+        _ => panic!("flow {i} is not a TCP flow"),
     }
 }
 
