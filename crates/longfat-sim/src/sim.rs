@@ -335,16 +335,8 @@ impl Simulation {
                 self.packets.remove(id);
                 false
             }
-            pushing @ (Enqueued::QueuedPushingOut | Enqueued::DroppedPushingOut) => {
-                // Packets pushed out were held; they leave the network.
-                let pool = &mut self.packets;
-                self.packets_held -= self.links[l].drain_pushed_out(|v| pool.remove(v));
-                let queued = pushing == Enqueued::QueuedPushingOut;
-                if !queued {
-                    self.packets.remove(id);
-                }
-                queued
-            }
+            Enqueued::QueuedPushingOut => self.free_pushed_out(l, id, true),
+            Enqueued::DroppedPushingOut => self.free_pushed_out(l, id, false),
         };
         if accepted {
             self.packets_held += 1;
@@ -352,8 +344,23 @@ impl Simulation {
         }
     }
 
+    /// A shared priority buffer pushed packets out of link `l` to take
+    /// (`queued`) or refuse packet `id`: they were held and leave the
+    /// network. Returns `queued`.
+    #[cold]
+    #[inline(never)]
+    fn free_pushed_out(&mut self, l: usize, id: PacketId, queued: bool) -> bool {
+        let pool = &mut self.packets;
+        self.packets_held -= self.links[l].drain_pushed_out(|v| pool.remove(v));
+        if !queued {
+            self.packets.remove(id);
+        }
+        queued
+    }
+
     /// Room left in the queue of flow `f`'s sending host (its first link),
     /// in packets of the flow's data size.
+    #[inline]
     fn host_room_pkts(&mut self, f: usize) -> u64 {
         let flow = &self.flows[f];
         let size = match &flow.endpoints {

@@ -91,8 +91,9 @@ pub struct TcpSender {
     app_active: bool,
     /// Fixed-size transfer: packets to send in all (None: bulk).
     total_pkts: Option<u64>,
-    /// New packets are sent only below this number: the data a PLT
-    /// connection's packet manager has for this module (u64::MAX: no limit).
+    /// New packets are sent only below this number: `total_pkts`, or the
+    /// data a PLT connection's packet manager has for this module
+    /// (u64::MAX: no limit).
     send_limit: u64,
     pub completed_at_ns: Option<u64>,
     pub started_at_ns: Option<u64>,
@@ -157,7 +158,7 @@ impl TcpSender {
             timer: XmitTimer::Rto,
             app_active: false,
             total_pkts,
-            send_limit: u64::MAX,
+            send_limit: total_pkts.unwrap_or(u64::MAX),
             completed_at_ns: None,
             started_at_ns: None,
             forced_retransmit_pending: false,
@@ -228,14 +229,13 @@ impl TcpSender {
     }
 
     fn has_new_data(&self) -> bool {
-        self.app_active
-            && self.sb.snd_nxt() < self.send_limit
-            && self.total_pkts.is_none_or(|t| self.sb.snd_nxt() < t)
+        self.app_active && self.sb.snd_nxt() < self.send_limit
     }
 
-    /// New packets may be sent below packet number `limit` (see `send_limit`).
+    /// New packets may be sent below packet number `limit` (see
+    /// `send_limit`; never past `total_pkts`).
     pub fn set_send_limit(&mut self, limit: u64) {
-        self.send_limit = limit;
+        self.send_limit = limit.min(self.total_pkts.unwrap_or(u64::MAX));
     }
 
     fn can_send_new(&self) -> bool {
