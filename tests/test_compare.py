@@ -12,9 +12,13 @@ from longfat.compare import compare, summary_rows, with_algorithm
 
 def test_every_algorithm_is_listed_and_runs_from_a_scenario():
     names = algorithms()
-    for a in ["reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]:
+    for a in ["reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast", "plt"]:
         assert a in names
-    results = compare(small_scenario(duration="8s", measure_from="2s"), names)
+    sc = small_scenario(duration="8s", measure_from="2s")
+    # Strict priority with one shared buffer, so that PLT's low-priority
+    # module has its class; every other algorithm sends only in class 0.
+    sc["network"]["bottleneck"].update(discipline="priority", buffer="shared")
+    results = compare(sc, names)
     for name, r in results.items():
         assert set(r.flows["algorithm"].to_pylist()) == {name}
         # 20 Mbit/s, 40 ms, BDP buffer, two flows: every algorithm keeps the link busy.
@@ -110,3 +114,10 @@ def test_summary_rows_come_from_the_runs():
         assert row["algorithm"] == name
         assert row["goodput_bps"] == r.summary["tcp_goodput_bps"]
         assert row["retransmits"] == sum(f["retransmits"] for f in r.summary["flows"])
+
+
+def test_every_algorithm_says_what_it_does_differently():
+    from longfat.compare import WHAT_IT_DOES
+
+    assert set(WHAT_IT_DOES) == set(algorithms())
+    assert all(0 < len(line) <= 90 for line in WHAT_IT_DOES.values())

@@ -88,6 +88,30 @@ def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = F
     return target
 
 
+#: The comparison figure's goodput is a running mean over this many seconds:
+#: per-sample in-order goodput jumps when a hole fills (PLT's LCM losses wait
+#: for the HCM), which would hide the other curves.
+GOODPUT_MEAN_S = 2.0
+
+
+def _samples_in(t: np.ndarray, seconds: float) -> int:
+    """Samples of the series ``t`` that span ``seconds`` (at least 1)."""
+    if len(t) < 2:
+        return 1
+    dt = float(np.median(np.diff(t)))
+    return max(1, int(round(seconds / dt))) if dt > 0 else 1
+
+
+def _running_mean(x: np.ndarray, n: int) -> np.ndarray:
+    """Trailing mean over the last ``n`` samples (fewer at the start)."""
+    if n <= 1 or len(x) == 0:
+        return x
+    c = np.cumsum(np.insert(np.asarray(x, dtype=float), 0, 0.0))
+    idx = np.arange(1, len(x) + 1)
+    lo = np.maximum(idx - n, 0)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
 def plot_comparison(results: dict, out: str | Path) -> Path:
     """cwnd and goodput over time, one colour per algorithm (every TCP flow
     of that algorithm's run), with the bottleneck queue below."""
@@ -109,15 +133,19 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
             what = WHAT_IT_DOES.get(algo)
             long_label = (f"{algo}: {what}" if what else algo) if k == 0 else None
             ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=long_label)
-            ax_g.plot(t[sel], goodput[sel], lw=1, color=colour, label=label)
+            ts, g = t[sel], goodput[sel]
+            ax_g.plot(ts, _running_mean(g, _samples_in(ts, GOODPUT_MEAN_S)), lw=1, color=colour, label=label)
         lt = np.asarray(links["time_s"])
         lidx = np.asarray(links["link"])
         q = np.asarray(links["queue_pkts"])
         sel = lidx == np.unique(lidx)[0]
         ax_q.plot(lt[sel], q[sel], lw=1, color=colour, label=algo)
         title = title or (r.scenario.get("description") or r.scenario.get("name"))
-    ax_c.set_ylabel("cwnd (packets)")
-    ax_g.set_ylabel("goodput (Mbit/s)")
+    # Windows span decades between algorithms (PLT's two modules against a
+    # Reno window under loss): a log scale shows them all.
+    ax_c.set_yscale("log")
+    ax_c.set_ylabel("cwnd (packets, log)")
+    ax_g.set_ylabel(f"goodput (Mbit/s, {GOODPUT_MEAN_S:g} s mean)")
     ax_q.set_ylabel("bottleneck queue (packets)")
     ax_q.set_xlabel("time (s)")
     for ax in (ax_c, ax_g, ax_q):

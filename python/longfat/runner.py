@@ -70,12 +70,22 @@ def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), pa.array(list(unique), type=pa.string()))
 
 
+#: Per-module columns of PLT flows; other flows' rows hold null.
+MODULE_COLUMNS = ("hcm_", "lcm_")
+
+
+def _module_column(v: np.ndarray) -> pa.Array:
+    """NaN (floats) or -1 (counts) marks a row without the column: null."""
+    mask = np.isnan(v) if v.dtype.kind == "f" else v < 0
+    return pa.array(v, mask=mask)
+
+
 def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
     """A long-format table: time in seconds, the index column ``key``, one
     dictionary-encoded name column per entry of ``names``, then the rest."""
     idx = columns[key]
     named = {col: _dictionary(idx, values) for col, values in names.items()}
-    rest = {k: v for k, v in columns.items() if k != key}
+    rest = {k: (_module_column(v) if k.startswith(MODULE_COLUMNS) else v) for k, v in columns.items() if k != key}
     return pa.table({"time_s": columns["time_ns"] / NS, key: idx, **named, **rest})
 
 

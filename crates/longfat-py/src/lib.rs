@@ -222,32 +222,35 @@ impl Simulation {
         flows.set_item("rtt_ns", f.rtt_ns.clone().into_pyarray(py))?;
         flows.set_item("retransmits", f.retransmits.clone().into_pyarray(py))?;
         flows.set_item("timeouts", f.timeouts.clone().into_pyarray(py))?;
-        // PLT connections' per-module columns: NaN (-1 for counts) on the
-        // rows of other flows.
+        // PLT connections' per-module columns (only when the run has PLT
+        // flows): NaN (-1 for counts) on the rows of other flows, which the
+        // Python side turns into nulls.
         let rows = f.time_ns.len();
         let ms = &m.modules;
-        let spread_f = |v: &[f64]| {
-            let mut out = vec![f64::NAN; rows];
-            for (&r, &x) in ms.row.iter().zip(v) {
-                out[r as usize] = x;
-            }
-            out
-        };
-        let spread_u = |v: &[u64]| {
-            let mut out = vec![-1i64; rows];
-            for (&r, &x) in ms.row.iter().zip(v) {
-                out[r as usize] = x as i64;
-            }
-            out
-        };
-        flows.set_item("hcm_cwnd_pkts", spread_f(&ms.hcm_cwnd_pkts).into_pyarray(py))?;
-        flows.set_item("lcm_cwnd_pkts", spread_f(&ms.lcm_cwnd_pkts).into_pyarray(py))?;
-        flows.set_item("hcm_sent_pkts", spread_u(&ms.hcm_sent_pkts).into_pyarray(py))?;
-        flows.set_item("lcm_sent_pkts", spread_u(&ms.lcm_sent_pkts).into_pyarray(py))?;
-        flows.set_item("hcm_lost_pkts", spread_u(&ms.hcm_lost_pkts).into_pyarray(py))?;
-        flows.set_item("lcm_lost_pkts", spread_u(&ms.lcm_lost_pkts).into_pyarray(py))?;
-        flows.set_item("hcm_goodput_bps", spread_f(&ms.hcm_goodput_bps).into_pyarray(py))?;
-        flows.set_item("lcm_goodput_bps", spread_f(&ms.lcm_goodput_bps).into_pyarray(py))?;
+        if !ms.row.is_empty() {
+            let spread_f = |v: &[f64]| {
+                let mut out = vec![f64::NAN; rows];
+                for (&r, &x) in ms.row.iter().zip(v) {
+                    out[r as usize] = x;
+                }
+                out
+            };
+            let spread_u = |v: &[u64]| {
+                let mut out = vec![-1i64; rows];
+                for (&r, &x) in ms.row.iter().zip(v) {
+                    out[r as usize] = x as i64;
+                }
+                out
+            };
+            flows.set_item("hcm_cwnd_pkts", spread_f(&ms.hcm_cwnd_pkts).into_pyarray(py))?;
+            flows.set_item("lcm_cwnd_pkts", spread_f(&ms.lcm_cwnd_pkts).into_pyarray(py))?;
+            flows.set_item("hcm_sent_pkts", spread_u(&ms.hcm_sent_pkts).into_pyarray(py))?;
+            flows.set_item("lcm_sent_pkts", spread_u(&ms.lcm_sent_pkts).into_pyarray(py))?;
+            flows.set_item("hcm_lost_pkts", spread_u(&ms.hcm_lost_pkts).into_pyarray(py))?;
+            flows.set_item("lcm_lost_pkts", spread_u(&ms.lcm_lost_pkts).into_pyarray(py))?;
+            flows.set_item("hcm_goodput_bps", spread_f(&ms.hcm_goodput_bps).into_pyarray(py))?;
+            flows.set_item("lcm_goodput_bps", spread_f(&ms.lcm_goodput_bps).into_pyarray(py))?;
+        }
         let links = PyDict::new(py);
         let l = &m.links;
         links.set_item("time_ns", l.time_ns.clone().into_pyarray(py))?;
