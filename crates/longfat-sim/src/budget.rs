@@ -27,8 +27,15 @@ const FLOW_ROW_BYTES: u64 = 76 * 4;
 const LINK_ROW_BYTES: u64 = 52 * 4;
 /// Per flow: sender with scoreboard and controller, receiver, routes, names,
 /// two hosts and their four access-link directions (measured by
-/// `tests/memory.rs`: 3,317 bytes per idle CUBIC flow; rounded up).
+/// `tests/memory.rs`: 3,489 bytes per idle CUBIC flow; rounded up).
 pub const FLOW_BYTES: u64 = 4096;
+/// Per PLT connection: the same plus the LCM and packet manager and a
+/// second receiver (measured by `tests/memory.rs`: 4,413 bytes per idle
+/// PLT flow; rounded up).
+pub const PLT_FLOW_BYTES: u64 = 6144;
+/// Per flow row of a run with PLT flows: the eight per-module columns,
+/// which the front end spreads over every flow row (`metrics::ModuleSeries`).
+const MODULE_ROW_BYTES: u64 = 64 * 4;
 /// Per packet held: the link's ring entry plus the SACK scoreboard's and the
 /// receiver's per-hole entries (at most one per packet in flight).
 pub const PACKET_BYTES: u64 = BYTES_PER_HELD_PACKET + 96;
@@ -248,30 +255,21 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     // Per flow: its most packets in the network at once.
     let mut flow_most = Vec::with_capacity(flows.len());
     for (fi, f) in flows.iter().enumerate() {
+        // Per module, one window of data (or the whole transfer, if
+        // smaller) plus at most one ACK per data packet.
+        let windows = |c: &crate::tcp::TcpConfig, total: Option<u64>, modules: u64| {
+            let window = c.rwnd_pkts.min(total.unwrap_or(u64::MAX));
+            (
+                window.saturating_mul(2 * modules),
+                f64::INFINITY,
+                c.packet_size_bytes,
+                c.ack_size_bytes,
+            )
+        };
         let (most, offered, data_size, ack_size) = match &f.endpoints {
-            // One window of data (or the whole transfer, if smaller) plus at
-            // most one ACK per data packet.
-            Endpoints::Tcp { sender, .. } => {
-                let c = sender.config();
-                let window = c.rwnd_pkts.min(sender.total_pkts().unwrap_or(u64::MAX));
-                (
-                    window.saturating_mul(2),
-                    f64::INFINITY,
-                    c.packet_size_bytes,
-                    c.ack_size_bytes,
-                )
-            }
-            // Each module has up to a receiver window out.
-            Endpoints::Plt { sender, .. } => {
-                let c = sender.config();
-                let window = c.rwnd_pkts.min(sender.total_pkts().unwrap_or(u64::MAX));
-                (
-                    window.saturating_mul(4),
-                    f64::INFINITY,
-                    c.packet_size_bytes,
-                    c.ack_size_bytes,
-                )
-            }
+            Endpoints::Tcp { sender, .. } => windows(sender.config(), sender.total_pkts(), 1),
+            // PLT: the HCM and the LCM each have up to a receiver window out.
+            Endpoints::Plt { sender, .. } => windows(sender.config(), sender.total_pkts(), 2),
             Endpoints::Udp(u) => {
                 let c = u.config();
                 let active_ns = f
@@ -359,10 +357,14 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links.len() as u64);
+    let plt_flows = flows.iter().filter(|f| matches!(f.endpoints, Endpoints::Plt { .. })).count() as u64;
+    let row_bytes = FLOW_ROW_BYTES + if plt_flows > 0 { MODULE_ROW_BYTES } else { 0 };
     let series_bytes = flow_rows
-        .saturating_mul(FLOW_ROW_BYTES)
+        .saturating_mul(row_bytes)
         .saturating_add(link_rows.saturating_mul(LINK_ROW_BYTES));
-    let flows_bytes = (flows.len() as u64).saturating_mul(FLOW_BYTES);
+    let flows_bytes = (flows.len() as u64 - plt_flows)
+        .saturating_mul(FLOW_BYTES)
+        .saturating_add(plt_flows.saturating_mul(PLT_FLOW_BYTES));
     let memory_bytes = packets_bytes
         .saturating_add(series_bytes)
         .saturating_add(flows_bytes);

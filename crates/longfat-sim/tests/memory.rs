@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use longfat_sim::budget::{FLOW_BYTES, PACKET_BYTES};
+use longfat_sim::budget::{FLOW_BYTES, PACKET_BYTES, PLT_FLOW_BYTES};
 use longfat_sim::{build, Scenario, Simulation};
 
 struct Counting;
@@ -35,6 +35,12 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
+    scenario_cc("cubic", rate, flows, duration, queue)
+}
+
+fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
+    // PLT needs a strict-priority bottleneck; the others keep the FIFO.
+    let discipline = if cc == "plt" { "priority" } else { "droptail" };
     Scenario::from_toml(&format!(
         r#"
         [network]
@@ -43,8 +49,9 @@ fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
         rate = "{rate}"
         delay = "10ms"
         queue = "{queue}"
+        discipline = "{discipline}"
         [[flows]]
-        cc = "cubic"
+        cc = "{cc}"
         count = {flows}
         start_jitter = "100ms"
         access_delay_jitter = "40ms"
@@ -58,7 +65,11 @@ fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
 
 /// Bytes a fully built simulation of `flows` flows holds, before any event.
 fn built_bytes(flows: u32) -> (usize, Simulation) {
-    let s = scenario("10Gbps", flows, "10s", "1bdp");
+    built_bytes_cc("cubic", flows)
+}
+
+fn built_bytes_cc(cc: &str, flows: u32) -> (usize, Simulation) {
+    let s = scenario_cc(cc, "10Gbps", flows, "10s", "1bdp");
     let before = LIVE.load(Relaxed);
     let sim = build(&s).unwrap();
     (LIVE.load(Relaxed) - before, sim)
@@ -84,6 +95,16 @@ fn an_idle_flow_takes_less_than_the_budget_assumes() {
     // And it is not absurdly below: a sender, receiver, controller, routes
     // and four link directions cannot fit in less than 1 KiB.
     assert!(per_flow > 1024.0, "{per_flow:.0} bytes per flow is implausibly small");
+    drop(sim_large);
+    // A PLT connection: a TCP sender (the HCM), the LCM and packet manager,
+    // and a receiver per module.
+    let (small, sim_small) = built_bytes_cc("plt", 1_000);
+    drop(sim_small);
+    let (large, sim_large) = built_bytes_cc("plt", 11_000);
+    let plt = (large - small) as f64 / 10_000.0;
+    println!("bytes per idle PLT flow: {plt:.0} (budget assumes {PLT_FLOW_BYTES})");
+    assert!(plt <= PLT_FLOW_BYTES as f64, "an idle PLT flow takes {plt:.0} bytes, the budget assumes {PLT_FLOW_BYTES}");
+    assert!(plt > per_flow, "{plt:.0} bytes: PLT holds more than one TCP connection");
     drop(sim_large);
 }
 
