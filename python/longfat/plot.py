@@ -27,14 +27,26 @@ def _draw(flows, links, title: str, out: Path, fmt: str = "png") -> Path:
     names = flows["flow_name"].to_pylist()
     goodput = np.asarray(flows["goodput_bps"]) / 1e6
     cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
+    # PLT connections: each module's window, dotted (HCM) and dashed (LCM),
+    # in the flow's colour.
+    modules = "lcm_cwnd_pkts" in flows.column_names
+    if modules:
+        hcm = flows["hcm_cwnd_pkts"].to_numpy(zero_copy_only=False)
+        lcm = flows["lcm_cwnd_pkts"].to_numpy(zero_copy_only=False)
     for f in np.unique(fidx):
         sel = fidx == f
         label = names[int(np.argmax(sel))] if f < MAX_LEGEND else None
         ax_g.plot(t[sel], goodput[sel], lw=1, label=label)
         if np.isfinite(cwnd[sel]).any():
-            ax_c.plot(t[sel], cwnd[sel], lw=1, label=label)
+            (line,) = ax_c.plot(t[sel], cwnd[sel], lw=1, label=label)
+            if modules and np.isfinite(lcm[sel]).any():
+                c = line.get_color()
+                ax_c.plot(t[sel], hcm[sel], lw=1, ls=":", color=c, label=None if label is None else f"{label} HCM")
+                ax_c.plot(t[sel], lcm[sel], lw=1, ls="--", color=c, label=None if label is None else f"{label} LCM")
     ax_g.set_ylabel("goodput (Mbit/s)")
     ax_c.set_ylabel("cwnd (packets)")
+    if modules and len(np.unique(fidx)) <= MAX_LEGEND:
+        ax_c.legend(loc="upper right", fontsize="small")
     if len(np.unique(fidx)) <= MAX_LEGEND:
         ax_g.legend(loc="lower right", fontsize="small")
     lt = np.asarray(links["time_s"])

@@ -20,9 +20,12 @@
 //! p = lost / (acknowledged + lost) (the paper's "packets for which the
 //! receiver had responded"); an epoch with no feedback leaves P unchanged;
 //! the EMA weight (0.25, so one epoch losing 4 mu or more trips the
-//! decrease at once); the window never goes below one packet, so a starved
-//! LCM keeps probing (the paper's LCM "cuts back ... till the window goes
-//! below one", and would otherwise never send again).
+//! decrease at once). The window may fall below one packet, and then the
+//! LCM sends nothing (sect. 4.2: it "cuts back successively till either the
+//! LCM window size goes below one or the bottleneck gets under-utilized
+//! again (potentially due to a HCM cutback)"); [`LcmRule::restart`] starts
+//! it again, with the window the HCM gave up and P forgotten, when the HCM
+//! cuts back.
 //!
 //! The transport around the rule (epochs on its clock, which packets count,
 //! the retransmit buffer) is `longfat_sim::plt`. This type never reads a
@@ -115,14 +118,14 @@ pub struct LcmRule {
     lost: u64,
 }
 
-/// The smallest LCM window (see the module documentation).
-pub const LCM_MIN_WINDOW_PKTS: f64 = 1.0;
+/// The smallest window an LCM starts or restarts with.
+pub const LCM_RESTART_WINDOW_PKTS: f64 = 1.0;
 
 impl LcmRule {
     pub fn new(cfg: LcmConfig, initial_window_pkts: f64) -> Self {
         Self {
             cfg,
-            cwnd_pkts: initial_window_pkts.max(LCM_MIN_WINDOW_PKTS),
+            cwnd_pkts: initial_window_pkts.max(LCM_RESTART_WINDOW_PKTS),
             loss_ema: 0.0,
             acked: 0,
             lost: 0,
@@ -151,7 +154,11 @@ impl LcmRule {
     }
 
     /// The epoch ends: sect. 3.1's update, then the counters restart.
-    pub fn end_epoch(&mut self) -> EpochOutcome {
+    /// `cwnd_limited`: the window limited sending in the epoch; if not (the
+    /// receiver window, the host queue or the application did), the window
+    /// does not grow, as TCP's cwnd validation (RFC 7661) keeps a window
+    /// that is not used from growing without bound.
+    pub fn end_epoch(&mut self, cwnd_limited: bool) -> EpochOutcome {
         let (n, lost) = (self.acked, self.lost);
         self.acked = 0;
         self.lost = 0;
@@ -163,11 +170,14 @@ impl LcmRule {
         }
         let increased = self.loss_ema < self.cfg.mu;
         self.cwnd_pkts = if increased {
-            self.cwnd_pkts + self.cfg.alpha * n as f64
+            if cwnd_limited {
+                self.cwnd_pkts + self.cfg.alpha * n as f64
+            } else {
+                self.cwnd_pkts
+            }
         } else {
-            self.cwnd_pkts * self.cfg.beta
-        }
-        .max(LCM_MIN_WINDOW_PKTS);
+            Self::cut(self.cwnd_pkts, self.cfg.beta)
+        };
         EpochOutcome {
             loss_rate,
             loss_ema: self.loss_ema,
@@ -177,7 +187,37 @@ impl LcmRule {
 
     /// The LCM's retransmission timer expired: cwnd = gamma * cwnd.
     pub fn on_timeout(&mut self) {
-        self.cwnd_pkts = (self.cwnd_pkts * self.cfg.gamma).max(LCM_MIN_WINDOW_PKTS);
+        self.cwnd_pkts = Self::cut(self.cwnd_pkts, self.cfg.gamma);
+    }
+
+    /// `cwnd * factor`; below one packet the LCM stops, with window 0 (the
+    /// fraction below one would never be sent, and a restart begins at one).
+    fn cut(cwnd: f64, factor: f64) -> f64 {
+        let c = cwnd * factor;
+        if c < 1.0 {
+            0.0
+        } else {
+            c
+        }
+    }
+
+    /// Below one packet the LCM sends nothing.
+    pub fn is_stopped(&self) -> bool {
+        self.cwnd_pkts < 1.0
+    }
+
+    /// The HCM cut back by `freed_pkts`, so the bottleneck has about that
+    /// much room again: a stopped LCM starts over with that window (at
+    /// least one packet) and no loss history (a P left from the starved
+    /// epochs would stop it again before any feedback). A running LCM is
+    /// left alone.
+    pub fn restart(&mut self, freed_pkts: f64) {
+        if self.is_stopped() {
+            self.cwnd_pkts = freed_pkts.max(LCM_RESTART_WINDOW_PKTS);
+            self.loss_ema = 0.0;
+            self.acked = 0;
+            self.lost = 0;
+        }
     }
 }
 
@@ -202,7 +242,7 @@ mod tests {
         // cwnd = 100 + 0.1 * 100 = 110.
         let mut r = LcmRule::new(LcmConfig::default(), 100.0);
         r.on_acked(100);
-        let o = r.end_epoch();
+        let o = r.end_epoch(true);
         assert_eq!(o.loss_rate, Some(0.0));
         assert!(o.increased);
         close(r.cwnd(), 110.0);
@@ -210,7 +250,7 @@ mod tests {
         // still an increase, by alpha * n = 10.8.
         r.on_acked(108);
         r.on_lost(2);
-        let o = r.end_epoch();
+        let o = r.end_epoch(true);
         close(o.loss_rate.unwrap(), 2.0 / 110.0);
         close(o.loss_ema, 0.25 * 2.0 / 110.0);
         assert!(o.increased);
@@ -219,16 +259,27 @@ mod tests {
         // = 0.0054924 >= mu: cwnd = 0.95 * 120.8 = 114.76.
         r.on_acked(119);
         r.on_lost(1);
-        let o = r.end_epoch();
+        let o = r.end_epoch(true);
         close(o.loss_ema, 0.75 * (0.25 * 2.0 / 110.0) + 0.25 / 120.0);
         assert!(!o.increased);
         close(r.cwnd(), 0.95 * 120.8);
         // Epoch 4: no feedback: P stays (>= mu), so the window shrinks again.
         let p_before = r.loss_ema();
-        let o = r.end_epoch();
+        let o = r.end_epoch(true);
         assert_eq!(o.loss_rate, None);
         assert_eq!(o.loss_ema, p_before);
         close(r.cwnd(), 0.95 * 0.95 * 120.8);
+    }
+
+    #[test]
+    fn an_unused_window_does_not_grow() {
+        let mut r = LcmRule::new(LcmConfig::default(), 100.0);
+        r.on_acked(50);
+        assert!(r.end_epoch(false).increased);
+        close(r.cwnd(), 100.0);
+        r.on_acked(50);
+        r.end_epoch(true);
+        close(r.cwnd(), 105.0);
     }
 
     #[test]
@@ -238,24 +289,45 @@ mod tests {
         let mut r = LcmRule::new(cfg, 50.0);
         r.on_acked(199);
         r.on_lost(1);
-        assert!(!r.end_epoch().increased);
+        assert!(!r.end_epoch(true).increased);
         close(r.cwnd(), 47.5);
         // Just below mu: 1 of 201.
         r.on_acked(200);
         r.on_lost(1);
-        assert!(r.end_epoch().increased);
+        assert!(r.end_epoch(true).increased);
         close(r.cwnd(), 47.5 + 20.0);
     }
 
     #[test]
-    fn timeouts_cut_by_gamma_down_to_one_packet() {
+    fn timeouts_cut_by_gamma_until_the_lcm_stops_and_a_restart_starts_it_fresh() {
         let mut r = LcmRule::new(LcmConfig::default(), 64.0);
         r.on_timeout();
         close(r.cwnd(), 48.0);
-        for _ in 0..30 {
+        r.restart(10.0);
+        close(r.cwnd(), 48.0); // running: left alone
+        // 48 * 0.75^k < 1 from k = 14.
+        for _ in 0..13 {
             r.on_timeout();
         }
-        close(r.cwnd(), LCM_MIN_WINDOW_PKTS);
+        assert!(!r.is_stopped(), "{}", r.cwnd());
+        r.on_timeout();
+        assert!(r.is_stopped(), "{}", r.cwnd());
+        assert_eq!(r.cwnd(), 0.0, "48 x 0.75^14 = {} is below one packet", 48.0 * 0.75f64.powi(14));
+        // A lossy history would keep it down: P = 0.25 after this epoch.
+        r.on_lost(1);
+        r.end_epoch(true);
+        assert!(r.loss_ema() > 0.2);
+        r.restart(0.3);
+        close(r.cwnd(), 1.0); // at least one packet
+        assert_eq!(r.loss_ema(), 0.0);
+        r.on_acked(1);
+        assert!(r.end_epoch(true).increased);
+        close(r.cwnd(), 1.1);
+        for _ in 0..20 {
+            r.on_timeout();
+        }
+        r.restart(250.0); // the HCM gave up 250 packets
+        close(r.cwnd(), 250.0);
     }
 
     #[test]

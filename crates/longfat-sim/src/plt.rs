@@ -50,8 +50,10 @@ pub struct PltConfig {
     pub lcm_class: u8,
     /// Class of the ACKs of LCM packets (the LCM's own, or the HCM's).
     pub lcm_ack_class: u8,
-    /// The receiver acknowledges every this many in-order LCM packets.
+    /// The receiver acknowledges every this many in-order LCM packets...
     pub lcm_ack_every_pkts: u32,
+    /// ...or when this much time passed since the first unacknowledged one.
+    pub lcm_ack_timeout_ns: u64,
 }
 
 /// Where a connection-level packet is.
@@ -71,6 +73,12 @@ enum DataState {
 #[derive(Debug)]
 pub struct PacketManager {
     total_pkts: Option<u64>,
+    /// The connection's window: at most this many packets between the
+    /// oldest unacknowledged and the next unsent (the receiver's buffer,
+    /// sect. 4.1's "max. receiver window", shared by both modules).
+    window_pkts: u64,
+    /// The application stopped: no new data.
+    stopped: bool,
     /// Every packet below `una` is acknowledged; `state[i]` is packet `una + i`.
     una: u64,
     /// The next packet never sent.
@@ -89,9 +97,11 @@ pub struct PacketManager {
 }
 
 impl PacketManager {
-    pub fn new(total_pkts: Option<u64>) -> Self {
+    pub fn new(total_pkts: Option<u64>, window_pkts: u64) -> Self {
         Self {
             total_pkts,
+            window_pkts,
+            stopped: false,
             una: 0,
             nxt: 0,
             state: VecDeque::new(),
@@ -107,9 +117,29 @@ impl PacketManager {
     pub fn data_una(&self) -> u64 {
         self.una
     }
-    /// Packets never sent yet (u64::MAX: a bulk transfer).
+    /// New packets the modules may take now: what the application has
+    /// left, within the connection's window.
     pub fn unsent(&self) -> u64 {
-        self.total_pkts.map_or(u64::MAX, |t| t - self.nxt)
+        if self.stopped {
+            return 0;
+        }
+        let left = self.total_pkts.map_or(u64::MAX, |t| t - self.nxt);
+        left.min(self.window_pkts.saturating_sub(self.nxt - self.una))
+    }
+
+    /// The application stops producing data; what was sent still completes.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// The next packet never sent (packets below it were all sent).
+    pub fn sent(&self) -> u64 {
+        self.nxt
+    }
+
+    /// Packets sent and not yet acknowledged, in the connection's window.
+    pub fn outstanding(&self) -> u64 {
+        self.nxt - self.una
     }
     /// LCM losses waiting for the HCM.
     pub fn queued(&self) -> u64 {
@@ -241,6 +271,8 @@ pub struct LcmCounters {
     pub late_acked_pkts: u64,
     pub timeouts: u64,
     pub epochs: u64,
+    /// Times a stopped LCM started again after an HCM cutback.
+    pub restarts: u64,
 }
 
 /// The low-priority control module: its packet numbers, loss detection,
@@ -263,6 +295,13 @@ pub struct Lcm {
     loss_scan: u64,
     /// The highest SACK block end seen.
     sack_mark: u64,
+
+    /// The window limited sending during this epoch (the rule grows the
+    /// window only then, see docs/algorithms.md).
+    cwnd_limited: bool,
+    max_burst_pkts: u64,
+    /// Extra wait before a timeout when the receiver delays LCM ACKs.
+    ack_delay_ns: u64,
     /// When the oldest packet in flight is given up on.
     timer_ns: Option<u64>,
     pub counters: LcmCounters,
@@ -283,6 +322,9 @@ impl Lcm {
             settled: 0,
             loss_scan: 0,
             sack_mark: 0,
+            cwnd_limited: false,
+            max_burst_pkts: tcp.max_burst_pkts.map_or(u64::MAX, u64::from),
+            ack_delay_ns: if plt.lcm_ack_every_pkts > 1 { plt.lcm_ack_timeout_ns } else { 0 },
             timer_ns: None,
             counters: LcmCounters::default(),
         }
@@ -305,7 +347,17 @@ impl Lcm {
     /// queue allow. `rto_ns`: the connection's retransmission timeout.
     fn send(&mut self, now_ns: u64, rto_ns: u64, pm: &mut PacketManager, out: &mut Outbox) {
         let cwnd = self.rule.cwnd().floor() as u64;
-        while self.in_flight < cwnd && (self.entries.len() as u64) < self.rwnd_pkts {
+        let mut sent = 0u64;
+        loop {
+            if self.in_flight >= cwnd {
+                self.cwnd_limited |= cwnd > 0 && pm.unsent() > 0;
+                break;
+            }
+            // The receiver's LCM window holds what is not yet settled: each
+            // new packet tells it how far it may skip (`settled_below`).
+            if self.nxt() - self.settled >= self.rwnd_pkts || sent >= self.max_burst_pkts {
+                break;
+            }
             if !out.has_host_room() {
                 if pm.unsent() > 0 {
                     out.host_blocked = true;
@@ -325,8 +377,9 @@ impl Lcm {
             p.set_settled_below(self.settled);
             out.packets.push(p);
             self.counters.sent_pkts += 1;
+            sent += 1;
             if self.timer_ns.is_none() {
-                self.timer_ns = Some(now_ns + rto_ns);
+                self.timer_ns = Some(now_ns + rto_ns + self.ack_delay_ns);
             }
         }
     }
@@ -339,23 +392,26 @@ impl Lcm {
         }
     }
 
-    /// Packet `seq` reached the receiver.
+    /// Packet `seq` reached the receiver. Returns 1 if it was in flight
+    /// (a packet given up on that arrives after all was already counted as
+    /// lost: its data is acknowledged, but it is not counted twice).
     fn deliver(&mut self, seq: u64, pm: &mut PacketManager) -> u64 {
         let Some(e) = self.entry_mut(seq) else { return 0 };
-        let d = e.data_seq;
-        match e.state {
+        let (d, was) = (e.data_seq, e.state);
+        e.state = LcmState::Acked;
+        let fresh = match was {
             LcmState::Acked => return 0,
             LcmState::InFlight => {
-                e.state = LcmState::Acked;
                 self.in_flight -= 1;
+                1
             }
             LcmState::Lost => {
-                e.state = LcmState::Acked;
                 self.counters.late_acked_pkts += 1;
+                0
             }
-        }
+        };
         pm.acked(d);
-        1
+        fresh
     }
 
     /// Gives up on packet `seq` (in flight): its data goes to the HCM.
@@ -395,12 +451,16 @@ impl Lcm {
             }
             self.sack_mark = self.sack_mark.max(e);
         }
-        // The cumulative ACK passes packets given up on without saying
-        // whether they arrived (the receiver skipped them, see
-        // `Packet::settled_below`): only those still in flight are news.
+        // The cumulative ACK passes packets the receiver skipped (below its
+        // skip point, see `Packet::settled_below`; each LCM ACK carries it in
+        // `tag`, as the distance below its cumulative ACK) and packets it
+        // received: those at or above the skip point arrived, even if given
+        // up on meanwhile.
         let cum = ack.seq.min(nxt);
+        let skip_point = ack.seq.saturating_sub(u64::from(ack.tag));
         while self.una < cum {
-            if self.entries.front().is_some_and(|e| e.state == LcmState::InFlight) {
+            let state = self.entries.front().map(|e| e.state);
+            if state == Some(LcmState::InFlight) || (state == Some(LcmState::Lost) && self.una >= skip_point) {
                 newly += self.deliver(self.una, pm);
             }
             self.entries.pop_front();
@@ -419,7 +479,7 @@ impl Lcm {
             self.counters.acked_pkts += newly;
             self.rule.on_acked(newly);
             // RFC 6298 (5.3): restart the timer on new data acknowledged.
-            self.timer_ns = (self.in_flight > 0).then(|| now_ns + rto_ns);
+            self.timer_ns = (self.in_flight > 0).then(|| now_ns + rto_ns + self.ack_delay_ns);
         } else if self.in_flight == 0 {
             self.timer_ns = None;
         }
@@ -453,6 +513,10 @@ pub struct PltSender {
     pm: PacketManager,
     epoch_ns: u64,
     next_epoch_ns: Option<u64>,
+    /// The HCM's reductions so far (fast recoveries and timeouts), and its
+    /// window before the call in progress.
+    hcm_cutbacks: u64,
+    hcm_cwnd_before: f64,
     app_active: bool,
     pub started_at_ns: Option<u64>,
     pub completed_at_ns: Option<u64>,
@@ -476,14 +540,17 @@ impl PltSender {
         total_pkts: Option<u64>,
     ) -> Self {
         let lcm = Lcm::new(flow, &tcp, plt);
+        let window = tcp.rwnd_pkts;
         let mut hcm = TcpSender::new(flow, tcp, hcm_cc, None);
         hcm.set_send_limit(0);
         Self {
             hcm,
             lcm,
-            pm: PacketManager::new(total_pkts),
+            pm: PacketManager::new(total_pkts, window),
             epoch_ns: plt.epoch_ns,
             next_epoch_ns: None,
+            hcm_cutbacks: 0,
+            hcm_cwnd_before: 0.0,
             app_active: false,
             started_at_ns: None,
             completed_at_ns: None,
@@ -531,10 +598,13 @@ impl PltSender {
     fn hcm_grant(&mut self) {
         let limit = self.pm.hcm_send_limit(self.hcm.scoreboard().snd_nxt());
         self.hcm.set_send_limit(limit);
+        self.hcm_cwnd_before = self.hcm.cc().cwnd();
     }
 
     /// After the HCM ran: the data its new packets carry, and what its
-    /// cumulative ACK acknowledged.
+    /// cumulative ACK acknowledged. If it cut back (fast recovery or a
+    /// timeout), a stopped LCM starts again (sect. 4.2) with the window the
+    /// HCM gave up.
     fn after_hcm(&mut self, first: usize, out: &mut Outbox) {
         for p in &mut out.packets[first..] {
             if p.kind == PacketKind::Data && p.module == MODULE_HCM {
@@ -542,6 +612,16 @@ impl PltSender {
             }
         }
         self.pm.hcm_acked_below(self.hcm.scoreboard().snd_una());
+        let c = &self.hcm.counters;
+        let cutbacks = c.fast_recoveries + c.timeouts;
+        if cutbacks != self.hcm_cutbacks {
+            self.hcm_cutbacks = cutbacks;
+            if self.lcm.rule.is_stopped() {
+                let freed = self.hcm_cwnd_before - self.hcm.cc().cwnd();
+                self.lcm.rule.restart(if freed.is_finite() { freed } else { 0.0 });
+                self.lcm.counters.restarts += 1;
+            }
+        }
     }
 
     /// Lets the HCM send what the packet manager has for it (queued LCM
@@ -560,6 +640,9 @@ impl PltSender {
         if self.completed_at_ns.is_none() && self.pm.is_complete() {
             self.completed_at_ns = Some(now_ns);
             self.next_epoch_ns = None;
+        }
+        if !self.app_active && self.pm.outstanding() == 0 {
+            self.next_epoch_ns = None; // stopped, and everything delivered
         }
         if let Some(t) = self.lcm_deadline() {
             out.timers.push((TimerKind::Rto, t));
@@ -584,18 +667,18 @@ impl PltSender {
         self.pump(now_ns, false, out);
     }
 
-    /// The application stops producing data; what is outstanding completes.
+    /// The application stops producing data; what is outstanding completes
+    /// (the HCM stays active: it still resends the LCM's losses).
     pub fn stop(&mut self) {
         self.app_active = false;
-        self.hcm.stop();
+        self.pm.stop();
     }
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
         if ack.module == MODULE_LCM {
-            let queued = self.pm.queued();
             let rto = self.rto_ns();
             self.lcm.on_ack(now_ns, rto, ack, &mut self.pm);
-            let kick = self.pm.queued() > queued;
+            let kick = self.pm.queued() > 0;
             self.pump(now_ns, kick, out);
         } else {
             self.hcm_grant();
@@ -614,16 +697,16 @@ impl PltSender {
         let first = out.packets.len();
         self.hcm.on_rto_timer(now_ns, out);
         self.after_hcm(first, out);
-        let queued = self.pm.queued();
         if self.next_epoch_ns.is_some_and(|t| t <= now_ns) {
-            self.lcm.rule.end_epoch();
+            self.lcm.rule.end_epoch(self.lcm.cwnd_limited);
+            self.lcm.cwnd_limited = false;
             self.lcm.counters.epochs += 1;
             self.next_epoch_ns = Some(now_ns + self.epoch_ns);
         }
         if self.lcm.timer_ns.is_some_and(|t| t <= now_ns) {
             self.lcm.on_timeout(&mut self.pm);
         }
-        let kick = self.pm.queued() > queued;
+        let kick = self.pm.queued() > 0;
         self.pump(now_ns, kick, out);
     }
 
@@ -682,6 +765,9 @@ pub struct PltReceiver {
     data: Reassembly,
     payload_bytes: u64,
     lcm_ack_class: u8,
+    /// The highest LCM packet number the receiver skipped to: below it,
+    /// packets may not have arrived; at or above it, every one passed did.
+    lcm_skip_point: u64,
     /// Connection-level: packets delivered in order to the application.
     pub counters: ReceiverCounters,
     pub plt: PltReceiverCounters,
@@ -690,8 +776,7 @@ pub struct PltReceiver {
 impl PltReceiver {
     pub fn new(flow: u32, tcp: TcpConfig, plt: &PltConfig) -> Self {
         let lcm_cfg = TcpConfig {
-            delayed_ack_timeout_ns: (plt.lcm_ack_every_pkts > 1)
-                .then(|| tcp.delayed_ack_timeout_ns.unwrap_or(200_000_000)),
+            delayed_ack_timeout_ns: (plt.lcm_ack_every_pkts > 1).then_some(plt.lcm_ack_timeout_ns),
             delayed_ack_every_pkts: plt.lcm_ack_every_pkts,
             ..tcp.clone()
         };
@@ -701,6 +786,7 @@ impl PltReceiver {
             lcm: TcpReceiver::new(flow, lcm_cfg),
             data: Reassembly::default(),
             lcm_ack_class: plt.lcm_ack_class,
+            lcm_skip_point: 0,
             counters: ReceiverCounters::default(),
             plt: PltReceiverCounters::default(),
         }
@@ -711,10 +797,13 @@ impl PltReceiver {
         self.data.nxt
     }
 
+    /// LCM ACKs: the LCM's module and ACK class, and in `tag` how far below
+    /// the cumulative ACK the receiver last skipped (u32::MAX: further).
     fn mark_lcm_acks(&self, first: usize, out: &mut Outbox) {
         for a in &mut out.packets[first..] {
             a.module = MODULE_LCM;
             a.class = self.lcm_ack_class;
+            a.tag = u32::try_from(a.seq - self.lcm_skip_point).unwrap_or(u32::MAX);
         }
     }
 
@@ -722,7 +811,11 @@ impl PltReceiver {
         self.counters.received_pkts += 1;
         let first = out.packets.len();
         if pkt.module == MODULE_LCM {
-            self.lcm.skip_to(pkt.settled_below());
+            let to = pkt.settled_below();
+            if to > self.lcm.rcv_nxt() {
+                self.lcm.skip_to(to);
+                self.lcm_skip_point = to;
+            }
             self.lcm.on_data(now_ns, pkt, out);
             self.mark_lcm_acks(first, out);
         } else {
@@ -763,12 +856,13 @@ mod tests {
             lcm_class: 1,
             lcm_ack_class: 1,
             lcm_ack_every_pkts: 1,
+            lcm_ack_timeout_ns: 40_000_000,
         }
     }
 
     #[test]
     fn an_lcm_loss_goes_to_the_hcm_exactly_once_before_new_data() {
-        let mut pm = PacketManager::new(Some(6));
+        let mut pm = PacketManager::new(Some(6), u64::MAX);
         let (a, b, c) = (pm.lcm_data().unwrap(), pm.lcm_data().unwrap(), pm.lcm_data().unwrap());
         assert_eq!((a, b, c), (0, 1, 2));
         pm.lcm_lost(b);
@@ -798,7 +892,7 @@ mod tests {
 
     #[test]
     fn a_queued_loss_acknowledged_late_is_not_resent() {
-        let mut pm = PacketManager::new(None);
+        let mut pm = PacketManager::new(None, u64::MAX);
         let (a, b) = (pm.lcm_data().unwrap(), pm.lcm_data().unwrap());
         pm.lcm_lost(a);
         pm.lcm_lost(b);
@@ -808,6 +902,33 @@ mod tests {
         assert_eq!(pm.hcm_data(0), b, "a is skipped");
         assert_eq!(pm.lcm_losses_resent, 1);
         assert_eq!(pm.queued(), 0);
+    }
+
+    #[test]
+    fn packets_given_up_on_at_a_timeout_that_arrived_are_credited() {
+        let mut s = sender(None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        let lcm: Vec<Packet> = out.packets.iter().copied().filter(|p| p.module == MODULE_LCM).collect();
+        // The LCM's timer fires before any ACK: all four are given up on.
+        let t = s.lcm().timer_ns.unwrap();
+        let mut out = Outbox::default();
+        s.on_rto_timer(t, &mut out);
+        assert_eq!(s.lcm().counters.timeouts, 1);
+        assert_eq!(s.manager().queued() + s.manager().lcm_losses_resent, 4);
+        // They had all arrived: the receiver was never told to skip them,
+        // so its cumulative ACK of 4 proves it.
+        let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
+        let mut r = PltReceiver::new(7, tcp, &plt_config());
+        let mut acks = Outbox::default();
+        for p in &lcm {
+            r.on_data(1, p, &mut acks);
+        }
+        let last = *acks.packets.last().unwrap();
+        assert_eq!(last.seq, 4);
+        s.on_ack(t + 1, &last, &mut out);
+        assert_eq!(s.lcm().counters.late_acked_pkts, 4);
+        assert_eq!(s.manager().queued(), 0, "nothing left to resend");
     }
 
     #[test]

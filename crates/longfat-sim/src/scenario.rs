@@ -1459,7 +1459,7 @@ fn tcp_setup(
     let (plt, controller) = match (cc, plt) {
         ("plt", p) => {
             let p = p.clone().unwrap_or_default();
-            let setup = plt_setup(&format!("{field}.plt"), &p, &cfg, n_classes)?;
+            let setup = plt_setup(&format!("{field}.plt"), &p, tcp, &cfg, n_classes)?;
             (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))
         }
         (_, Some(_)) => return err(format!("{field}.plt"), format!("only for cc = \"plt\" (this entry has cc = {cc:?})")),
@@ -1516,7 +1516,7 @@ fn tcp_setup(
 /// PLT's settings, each checked with its field name. The LCM sends in the
 /// class below the HCM's, so the bottleneck must be strict priority: on a
 /// FIFO one the LCM would compete with TCP as an equal, which is not PLT.
-fn plt_setup(field: &str, p: &PltCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
+fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
     let lcm_class = u32::from(cfg.class) + 1;
     if n_classes < 2 {
         return err(
@@ -1569,6 +1569,12 @@ fn plt_setup(field: &str, p: &PltCfg, cfg: &TcpConfig, n_classes: u32) -> Result
             lcm_class: lcm_class as u8,
             lcm_ack_class,
             lcm_ack_every_pkts: ack_every,
+            // `tcp.delayed_ack_timeout` (checked in `tcp_config`) or the
+            // profile's, whether or not the HCM's receiver delays its ACKs.
+            lcm_ack_timeout_ns: match &tcp.delayed_ack_timeout {
+                Some(v) => parse_duration_ns(v).expect("checked in tcp_config"),
+                None => cfg.profile.delayed_ack_timeout_ns(),
+            },
         },
         initial,
     })
