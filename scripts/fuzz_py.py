@@ -74,6 +74,10 @@ SCENARIO_RS = ROOT / "crates" / "longfat-sim" / "src" / "scenario.rs"
 DEFAULT_FINDINGS = Path("/tmp/longfat-fuzz-findings/py")
 
 TIME_LIMIT = 10.0
+#: A "reproduce" input validates a whole paper's sweep (it builds every
+#: case's simulation: tcpgt/fig12_web.toml's web sessions take about 12 s on
+#: a loaded 2-core machine), so it gets this many times the limit.
+SWEEP_TIME_FACTOR = 4
 MEM_LIMIT = 2 << 30
 EVENT_BUDGET = 200_000
 
@@ -1088,9 +1092,10 @@ def run_inputs(
                     finish(w, payload)
             now = time.monotonic()
             for idx, w in enumerate(workers):
-                if w.job is not None and now - w.started > timeout:
+                limit = timeout * (SWEEP_TIME_FACTOR if w.job is not None and w.job.get("source") == "reproduce" else 1)
+                if w.job is not None and now - w.started > limit:
                     tail = w.stderr_tail()
-                    finish(w, {"outcome": HANG, "detail": f"no answer after {timeout:g} s", "traceback": "", "stderr": tail, "seconds": now - w.started})
+                    finish(w, {"outcome": HANG, "detail": f"no answer after {limit:g} s", "traceback": "", "stderr": tail, "seconds": now - w.started})
                     w.stop(kill=True)
                     workers[idx] = _Worker(ctx, idx, mem_limit, errdir)
                 elif not w.ready and now - w.born > 300:

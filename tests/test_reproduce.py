@@ -7,7 +7,8 @@ import math
 import pytest
 
 from conftest import ROOT, run_cli
-from longfat.reproduce.core import AGREES, DIFFERS, NO_NUMBER, Row, between, evaluate, factor, rel
+from longfat.reproduce.core import AGREES, DIFFERS, NO_NUMBER, NOT_SEPARABLE, Row, between, evaluate, factor, rel, separate, within
+from longfat.reproduce.measure import ci95, diff_ci95
 
 
 def test_verdict_arithmetic_hand_cases():
@@ -23,7 +24,33 @@ def test_verdict_arithmetic_hand_cases():
     assert Row("x", "p", "m", None, rel(1, 0.1)).verdict == DIFFERS
 
 
-@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt"])
+def test_confidence_interval_verdicts_hand_cases():
+    # ci: the interval inside the band agrees, wholly outside differs, across a bound is not separable.
+    assert evaluate(within((0.96, 0.99), 0.95, 1.05), 0.975) == AGREES
+    assert evaluate(within((0.80, 0.90), 0.95, 1.05), 0.85) == DIFFERS
+    assert evaluate(within((1.06, 1.10), 0.95, 1.05), 1.08) == DIFFERS
+    assert evaluate(within((0.90, 1.00), 0.95, 1.05), 0.95) == NOT_SEPARABLE
+    # NaN or infinity anywhere never passes.
+    assert evaluate(within((float("nan"), 1.0), 0.95, 1.05), 0.99) == DIFFERS
+    assert evaluate(within((0.96, float("inf")), 0.95, 1.05), 0.99) == DIFFERS
+    assert evaluate(within((0.96, 0.99), 0.95, 1.05), float("inf")) == DIFFERS
+    # separate: apart in the claimed direction agrees, the other way differs, overlapping is not separable.
+    assert evaluate(separate((200, 210), (100, 120), ">"), 95.0) == AGREES
+    assert evaluate(separate((200, 210), (100, 120), "<"), 95.0) == DIFFERS
+    assert evaluate(separate((100, 130), (120, 140), ">"), -15.0) == NOT_SEPARABLE
+    assert evaluate(separate((100, float("nan")), (120, 140), ">"), -15.0) == DIFFERS
+    with pytest.raises(ValueError):
+        separate((1, 2), (3, 4), ">=")
+    # The intervals: t with n - 1 degrees of freedom; one value is a point; NaN spreads.
+    m, lo, hi, n = ci95([1.0, 2.0, 3.0])
+    assert (m, n) == (2.0, 3) and abs(hi - m - 4.303 / math.sqrt(3)) < 1e-9 and abs(m - lo - (hi - m)) < 1e-12
+    assert ci95([5.0])[:3] == (5.0, 5.0, 5.0)
+    assert all(math.isnan(v) for v in ci95([1.0, float("nan")])[:3])
+    d, lo, hi = diff_ci95([10.0, 12.0], [1.0, 1.0])
+    assert d == 10.0 and abs(hi - d - 12.706 * 1.0) < 1e-9
+
+
+@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt", "plt"])
 def test_quick_reproduction_end_to_end(paper, tmp_path):
     r = run_cli("reproduce", paper, "--quick", "--jobs", "2", "--out", str(tmp_path), "-q", timeout=600)
     assert r.returncode == 0, r.stderr

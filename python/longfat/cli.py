@@ -283,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench)
 
     rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report paper vs longfat")
-    rp.add_argument("paper", metavar="PAPER", help="ltcp, htcp, ehstcp, tcpgt or all")
+    rp.add_argument("paper", metavar="PAPER", help="ltcp, htcp, ehstcp, tcpgt, plt or all")
     rp.add_argument("--quick", action="store_true", help="scaled-down runs for smoke tests (not a reproduction)")
     rp.add_argument("--jobs", type=int, help="parallel simulations (default: number of cores)")
     rp.add_argument("--out", default="reproductions", help="output directory; each paper gets OUT/<paper>/ (default reproductions)")

@@ -246,6 +246,9 @@ impl Gen<'_> {
         self.field(&mut m, "lcm_ack_class", Kind::Word(crate::schema::ACK_CLASSES), 0.2, |s| {
             json!(*s.g.pick(crate::schema::ACK_CLASSES))
         });
+        self.field(&mut m, "receive_buffer", Kind::Size, 0.2, |s| {
+            json!(*s.g.pick(&["1pkt", "1000pkt", "3bdp", "1MB", "unlimited"]))
+        });
         self.extra(&mut m, Table::Plt);
         Value::Object(m)
     }

@@ -202,6 +202,7 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("lcm_initial_window", Size, false),
             ("lcm_ack_every", U32, false),
             ("lcm_ack_class", Word(ACK_CLASSES), false),
+            ("receive_buffer", Size, false),
         ],
         T::Run => &[
             ("duration", Duration, true),

@@ -33,6 +33,10 @@ pub const FLOW_BYTES: u64 = 4096;
 /// second receiver (measured by `tests/memory.rs`: 4,413 bytes per idle
 /// PLT flow; rounded up).
 pub const PLT_FLOW_BYTES: u64 = 6144;
+/// Per packet of a PLT connection's window: its state in the packet
+/// manager (1 byte, 8 more while queued for the HCM), the LCM's record (16)
+/// and the receiver's reassembly (1), with room for vector doubling.
+const PLT_WINDOW_BYTES_PER_PKT: u64 = 64;
 /// Per flow row of a run with PLT flows: the eight per-module columns,
 /// which the front end spreads over every flow row (`metrics::ModuleSeries`).
 const MODULE_ROW_BYTES: u64 = 64 * 4;
@@ -362,9 +366,20 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let series_bytes = flow_rows
         .saturating_mul(row_bytes)
         .saturating_add(link_rows.saturating_mul(LINK_ROW_BYTES));
+    // A PLT connection also keeps state per packet of its window (the
+    // packet manager, the LCM's packets, the receiver's reassembly), in
+    // the network or not.
+    let plt_window_bytes = flows.iter().fold(0u64, |acc, f| match &f.endpoints {
+        Endpoints::Plt { sender, .. } => {
+            let w = sender.manager().window_pkts().min(sender.total_pkts().unwrap_or(u64::MAX));
+            acc.saturating_add(w.saturating_mul(PLT_WINDOW_BYTES_PER_PKT))
+        }
+        _ => acc,
+    });
     let flows_bytes = (flows.len() as u64 - plt_flows)
         .saturating_mul(FLOW_BYTES)
-        .saturating_add(plt_flows.saturating_mul(PLT_FLOW_BYTES));
+        .saturating_add(plt_flows.saturating_mul(PLT_FLOW_BYTES))
+        .saturating_add(plt_window_bytes);
     let memory_bytes = packets_bytes
         .saturating_add(series_bytes)
         .saturating_add(flows_bytes);
@@ -376,6 +391,8 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         }
     } else if series_bytes >= flows_bytes {
         "run.sample_interval"
+    } else if plt_window_bytes >= flows_bytes / 2 {
+        "plt.receive_buffer"
     } else {
         "flows"
     }
@@ -410,6 +427,7 @@ pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
     let hint = match e.dominant_field.as_str() {
         "run.sample_interval" => "use a longer run.sample_interval or a shorter run",
         "flows" => "use fewer flows",
+        "plt.receive_buffer" => "give the PLT flows a smaller plt.receive_buffer (each may hold that many packets out of order) or use fewer of them",
         _ => "use smaller queues, shorter delays or smaller tcp.rwnd windows",
     };
     Err((

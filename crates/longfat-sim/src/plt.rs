@@ -54,6 +54,10 @@ pub struct PltConfig {
     pub lcm_ack_every_pkts: u32,
     /// ...or when this much time passed since the first unacknowledged one.
     pub lcm_ack_timeout_ns: u64,
+    /// The receiver's buffer for the connection's data: at most this many
+    /// packets from the oldest one not acknowledged to the next one not
+    /// sent, whichever module carries them.
+    pub receive_buffer_pkts: u64,
 }
 
 /// Where a connection-level packet is.
@@ -74,8 +78,8 @@ enum DataState {
 pub struct PacketManager {
     total_pkts: Option<u64>,
     /// The connection's window: at most this many packets between the
-    /// oldest unacknowledged and the next unsent (the receiver's buffer,
-    /// sect. 4.1's "max. receiver window", shared by both modules).
+    /// oldest unacknowledged and the next unsent (the receiver's buffer for
+    /// reassembly; each module's own window is `tcp.rwnd`).
     window_pkts: u64,
     /// The application stopped: no new data.
     stopped: bool,
@@ -130,6 +134,11 @@ impl PacketManager {
     /// The application stops producing data; what was sent still completes.
     pub fn stop(&mut self) {
         self.stopped = true;
+    }
+
+    /// The connection's window (`PltConfig::receive_buffer_pkts`).
+    pub fn window_pkts(&self) -> u64 {
+        self.window_pkts
     }
 
     /// The next packet never sent (packets below it were all sent).
@@ -540,7 +549,7 @@ impl PltSender {
         total_pkts: Option<u64>,
     ) -> Self {
         let lcm = Lcm::new(flow, &tcp, plt);
-        let window = tcp.rwnd_pkts;
+        let window = plt.receive_buffer_pkts;
         let mut hcm = TcpSender::new(flow, tcp, hcm_cc, None);
         hcm.set_send_limit(0);
         Self {
@@ -857,6 +866,7 @@ mod tests {
             lcm_ack_class: 1,
             lcm_ack_every_pkts: 1,
             lcm_ack_timeout_ns: 40_000_000,
+            receive_buffer_pkts: u64::MAX,
         }
     }
 

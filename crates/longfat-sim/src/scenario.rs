@@ -205,6 +205,9 @@ pub struct PltCfg {
     pub lcm_ack_every: Option<u32>,
     /// "low" (default: the LCM's class) or "high" (the HCM's).
     pub lcm_ack_class: Option<String>,
+    /// The receiver's reassembly buffer for the connection ("unlimited":
+    /// the largest TCP window).
+    pub receive_buffer: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]
@@ -1561,6 +1564,18 @@ fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: 
         Some("high") => cfg.class,
         Some(o) => return err(format!("{field}.lcm_ack_class"), format!("unknown class {o:?}; allowed: \"low\", \"high\"")),
     };
+    // The receiver's buffer for the connection's data, in packets.
+    let payload = cfg.payload_bytes();
+    let largest = MAX_WINDOW_BYTES / payload;
+    let buf_field = format!("{field}.receive_buffer");
+    let receive_buffer_pkts = match p.receive_buffer.as_deref() {
+        None | Some("unlimited") => largest,
+        Some(v) => match parse_size(v).or_else(|m| err(&buf_field, m))? {
+            SizeSpec::Packets(n) if (1..=largest).contains(&n) => n,
+            SizeSpec::Bytes(b) if (payload..=MAX_WINDOW_BYTES).contains(&b) => b / payload,
+            _ => return err(&buf_field, format!("{v:?} is out of range; allowed 1 packet ..= {MAX_WINDOW_BYTES} bytes (RFC 7323's largest window), or \"unlimited\"")),
+        },
+    };
     Ok(PltSetup {
         cfg: PltConfig {
             lcm,
@@ -1575,6 +1590,7 @@ fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: 
                 Some(v) => parse_duration_ns(v).expect("checked in tcp_config"),
                 None => cfg.profile.delayed_ack_timeout_ns(),
             },
+            receive_buffer_pkts,
         },
         initial,
     })

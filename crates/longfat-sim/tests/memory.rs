@@ -41,6 +41,10 @@ fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
 fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
     // PLT needs a strict-priority bottleneck; the others keep the FIFO.
     let discipline = if cc == "plt" { "priority" } else { "droptail" };
+    // Its reassembly buffer bounds what a PLT connection may hold; the
+    // default (the largest TCP window) would make 11,000 of them exceed
+    // the memory budget before they start.
+    let plt = if cc == "plt" { "plt = { receive_buffer = \"1000pkt\" }" } else { "" };
     Scenario::from_toml(&format!(
         r#"
         [network]
@@ -52,6 +56,7 @@ fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) ->
         discipline = "{discipline}"
         [[flows]]
         cc = "{cc}"
+        {plt}
         count = {flows}
         start_jitter = "100ms"
         access_delay_jitter = "40ms"

@@ -16,7 +16,7 @@ from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir
 
-PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt")
+PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
 
 def paper_module(paper: str):
@@ -83,6 +83,11 @@ def reproduce(
         mod = paper_module(p)
         with atomic_dir(out / p, force=force, kind="reproduction") as tmp:
             sections = []
+            # A paper module may list its experiments in report order
+            # (ORDER); otherwise the scenario files' order.
+            order = getattr(mod, "ORDER", None)
+            if order:
+                exps = sorted(exps, key=lambda e: order.index(e.name) if e.name in order else len(order))
             for e in exps:
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                 analyse = mod.ANALYSES[e.name]
@@ -94,6 +99,7 @@ def reproduce(
                 "title": mod.TITLE,
                 "citation": mod.CITATION,
                 "notes": getattr(mod, "NOTES", ""),
+                **({"spread": mod.SPREAD} if hasattr(mod, "SPREAD") else {}),
                 "mode": "quick" if quick else "full",
                 "command": command,
                 "runs": sum(len(e.points) for e in exps),

@@ -348,18 +348,50 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
 AGREES = "agrees"
 DIFFERS = "differs"
 NO_NUMBER = "not compared"
+NOT_SEPARABLE = "not separable"
+
+
+def _finite(*xs) -> bool:
+    try:
+        return all(x is not None and math.isfinite(float(x)) for x in xs)
+    except (TypeError, ValueError):
+        return False
 
 
 def evaluate(check: dict, value: float | None) -> str:
     """The verdict of one measured value under one check. Kinds:
     rel (|v - paper| <= tol |paper|), factor (paper/f <= v <= paper*f),
-    range (lo <= v <= hi; either bound may be None), none (nothing to compare)."""
+    range (lo <= v <= hi; either bound may be None), none (nothing to compare),
+    and two over 95 % confidence intervals of a mean over seeds:
+    ci (the interval inside [lo, hi]: agrees; wholly outside: differs;
+    across a bound: not separable) and separate (intervals a and b apart
+    in the claimed direction, a > b or a < b: agrees; apart the other way:
+    differs; overlapping: not separable). For ci and separate, a value,
+    interval or bound that is missing, NaN or infinite differs."""
     kind = check["kind"]
     if kind == "none":
         return NO_NUMBER
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return DIFFERS
     v = float(value)
+    if kind == "ci":
+        ci, lo, hi = check.get("ci") or [None, None], check.get("lo"), check.get("hi")
+        if not (_finite(v, lo, hi, *ci) and len(ci) == 2 and ci[0] <= ci[1]):
+            return DIFFERS
+        if ci[0] >= lo and ci[1] <= hi:
+            return AGREES
+        if ci[1] < lo or ci[0] > hi:
+            return DIFFERS
+        return NOT_SEPARABLE
+    if kind == "separate":
+        a, b, claim = check.get("a") or [None, None], check.get("b") or [None, None], check.get("claim")
+        if not (_finite(v, *a, *b) and len(a) == 2 and len(b) == 2 and claim in (">", "<")):
+            return DIFFERS
+        if a[0] > b[1]:
+            return AGREES if claim == ">" else DIFFERS
+        if a[1] < b[0]:
+            return AGREES if claim == "<" else DIFFERS
+        return NOT_SEPARABLE
     if kind == "rel":
         return AGREES if abs(v - check["paper"]) <= check["tol"] * abs(check["paper"]) else DIFFERS
     if kind == "factor":
@@ -383,6 +415,11 @@ def describe(check: dict) -> str:
         if lo is not None and hi is not None:
             return f"between {lo:g} and {hi:g}"
         return f">= {lo:g}" if lo is not None else f"<= {hi:g}"
+    if kind == "ci":
+        return f"95 % CI inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
+    if kind == "separate":
+        what = check.get("what") or ("A", "B")
+        return f"95 % CIs apart with {what[0]} {check['claim']} {what[1]}; apart the other way: differs; overlapping: not separable"
     return "paper gives no number"
 
 
@@ -430,6 +467,28 @@ def between(lo: float | None = None, hi: float | None = None) -> dict:
 
 
 NONE = {"kind": "none"}
+
+
+def _num(x) -> float | None:
+    """A float for a check, None for NaN or infinity (which never pass)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def within(ci: tuple[float, float], lo: float, hi: float) -> dict:
+    """A ci check: the 95 % interval ``ci`` of a mean against the band [lo, hi]."""
+    return {"kind": "ci", "ci": [_num(ci[0]), _num(ci[1])], "lo": float(lo), "hi": float(hi)}
+
+
+def separate(a: tuple[float, float], b: tuple[float, float], claim: str, what: tuple[str, str] = ("A", "B")) -> dict:
+    """A separate check: the paper claims mean A ``claim`` ('>' or '<') mean B;
+    ``a`` and ``b`` are their 95 % intervals."""
+    if claim not in (">", "<"):
+        raise ValueError(f"claim must be '>' or '<', not {claim!r}")
+    return {"kind": "separate", "a": [_num(a[0]), _num(a[1])], "b": [_num(b[0]), _num(b[1])], "claim": claim, "what": list(what)}
 
 
 @dataclass

@@ -11,7 +11,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from longfat.reproduce.core import AGREES, DIFFERS, Section
+from longfat.reproduce.core import AGREES, DIFFERS, NOT_SEPARABLE, Section
 
 
 def machine() -> str:
@@ -42,7 +42,7 @@ def git_commit() -> str:
 
 
 def _counts(sections: list[Section]) -> dict[str, int]:
-    c = {AGREES: 0, DIFFERS: 0, "not compared": 0}
+    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0}
     for s in sections:
         for r in s.rows:
             c[r.verdict] = c.get(r.verdict, 0) + 1
@@ -53,7 +53,14 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", "not compared": "not compared"}
+VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not separable*", "not compared": "not compared"}
+
+
+def _verdict_line(c: dict[str, int]) -> str:
+    """The verdict counts; "not separable" (confidence-interval checks) only
+    when a report has such rows, so that the other reports keep their form."""
+    sep = f", {c[NOT_SEPARABLE]} not separable" if c[NOT_SEPARABLE] else ""
+    return f"{c[AGREES]} agree, {c[DIFFERS]} differ{sep}, {c['not compared']} not compared"
 
 
 def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
@@ -69,9 +76,11 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)",
         f"- Machine: {meta['machine']}",
         f"- longfat commit: {meta['commit']}",
-        f"- Verdicts: {c[AGREES]} agree, {c[DIFFERS]} differ, {c['not compared']} not compared",
+        f"- Verdicts: {_verdict_line(c)}",
         "",
-        "Each row gives what the paper reported, what longfat measured (mean ± sample standard deviation over seeds where there are several) and a verdict computed from the measured value under the stated criterion. Where a row differs, the note gives the likely reason.",
+        "Each row gives what the paper reported, what longfat measured ("
+        + meta.get("spread", "mean ± sample standard deviation over seeds where there are several")
+        + ") and a verdict computed from the measured value under the stated criterion. Where a row differs, the note gives the likely reason.",
         "",
     ]
     if meta.get("notes"):
@@ -108,14 +117,14 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         f"<title>Reproduction: {e(meta['title'])}</title>",
         "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
         "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
-        "th{background:#f3f3f3}.agrees{color:#17663a}.differs{color:#b3261e;font-weight:bold}.none{color:#777}"
+        "th{background:#f3f3f3}.agrees{color:#17663a}.differs{color:#b3261e;font-weight:bold}.notsep{color:#8a5a00;font-style:italic}.none{color:#777}"
         "img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
         f"<h1>Reproduction: {e(meta['title'])}</h1><p><em>{e(meta['citation'])}</em></p><ul>",
         f"<li>Mode: <b>{e(meta['mode'])}</b></li>",
         f"<li>Command: <code>{e(meta['command'])}</code></li>",
         f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)</li>",
         f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
-        f"<li>Verdicts: {c[AGREES]} agree, {c[DIFFERS]} differ, {c['not compared']} not compared</li></ul>",
+        f"<li>Verdicts: {e(_verdict_line(c))}</li></ul>",
     ]
     if meta.get("notes"):
         out.append(f"<p>{e(meta['notes'])}</p>")
@@ -128,7 +137,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
             out.append(f"<p><img alt='{e(s.title)}' src='data:image/png;base64,{data}'></p>")
         out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
         for r in s.rows:
-            cls = {AGREES: "agrees", DIFFERS: "differs"}.get(r.verdict, "none")
+            cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep"}.get(r.verdict, "none")
             note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
             note = note.removeprefix("if differs: ")
             out.append(
