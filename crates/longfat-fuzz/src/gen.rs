@@ -249,6 +249,7 @@ impl Gen<'_> {
         self.field(&mut m, "receive_buffer", Kind::Size, 0.2, |s| {
             json!(*s.g.pick(&["1pkt", "1000pkt", "3bdp", "1MB", "unlimited"]))
         });
+        self.field(&mut m, "lcm_resend", Kind::Float, 0.2, |s| json!(*s.g.pick(&[0.001, 1.0, 4.0, 1e6])));
         self.extra(&mut m, Table::Plt);
         Value::Object(m)
     }

@@ -203,6 +203,7 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("lcm_ack_every", U32, false),
             ("lcm_ack_class", Word(ACK_CLASSES), false),
             ("receive_buffer", Size, false),
+            ("lcm_resend", Float, false),
         ],
         T::Run => &[
             ("duration", Duration, true),

@@ -77,6 +77,7 @@ struct ModuleSnap {
     lcm_resent: u64,
     lcm_timeouts: u64,
     lcm_late: u64,
+    lcm_self_resent: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -97,7 +98,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
             timeouts: sender.counters.timeouts,
             modules: ModuleSnap::default(),
         },
-        // Retransmissions: the HCM's own and the LCM losses it resent;
+        // Retransmissions: the HCM's own and the LCM losses either module resent;
         // timeouts: the HCM's (the LCM's are reported apart).
         Endpoints::Plt { sender, receiver } => {
             let (h, l) = (&sender.hcm().counters, &sender.lcm().counters);
@@ -106,7 +107,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
                 delivered_bytes: receiver.counters.delivered_bytes,
                 sent_bytes: c.sent_bytes,
                 sent_pkts: c.sent_pkts,
-                retransmits: h.retransmits + sender.manager().lcm_losses_resent,
+                retransmits: h.retransmits + sender.manager().lcm_losses_resent + sender.manager().lcm_losses_resent_by_lcm,
                 timeouts: h.timeouts,
                 modules: ModuleSnap {
                     hcm_sent: h.sent_pkts,
@@ -118,6 +119,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
                     lcm_resent: sender.manager().lcm_losses_resent,
                     lcm_timeouts: l.timeouts,
                     lcm_late: l.late_acked_pkts,
+                    lcm_self_resent: sender.manager().lcm_losses_resent_by_lcm,
                 },
             }
         }
@@ -341,6 +343,7 @@ impl Metrics {
                 row["lcm_losses_resent"] = json!(m.lcm_resent - pm.lcm_resent);
                 row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
                 row["lcm_late_acked_pkts"] = json!(m.lcm_late - pm.lcm_late);
+                row["lcm_losses_resent_by_lcm"] = json!(m.lcm_self_resent - pm.lcm_self_resent);
                 row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
                     (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
                     _ => Value::Null,

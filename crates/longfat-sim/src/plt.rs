@@ -58,6 +58,10 @@ pub struct PltConfig {
     /// packets from the oldest one not acknowledged to the next one not
     /// sent, whichever module carries them.
     pub receive_buffer_pkts: u64,
+    /// The paper's footnote 2: the LCM resends a lost LCM packet itself when
+    /// the retransmit buffer holds more than this many times the HCM's
+    /// window (None: never, as in the paper's simulations).
+    pub lcm_resend_ratio: Option<f64>,
 }
 
 /// Where a connection-level packet is.
@@ -98,6 +102,8 @@ pub struct PacketManager {
     hcm_base: u64,
     /// LCM losses the HCM has sent.
     pub lcm_losses_resent: u64,
+    /// LCM losses the LCM sent again itself (footnote 2).
+    pub lcm_losses_resent_by_lcm: u64,
 }
 
 impl PacketManager {
@@ -114,6 +120,7 @@ impl PacketManager {
             hcm_map: VecDeque::new(),
             hcm_base: 0,
             lcm_losses_resent: 0,
+            lcm_losses_resent_by_lcm: 0,
         }
     }
 
@@ -224,6 +231,21 @@ impl PacketManager {
         self.take_unsent(DataState::Lcm)
     }
 
+    /// The oldest queued LCM loss, taken back by the LCM (footnote 2).
+    pub fn lcm_resend(&mut self) -> Option<u64> {
+        while let Some(q) = self.rtx.pop_front() {
+            if let Some(s) = self.state_mut(q) {
+                if *s == DataState::Queued {
+                    *s = DataState::Lcm;
+                    self.rtx_live -= 1;
+                    self.lcm_losses_resent_by_lcm += 1;
+                    return Some(q);
+                }
+            }
+        }
+        None
+    }
+
     /// The LCM lost packet `d`: into the retransmit buffer, unless it was
     /// acknowledged meanwhile.
     pub fn lcm_lost(&mut self, d: u64) {
@@ -311,6 +333,7 @@ pub struct Lcm {
     max_burst_pkts: u64,
     /// Extra wait before a timeout when the receiver delays LCM ACKs.
     ack_delay_ns: u64,
+    resend_ratio: Option<f64>,
     /// When the oldest packet in flight is given up on.
     timer_ns: Option<u64>,
     pub counters: LcmCounters,
@@ -334,6 +357,7 @@ impl Lcm {
             cwnd_limited: false,
             max_burst_pkts: tcp.max_burst_pkts.map_or(u64::MAX, u64::from),
             ack_delay_ns: if plt.lcm_ack_every_pkts > 1 { plt.lcm_ack_timeout_ns } else { 0 },
+            resend_ratio: plt.lcm_resend_ratio,
             timer_ns: None,
             counters: LcmCounters::default(),
         }
@@ -354,7 +378,7 @@ impl Lcm {
 
     /// Sends new data while the window, the receiver window and the host
     /// queue allow. `rto_ns`: the connection's retransmission timeout.
-    fn send(&mut self, now_ns: u64, rto_ns: u64, pm: &mut PacketManager, out: &mut Outbox) {
+    fn send(&mut self, now_ns: u64, rto_ns: u64, hcm_cwnd: f64, pm: &mut PacketManager, out: &mut Outbox) {
         let cwnd = self.rule.cwnd().floor() as u64;
         let mut sent = 0u64;
         loop {
@@ -373,7 +397,11 @@ impl Lcm {
                 }
                 break;
             }
-            let Some(d) = pm.lcm_data() else { break };
+            // Footnote 2: with a retransmit buffer much larger than the HCM's
+            // window, the LCM takes the oldest loss back itself.
+            let resend = self.resend_ratio.is_some_and(|r| pm.queued() as f64 > r * hcm_cwnd);
+            let next = if resend { pm.lcm_resend().or_else(|| pm.lcm_data()) } else { pm.lcm_data() };
+            let Some(d) = next else { break };
             let seq = self.nxt();
             self.entries.push_back(LcmEntry { data_seq: d, state: LcmState::InFlight });
             self.in_flight += 1;
@@ -644,7 +672,8 @@ impl PltSender {
         }
         if self.app_active {
             let rto = self.rto_ns();
-            self.lcm.send(now_ns, rto, &mut self.pm, out);
+            let hcm_cwnd = self.hcm.cc().cwnd();
+            self.lcm.send(now_ns, rto, hcm_cwnd, &mut self.pm, out);
         }
         if self.completed_at_ns.is_none() && self.pm.is_complete() {
             self.completed_at_ns = Some(now_ns);
@@ -867,6 +896,7 @@ mod tests {
             lcm_ack_every_pkts: 1,
             lcm_ack_timeout_ns: 40_000_000,
             receive_buffer_pkts: u64::MAX,
+            lcm_resend_ratio: None,
         }
     }
 

@@ -208,6 +208,9 @@ pub struct PltCfg {
     /// The receiver's reassembly buffer for the connection ("unlimited":
     /// the largest TCP window).
     pub receive_buffer: Option<String>,
+    /// Footnote 2: the LCM resends its losses when the retransmit buffer
+    /// holds more than this many times the HCM's window (absent: never).
+    pub lcm_resend: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]
@@ -1576,6 +1579,11 @@ fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: 
             _ => return err(&buf_field, format!("{v:?} is out of range; allowed 1 packet ..= {MAX_WINDOW_BYTES} bytes (RFC 7323's largest window), or \"unlimited\"")),
         },
     };
+    let lcm_resend_ratio = match p.lcm_resend {
+        None => None,
+        Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => Some(r),
+        Some(r) => return err(format!("{field}.lcm_resend"), format!("{r} is out of range; allowed (0, 1e6] (times the HCM's window), or leave it out: never")),
+    };
     Ok(PltSetup {
         cfg: PltConfig {
             lcm,
@@ -1591,6 +1599,7 @@ fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: 
                 None => cfg.profile.delayed_ack_timeout_ns(),
             },
             receive_buffer_pkts,
+            lcm_resend_ratio,
         },
         initial,
     })
