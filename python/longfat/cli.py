@@ -230,9 +230,100 @@ def cmd_reproduce(args) -> int:
         def progress(n: int, total: int, cost: float, total_cost: float, label: str) -> None:
             bar.update(task, completed=cost / total_cost if total_cost else n / total, runs=f"{n}/{total} runs", last=label)
 
-        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress, force=args.force)
+        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress, force=args.force, scheduler=args.scheduler)
     for p, d in written.items():
         console.print(f"{p}: {d / 'report.md'} (also report.html, results.json, figures)")
+    return 0
+
+
+def _sweep_progress(title: str, quiet: bool):
+    """A progress bar for runs on the executor: runs done, running and
+    failed, and the time left (runs are weighted by their estimated cost)."""
+    from rich.progress import TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn(f"[bold]{title}"),
+        BarColumn(),
+        TextColumn("{task.fields[done]}/{task.fields[runs]} runs done, {task.fields[running]} running, {task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+        disable=quiet,
+    )
+    return bar
+
+
+def _status_updater(bar, task):
+    def update(status, _key) -> None:
+        frac = status.done_cost / status.total_cost if status.total_cost else (status.done + status.failed) / max(status.total, 1)
+        bar.update(task, completed=frac, done=status.done, runs=status.total, running=status.running, failed=status.failed)
+
+    return update
+
+
+def cmd_sweep(args) -> int:
+    from longfat import store
+    from longfat.sweep import expand, grid_from_args, load_sweep, run_cells
+
+    base, file_grid = load_sweep(args.scenario, args.set or ())
+    base_seed = (base.get("run") or {}).get("seed", 1)
+    grid = grid_from_args(args.grid, args.cc, args.seeds, base_seed if isinstance(base_seed, int) else 1, file_grid)
+    name = base["name"] if "name" in base else Path(args.scenario).stem
+    out = Path(args.out) if args.out else outdir.default_output(name, "-sweep")
+    if out.exists() and not out.is_symlink() and out.is_dir() and any(out.iterdir()):
+        store.open_study(out, "--out", create=False)  # an earlier study (resumed), nothing else
+    with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
+        task = bar.add_task("", total=1)
+        cells = expand(base, grid, on_cell=lambda i, n: bar.update(task, completed=i, total=n))
+    command = "longfat " + " ".join(args.argv)
+    bar = _sweep_progress(f"sweep {name}", args.quiet)
+    try:
+        with bar:
+            task = bar.add_task("", total=1.0, done=0, runs=len(cells), running=0, failed=0)
+            outcome = run_cells(cells, out, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command)
+    except KeyboardInterrupt as e:
+        n = len(store.done_runs(out)) if out.exists() else 0
+        err_console.print(f"interrupted: {n} runs stored in {out}; run the same command again to resume", style="yellow", highlight=False, markup=False)
+        return 128 + getattr(e, "signum", signal.SIGINT)
+    console.print(
+        f"{outcome.total} runs in the grid: {outcome.ran} ran now, {outcome.skipped} were already in the study, {len(outcome.failed)} failed "
+        f"({outcome.wall_s:.1f} s); study in {out}/ ({store.size_bytes(out) / 1e6:.1f} MB)",
+        highlight=False,
+    )
+    if outcome.failed:
+        for cell, error in outcome.failed[:5]:
+            err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
+        err_console.print(f"{len(outcome.failed)} runs failed; details in {out}/failed/", style="red", highlight=False, markup=False)
+        return 1
+    console.print(f'query it: longfat query {out} "SELECT cc, avg(utilization) FROM runs GROUP BY cc"', highlight=False, markup=False)
+    return 0
+
+
+def cmd_query(args) -> int:
+    from longfat import store
+
+    cols, rows = store.query(args.study, args.sql)
+    if args.format == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(cols)
+        w.writerows(rows)
+        return 0
+    if args.format == "json":
+        import json
+
+        print(json.dumps([dict(zip(cols, r)) for r in rows], default=str, indent=1))
+        return 0
+    t = Table(show_lines=False)
+    for c in cols:
+        t.add_column(c, overflow="fold")
+    for r in rows:
+        t.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in r))
+    console.print(t)
+    console.print(f"{len(rows)} rows", highlight=False)
     return 0
 
 
@@ -285,12 +376,32 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="rerun a paper's experiments and report paper vs longfat")
     rp.add_argument("paper", metavar="PAPER", help="ltcp, htcp, ehstcp, tcpgt, plt or all")
     rp.add_argument("--quick", action="store_true", help="scaled-down runs for smoke tests (not a reproduction)")
-    rp.add_argument("--jobs", type=int, help="parallel simulations (default: number of cores)")
+    rp.add_argument("--jobs", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
+    rp.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of local workers")
     rp.add_argument("--out", default="reproductions", help="output directory; each paper gets OUT/<paper>/ (default reproductions)")
     rp.add_argument("--force", action="store_true", help="replace OUT/<paper> if it holds an earlier longfat result (never anything else)")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rp.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     rp.set_defaults(func=cmd_reproduce)
+
+    sw = sub.add_parser("sweep", help="run a scenario over a grid of fields, algorithms and seeds on Dask; store the runs in a study")
+    sw.add_argument("scenario", help="scenario TOML file (its [sweep] table, if any, gives the grid)")
+    sw.add_argument("--grid", action="append", metavar="KEY=[...]", help='a field and its values, e.g. --grid \'network.bottleneck.rate=["100Mbps","1Gbps"]\' (repeatable)')
+    sw.add_argument("--cc", help="comma-separated algorithms; every TCP flow takes each in turn")
+    sw.add_argument("--seeds", type=int, help="number of seeds: run.seed, run.seed+1, ...")
+    sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="fix a field for every cell (as for run)")
+    sw.add_argument("--out", help="study directory (default results/<scenario name>-sweep); an earlier study there is resumed")
+    sw.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
+    sw.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
+    sw.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sw.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    sw.set_defaults(func=cmd_sweep)
+
+    q = sub.add_parser("query", help="run SQL over a study's results (tables runs, flows, links, transfers)")
+    q.add_argument("study", help="study directory written by longfat sweep or longfat suite")
+    q.add_argument("sql", help='e.g. "SELECT cc, avg(utilization) FROM runs GROUP BY cc"')
+    q.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    q.set_defaults(func=cmd_query)
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
     a.set_defaults(func=cmd_algorithms)
@@ -367,8 +478,15 @@ def _report_crash(command: str, argv: list[str], exc: BaseException) -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     if getattr(args, "seed", None) is not None and args.seed < 0:
         err_console.print("[red]error:[/red] --seed: must be >= 0")
+        return 2
+    if getattr(args, "seeds", None) is not None and args.seeds < 1:
+        err_console.print("[red]error:[/red] --seeds: must be >= 1")
+        return 2
+    if getattr(args, "workers", None) is not None and args.workers < 1:
+        err_console.print("[red]error:[/red] --workers: must be >= 1")
         return 2
     if getattr(args, "repeat", 1) < 1:
         err_console.print("[red]error:[/red] --repeat: must be >= 1")

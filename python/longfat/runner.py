@@ -169,7 +169,12 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
     summary["seed"] = spec.get("run", {}).get("seed", 1)
     summary["events"] = sim.events_processed
     flows, links = _tables(sim)
-    return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
+    result = RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
+    # The engine must be freed by the thread that made it. A sampling
+    # profiler (Dask's, on a worker) may hold this frame past its return,
+    # and with it the frame's locals: drop the reference here.
+    del sim
+    return result
 
 
 def run(
@@ -184,8 +189,7 @@ def run(
     ``memory_budget_bytes`` (e.g. "8GiB"; default LONGFAT_MEMORY_BUDGET or
     4 GiB) refuses a run estimated to need more, and stops one whose packets
     pass it."""
-    spec, sim = prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes)
-    return execute(spec, sim, progress)
+    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes), progress)
 
 
 def wall_time_note(sim: Simulation, threshold_s: float = 180.0) -> str | None:

@@ -175,16 +175,19 @@ def _check_structure(doc: dict, root: str, prefix: str) -> None:
 # ---- reading files -------------------------------------------------------------
 
 
-def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False) -> dict:
+def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False, keep_sweep: bool = False) -> dict:
     """Reads a scenario: a path to a TOML file, or an already-parsed dict.
     A ``[reproduce]`` table (the sweep ``longfat reproduce`` runs) is dropped
-    unless ``keep_reproduce``: the rest is the experiment's base point.
+    unless ``keep_reproduce``, and a ``[sweep]`` table (the grid of
+    ``longfat sweep``) unless ``keep_sweep``: the rest is the base point.
     Raises ScenarioError naming the field for anything that cannot be
     handed to the validator (see ``check_document``)."""
     if isinstance(source, dict):
         doc = dict(source)
         if not keep_reproduce:
             doc.pop("reproduce", None)
+        if not keep_sweep:
+            doc.pop("sweep", None)
         check_document(doc)  # before deepcopy, which would recurse without limit
         return copy.deepcopy(doc)
     if not isinstance(source, (str, os.PathLike)):
@@ -193,6 +196,8 @@ def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False) ->
     doc = _read_toml(path)
     if not keep_reproduce:
         doc.pop("reproduce", None)
+    if not keep_sweep:
+        doc.pop("sweep", None)
     check_document(doc, prefix=f"{_disp(str(path), 300)}: " if keep_reproduce else "")
     return doc
 

@@ -32,8 +32,10 @@ def reproduce(
     command: str,
     progress: Callable[[int, int, float, float, str], None] | None = None,
     force: bool = False,
+    scheduler: str | None = None,
 ) -> dict[str, Path]:
-    """Runs every experiment of ``papers`` in one process pool, then writes
+    """Runs every experiment of ``papers`` on the executor (``jobs`` local
+    Dask workers, or the Dask cluster at ``scheduler``), then writes
     ``out/<paper>/`` (report.md, report.html, results.json, figures), each
     directory atomically. ``out`` is a container: each ``out/<paper>`` must
     be missing or empty, or with ``force`` an earlier longfat result; all of
@@ -69,7 +71,7 @@ def reproduce(
         if labels != [pt.label() for pt in points]:
             raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
     else:
-        results = run_points(points, jobs, on_done)
+        results = run_points(points, jobs, on_done, scheduler=scheduler)
         total_wall = time.perf_counter() - started
         if cache:
             with open(cache, "wb") as fh:
@@ -106,6 +108,7 @@ def reproduce(
                 "wall_s": wall_by_paper[p],
                 "total_wall_s": total_wall,
                 "jobs": jobs,
+                "executor": f"{jobs} parallel jobs" if scheduler is None else f"the workers of the Dask cluster at {scheduler}",
                 "machine": machine(),
                 "commit": git_commit(),
             }

@@ -26,8 +26,6 @@ import json
 import math
 import os
 import re
-import sys
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -264,82 +262,25 @@ def run_point(spec: dict) -> Any:
     return run(spec)
 
 
-_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
-
-
-def _init_worker(parent_pid: int | None = None) -> None:
-    """Runs first in each worker process: ties the worker's life to its
-    parent's, so that no simulation outlives a killed ``longfat reproduce``."""
-    import signal
-
-    # numpy's BLAS threads would only compete with the simulations.
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    # Ctrl-C reaches the whole process group; the parent alone handles it
-    # (and terminates the workers), so workers print no tracebacks.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        # The kernel sends SIGKILL to this worker when its parent dies,
-        # however it dies (SIGKILL included).
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    # The parent may have died before the line above took effect.
-    if parent_pid is not None and os.getppid() != parent_pid:
-        os._exit(1)
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Kills the pool's worker processes at once, without waiting for the
-    simulations they are running, and shuts the pool down. (The standard
-    library has no public way to do this before Python 3.14's
-    ``kill_workers``; ``_processes`` maps pid -> Process.)"""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for proc in procs:
-        try:
-            proc.kill()
-        except (OSError, ValueError, AttributeError):
-            pass  # already gone
-    pool.shutdown(wait=True, cancel_futures=True)
-    for proc in procs:
-        try:
-            proc.join(timeout=5)
-        except (OSError, ValueError, AssertionError):
-            pass
-
-
-def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None) -> dict[int, Any]:
-    """Runs every point (longest first) in ``jobs`` processes; returns
-    results by position in ``points``. An interruption (Ctrl-C, SIGTERM) or
-    a failed run kills the workers at once and cancels the rest; workers
+def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None) -> dict[int, Any]:
+    """Runs every point (longest first) on the executor (``longfat.executor``:
+    this process if ``jobs`` is 1, else a local Dask cluster of ``jobs``
+    worker processes, or the Dask cluster at ``scheduler``); returns results
+    by position in ``points``. A failed run, an interruption (Ctrl-C,
+    SIGTERM) cancels the rest and stops the local workers; local workers
     also die with this process if it is killed."""
+    from longfat.executor import Executor, Task
+
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    order = sorted(range(len(points)), key=lambda i: -points[i].cost)
+    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario,), pt.cost) for i, pt in enumerate(points)]
+    index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
-    if jobs <= 1:
-        for i in order:
-            results[i] = run_point(points[i].scenario)
+    with Executor(scheduler, jobs, field="--scheduler") as ex:
+        for key, _ok, value in ex.run(tasks, stop_on_failure=True):
+            i = index[key]
+            results[i] = value
             if on_done:
                 on_done(points[i])
-        return results
-    import multiprocessing as mp
-
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(os.getpid(),))
-    pending: dict[Future, int] = {}
-    try:
-        for i in order:
-            pending[pool.submit(run_point, points[i].scenario)] = i
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                i = pending.pop(fut)
-                results[i] = fut.result()
-                if on_done:
-                    on_done(points[i])
-    except BaseException:
-        _stop_workers(pool)
-        raise
-    pool.shutdown(wait=True)
     return results
 
 

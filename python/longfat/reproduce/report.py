@@ -73,7 +73,7 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         f"- Mode: **{meta['mode']}**" + (" (scaled down for smoke tests: not a reproduction)" if meta["mode"] == "quick" else ""),
         f"- Command: `{meta['command']}`",
         f"- Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets)"
-        f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)",
+        f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})",
         f"- Machine: {meta['machine']}",
         f"- longfat commit: {meta['commit']}",
         f"- Verdicts: {_verdict_line(c)}",
@@ -122,7 +122,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         f"<h1>Reproduction: {e(meta['title'])}</h1><p><em>{e(meta['citation'])}</em></p><ul>",
         f"<li>Mode: <b>{e(meta['mode'])}</b></li>",
         f"<li>Command: <code>{e(meta['command'])}</code></li>",
-        f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta['jobs']} parallel jobs)</li>",
+        f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
         f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
         f"<li>Verdicts: {e(_verdict_line(c))}</li></ul>",
     ]

@@ -1,0 +1,278 @@
+"""Where simulations run: in this process, or on Dask distributed (a local
+cluster of one worker process per core, or an existing cluster).
+
+``longfat sweep``, ``longfat suite`` and ``longfat reproduce`` all submit
+their runs here. Tasks go longest first (Dask runs higher ``priority``
+first). A task whose worker dies (a killed process, a lost machine) is
+rescheduled by Dask's scheduler on another worker; a task that raises
+is reported as failed and does not stop the others unless the caller says
+so.
+
+A cluster started elsewhere is used with ``scheduler="tcp://HOST:8786"``;
+start it with the standard commands::
+
+    dask scheduler                              # prints tcp://HOST:8786
+    dask worker tcp://HOST:8786 --nworkers 8 --nthreads 1   # on each machine
+
+Every worker must have the same longfat build installed (checked when the
+executor starts: a run's key includes the build, so a worker with another
+build would store results under the wrong key).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from longfat._native import ScenarioError
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+@dataclass
+class Task:
+    key: str  # unique within one submission; Dask's task key
+    fn: Callable[..., Any]
+    args: tuple
+    cost: float  # larger runs first
+
+
+@dataclass
+class Status:
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    total: int = 0
+    done_cost: float = 0.0
+    total_cost: float = 0.0
+
+
+def _worker_setup() -> None:
+    """Runs in each local worker process before any task: one BLAS thread
+    (numpy's threads would only compete with the simulations), and the
+    worker dies with its parent however the parent dies."""
+    import signal
+
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class _LocalWorkerSetup(WorkerPlugin):
+    """``_worker_setup`` on every worker of a local cluster, restarted ones
+    included."""
+
+    def setup(self, worker) -> None:
+        _worker_setup()
+
+
+def _worker_build() -> str:
+    from longfat.store import build_id
+
+    return build_id()
+
+
+class Executor:
+    """``with Executor(scheduler, workers) as ex: for key, ok, value in
+    ex.run(tasks): ...``. ``workers == 1`` without a scheduler runs the
+    tasks in this process, one after the other, in the same order."""
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, field: str = "--scheduler"):
+        if workers is not None and workers < 1:
+            raise ScenarioError("--workers: must be >= 1", "--workers")
+        self.scheduler = scheduler
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self.field = field
+        self.client = None
+        self.cluster = None
+
+    @property
+    def inline(self) -> bool:
+        return self.scheduler is None and self.workers <= 1
+
+    def describe(self) -> str:
+        if self.scheduler:
+            return f"Dask cluster at {self.scheduler}"
+        if self.inline:
+            return "this process"
+        return f"local Dask cluster, {self.workers} worker processes"
+
+    def __enter__(self) -> "Executor":
+        if self.inline:
+            return self
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError as e:  # pragma: no cover - a declared dependency
+            raise ScenarioError(f"{self.field}: Dask distributed is not installed ({e})", self.field) from None
+        for name in ("distributed", "distributed.nanny", "distributed.scheduler", "distributed.worker", "distributed.core", "distributed.comm"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        if self.scheduler:
+            try:
+                self.client = Client(self.scheduler, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as e:
+                raise ScenarioError(f"{self.field}: cannot reach the Dask scheduler at {self.scheduler}: {' '.join(str(e).split())}", self.field) from None
+            self._check_builds()
+        else:
+            import dask
+
+            dask.config.set({"distributed.worker.daemon": True, "distributed.worker.profile.enabled": False, "distributed.admin.tick.limit": "1h", "logging.distributed": "critical"})
+            import warnings
+
+            with warnings.catch_warnings():
+                # "Port 8787 is already in use": the scheduler's HTTP
+                # endpoint moves to a free port; nothing to tell the user.
+                warnings.simplefilter("ignore", UserWarning)
+                self.cluster = LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    memory_limit=0,  # runs carry their own memory budget
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                )
+            self.client = Client(self.cluster)
+            self.client.register_plugin(_LocalWorkerSetup(), name="longfat-setup")
+        return self
+
+    def _check_builds(self) -> None:
+        from longfat.store import build_id
+
+        mine = build_id()
+        try:
+            theirs = self.client.run(_worker_build)
+        except Exception as e:
+            raise ScenarioError(f"{self.field}: the workers at {self.scheduler} cannot import longfat: {' '.join(str(e).split())}", self.field) from None
+        if not theirs:
+            raise ScenarioError(f"{self.field}: the Dask cluster at {self.scheduler} has no workers", self.field)
+        bad = {w: b for w, b in theirs.items() if b != mine}
+        if bad:
+            w, b = next(iter(bad.items()))
+            raise ScenarioError(f"{self.field}: worker {w} runs longfat {b}, this is {mine}; install the same build on every worker", self.field)
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        client, cluster = self.client, self.cluster
+        self.client = self.cluster = None
+        if client is not None:
+            try:
+                client.close(timeout=10)
+            except Exception:
+                pass
+        if cluster is not None:
+            try:
+                cluster.close(timeout=10)
+            except Exception:
+                pass
+
+    def worker_pids(self) -> dict[str, int]:
+        """Worker address -> process id (for tests and diagnostics)."""
+        return {} if self.client is None else self.client.run(os.getpid)
+
+    def run(
+        self,
+        tasks: Sequence[Task],
+        on_status: Callable[[Status, str | None], None] | None = None,
+        stop_on_failure: bool = False,
+        poll_s: float = 0.25,
+    ) -> Iterator[tuple[str, bool, Any]]:
+        """Runs the tasks, longest first; yields ``(key, True, value)`` or
+        ``(key, False, error_text)`` as each finishes. ``on_status(status,
+        finished_key_or_None)`` is called after each and at least every
+        ``poll_s``. With ``stop_on_failure`` the first failure cancels the
+        rest and raises it."""
+        order = sorted(tasks, key=lambda t: -t.cost)
+        status = Status(total=len(order), total_cost=sum(t.cost for t in order))
+        if self.inline:
+            for t in order:
+                status.running = 1
+                if on_status:
+                    on_status(status, None)
+                try:
+                    value = t.fn(*t.args)
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except Exception as e:
+                    if stop_on_failure:
+                        raise
+                    status.failed += 1
+                    status.running = 0
+                    status.done_cost += t.cost
+                    if on_status:
+                        on_status(status, t.key)
+                    yield t.key, False, f"{type(e).__name__}: {' '.join(str(e).split())}"
+                    continue
+                status.done += 1
+                status.running = 0
+                status.done_cost += t.cost
+                if on_status:
+                    on_status(status, t.key)
+                yield t.key, True, value
+            return
+        yield from self._run_dask(order, status, on_status, stop_on_failure, poll_s)
+
+    def _run_dask(self, order, status, on_status, stop_on_failure, poll_s):
+        from dask.distributed import wait
+
+        client = self.client
+        futures = {}
+        cost = {}
+        for t in order:
+            f = client.submit(t.fn, *t.args, key=t.key, priority=t.cost, retries=0, pure=False)
+            futures[f] = t.key
+            cost[t.key] = t.cost
+        pending = set(futures)
+        last_poll = 0.0
+        try:
+            while pending:
+                try:
+                    done, _ = wait(list(pending), timeout=poll_s, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    done = set()
+                now = time.monotonic()
+                if now - last_poll >= poll_s or done:
+                    last_poll = now
+                    try:
+                        processing = client.processing()
+                        keys = {futures[f] for f in pending}
+                        status.running = sum(1 for ks in processing.values() for k in ks if k in keys)
+                    except Exception:
+                        pass
+                if not done and on_status:
+                    on_status(status, None)
+                for f in done:
+                    pending.discard(f)
+                    key = futures[f]
+                    status.done_cost += cost[key]
+                    if f.status == "finished":
+                        value = f.result()
+                        f.release()
+                        status.done += 1
+                        status.running = max(status.running - 1, 0)
+                        if on_status:
+                            on_status(status, key)
+                        yield key, True, value
+                    else:
+                        exc = f.exception()
+                        f.release()
+                        if stop_on_failure:
+                            raise exc
+                        status.failed += 1
+                        status.running = max(status.running - 1, 0)
+                        if on_status:
+                            on_status(status, key)
+                        yield key, False, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        finally:
+            if pending:
+                client.cancel(list(pending), force=True)

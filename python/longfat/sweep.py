@@ -1,0 +1,302 @@
+"""``longfat sweep``: a scenario plus a grid, expanded into fully resolved
+runs, run on Dask, stored in a study (see ``longfat.store``).
+
+A grid comes from the command line (``--grid KEY=[...]``, ``--cc a,b``,
+``--seeds N``) or from a ``[sweep]`` table in the scenario file::
+
+    [sweep]
+    cc = ["reno", "cubic"]          # every TCP flow takes each in turn
+    seeds = 3                       # run.seed, run.seed + 1, run.seed + 2 (or a list)
+    [sweep.grid]
+    "network.bottleneck.rate" = ["100Mbps", "1Gbps"]
+    "flows[0].rtt" = ["20ms", "80ms"]
+
+The command line's entries replace the file's (a ``--grid`` key replaces
+the same key; ``--cc`` and ``--seeds`` replace theirs). The cells are the
+product of the grid's keys (in order), the algorithms and the seeds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from longfat._native import ScenarioError, Simulation
+from longfat.scenario import _disp, _kind, _parse_value, apply_overrides, check_key, load_scenario, set_path
+from longfat.store import result_files, run_id
+
+#: Fields of a ``[sweep]`` table.
+SWEEP_FIELDS = ("grid", "cc", "seeds")
+#: At most this many cells in one sweep (a typo like seeds = 1e9 is refused
+#: before anything is expanded).
+MAX_CELLS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: its coordinates in the grid and its fully
+    resolved scenario (seed included)."""
+
+    labels: dict
+    scenario: dict
+    cost: float = 1.0
+    label_types: dict = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return run_id(self.scenario)
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={json.dumps(v)}" for k, v in self.labels.items())
+
+
+@dataclass
+class Grid:
+    axes: dict[str, list] = field(default_factory=dict)  # scenario key -> values
+    ccs: list[str] | None = None
+    seeds: list[int] | None = None
+
+
+# ---- the grid --------------------------------------------------------------------
+
+
+def _check_values(key: str, values: Any, field_name: str) -> list:
+    if not isinstance(values, list) or not values:
+        raise ScenarioError(f"{field_name}: must be a non-empty array of values, e.g. [\"100Mbps\", \"1Gbps\"], not {_kind(values)}", field_name)
+    return values
+
+
+def _seeds(value: Any, base: int, field_name: str) -> list[int]:
+    if isinstance(value, bool):
+        raise ScenarioError(f"{field_name}: must be a number of seeds (1..10000) or an array of seeds, not a boolean", field_name)
+    if isinstance(value, int):
+        if not 1 <= value <= 10_000:
+            raise ScenarioError(f"{field_name}: {value} is out of range; allowed 1..=10000 seeds", field_name)
+        return [base + i for i in range(value)]
+    if isinstance(value, list) and value:
+        for s in value:
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
+                raise ScenarioError(f"{field_name}: every seed must be an integer in 0..2^64, not {_disp(repr(s), 40)}", field_name)
+        if len(set(value)) != len(value):
+            raise ScenarioError(f"{field_name}: a seed is listed twice", field_name)
+        return list(value)
+    raise ScenarioError(f"{field_name}: must be a number of seeds (1..10000) or a non-empty array of seeds, not {_kind(value)}", field_name)
+
+
+def grid_from_file(table: Any, base_seed: int) -> Grid:
+    """The ``[sweep]`` table of a scenario file."""
+    from longfat.compare import parse_algorithms
+
+    if not isinstance(table, dict):
+        raise ScenarioError(f"sweep: must be a table, not {_kind(table)}", "sweep")
+    for k in table:
+        if k not in SWEEP_FIELDS:
+            raise ScenarioError(f"sweep.{_disp(k, 40)}: unknown field; allowed: {', '.join(SWEEP_FIELDS)}", f"sweep.{k}")
+    g = Grid()
+    axes = table.get("grid", {})
+    if not isinstance(axes, dict):
+        raise ScenarioError(f"sweep.grid: must be a table of KEY = [values], not {_kind(axes)}", "sweep.grid")
+    for key, values in axes.items():
+        f = f"sweep.grid.{key}"
+        check_key(key, f, f)
+        g.axes[key] = _check_values(key, values, f)
+    if "cc" in table:
+        cc = table["cc"]
+        if not isinstance(cc, list) or not all(isinstance(c, str) for c in cc):
+            raise ScenarioError(f"sweep.cc: must be an array of algorithm names, not {_kind(cc)}", "sweep.cc")
+        try:
+            g.ccs = parse_algorithms(",".join(cc))
+        except ScenarioError as e:
+            raise ScenarioError(e.args[0].replace("--cc", "sweep.cc", 1), "sweep.cc") from None
+    if "seeds" in table:
+        g.seeds = _seeds(table["seeds"], base_seed, "sweep.seeds")
+    return g
+
+
+def grid_from_args(grid: Iterable[str] = (), cc: str | None = None, seeds: int | None = None, base_seed: int = 1, file_grid: Grid | None = None) -> Grid:
+    """The command line's ``--grid KEY=[...]`` (repeatable), ``--cc`` and
+    ``--seeds`` over the file's grid."""
+    from longfat.compare import parse_algorithms
+
+    g = copy.deepcopy(file_grid) if file_grid is not None else Grid()
+    for item in grid or ():
+        if "=" not in item:
+            raise ScenarioError(f"--grid {_disp(item)}: expected KEY=[values], e.g. --grid 'network.bottleneck.rate=[\"100Mbps\",\"1Gbps\"]'", "--grid")
+        key, text = item.split("=", 1)
+        key = key.strip()
+        f = f"--grid {_disp(key)}"
+        check_key(key, f, "--grid")
+        g.axes.pop(key, None)
+        g.axes[key] = _check_values(key, _parse_value(text.strip(), key), f)
+    if cc is not None:
+        g.ccs = parse_algorithms(cc)
+    if seeds is not None:
+        g.seeds = _seeds(seeds, base_seed, "--seeds")
+    return g
+
+
+def _label_types(axes: dict[str, list]) -> dict[str, str]:
+    """A grid key whose values are of mixed types is stored as text (one
+    column has one type in every run's file)."""
+    out = {}
+    for k, vs in axes.items():
+        kinds = {type(v).__name__ if not isinstance(v, (int, float)) or isinstance(v, bool) else "number" for v in vs}
+        if len(kinds) > 1 or kinds & {"list", "dict"}:
+            out[k] = "string"
+    return out
+
+
+def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on_cell: Callable[[int, int], None] | None = None) -> list[Cell]:
+    """Every cell of the grid as a fully resolved scenario, each validated
+    (the engine builds it) before anything runs: a bad value in one cell is
+    refused with a ScenarioError naming the cell and the field. Cells are
+    costed by their estimated events (longest first)."""
+    from longfat.compare import with_algorithm
+    from longfat.runner import memory_budget
+
+    budget = memory_budget(memory_budget_bytes)
+    seeds = grid.seeds or [int((base.get("run") or {}).get("seed", 1))]
+    axes = list(grid.axes.items())
+    n = len(seeds) * len(grid.ccs or [None])
+    for _, vs in axes:
+        n *= len(vs)
+    if n > MAX_CELLS:
+        raise ScenarioError(f"sweep: the grid has {n:,} cells; at most {MAX_CELLS:,} are allowed in one sweep", "sweep")
+    types = _label_types(grid.axes)
+    cells = []
+    combos = itertools.product(*(vs for _, vs in axes), grid.ccs or [None], seeds)
+    for i, combo in enumerate(combos):
+        values, cc, seed = combo[: len(axes)], combo[-2], combo[-1]
+        spec = copy.deepcopy(base)
+        labels: dict[str, Any] = {}
+        where = f"cell {i + 1} of {n}"
+        try:
+            for (key, _), v in zip(axes, values):
+                set_path(spec, key, v, name=f"--grid {_disp(key)}")
+                labels[key] = v
+            if cc is not None:
+                name = spec.get("name")
+                spec = with_algorithm(spec, cc)
+                if name is None:
+                    spec.pop("name", None)
+                else:
+                    spec["name"] = name
+            set_path(spec, "run.seed", seed, name="--seeds")
+            spec = apply_overrides(spec, ())  # the document checks
+        except ScenarioError as e:
+            raise ScenarioError(f"{where} ({_describe(labels)}): {e.args[0]}", e.args[1]) from None
+        labels["cc"] = cc if cc is not None else ",".join(sorted({f.get("cc", "reno") for f in spec.get("flows", [])}))
+        labels["seed"] = seed
+        cost = validate(labels, spec, where, budget)
+        cells.append(Cell(labels, spec, cost, types))
+        if on_cell:
+            on_cell(i + 1, n)
+    return cells
+
+
+def validate(labels: dict, spec: dict, where: str, budget: int) -> float:
+    """Builds the engine for one resolved scenario (the whole validation);
+    returns its estimated events. A refusal is re-raised naming ``where``
+    and the cell's labels."""
+    try:
+        sim = Simulation(json.dumps(spec), budget)
+    except ScenarioError as e:
+        raise ScenarioError(f"{where} ({_describe(labels)}): {e.args[0]}", e.args[1]) from None
+    cost = float(sim.estimate()["events"])
+    del sim
+    return cost
+
+
+def cells_of(pairs: Iterable[tuple[dict, dict]], *, memory_budget_bytes: int | None = None) -> list[Cell]:
+    """Cells from (labels, resolved scenario) pairs built elsewhere (the
+    suite's experiments), each validated as ``expand`` validates its own."""
+    from longfat.runner import memory_budget
+
+    budget = memory_budget(memory_budget_bytes)
+    pairs = list(pairs)
+    return [Cell(dict(labels), spec, validate(labels, spec, f"cell {i + 1} of {len(pairs)}", budget)) for i, (labels, spec) in enumerate(pairs)]
+
+
+def _describe(labels: dict) -> str:
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()) or "the base scenario"
+
+
+def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, Grid]:
+    """The base scenario (``--set`` applied) and the file's grid."""
+    doc = load_scenario(path, keep_sweep=True)
+    table = doc.pop("sweep", None)
+    base = apply_overrides(doc, overrides)
+    base_seed = int((base.get("run") or {}).get("seed", 1)) if isinstance((base.get("run") or {}).get("seed", 1), int) else 1
+    return base, (grid_from_file(table, base_seed) if table is not None else Grid())
+
+
+# ---- running ---------------------------------------------------------------------
+
+
+def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict) -> dict[str, bytes]:
+    """Worker: one run, returned as the Parquet files the store keeps."""
+    from longfat.runner import run
+
+    t0 = time.perf_counter()
+    res = run(json.loads(scenario_json))
+    return result_files(rid, labels, res, time.perf_counter() - t0, label_types)
+
+
+@dataclass
+class SweepOutcome:
+    study: Path
+    total: int
+    skipped: int  # already in the study
+    ran: int
+    failed: list[tuple[Cell, str]]
+    wall_s: float
+
+
+def run_cells(
+    cells: list[Cell],
+    study: str | Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    on_status=None,
+    command: str | None = None,
+    field: str = "--out",
+) -> SweepOutcome:
+    """Runs the cells not yet in ``study`` on the executor and stores each
+    as it finishes; then refreshes the study's database. Failed runs are
+    recorded under ``failed/`` and returned; the others are kept."""
+    from longfat.executor import Executor, Task
+    from longfat.store import done_runs, open_study, refresh_database, write_failure, write_run
+
+    from longfat.outdir import _normalize
+
+    t0 = time.perf_counter()
+    by_id: dict[str, Cell] = {}
+    for c in cells:
+        by_id.setdefault(c.run_id, c)  # identical cells are one run
+    path = _normalize(study, field)
+    done = done_runs(path) if path.is_dir() else set()
+    todo = [c for rid, c in by_id.items() if rid not in done]
+    failed: list[tuple[Cell, str]] = []
+    ran = 0
+    # The executor (a cluster reached, workers started) before the study is
+    # made: an unreachable scheduler leaves nothing behind.
+    with Executor(scheduler, workers) if todo else contextlib.nullcontext() as ex:
+        study = open_study(study, field, command=command)
+        if todo:
+            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types), c.cost) for c in todo]
+            for rid, ok, value in ex.run(tasks, on_status):
+                if ok:
+                    write_run(study, rid, value)
+                    ran += 1
+                else:
+                    write_failure(study, rid, by_id[rid].labels, value)
+                    failed.append((by_id[rid], value))
+    refresh_database(study)
+    return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0)

@@ -1,0 +1,330 @@
+"""longfat sweep, the results store and longfat query: the grid, validation
+up front, exactly-once storage, resuming, a worker killed mid-sweep, and SQL
+over the study."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import longfat
+from longfat._native import ScenarioError
+from longfat import store
+from longfat.sweep import Grid, expand, grid_from_args, load_sweep, run_cells
+
+from conftest import ROOT, longfat_cli, run_cli, small_scenario
+
+GRID_TOML = """
+name = "grid"
+[network]
+topology = "dumbbell"
+[network.bottleneck]
+rate = "20Mbps"
+delay = "10ms"
+queue = "1bdp"
+[[flows]]
+cc = "reno"
+count = 2
+start_spacing = "0.5s"
+[run]
+duration = "{duration}"
+sample_interval = "100ms"
+seed = 5
+
+[sweep]
+cc = ["reno", "cubic", "htcp"]
+seeds = 2
+[sweep.grid]
+"network.bottleneck.rate" = ["10Mbps", "20Mbps", "40Mbps"]
+"""
+
+
+def grid_file(tmp_path, duration="3s") -> Path:
+    p = tmp_path / "grid.toml"
+    p.write_text(GRID_TOML.replace("{duration}", duration))
+    return p
+
+
+# ---- the grid ----------------------------------------------------------------------
+
+
+def test_file_grid_expands_to_every_cell_with_labels(tmp_path):
+    base, grid = load_sweep(grid_file(tmp_path))
+    assert "sweep" not in base
+    cells = expand(base, grid)
+    assert len(cells) == 3 * 3 * 2
+    combos = {(c.labels["network.bottleneck.rate"], c.labels["cc"], c.labels["seed"]) for c in cells}
+    assert combos == {(r, a, s) for r in ("10Mbps", "20Mbps", "40Mbps") for a in ("reno", "cubic", "htcp") for s in (5, 6)}
+    for c in cells:
+        assert c.scenario["network"]["bottleneck"]["rate"] == c.labels["network.bottleneck.rate"]
+        assert all(f["cc"] == c.labels["cc"] for f in c.scenario["flows"])
+        assert c.scenario["run"]["seed"] == c.labels["seed"]
+        assert c.cost > 0
+    # Keys are stable, distinct, and change with any field or the seed.
+    ids = [c.run_id for c in cells]
+    assert len(set(ids)) == len(ids) and ids == [c.run_id for c in expand(base, grid)]
+    # Faster links carry more packets: the cost estimate orders them.
+    cost = {c.labels["network.bottleneck.rate"]: c.cost for c in cells if c.labels["cc"] == "reno" and c.labels["seed"] == 5}
+    assert cost["10Mbps"] < cost["20Mbps"] < cost["40Mbps"]
+
+
+def test_command_line_replaces_the_files_entries(tmp_path):
+    base, file_grid = load_sweep(grid_file(tmp_path), ["run.duration=\"2s\""])
+    assert base["run"]["duration"] == "2s"
+    g = grid_from_args(['network.bottleneck.rate=["15Mbps"]', 'flows[0].count=[1, 3]'], "bic", 3, 5, file_grid)
+    cells = expand(base, g)
+    assert len(cells) == 1 * 2 * 1 * 3
+    assert {c.labels["flows[0].count"] for c in cells} == {1, 3}
+    assert {c.labels["cc"] for c in cells} == {"bic"} and {c.labels["seed"] for c in cells} == {5, 6, 7}
+
+
+def test_a_bad_value_in_one_cell_is_refused_up_front_naming_cell_and_field(tmp_path):
+    out = tmp_path / "study"
+    r = run_cli("sweep", str(grid_file(tmp_path)), "--grid", 'network.bottleneck.rate=["10Mbps", "fast"]', "--out", str(out), "-q")
+    assert r.returncode == 2, r.stderr
+    assert "cell 7 of 12" in r.stderr and 'network.bottleneck.rate="fast"' in r.stderr and "network.bottleneck.rate" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "network.bottleneck.rate=10Mbps"], "must be a non-empty array"),
+        (["--grid", "network.bottleneck.rate=[]"], "must be a non-empty array"),
+        (["--grid", "nokey"], "expected KEY=[values]"),
+        (["--cc", "reno,nope"], "unknown algorithm 'nope'"),
+        (["--seeds", "0"], "--seeds: must be >= 1"),
+        (["--workers", "0"], "--workers: must be >= 1"),
+    ],
+)
+def test_bad_grid_arguments_are_named(tmp_path, args, message):
+    r = run_cli("sweep", str(grid_file(tmp_path)), *args, "--out", str(tmp_path / "s"), "-q")
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ('[sweep]\nseeds = 0\n', "sweep.seeds: 0 is out of range"),
+        ('[sweep]\nfoo = 1\n', "sweep.foo: unknown field"),
+        ('[sweep]\ngrid = 3\n', "sweep.grid: must be a table"),
+        ('[sweep]\ncc = "reno"\n', "sweep.cc: must be an array"),
+        ('[sweep]\nseeds = [1, 1]\n', "sweep.seeds: a seed is listed twice"),
+    ],
+)
+def test_bad_sweep_tables_are_named(tmp_path, table, message):
+    p = tmp_path / "s.toml"
+    p.write_text(GRID_TOML.replace("{duration}", "1s").split("[sweep]")[0] + table)
+    with pytest.raises(ScenarioError, match=message.replace("[", r"\[")):
+        load_sweep(p)
+
+
+def test_an_existing_directory_that_is_not_a_study_is_refused(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    r = run_cli("sweep", str(grid_file(tmp_path)), "--out", str(out), "-q")
+    assert r.returncode == 2 and "not a longfat study" in r.stderr, r.stderr
+    assert os.listdir(out) == ["thesis.tex"]
+
+
+# ---- the store ----------------------------------------------------------------------
+
+
+def test_store_holds_each_run_once_with_its_series_and_resumes(tmp_path):
+    base, grid = load_sweep(grid_file(tmp_path, "2s"))
+    grid.ccs = ["reno", "cubic"]
+    cells = expand(base, grid)
+    assert len(cells) == 12
+    study = tmp_path / "study"
+    first = run_cells(cells[:5], study, workers=1)
+    assert (first.ran, first.skipped, first.failed) == (5, 0, [])
+    again = run_cells(cells, study, workers=1)
+    assert (again.ran, again.skipped) == (7, 5)
+    assert store.done_runs(study) == {c.run_id for c in cells}
+    runs = store.runs_table(study)
+    assert runs.num_rows == 12 and len(set(runs.column("run_id").to_pylist())) == 12
+    # Each stored run equals the same run made directly.
+    c = cells[3]
+    direct = longfat.run(c.scenario)
+    row = [r for r in runs.to_pylist() if r["run_id"] == c.run_id][0]
+    assert row["goodput_bps"] == direct.summary["tcp_goodput_bps"]
+    assert row["cc"] == c.labels["cc"] and row["network_bottleneck_rate"] == c.labels["network.bottleneck.rate"] and row["seed"] == c.labels["seed"]
+    back = store.load_result(study, c.run_id)
+    assert back.flows.equals(direct.flows) and back.links.equals(direct.links)
+    assert json.loads(row["scenario_json"]) == c.scenario
+    # SQL over the study.
+    cols, rows = store.query(study, "SELECT cc, count(*) AS n, avg(utilization) AS u FROM runs GROUP BY cc ORDER BY cc")
+    assert cols == ["cc", "n", "u"] and [(r[0], r[1]) for r in rows] == [("cubic", 6), ("reno", 6)]
+    assert all(0.3 < r[2] <= 1.0 for r in rows)
+    n_flow_rows = sum(store.read_series(study, "flows", c.run_id).num_rows for c in cells)
+    assert store.query(study, "SELECT count(*) FROM flows")[1] == [(n_flow_rows,)]
+
+
+def test_the_store_stays_consistent_after_a_crash_at_any_point(tmp_path):
+    base, grid = load_sweep(grid_file(tmp_path, "1s"))
+    grid.ccs, grid.seeds, grid.axes = ["reno"], [1, 2], {}
+    cells = expand(base, grid)
+    study = tmp_path / "study"
+    run_cells(cells[:1], study, workers=1)
+    # A crash after the series were written but before the runs row (the
+    # commit), and a crash in the middle of writing a file (its temporary
+    # name): neither is seen.
+    other = cells[1]
+    files = longfat.sweep.run_cell(json.dumps(other.scenario), other.run_id, other.labels, {})
+    (study / "flows" / f"{other.run_id}.parquet").write_bytes(files["flows"])
+    (study / "runs" / f".{other.run_id}.parquet.longfat-tmp-999999-0badc0de").write_bytes(files["runs"][:100])
+    store.refresh_database(study)
+    assert store.query(study, "SELECT count(*) FROM runs")[1] == [(1,)]
+    assert store.query(study, "SELECT count(DISTINCT run_id) FROM flows")[1] == [(1,)]
+    # The same with an outside reader of study.duckdb.
+    import duckdb
+
+    con = duckdb.connect(str(study / "study.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    assert con.execute("SELECT count(DISTINCT run_id) FROM flows").fetchall() == [(1,)]
+    con.close()
+    # Resuming redoes the uncommitted run, removes the dead writer's
+    # temporary file, and stores each run once.
+    out = run_cells(cells, study, workers=1)
+    assert (out.ran, out.skipped) == (1, 1)
+    assert not [f for f in (study / "runs").iterdir() if f.name.startswith(".")]
+    assert store.query(study, "SELECT count(*), count(DISTINCT run_id) FROM runs")[1] == [(2, 2)]
+
+
+def test_query_cli_prints_a_table_and_names_sql_errors(tmp_path):
+    study = tmp_path / "study"
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "reno,cubic", "--seeds", "1", "--grid", 'network.bottleneck.rate=["10Mbps"]', "--out", str(study), "--workers", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "2 runs in the grid: 2 ran now, 0 were already in the study, 0 failed" in r.stdout
+    r = run_cli("query", str(study), "SELECT cc, avg(utilization) AS u FROM runs GROUP BY cc ORDER BY cc")
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stdout.splitlines() if "cubic" in l or "reno" in l]
+    assert len(lines) == 2 and "2 rows" in r.stdout
+    r = run_cli("query", str(study), "SELECT cc, count(*) FROM runs GROUP BY cc ORDER BY cc", "--format", "csv")
+    assert r.stdout.splitlines() == ["cc,count_star()", "cubic,1", "reno,1"]
+    r = run_cli("query", str(study), "SELECT nonsense FROM runs")
+    assert r.returncode == 2 and r.stderr.startswith("error: SQL:") and "nonsense" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("query", str(tmp_path / "nowhere"), "SELECT 1")
+    assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+# ---- on Dask ----------------------------------------------------------------------------
+
+
+def _wait_for(cond, timeout, what):
+    deadline = time.time() + timeout
+    while not cond():
+        assert time.time() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_worker_killed_mid_sweep_loses_nothing_and_stores_nothing_twice(tmp_path):
+    """A real local Dask cluster; the sweep runs against it as a separate
+    process; one worker process is killed (SIGKILL) while it runs a
+    simulation. The scheduler reschedules its task; the study ends with
+    exactly one row per cell."""
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit=0)
+    client = Client(cluster)
+    study = tmp_path / "study"
+    try:
+        # 12 runs of about a second each on this machine.
+        args = ["sweep", str(grid_file(tmp_path, "30s")), "--cc", "reno,cubic", "--out", str(study), "--scheduler", cluster.scheduler_address, "-q"]
+        proc = subprocess.Popen(longfat_cli() + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Wait until both workers are simulating, then kill one of them.
+        _wait_for(lambda: sum(len(v) > 0 for v in client.processing().values()) == 2 or proc.poll() is not None, 60, "both workers busy")
+        assert proc.poll() is None, proc.communicate()
+        busy = [w for w, keys in client.processing().items() if keys]
+        pids = client.run(os.getpid)
+        victim = busy[0]
+        stored_before = len(store.done_runs(study))
+        os.kill(pids[victim], signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert stored_before < 12  # the kill happened mid-sweep
+        assert "12 runs in the grid: 12 ran now" in out, out
+        # The nanny restarted the killed worker: a new process.
+        _wait_for(lambda: len(client.run(os.getpid)) == 2, 60, "the restarted worker")
+        assert pids[victim] not in client.run(os.getpid).values()
+    finally:
+        client.close()
+        cluster.close()
+    base, grid = load_sweep(grid_file(tmp_path, "30s"))
+    grid.ccs = ["reno", "cubic"]
+    expected = {c.run_id for c in expand(base, grid)}
+    runs = store.runs_table(study)
+    assert sorted(runs.column("run_id").to_pylist()) == sorted(expected)
+    assert store.query(study, "SELECT count(*), count(DISTINCT run_id) FROM runs")[1] == [(12, 12)]
+    for rid in expected:
+        flows = store.read_series(study, "flows", rid)
+        assert flows is not None and flows.num_rows == 2 * 300  # 2 flows x 30 s / 100 ms
+    assert not list((study / "failed").iterdir())
+
+
+def test_interrupted_sweep_resumes_where_it_stopped(tmp_path):
+    study = tmp_path / "study"
+    args = ["sweep", str(grid_file(tmp_path, "20s")), "--out", str(study), "--workers", "2", "-q"]
+    proc = subprocess.Popen(longfat_cli() + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: len(store.done_runs(study)) >= 2 or proc.poll() is not None, 120, "two stored runs")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, (out, err)
+    n = len(store.done_runs(study))
+    assert 2 <= n < 18 and f"interrupted: {n} runs stored in {study}" in err, err
+    r = run_cli("sweep", *args[1:], timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"18 runs in the grid: {18 - n} ran now, {n} were already in the study, 0 failed" in r.stdout, r.stdout
+    assert store.query(study, "SELECT count(*), count(DISTINCT run_id) FROM runs")[1] == [(18, 18)]
+
+
+def test_sweep_and_reproduce_on_a_cluster_started_with_the_dask_commands(tmp_path):
+    """The documented set-up: `dask scheduler` and `dask worker` processes
+    (as on a real cluster), then longfat sweep and longfat reproduce with
+    --scheduler."""
+    dask = str(Path(sys.executable).parent / "dask")
+    sched_file = tmp_path / "scheduler.json"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    procs = [subprocess.Popen([dask, "scheduler", "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(sched_file)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        _wait_for(sched_file.exists, 60, "the scheduler file")
+        _wait_for(lambda: "address" in sched_file.read_text(), 10, "the scheduler address")
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from dask.distributed import Client
+
+        with Client(address) as client:
+            client.wait_for_workers(2, timeout=60)
+        study = tmp_path / "study"
+        r = run_cli("sweep", str(grid_file(tmp_path, "2s")), "--cc", "reno", "--out", str(study), "--scheduler", address, "-q", timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "6 runs in the grid: 6 ran now" in r.stdout
+        assert store.query(study, "SELECT count(DISTINCT run_id) FROM runs")[1] == [(6,)]
+        out = tmp_path / "rep"
+        r = run_cli("reproduce", "ltcp", "--quick", "--scheduler", address, "--out", str(out), "-q", timeout=600)
+        assert r.returncode == 0, r.stderr
+        report = (out / "ltcp" / "report.md").read_text()
+        assert f"the workers of the Dask cluster at {address}" in report
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path):
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--out", str(tmp_path / "s"), "--scheduler", "tcp://127.0.0.1:9", "-q", timeout=120)
+    assert r.returncode == 2 and "--scheduler: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "s").exists()
