@@ -19,7 +19,13 @@ sources:
 * ``reproduce``: scenario files with mutated [reproduce] tables, through
   ``load_experiment`` (quick or not);
 * ``override``: ``--set`` strings and ``--seed`` values through
-  ``apply_overrides``.
+  ``apply_overrides``;
+* ``sweep``: scenario files with mutated [sweep] tables and mutated
+  ``--grid``/``--cc``/``--seeds`` arguments through ``load_sweep``,
+  ``grid_from_args`` and ``expand`` (at most SWEEP_CELL_BUDGET cells
+  validated; a few cheap grids run through ``run_cells``), checking that a
+  grid past MAX_CELLS is refused before any cell is expanded (fast, small)
+  and that every cell's labels are what its scenario holds.
 
 Each input runs in a worker process (spawned; ``--jobs`` of them, each under
 an RLIMIT_AS of 2 GiB) through the command line's path: ``prepare`` (load,
@@ -39,7 +45,13 @@ with the traceback.
 checks the exit status is 0 or 2 and stderr is at most one line, with no
 traceback, panic or "internal error".
 
+``--sweep-cli N`` runs N sweep inputs through ``longfat sweep FILE ARGS
+--workers 1 --out TMP/study -q`` (exit 0, 1 or 2; one ``error: FIELD: ...``
+line on 2, matching the API's refusal; nothing written outside the study;
+no study directory left by a refusal).
+
     .venv/bin/python scripts/fuzz_py.py --seed 1 --inputs 20000 --jobs 2 --cli 300
+    .venv/bin/python scripts/fuzz_py.py --seed 2 --inputs 3000 --jobs 2 --sources sweep --sweep-cli 200
 
 Input i of seed S is a function of (S, i) only: ``--only I`` reruns it.
 """
@@ -84,8 +96,8 @@ EVENT_BUDGET = 200_000
 ACCEPTED, REFUSED, BUG, HANG, MEMORY = "accepted", "refused", "BUG", "HANG", "MEMORY"
 OUTCOMES = (ACCEPTED, REFUSED, BUG, HANG, MEMORY)
 FAILURES = (BUG, HANG, MEMORY)
-SOURCES = ("schema", "mutate", "reproduce", "override")
-WEIGHTS = (0.35, 0.30, 0.15, 0.20)
+SOURCES = ("schema", "mutate", "reproduce", "override", "sweep")
+WEIGHTS = (0.30, 0.25, 0.13, 0.17, 0.15)
 
 
 # =============================================================================
@@ -428,7 +440,7 @@ def make_input(seed: int, i: int, source: str | None = None) -> dict:
     rng = random.Random(f"longfat-fuzz/{seed}/{i}/{source or ''}")
     src = source or rng.choices(SOURCES, WEIGHTS)[0]
     c = corpus()
-    inp: dict = {"id": f"s{seed}-{i}", "source": src, "kind": "scenario", "text": None, "doc": None, "path": None, "seed": None, "overrides": [], "quick": False, "origin": ""}
+    inp: dict = {"id": f"s{seed}-{source}-{i}" if source else f"s{seed}-{i}", "source": src, "kind": "scenario", "text": None, "doc": None, "path": None, "seed": None, "overrides": [], "quick": False, "origin": ""}
     if src == "schema":
         doc = gen_schema(rng, c)
         if rng.random() < 0.1:
@@ -458,6 +470,9 @@ def make_input(seed: int, i: int, source: str | None = None) -> dict:
         if rng.random() < 0.2:
             mutate(rng, doc, c)
         _set_text(inp, doc, rng)
+    elif src == "sweep":
+        make_sweep_input(rng, c, inp)
+        inp["run_cells"] = rng.random() < 0.15
     else:  # override
         name, base = rng.choice(c.files)
         inp["origin"] = name
@@ -724,7 +739,7 @@ def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
             {sp: []}, {sp: 5}, [], "x", {"a..b": [1]}, {sp: [wild_value(rng, sp.rsplit(".", 1)[-1]), wild_value(rng)]},
             {"flows[0].cc": ["reno"] * 1000, "run.seed": list(range(1000))},
             {"flows[0].cc": ["reno"] * 101, "network.bottleneck.delay": ["1ms"] * 100},
-            {"flows[0].cc": c.algos, sp: [copy.deepcopy(_get(doc, sp))] * 3},
+            {"flows[0].cc": list(c.algos), sp: [copy.deepcopy(_get(doc, sp))] * 3},
             {f"x{i}": [1, 2] for i in range(40)}, {"flows[0].count": [1, 2, 3]},
             {sp: [NAN]}, {sp: [DATES[1]]}, {"run": [1, 2]}, {"flows": [[], {}]},
         ])
@@ -790,6 +805,393 @@ def gen_override(rng: random.Random, doc: dict, c: Corpus) -> str:
 
 
 # =============================================================================
+# Sweeps: [sweep] tables and longfat sweep's --grid/--cc/--seeds
+# =============================================================================
+
+#: python/longfat/sweep.py's MAX_CELLS.
+from longfat.sweep import MAX_CELLS  # noqa: E402
+#: A sweep input validates at most this many cells (or for SWEEP_EXPAND_S
+#: seconds), as a scenario input runs a bounded number of events: a grid the
+#: sweep allows may hold a million cells.
+SWEEP_CELL_BUDGET = 200
+SWEEP_EXPAND_S = 4.0
+#: A grid of more than MAX_CELLS cells must be refused within this many
+#: seconds of expand() being called, its peak memory growing by at most
+#: SWEEP_REFUSE_MB (it is refused before anything is expanded).
+SWEEP_REFUSE_S = 1.0
+SWEEP_REFUSE_MB = 64
+#: What a run of the command line may cost (estimated events over all cells).
+SWEEP_CLI_EVENTS = 2_000_000
+
+SWEEP_BAD_KEYS = [
+    "a..b", "", " ", ".a", "a.", "flows[99].cc", "flows[0", "flows]0[", "flows[99999999999999999999].cc",
+    "flows[" + "9" * 5000 + "].cc", "flows[-1].cc", "flows[٣].cc", "flows[²].cc", "run[0]", "run.duration.x",
+    "run.dur ation", "run.düration", "run.duration\n", "run\x00", "\n", "ü", "x" * 10_000, "a." * 3000 + "b",
+    "sweep", "sweep.seeds", "sweep.grid.x", "reproduce.x", "network.bottleneck[1]", "flows[0][0]", "colour",
+    "network.colour", "flows[0].params", "flows[0].params.nope", "flows.0.cc", " run.seed ", "run.seed", "name",
+    "flows", "network", "run", "description", "cc", "seed", "flows[0].cc", "run.seed.x",
+]
+
+
+def _sweep_table(rng: random.Random, doc: dict, c: Corpus) -> dict:
+    """A plausible [sweep] table over ``doc``: a few algorithms, seeds, and
+    up to three grid keys (real paths of the document) of 1-3 values each."""
+    table: dict = {}
+    if rng.random() < 0.6:
+        table["cc"] = rng.sample(c.algos, rng.choice([1, 1, 2, 3]))
+    r = rng.random()
+    if r < 0.35:
+        table["seeds"] = rng.choice([1, 2, 3])
+    elif r < 0.55:
+        table["seeds"] = rng.sample([1, 2, 3, 7, 42, 2**32, 2**64 - 1], rng.choice([1, 2, 3]))
+    paths = [p for p in _dotted(doc) if not p.startswith(("reproduce", "sweep")) and not isinstance(_get(doc, p), (dict, list))]
+    grid: dict = {}
+    for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
+        if not paths:
+            break
+        p = rng.choice(paths)
+        leaf = re.sub(r"\[\d+\]$", "", p.rsplit(".", 1)[-1])
+        cur = _get(doc, p)
+        vals = [cur]
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            v = good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos) if rng.random() < 0.9 else wild_value(rng, leaf)
+            if v is not None and v not in vals:
+                vals.append(v)
+        rng.shuffle(vals)
+        grid[p] = vals
+    if grid or rng.random() < 0.3:
+        table["grid"] = grid
+    return table
+
+
+HUGE_SHAPES = ("seeds-x-axes", "two-1001", "file-and-args", "exact", "exact+1", "many-axes", "one-axis")
+
+
+def _huge_grid(rng: random.Random, doc: dict, c: Corpus, shape: str | None = None) -> tuple[dict, list[str], Any]:
+    """A grid at or past MAX_CELLS: (the [sweep] table, --grid arguments,
+    --seeds). Values are valid copies, so only the count can refuse it (or,
+    at exactly MAX_CELLS, the first cell, made bad on purpose)."""
+    delay = ["1ms", "2ms", "3ms", "5ms", "10ms", "20ms", "35ms", "50ms", "70ms", "100ms"]
+    shape = shape or rng.choice(HUGE_SHAPES)
+    if shape == "seeds-x-axes":
+        return {"seeds": 10_000, "grid": {"network.bottleneck.delay": delay, "run.duration": ["0.2s"] * 11}}, [], None
+    if shape == "two-1001":
+        return {}, [f"network.bottleneck.delay={toml_value(['1ms'] * 1001)}", f"run.duration={toml_value(['0.2s'] * 1001)}"], None
+    if shape == "file-and-args":
+        return {"cc": c.algos[:10], "grid": {"network.bottleneck.delay": delay}}, [f"run.duration={toml_value(['0.2s'] * 1001)}"], rng.choice([11, 10_000])
+    if shape in ("exact", "exact+1"):
+        # (MAX_CELLS / 1000) x 1000 = MAX_CELLS: allowed, so its first cell
+        # is bad (a refusal at cell 1 shows expansion started; only the
+        # count should refuse one more).
+        first = ["fast"] + ["1ms"] * (MAX_CELLS // 1000 - 1)
+        extra = ["1ms"] if shape == "exact+1" else []
+        return {"grid": {"network.bottleneck.delay": first + extra}}, [f"run.duration={toml_value(['0.2s'] * 1000)}"], None
+    if shape == "many-axes":
+        return {"grid": {f"flows[0].params.{k}": [0.5, 0.6, 0.7] for k in PARAM_NAMES[: rng.choice([13, 20, 31])]}}, [], None
+    return {"seeds": 10_000}, [f"run.duration={toml_value(['0.2s'] * rng.choice([101, 201, 1000]))}"], None
+
+
+def mutate_sweep(rng: random.Random, doc: dict, c: Corpus) -> None:
+    """One change to the [sweep] table."""
+    sw = doc.get("sweep")
+    if not isinstance(sw, dict):
+        doc["sweep"] = sw = {}
+    paths = [p for p in _dotted(doc) if not p.startswith(("reproduce", "sweep"))] or ["run.duration"]
+    sp = rng.choice(paths)
+    leaf = re.sub(r"\[\d+\]$", "", sp.rsplit(".", 1)[-1])
+    grid = sw.get("grid") if isinstance(sw.get("grid"), dict) else None
+    what = rng.choice(["seeds", "seeds", "cc", "cc", "grid", "key", "key", "value", "value", "value", "unknown", "whole", "dup", "nested"])
+    if what == "seeds":
+        sw["seeds"] = rng.choice([
+            0, -1, 1, 10_000, 10_001, 2**63, 2**64, 10**30, 1.5, 3.0, NAN, INF, "3", "", True, False, [], [1, 1], [3, 1, 3],
+            [-1], [2**64], [2**64 - 1], [0], [1.5], [True], ["1"], [[1]], [DATES[0]], DATES[0], {"n": 3}, list(range(10_001)),
+            list(range(10_000)), [1] * 1000, [NAN], deep_value(rng, 40),
+        ])
+    elif what == "cc":
+        sw["cc"] = rng.choice([
+            "reno", [], [1], [""], ["nope"], ["reno", "reno"], ["RENO"], [" reno"], ["reno,cubic"], ["reno", 5], list(c.algos),
+            [DATES[1]], [NAN], {"reno": 1}, ["a" * 10_000], ["reno\n"], [[]], deep_value(rng, 35), ["é"], [None] if rng.random() < 0.5 else [True],
+        ])
+    elif what == "grid":
+        sw["grid"] = rng.choice([3, "x", [], [["a", 1]], True, DATES[0], NAN, {}, {"": []}, {sp: []}, deep_value(rng, 36)])
+    elif what == "key":
+        g = sw.setdefault("grid", {}) if grid is None else grid
+        if isinstance(g, dict):
+            k = rng.choice(SWEEP_BAD_KEYS + [sp + ".x", sp + "[0]", sp.replace(".", ".."), sp.replace("[", "."), sp.upper(), sp + " "])
+            g[k] = [copy.deepcopy(_get(doc, sp))] if rng.random() < 0.5 else [wild_value(rng, leaf)]
+    elif what == "value":
+        g = sw.setdefault("grid", {}) if grid is None else grid
+        if isinstance(g, dict):
+            g[sp] = rng.choice([
+                [], 5, "1s", {}, [NAN], [INF], [-INF], [DATES[0]], [DATES[3]], [wild_value(rng, leaf)], [wild_value(rng, leaf), wild_value(rng)],
+                [deep_value(rng)], [deep_value(rng, 30)], [[]], [{}], [copy.deepcopy(_get(doc, sp))] * 10_000, ["1s", 1, True],
+                [10**40], [2**64], [-(2**63) - 1], [1, 1.0, True], ["x" * 100_000], list(range(1000)), [None] if rng.random() < 0.3 else ["null"],
+            ])
+    elif what == "unknown":
+        sw[rng.choice(["Grid", "seed", "vary", "cases", "", "a b", "cc ", "grid.x", "ü", "\n", "x" * 300, "quick"])] = wild_value(rng)
+    elif what == "whole":
+        doc["sweep"] = rng.choice([5, "x", [], [{}], [{"cc": ["reno"]}], DATES[0], True, NAN, deep_value(rng, 34), {"sweep": {"cc": ["reno"]}}])
+    elif what == "dup":
+        # The same field twice, spelled two ways; or a path inside another.
+        g = sw.get("grid")
+        if not isinstance(g, dict):
+            g = sw["grid"] = {}
+        if True:
+            cur = copy.deepcopy(_get(doc, sp))
+            alt = rng.choice([re.sub(r"\[(\d+)\]", r".\1", sp), sp.rsplit(".", 1)[0] if "." in sp else sp, sp])
+            g[sp] = [cur]
+            g[alt] = [copy.deepcopy(_get(doc, alt))] if alt != sp else [cur, cur]
+    else:  # nested: keys written bare in TOML make tables, not dotted keys
+        g = sw.setdefault("grid", {}) if grid is None else grid
+        if isinstance(g, dict):
+            node = g
+            parts = sp.replace("[", ".").replace("]", "").split(".")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
+            node[parts[-1]] = [copy.deepcopy(_get(doc, sp))]
+
+
+def gen_grid_arg(rng: random.Random, doc: dict, c: Corpus) -> str:
+    """One ``--grid KEY=[...]`` argument: a real path or a malformed one,
+    values plausible, wild or raw text."""
+    paths = [p for p in _dotted(doc) if not p.startswith(("reproduce", "sweep")) and not isinstance(_get(doc, p), (dict, list))] or ["run.duration"]
+    p = rng.choice(paths)
+    r = rng.random()
+    key = p if r < 0.75 else rng.choice(SWEEP_BAD_KEYS + [p + ".x", p + "[0]", p.replace(".", ".."), re.sub(r"\[(\d+)\]", r".\1", p)])
+    leaf = re.sub(r"\[\d+\]$", "", p.rsplit(".", 1)[-1])
+    r = rng.random()
+    try:
+        if r < 0.55:
+            vals = [copy.deepcopy(_get(doc, p))]
+            for _ in range(rng.choice([0, 1, 1, 2])):
+                v = good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos)
+                if v is not None:
+                    vals.append(v)
+            text = toml_value(vals)
+        elif r < 0.8:
+            text = toml_value(rng.choice([[wild_value(rng, leaf)], [wild_value(rng, leaf), wild_value(rng)], wild_value(rng, leaf), []]))
+        else:
+            raise NotToml
+    except NotToml:
+        text = rng.choice([
+            "", "[]", "[", "]", "10s", '"10s"', "[1979-05-27]", "[07:32:00]", "[1979-05-27T07:32:00Z]", "[nan]", "[inf, -inf]",
+            "[1e400]", "[" + "9" * 5000 + "]", "[" * 2000 + "]" * 2000, "[" * 40 + "]" * 40, "[{}]", "[{a=1}]", '["a", 1]',
+            "[1, 2,]", "[1]\nx = 2", "[1] # comment", "[1,\n2]", '["reno"]', "[true]", "[[1, 2]]", "{a = [1]}", "[0x10]",
+            "[1_000]", "[+inf]", "[18446744073709551616]", "[-9223372036854775809]", "[" + ", ".join(['"1ms"'] * 20_000) + "]", "\x00",
+        ])
+    sep = rng.choice(["=", "=", "=", "=", " = ", "==", ":"])
+    return f"{key}{sep}{text}" if rng.random() > 0.03 else key
+
+
+def gen_cc_arg(rng: random.Random, c: Corpus) -> str:
+    if rng.random() < 0.6:
+        return ",".join(rng.sample(c.algos, rng.choice([1, 1, 2, 3])))
+    return rng.choice([
+        "", ",", " ", "reno,,cubic", "RENO", " reno ", "reno,reno", "nope", "reno,nope", "a" * 10_000, "reno\n", ",".join(c.algos),
+        ",".join(c.algos * 2), "reno;cubic", "reno cubic", "é", "\x00", "reno,", ",reno", ",".join(["reno"] * 5000),
+    ])
+
+
+def gen_seeds_arg(rng: random.Random, cli_only: bool = False) -> Any:
+    """``--seeds``: an int (as argparse gives it) or, for the command line
+    only, raw text argparse must refuse."""
+    if cli_only and rng.random() < 0.25:
+        return rng.choice(["abc", "1.5", "", "1e3", "0x10", " 3", "３", "--", "nan", "-", "2" * 5000])
+    return rng.choice([1, 1, 2, 3, 0, -1, 10_000, 10_001, 2**63, 2**64, 10**30, -(10**30)])
+
+
+def make_sweep_input(rng: random.Random, c: Corpus, inp: dict) -> None:
+    """A scenario file with a [sweep] table (usually) and the command line's
+    grid arguments over it; kind "sweep"."""
+    name, base = rng.choice(c.files)
+    inp["origin"] = name
+    inp["kind"] = "sweep"
+    doc = copy.deepcopy(base)
+    doc.pop("reproduce", None) if rng.random() < 0.8 else None
+    _shrink(rng, doc)
+    run = doc.get("run")
+    if isinstance(run, dict) and rng.random() < 0.95:
+        run["duration"] = "0.2s"  # inputs that run stay cheap
+    args: dict = {"grid": [], "cc": None, "seeds": None}
+    if rng.random() < 0.06:
+        table, grid_args, seeds = _huge_grid(rng, doc, c)
+        if table:
+            doc["sweep"] = table
+        args.update(grid=grid_args, seeds=seeds)
+    else:
+        if rng.random() < 0.8:
+            doc["sweep"] = _sweep_table(rng, doc, c)
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3, 4])):
+            mutate_sweep(rng, doc, c)
+        if rng.random() < 0.1:
+            mutate(rng, doc, c)
+        if rng.random() < 0.4:
+            args["grid"] = [gen_grid_arg(rng, doc, c) for _ in range(rng.choice([1, 1, 2, 3]))]
+        if rng.random() < 0.3:
+            args["cc"] = gen_cc_arg(rng, c)
+        if rng.random() < 0.25:
+            args["seeds"] = gen_seeds_arg(rng)
+    inp["sweep"] = args
+    if rng.random() < 0.2:
+        inp["overrides"] = [gen_override(rng, doc, c) for _ in range(rng.choice([1, 1, 2]))]
+    if rng.random() < 0.08:
+        _pythonize(rng, doc.get("sweep") if isinstance(doc.get("sweep"), dict) and doc["sweep"] else doc)
+        inp["doc"] = doc
+        return
+    _set_text(inp, doc, rng, text_mutation=rng.random() < 0.04)
+
+
+class _StopExpand(Exception):
+    """Raised from expand's on_cell: enough cells were validated."""
+
+
+def _sweep_keys(key: str) -> list | None:
+    try:
+        from longfat.scenario import _split_key
+
+        return _split_key(key, "fuzz")
+    except Exception:
+        return None
+
+
+def _get_parts(doc: Any, parts: list) -> Any:
+    node = doc
+    for part in parts:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return node
+
+
+_MISSING = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def run_sweep_input(inp: dict, src: Any, res: dict, workdir: Path) -> None:
+    """``load_sweep`` (with --set), ``grid_from_args`` (--grid, --cc,
+    --seeds) and ``expand`` (every cell validated, up to a budget of cells),
+    as ``longfat sweep`` does, plus checks of their promises: a grid of more
+    than MAX_CELLS cells is refused before any cell is expanded (fast, in
+    little memory); every cell's labels are what its scenario holds; and,
+    for a few cheap grids, the first cells run into a study (run_cells),
+    none failing. Problems are BUG results; ScenarioErrors propagate."""
+    import resource
+
+    import longfat.sweep as sweep_mod
+
+    limit = getattr(sweep_mod, "MAX_CELLS", MAX_CELLS)
+    args = inp.get("sweep") or {}
+    base, file_grid = sweep_mod.load_sweep(src, inp.get("overrides") or ())
+    base_seed = (base.get("run") or {}).get("seed", 1)
+    try:
+        grid = sweep_mod.grid_from_args(args.get("grid") or [], args.get("cc"), args.get("seeds"), base_seed if isinstance(base_seed, int) else 1, file_grid)
+    except Exception as e:
+        msg = e.args[0] if e.args else ""
+        if isinstance(msg, str) and msg.startswith("--set"):
+            # grid_from_args reads --grid, --cc and --seeds, never --set.
+            raise _SweepBug(f"a --grid/--cc/--seeds refusal says --set: {msg[:200]}") from None
+        raise
+    n = len(grid.seeds or [None]) * len(grid.ccs or [None])
+    for vs in grid.axes.values():
+        n *= len(vs)
+    res["cells"] = n
+    t0 = time.perf_counter()
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    seen = [0]
+
+    def on_cell(i: int, total: int) -> None:
+        seen[0] = i
+        if total > limit:
+            raise _StopExpand(f"expanded cell {i} of a grid of {total:,} cells (more than {limit:,})")
+        if i >= SWEEP_CELL_BUDGET or time.perf_counter() - t0 > SWEEP_EXPAND_S:
+            raise _StopExpand("")
+
+    def refused_late(e: BaseException) -> None:
+        """A grid past the limit must be refused before any expansion, fast and small."""
+        if n <= limit:
+            return
+        dt = time.perf_counter() - t0
+        grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+        msg = e.args[0] if e.args else ""
+        if isinstance(msg, str) and msg.startswith("cell "):
+            raise _SweepBug(f"a grid of {n:,} cells (more than {limit:,}) was expanded before it was refused: {msg[:200]}")
+        if dt > SWEEP_REFUSE_S:
+            raise _SweepBug(f"a grid of {n:,} cells took {dt:.1f} s to refuse (more than {SWEEP_REFUSE_S:g} s)")
+        if grew > SWEEP_REFUSE_MB:
+            raise _SweepBug(f"refusing a grid of {n:,} cells grew the peak memory by {grew:.0f} MB")
+
+    try:
+        cells = sweep_mod.expand(base, grid, on_cell=on_cell)
+    except _StopExpand as e:
+        if e.args[0]:
+            raise _SweepBug(e.args[0]) from None
+        res["detail"] = f"{seen[0]} of {n} cells validated (budget)"
+        return
+    except Exception as e:
+        from longfat._native import ScenarioError
+
+        if isinstance(e, ScenarioError):
+            refused_late(e)
+        raise
+    if n > limit:
+        raise _SweepBug(f"a grid of {n:,} cells (more than {limit:,}) was accepted")
+    raw_seed = (base.get("run") or {}).get("seed", 1)
+    if not grid.seeds and (isinstance(raw_seed, bool) or not isinstance(raw_seed, int)) and cells:
+        raise _SweepBug(f"run.seed = {raw_seed!r} (not an integer) was accepted: every cell runs with seed {cells[0].labels.get('seed')!r}")
+    res["finished"] = True
+    res["detail"] = f"{len(cells)} cells"
+    res["cost"] = sum(cell.cost for cell in cells)
+    if len(cells) != n:
+        raise _SweepBug(f"expand gave {len(cells)} cells for a grid of {n}")
+    for cell in cells:
+        sc = cell.scenario
+        for key in grid.axes:
+            parts = _sweep_keys(key)
+            if parts is None or key not in cell.labels:
+                raise _SweepBug(f"cell {cell.describe()[:200]}: no label for grid key {key!r}")
+            got = _get_parts(sc, parts)
+            want = cell.labels[key]
+            if parts == ["run"] and isinstance(got, dict) and isinstance(want, dict) and "seed" not in want:
+                got = {k: v for k, v in got.items() if k != "seed"}  # the cell's seed goes into the table
+            if got is _MISSING or not _same(got, want):
+                others = [_sweep_keys(k) for k in grid.axes if k != key]
+                if any(o is not None and (o[: len(parts)] == parts or parts[: len(o)] == o) for o in others):
+                    why = "overlapping grid keys"
+                elif parts[:2] == ["run", "seed"] or parts == ["run"]:
+                    why = "the seeds override it"
+                elif grid.ccs and len(parts) >= 3 and parts[0] == "flows" and parts[2] in ("cc", "params") or grid.ccs and parts[0] == "flows" and len(parts) <= 2:
+                    why = "--cc/sweep.cc overrides it"
+                else:
+                    why = "?"
+                shown = "missing" if got is _MISSING else json.dumps(got, default=repr)[:60]
+                raise _SweepBug(f"label mismatch ({why}): grid key {key[:60]!r} labelled {json.dumps(cell.labels[key], default=repr)[:60]} but the cell's scenario has {shown}")
+        if cell.labels.get("seed") != (sc.get("run") or {}).get("seed"):
+            raise _SweepBug(f"label mismatch: seed labelled {cell.labels.get('seed')!r}, the scenario has {(sc.get('run') or {}).get('seed')!r}")
+    # A few cheap grids: their first cells through the store.
+    k = min(len(cells), 2)
+    cost = sum(cell.cost for cell in cells[:k])
+    if inp.get("run_cells") and k and cost < SWEEP_CLI_EVENTS / 4:
+        study = workdir / "study"
+        shutil.rmtree(study, ignore_errors=True)
+        try:
+            out = sweep_mod.run_cells(cells[:k], study, workers=1)
+        finally:
+            shutil.rmtree(study, ignore_errors=True)
+        if out.failed:
+            cell, err = out.failed[0]
+            raise _SweepBug(f"a validated cell failed when run: {' '.join(str(err).split())[:300]}")
+        res["detail"] += f"; {out.ran} ran"
+
+
+class _SweepBug(Exception):
+    """A broken promise of the sweep (not an exception it raised)."""
+
+
+# =============================================================================
 # Running one input (in a worker)
 # =============================================================================
 
@@ -815,7 +1217,7 @@ def refusal_problem(msg: Any, field: Any) -> str | None:
             return f"message contains {bad!r}"
     if not isinstance(field, str):
         return f"field is {type(field).__name__}, not a string"
-    if msg.startswith(("--set", "--seed")):
+    if msg.startswith(("--set", "--seed", "--grid", "--cc")):
         return None
     if field:
         if msg.startswith(field + ":") or f": {field}:" in msg:
@@ -863,7 +1265,9 @@ def run_input(inp: dict, workdir: Path) -> dict:
         else:
             src = inp["doc"]
         try:
-            if inp.get("kind") == "reproduce":
+            if inp.get("kind") == "sweep":
+                run_sweep_input(inp, src, res, workdir)
+            elif inp.get("kind") == "reproduce":
                 from longfat.reproduce.core import load_experiment
 
                 if not isinstance(src, (str, Path)):
@@ -889,6 +1293,8 @@ def run_input(inp: dict, workdir: Path) -> dict:
                 res["outcome"] = REFUSED
             else:
                 res.update(outcome=BUG, detail=f"badly formed refusal: {problem}: {str(msg)[:300]!r}")
+    except _SweepBug as e:
+        res.update(outcome=BUG, detail=f"sweep: {e.args[0]}", traceback="")
     except MemoryError:
         res.update(outcome=MEMORY, detail="MemoryError", traceback=traceback.format_exc(limit=20))
     except (KeyboardInterrupt, SystemExit):
@@ -1092,7 +1498,7 @@ def run_inputs(
                     finish(w, payload)
             now = time.monotonic()
             for idx, w in enumerate(workers):
-                limit = timeout * (SWEEP_TIME_FACTOR if w.job is not None and w.job.get("source") == "reproduce" else 1)
+                limit = timeout * (SWEEP_TIME_FACTOR if w.job is not None and w.job.get("source") in ("reproduce", "sweep") else 1)
                 if w.job is not None and now - w.started > limit:
                     tail = w.stderr_tail()
                     finish(w, {"outcome": HANG, "detail": f"no answer after {limit:g} s", "traceback": "", "stderr": tail, "seconds": now - w.started})
@@ -1122,6 +1528,8 @@ def _death(code: int | None, stderr: str, seconds: float) -> dict:
 
 def cli_args(inp: dict) -> list[str]:
     args = []
+    if inp.get("kind") == "sweep":
+        return sweep_cli_args(inp)
     if inp.get("seed") is not None:
         args += ["--seed", str(inp["seed"])]
     for o in inp.get("overrides") or []:
@@ -1144,6 +1552,10 @@ def write_finding(findings: Path, inp: dict, res: dict) -> Path:
     ]
     if inp.get("kind") == "reproduce":
         notes.append(f"replay: load_experiment(\"fuzz\", FILE, quick={bool(inp.get('quick'))})")
+    if inp.get("kind") == "sweep":
+        notes.append("replay: longfat sweep FILE ARGS --workers 1 --out STUDY -q (or load_sweep, grid_from_args, expand)")
+        if inp.get("cli"):
+            notes.append(f"command line: {json.dumps(inp['cli'], default=repr)}")
     tb = (res.get("traceback") or "") + ("\nstderr:\n" + res["stderr"] if res.get("stderr") else "")
     text = inp.get("text")
     one_line = all("\n" not in a and "\r" not in a and "\x00" not in a for a in args)
@@ -1187,6 +1599,7 @@ def signature(res: dict) -> str:
     """Groups findings: outcome and the gist of the error."""
     d = res.get("detail", "")
     d = re.sub(r"/tmp/[^:]*: ", "", d)
+    d = re.sub(r"^(sweep: label mismatch \([^)]*\): grid key '[^']*').*", r"\1", d)
     d = re.sub(r"0x[0-9a-f]+|[0-9]+", "N", d)
     tb = res.get("traceback") or res.get("stderr") or ""
     where = re.findall(r'File "([^"]+)", line \d+, in (\w+)', tb)
@@ -1219,7 +1632,8 @@ def campaign(
     idx = list(only) if only is not None else range(inputs)
     todo = []
     for i in idx:
-        inp = make_input(seed, i)
+        # One source alone: every input is drawn from it (ids s<seed>-<source>-<i>).
+        inp = make_input(seed, i, source=srcs[0] if len(srcs) == 1 else None)
         if inp["source"] in srcs:
             inp["budget"] = budget
             todo.append(inp)
@@ -1380,6 +1794,227 @@ def cli_sample(seed: int, n: int, jobs: int = 2, findings: Path | None = DEFAULT
     return {"inputs": len(chosen), "seconds": time.perf_counter() - t0, "counts": dict(counts), "failures": failures}
 
 
+def sweep_cli_args(inp: dict) -> list[str]:
+    """A sweep input's ``--grid``, ``--cc``, ``--seeds`` and ``--set``, as
+    ``longfat sweep`` takes them (``--opt=VALUE``, so that a value starting
+    with '-' stays a value)."""
+    a = inp.get("sweep") or {}
+    out = [f"--grid={g}" for g in a.get("grid") or []]
+    if a.get("cc") is not None:
+        out.append(f"--cc={a['cc']}")
+    cli = inp.get("cli") or {}
+    if "seeds_text" in cli:
+        out.append(f"--seeds={cli['seeds_text']}")
+    elif a.get("seeds") is not None:
+        out.append(f"--seeds={a['seeds']}")
+    out += [f"--set={o}" for o in inp.get("overrides") or []]
+    if cli:
+        out.append(f"--workers={cli.get('workers', 1)}")
+        if cli.get("scheduler") is not None:
+            out.append(f"--scheduler={cli['scheduler']}")
+    return out
+
+
+SWEEP_SCHEDULERS = ["nonsense", "tcp://127.0.0.1:1", "", "tcp://[::1", "tls://127.0.0.1:1", "inproc://x", "tcp://" + "a" * 300 + ":1"]
+
+
+def _sweep_cli_variant(seed: int, i: int) -> dict:
+    """How input i of a command line sample is run: where --out points (new,
+    a non-study directory, a file, an empty directory, two levels down), the
+    workers, sometimes a bad --scheduler or --seeds text."""
+    rng = random.Random(f"longfat-fuzz-sweep-cli/{seed}/{i}")
+    v: dict = {"out": rng.choices(["new", "nonstudy", "file", "empty", "nested"], [80, 7, 4, 4, 5])[0], "workers": 1}
+    if rng.random() < 0.03:
+        v["workers"] = rng.choice([0, -1])
+    if rng.random() < 0.03:
+        v["scheduler"] = rng.choice(SWEEP_SCHEDULERS)
+    if rng.random() < 0.04:
+        v["seeds_text"] = gen_seeds_arg(rng, cli_only=True)
+    return v
+
+
+def _tree(root: Path, skip: Path | None = None) -> dict[str, bytes | None]:
+    """Every entry below ``root`` (but ``skip``): relative path -> content (files) or None."""
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dp = Path(dirpath)
+        if skip is not None and (dp == skip or skip in dp.parents):
+            dirnames[:] = []
+            continue
+        for name in dirnames:
+            if skip is None or dp / name != skip:
+                out[str((dp / name).relative_to(root)) + "/"] = None
+        for name in filenames:
+            p = dp / name
+            if skip is not None and p == skip:
+                continue
+            try:
+                out[str(p.relative_to(root))] = p.read_bytes() if p.stat().st_size < 1 << 20 else b"<big>"
+            except OSError:
+                out[str(p.relative_to(root))] = b"<unreadable>"
+    return out
+
+
+_PATHS = re.compile(r"(?:/[^\s:'\"]+)+\.toml")
+
+
+def sweep_cli_problem(inp: dict, api: dict | None, rc: int, stdout: str, stderr: str, out: Path, out_before: dict, outside_new: list[str], scenario_changed: bool) -> tuple[str | None, str]:
+    """What is wrong with one ``longfat sweep`` (None if nothing) and a
+    note (``argparse`` for argparse's own usage errors)."""
+    for bad in ("Traceback", "panicked", "internal error"):
+        if bad in stderr or bad in stdout:
+            return f"output contains {bad!r}", ""
+    if rc not in (0, 1, 2):
+        return f"exit status {rc}", ""
+    if any(ord(c) < 0x20 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in stderr):
+        return "stderr holds control characters", ""
+    if outside_new:
+        return f"wrote outside the study directory: {', '.join(outside_new[:5])}", ""
+    if scenario_changed:
+        return "the scenario file changed", ""
+    cli = inp.get("cli") or {}
+    kind = cli.get("out", "new")
+    lines = stderr.strip("\n").splitlines()
+    note = ""
+    if rc == 2:
+        if len(lines) >= 2 and lines[0].startswith("usage: ") and lines[-1].startswith("longfat sweep: error: argument "):
+            note = "argparse"
+        elif len(lines) != 1 or not lines[0].startswith("error: ") or ":" not in lines[0][len("error: "):]:
+            return f"stderr is {len(lines)} lines, not one 'error: FIELD: ...' line", ""
+        if kind in ("new", "nested") and (out.exists() or out.is_symlink()):
+            return f"refused ({lines[-1][:150]}) but the study directory was created", note
+        if kind in ("nonstudy", "file", "empty") and (_tree(out) if out.is_dir() else {"": out.read_bytes() if out.exists() else None}) != out_before:
+            return f"refused ({lines[-1][:150]}) but the existing {kind} --out was changed", note
+    elif rc == 1:
+        if "failed:" in stderr and "traceback in" in stderr:
+            return f"crashed: {lines[0][:300] if lines else ''}", ""
+        return f"exit status 1: {' | '.join(lines)[:300]}", ""
+    else:
+        if stderr.strip():
+            return "stderr not empty on success", ""
+        if kind in ("nonstudy", "file"):
+            return f"accepted an existing {kind} as the study directory", ""
+        marker = out / ".longfat-result"
+        if not marker.is_file():
+            return "exit status 0 but no study marker", ""
+        m = re.search(r"(\d+) runs in the grid", stdout)
+        runs = len(list((out / "runs").glob("*.parquet"))) if (out / "runs").is_dir() else 0
+        if not m or int(m.group(1)) != runs:
+            return f"the study holds {runs} runs, the summary says {m.group(1) if m else '?'}", ""
+    # The command line against the API path (the same functions).
+    plain = kind in ("new", "nested") and cli.get("workers", 1) == 1 and "scheduler" not in cli and "seeds_text" not in cli
+    seeds = (inp.get("sweep") or {}).get("seeds")
+    if plain and api is not None and (seeds is None or seeds >= 1) and api.get("outcome") in (ACCEPTED, REFUSED):
+        if api["outcome"] == REFUSED:
+            want = "error: " + _PATHS.sub("FILE", api.get("message", ""))
+            got = _PATHS.sub("FILE", lines[-1]) if lines else ""
+            if rc != 2:
+                return f"the API refused ({want[:150]}) but the command line exited {rc}", note
+            if got != want:
+                return f"the command line says {got[:150]!r}, the API {want[:150]!r}", note
+        elif api.get("finished") and rc != 0:
+            return f"the API accepted every cell but the command line exited {rc}: {(lines[-1] if lines else '')[:200]}", note
+    return None, note
+
+
+def run_sweep_cli_input(inp: dict, api: dict | None, workdir: Path, timeout: float = 120.0) -> dict:
+    """One input through ``longfat sweep FILE ARGS --workers 1 --out TMP/study
+    -q`` with TMPDIR, HOME and the working directory inside TMP: nothing may
+    appear in TMP but the study (the scenario file unchanged)."""
+    d = Path(tempfile.mkdtemp(prefix="sweep-", dir=workdir))
+    try:
+        for sub in ("in", "cwd", "tmp", "home"):
+            (d / sub).mkdir()
+        f = d / "in" / "scenario.toml"
+        f.write_text(inp["text"], encoding="utf-8", errors="surrogatepass")
+        cli = inp.get("cli") or {}
+        kind = cli.get("out", "new")
+        out = d / "a" / "b" / "study" if kind == "nested" else d / "study"
+        if kind == "nonstudy":
+            out.mkdir()
+            (out / "precious.txt").write_text("precious")
+        elif kind == "file":
+            out.write_text("precious")
+        elif kind == "empty":
+            out.mkdir()
+        out_before = _tree(out) if out.is_dir() else {"": out.read_bytes() if out.exists() else None}
+        before = _tree(d, skip=out)
+        args = sweep_cli_args(inp) + ["--out", str(out), "-q"]
+        cmd = longfat_exe() + ["sweep", str(f)] + args
+        env = {**os.environ, "COLUMNS": "200", "OPENBLAS_NUM_THREADS": "1", "TMPDIR": str(d / "tmp"), "HOME": str(d / "home")}
+        env.pop("LONGFAT_DEBUG", None)
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=d / "cwd", errors="replace")
+        except subprocess.TimeoutExpired:
+            return {"outcome": HANG, "detail": f"longfat sweep took more than {timeout:g} s", "stderr": "", "seconds": timeout, "traceback": ""}
+        after = _tree(d, skip=out)
+        outside_new = sorted(k for k in after if k not in before or (after[k] != before[k] and not k.endswith("/")))
+        if p.returncode == 0:  # a new study's parent directories are made with it
+            parents = {str(q.relative_to(d)) + "/" for q in out.parents if d in q.parents}
+            outside_new = [k for k in outside_new if k not in parents]
+        problem, note = sweep_cli_problem(inp, api, p.returncode, p.stdout, p.stderr, out, out_before, outside_new, f.read_bytes() != inp["text"].encode("utf-8", errors="surrogatepass"))  # bytes: read_text would turn \r into \n
+        outcome = BUG if problem else (ACCEPTED if p.returncode == 0 else REFUSED)
+        return {"outcome": outcome, "detail": problem or "", "note": note, "stderr": p.stderr[-3000:], "stdout": p.stdout[-1000:], "rc": p.returncode, "seconds": time.perf_counter() - t0, "traceback": ""}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def sweep_cli_candidates(seed: int, n: int, jobs: int = 2, timeout: float = TIME_LIMIT) -> list[tuple[dict, dict]]:
+    """``n`` sweep inputs fit for the command line, each with its API result:
+    TOML text, arguments a process can take; those the API refused, found a
+    bug in, or accepted as a small grid of cheap cells (it runs them all)."""
+    cands: list[dict] = []
+    i = 0
+    while len(cands) < n * 3 and i < n * 50:
+        inp = make_input(seed, 20_000_000 + i, source="sweep")
+        inp["id"] = f"sweep-cli-s{seed}-{i}"
+        inp["run_cells"] = False
+        inp["cli"] = _sweep_cli_variant(seed, i)
+        i += 1
+        args = sweep_cli_args(inp)
+        if inp["text"] is None or "\x00" in inp["text"] or any("\x00" in a or len(a) > 100_000 for a in args):
+            continue
+        cands.append(inp)
+    api = {inp["id"]: res for inp, res in run_inputs(cands, jobs=jobs, timeout=timeout)}
+    chosen = []
+    for c in cands:
+        r = api[c["id"]]
+        if r["outcome"] == ACCEPTED and not (r.get("finished") and r.get("cells", 99) <= 12 and r.get("cost", 1e18) <= SWEEP_CLI_EVENTS):
+            continue
+        if r["outcome"] in (HANG, MEMORY):
+            continue
+        chosen.append((c, r))
+    return chosen[:n]
+
+
+def sweep_cli_sample(seed: int, n: int, jobs: int = 2, findings: Path | None = DEFAULT_FINDINGS, timeout: float = TIME_LIMIT) -> dict:
+    """``n`` sweep inputs through ``longfat sweep`` (see run_sweep_cli_input)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = sweep_cli_candidates(seed, n, jobs=jobs, timeout=timeout)
+    workdir = Path(tempfile.mkdtemp(prefix="longfat-fuzz-sweep-cli-"))
+    counts: Counter = Counter()
+    notes: Counter = Counter()
+    failures = []
+    t0 = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            for (inp, api), res in zip(chosen, pool.map(lambda x: run_sweep_cli_input(x[0], x[1], workdir), chosen)):
+                counts[res["outcome"]] += 1
+                if res.get("note"):
+                    notes[res["note"]] += 1
+                if res["outcome"] in FAILURES:
+                    res["traceback"] = res.get("stderr", "")
+                    res["api_detail"] = f"{api.get('outcome')}: {api.get('detail') or api.get('message', '')}"
+                    failures.append((inp, res))
+                    if findings is not None:
+                        res["file"] = str(write_finding(Path(findings), {**inp, "source": "sweep-cli"}, res))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {"inputs": len(chosen), "seconds": time.perf_counter() - t0, "counts": dict(counts), "notes": dict(notes), "failures": failures}
+
+
 # =============================================================================
 # Corpus files (tests/corpus)
 # =============================================================================
@@ -1483,17 +2118,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=TIME_LIMIT, help="seconds per input before it is a HANG (default 10)")
     ap.add_argument("--mem", type=float, default=2.0, help="GiB of address space per worker (default 2)")
     ap.add_argument("--findings", default=str(DEFAULT_FINDINGS))
-    ap.add_argument("--sources", default=",".join(SOURCES))
+    ap.add_argument("--sources", default=",".join(SOURCES), help="comma-separated; with one source, every input is drawn from it")
     ap.add_argument("--only", type=int, action="append", help="run only input I of the seed (repeatable)")
     ap.add_argument("--show", type=int, help="print input I of the seed and exit")
     ap.add_argument("--cli", type=int, default=0, help="also run N inputs through the real command line")
+    ap.add_argument("--sweep-cli", type=int, default=0, help="also run N sweep inputs through longfat sweep (--workers 1, a tiny study)")
     ap.add_argument("--corpus", action="store_true", help="replay tests/corpus instead")
     ap.add_argument("--reasons", type=int, default=0, help="also print the N most common refused fields")
     ap.add_argument("--budget", type=int, default=EVENT_BUDGET, help="events per accepted run (default 200,000)")
     args = ap.parse_args(argv)
     findings = Path(args.findings)
     if args.show is not None:
-        inp = make_input(args.seed, args.show)
+        one = [x.strip() for x in args.sources.split(",") if x.strip()]
+        inp = make_input(args.seed, args.show, source=one[0] if len(one) == 1 else None)
         print(json.dumps({k: v for k, v in inp.items() if k != "text"}, default=repr, indent=1))
         print(inp["text"] if inp["text"] is not None else "")
         return 0
@@ -1522,6 +2159,13 @@ def main(argv: list[str] | None = None) -> int:
         for inp, res in cli["failures"]:
             print(f"  {inp['id']}: {res['outcome']} {res['detail']} {res.get('file', '')}")
         rc = rc or (1 if cli["failures"] else 0)
+    if args.sweep_cli:
+        sc = sweep_cli_sample(args.seed, args.sweep_cli, jobs=args.jobs, findings=findings, timeout=args.timeout)
+        print(f"longfat sweep: {sc['inputs']} inputs in {sc['seconds']:.1f} s: " + " ".join(f"{k}={sc['counts'].get(k, 0)}" for k in OUTCOMES)
+              + "".join(f" ({v} {k} usage errors)" for k, v in sc["notes"].items()))
+        for inp, res in sc["failures"]:
+            print(f"  {inp['id']}: {res['outcome']} {res['detail']} {res.get('file', '')}")
+        rc = rc or (1 if sc["failures"] else 0)
     print(f"findings in {findings}/" if summary["failures"] else "no findings")
     return rc
 

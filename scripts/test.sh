@@ -4,6 +4,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The browser checks (tests/browser.py) need headless Chromium: Debian's
+# package, never Playwright's own download. LONGFAT_REQUIRE_BROWSER (on
+# unless set empty) makes a missing browser fail them instead of skipping.
+export LONGFAT_REQUIRE_BROWSER="${LONGFAT_REQUIRE_BROWSER-1}"
+if [ ! -x /usr/bin/chromium ] && [ -z "${LONGFAT_CHROMIUM:-}" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "test: installing chromium for the browser checks" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    elif [ -n "$LONGFAT_REQUIRE_BROWSER" ]; then
+        echo "test: the browser checks need /usr/bin/chromium: run 'apt-get install chromium' as root," \
+            "set LONGFAT_CHROMIUM to a Chromium binary, or LONGFAT_REQUIRE_BROWSER= to skip them" >&2
+        exit 1
+    else
+        echo "test: no chromium; the browser checks will be skipped" >&2
+    fi
+fi
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --workspace --release
 # Debug too: overflow checks and debug assertions on (a validated scenario

@@ -4,6 +4,7 @@ import json
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -55,7 +56,7 @@ def test_bad_input_is_refused_with_the_field_named(scenario_file, tmp_path, over
 
 def test_missing_and_broken_files(tmp_path):
     r = run_cli("run", str(tmp_path / "nope.toml"))
-    assert r.returncode == 2 and "does not exist" in r.stderr
+    assert r.returncode == 2 and r.stderr.strip() == f"error: scenario file '{tmp_path / 'nope.toml'}' does not exist", r.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("[network\n")
     r = run_cli("run", str(bad))
@@ -98,3 +99,33 @@ def test_bench_reports_rates():
     assert r.returncode == 0, r.stderr
     for label in ("bottleneck packets per wall-second", "events per wall-second", "peak RSS"):
         assert label in r.stdout
+
+
+def test_shipped_scenarios_are_found_by_name(tmp_path):
+    from longfat.scenario import find_scenario, shipped_dir, shipped_scenarios
+
+    names = shipped_scenarios()
+    # Every scenario file of the clone (scenarios/ links to the package's copy) is listed.
+    assert (ROOT / "scenarios").resolve() == shipped_dir().resolve()
+    assert sorted(names) == sorted(p.relative_to(shipped_dir()).as_posix() for p in shipped_dir().rglob("*.toml"))
+    assert {"canonical.toml", "dumbbell_reno.toml", "ltcp/fig5.toml", "plt/fig3_loss.toml"} <= set(names)
+    for arg in ("canonical", "canonical.toml", "scenarios/canonical.toml", "ltcp/fig5"):
+        assert find_scenario(arg).is_file() and find_scenario(arg).parent.resolve().is_relative_to(shipped_dir().resolve()), arg
+    # An existing file is taken as it is; anything else is left for the usual error, never looked up outside.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "canonical").write_text("name = 'mine'\n")
+    assert find_scenario(mine / "canonical") == mine / "canonical"
+    for arg in ("nope", "../canonical", "ltcp/../canonical", "/etc/passwd.toml", "ltcp", "x" * 5000, "cano\0nical"):
+        assert find_scenario(arg) == Path(arg), arg
+    r = run_cli("scenarios")
+    assert r.returncode == 0 and str(shipped_dir()) in r.stdout, r.stderr
+    assert [line.strip() + ".toml" for line in r.stdout.splitlines()[1:]] == names
+    r = run_cli("run", "canonical", "--set", 'run.duration="3s"', "--set", 'run.measure_from="1s"', "--out", str(tmp_path / "o"), "-q", "--no-plot", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["scenario"] == "canonical"
+    r = run_cli("run", "no_such_scenario", cwd=tmp_path)
+    assert r.returncode == 2 and "'no_such_scenario' does not exist" in r.stderr, r.stderr
+    # A file of that name in the working directory comes first.
+    r = run_cli("run", "canonical", "--out", str(tmp_path / "o2"), "-q", cwd=mine)
+    assert r.returncode == 2 and "missing field `network`" in r.stderr, r.stderr

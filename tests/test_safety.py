@@ -2,6 +2,7 @@
 and kills leave nothing behind (or only what the next run removes); workers
 die with their parent; a bug prints one line and keeps the traceback."""
 
+import json
 import os
 import re
 import shutil
@@ -84,6 +85,26 @@ def test_name_dot_cannot_wipe_earlier_results(tmp_path):
         assert r.returncode == 2 and r.stderr.startswith("error: name:"), r.stderr
     assert_untouched(earlier)
     assert sorted(p.name for p in (work / "results").iterdir()) == ["earlier"]
+
+
+@pytest.mark.parametrize("cmd", [["run"], ["compare", "--cc", "reno"]])
+def test_names_and_outputs_that_leave_their_place_are_refused(tmp_path, cmd):
+    """A name with any path in it (however it arrives), and the file system
+    root as --out, are refused before anything is written anywhere."""
+    work = tmp_path / "deep" / "work"
+    work.mkdir(parents=True)
+    scenario = small_toml(tmp_path / "deep")
+    for name in ("../../x", "a/../../x", str(tmp_path / "abs"), "..", "x\\y", ""):
+        r = run_cli(cmd[0], str(scenario), *cmd[1:], "--set", f"name={json.dumps(name)}", "-q", cwd=work)
+        assert r.returncode == 2 and r.stderr.startswith("error: name:"), (name, r.stderr)
+        r = run_cli(cmd[0], str(small_toml(tmp_path / "deep", name)), *cmd[1:], "-q", cwd=work)
+        assert r.returncode == 2 and r.stderr.startswith("error: name:"), (name, r.stderr)
+    scenario = small_toml(tmp_path / "deep")
+    r = run_cli(cmd[0], str(scenario), *cmd[1:], "-q", "--out", "/", cwd=work)
+    assert r.returncode == 2 and r.stderr.startswith("error: --out: / is the file system root"), r.stderr
+    r = run_cli("reproduce", "../ltcp", "--quick", "--out", str(work), cwd=work)
+    assert r.returncode == 2 and r.stderr.startswith("error: PAPER: unknown paper '../ltcp'"), r.stderr
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["deep", "deep/small.toml", "deep/work"]
 
 
 def test_out_results_does_not_wipe_earlier_results(tmp_path):

@@ -69,8 +69,9 @@ def print_summary(summary: dict) -> None:
 
 def cmd_run(args) -> int:
     from longfat.runner import execute, prepare, wall_time_note
+    from longfat.scenario import find_scenario
 
-    spec, sim = prepare(args.scenario, seed=args.seed, overrides=args.set or ())
+    spec, sim = prepare(find_scenario(args.scenario), seed=args.seed, overrides=args.set or ())
     note = wall_time_note(sim)
     if note and not args.quiet:
         err_console.print(note, highlight=False, markup=False)
@@ -119,10 +120,10 @@ def print_comparison(rows: list[dict], title: str) -> None:
 
 def cmd_compare(args) -> int:
     from longfat.compare import compare, parse_algorithms, save_comparison, summary_rows
-    from longfat.scenario import apply_overrides, load_scenario
+    from longfat.scenario import apply_overrides, find_scenario, load_scenario
 
     algos = parse_algorithms(args.cc)
-    base = apply_overrides(load_scenario(args.scenario), args.set or ())
+    base = apply_overrides(load_scenario(find_scenario(args.scenario)), args.set or ())
     name = base["name"] if "name" in base else Path(args.scenario).stem
     out = Path(args.out) if args.out else outdir.default_output(name, "-compare")
     with Progress(
@@ -166,8 +167,10 @@ def cmd_bench(args) -> int:
 
     from longfat._native import Simulation
     from longfat.runner import prepare
+    from longfat.scenario import find_scenario
 
-    spec, sim = prepare(args.scenario, overrides=args.set or ())
+    scenario = find_scenario(args.scenario)
+    spec, sim = prepare(scenario, overrides=args.set or ())
     rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rows = []
     for i in range(args.repeat):
@@ -265,11 +268,10 @@ def _status_updater(bar, task):
 
 def cmd_sweep(args) -> int:
     from longfat import store
-    from longfat.sweep import expand, grid_from_args, load_sweep, run_cells
+    from longfat.sweep import base_seed, expand, grid_from_args, load_sweep, run_cells
 
     base, file_grid = load_sweep(args.scenario, args.set or ())
-    base_seed = (base.get("run") or {}).get("seed", 1)
-    grid = grid_from_args(args.grid, args.cc, args.seeds, base_seed if isinstance(base_seed, int) else 1, file_grid)
+    grid = grid_from_args(args.grid, args.cc, args.seeds, base_seed(base), file_grid)
     name = base["name"] if "name" in base else Path(args.scenario).stem
     out = Path(args.out) if args.out else outdir.default_output(name, "-sweep")
     if out.exists() and not out.is_symlink() and out.is_dir() and any(out.iterdir()):
@@ -301,6 +303,62 @@ def cmd_sweep(args) -> int:
     return 0
 
 
+def cmd_suite(args) -> int:
+    from longfat import store, suite
+    from longfat.compare import parse_algorithms
+    from longfat.reproduce.report import git_commit, machine
+    from longfat.sweep import cells_of, run_cells
+
+    ccs = parse_algorithms(args.cc) if args.cc else list(algorithms())
+    try:
+        planned = suite.cells(ccs, quick=args.quick, seeds=args.seeds)
+    except ValueError as e:
+        raise ScenarioError(f"--seeds: {e}", "--seeds") from None
+    out = Path(args.out)
+    study = Path(args.study) if args.study else outdir.RESULTS / ("suite-quick-study" if args.quick else "suite-study")
+    # Where the card and the runs go is settled before anything runs.
+    outdir.check_output_dir(out, args.force)
+    if study.exists() and not study.is_symlink() and study.is_dir() and any(study.iterdir()):
+        store.open_study(study, "--study", create=False)
+    with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
+        task = bar.add_task("", total=len(planned))
+        cells = cells_of((c.labels, c.scenario) for c in planned)
+        bar.update(task, completed=len(planned))
+    command = "longfat " + " ".join(args.argv)
+    bar = _sweep_progress("suite", args.quiet)
+    started = time.perf_counter()
+    try:
+        with bar:
+            task = bar.add_task("", total=1.0, done=0, runs=len(cells), running=0, failed=0)
+            outcome = run_cells(cells, study, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command, field="--study")
+    except KeyboardInterrupt as e:
+        n = len(store.done_runs(study)) if study.exists() else 0
+        err_console.print(f"interrupted: {n} runs stored in {study}; run the same command again to resume (no card written)", style="yellow", highlight=False, markup=False)
+        return 128 + getattr(e, "signum", signal.SIGINT)
+    if outcome.failed:
+        for cell, error in outcome.failed[:5]:
+            err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
+        err_console.print(f"{len(outcome.failed)} runs failed (details in {study}/failed/); no card written", style="red", highlight=False, markup=False)
+        return 1
+    pairs = [(c.labels, store.load_result(outcome.study, c.run_id)) for c in cells]
+    card = suite.analyse(pairs)
+    meta = {
+        "command": command,
+        "mode": "quick (a smoke test, not a screening)" if args.quick else "full",
+        "runs_stored_in": str(study),
+        "executor": "this process" if (args.scheduler is None and (args.workers or os.cpu_count() or 1) <= 1) else (f"the Dask cluster at {args.scheduler}" if args.scheduler else f"local Dask cluster, {args.workers or os.cpu_count() or 1} workers"),
+        "wall_time_s": time.perf_counter() - started,
+        "runs_made_now": outcome.ran,
+        "runs_reused_from_the_study": outcome.skipped,
+        "commit": git_commit(),
+        "machine": machine(),
+    }
+    with outdir.atomic_dir(out, force=args.force, kind="suite") as tmp:
+        suite.write_card(card, tmp, meta)
+    console.print(f"report card: {out / 'card.html'} (also card.md, card.json, figures); {outcome.total} runs, {outcome.ran} made now, {outcome.skipped} from {study}", highlight=False)
+    return 0
+
+
 def cmd_query(args) -> int:
     from longfat import store
 
@@ -327,6 +385,15 @@ def cmd_query(args) -> int:
     return 0
 
 
+def cmd_scenarios(_args) -> int:
+    from longfat.scenario import shipped_dir, shipped_scenarios
+
+    console.print(f"scenario files shipped with longfat, in {shipped_dir()}/ (run, compare and bench take a name, e.g. ltcp/fig5):", highlight=False, soft_wrap=True)
+    for name in shipped_scenarios():
+        console.print(f"  {name.removesuffix('.toml')}", highlight=False)
+    return 0
+
+
 def cmd_algorithms(_args) -> int:
     for a in algorithms():
         console.print(a)
@@ -338,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a scenario file; write results, a plot and print a summary")
-    r.add_argument("scenario", help="scenario TOML file")
+    r.add_argument("scenario", help="scenario TOML file, or the name of a shipped one (see longfat scenarios)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", help='override a field, e.g. --set run.duration=\\"10s\\" or --set flows[0].count=4')
     r.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
     r.add_argument("--out", help="result directory (default results/<scenario name>)")
@@ -349,7 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="run a scenario once per algorithm; print and plot them side by side")
-    c.add_argument("scenario", help="scenario TOML file; every TCP flow takes each algorithm in turn")
+    c.add_argument("scenario", help="scenario TOML file (or a shipped one's name); every TCP flow takes each algorithm in turn")
     c.add_argument("--cc", required=True, help="comma-separated algorithms, e.g. reno,ltcp,htcp")
     c.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
     c.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
@@ -367,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.set_defaults(func=cmd_plot)
 
     b = sub.add_parser("bench", help="measure simulator speed on the canonical scenario")
-    b.add_argument("--scenario", default=str(Path(__file__).resolve().parents[2] / "scenarios" / "canonical.toml"))
+    b.add_argument("--scenario", default="canonical", help="scenario TOML file, or the name of a shipped one (default canonical)")
     b.add_argument("--set", action="append", metavar="KEY=VALUE")
     b.add_argument("--repeat", type=int, default=3)
     b.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
@@ -397,6 +464,19 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     sw.set_defaults(func=cmd_sweep)
 
+    su = sub.add_parser("suite", help="the screening suite: standard experiments per algorithm, scored on a report card (HTML and Markdown)")
+    su.add_argument("--cc", help="comma-separated algorithms (default: all)")
+    su.add_argument("--quick", action="store_true", help="a small version for smoke tests (not a screening)")
+    su.add_argument("--seeds", type=int, help="seeds per experiment (default 3; 2 with --quick)")
+    su.add_argument("--out", default="results/suite", help="directory for the card (default results/suite)")
+    su.add_argument("--study", help="study that keeps the runs (default results/suite-study); runs already there are reused")
+    su.add_argument("--force", action="store_true", help="replace the card directory if it holds an earlier longfat result (never anything else)")
+    su.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
+    su.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
+    su.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    su.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    su.set_defaults(func=cmd_suite)
+
     q = sub.add_parser("query", help="run SQL over a study's results (tables runs, flows, links, transfers)")
     q.add_argument("study", help="study directory written by longfat sweep or longfat suite")
     q.add_argument("sql", help='e.g. "SELECT cc, avg(utilization) FROM runs GROUP BY cc"')
@@ -405,6 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
     a.set_defaults(func=cmd_algorithms)
+
+    sc = sub.add_parser("scenarios", help="list the scenario files shipped with longfat, and where they are")
+    sc.set_defaults(func=cmd_scenarios)
     return p
 
 

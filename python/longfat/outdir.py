@@ -42,7 +42,7 @@ from longfat._native import ScenarioError
 #: The file that makes a directory a longfat result directory.
 MARKER = ".longfat-result"
 #: Kinds of result directory (the marker's "kind").
-KINDS = ("run", "compare", "reproduction")
+KINDS = ("run", "compare", "reproduction", "suite")
 #: Lock file inside a temporary directory, flock()ed by the process writing it.
 LOCK = ".longfat-lock"
 #: The default parent of run and compare results.

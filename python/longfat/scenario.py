@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import importlib.resources
 import json
 import math
 import os
@@ -172,6 +173,54 @@ def _check_structure(doc: dict, root: str, prefix: str) -> None:
                 raise _err(f"{key_path(root, k)}[{i}]", f"must be a table, not {_kind(e)}", prefix)
 
 
+# ---- the scenario files shipped with longfat ------------------------------------
+
+
+def shipped_dir() -> Path:
+    """The directory of the scenario files shipped with longfat (package data,
+    ``longfat/scenarios/``; in a clone, ``scenarios/`` at the top links to
+    it): ``canonical.toml`` and the others, and one directory per paper for
+    ``longfat reproduce``. Found with importlib.resources, so an installed
+    wheel finds its own copy wherever the command runs."""
+    # longfat holds a compiled extension, so it is always a real directory
+    # (never imported from a zip file): the resource is a plain path.
+    return Path(os.fspath(importlib.resources.files("longfat") / "scenarios"))
+
+
+def _natural_key(name: str) -> list:
+    """Sort key: fig2 before fig10."""
+    return [(0, int(t), "") if t.isdigit() and t.isascii() and len(t) < 30 else (1, 0, t) for t in re.split(r"([0-9]+)", name)]
+
+
+def shipped_scenarios() -> list[str]:
+    """Every shipped scenario file, as its path under ``shipped_dir()``
+    (``canonical.toml``, ``ltcp/fig5.toml``, ...): top-level files first."""
+    root = shipped_dir()
+    names = [p.relative_to(root).as_posix() for p in root.rglob("*.toml") if p.is_file()]
+    return sorted(names, key=lambda n: (n.count("/"), _natural_key(n)))
+
+
+def find_scenario(arg: str | os.PathLike) -> Path:
+    """The scenario file a command-line argument names: an existing file as
+    it is; otherwise a shipped scenario by its name (``canonical``,
+    ``ltcp/fig5``, with or without ``.toml``, or ``scenarios/...`` as the
+    README writes it); otherwise ``arg`` unchanged, so that reading it fails
+    with the usual error. Only names in ``shipped_scenarios()`` are looked
+    up, so no argument reaches outside ``shipped_dir()``."""
+    path = Path(arg)
+    try:
+        if path.exists():
+            return path
+    except (OSError, ValueError):  # a name too long, a NUL byte: reading it says so
+        return path
+    name = path.as_posix().removeprefix("scenarios/")
+    if not name.endswith(".toml"):
+        name += ".toml"
+    if name in shipped_scenarios():
+        return shipped_dir() / name
+    return path
+
+
 # ---- reading files -------------------------------------------------------------
 
 
@@ -209,6 +258,8 @@ def _read_toml(path: Path) -> dict:
         if not path.is_file():
             raise ScenarioError(f"scenario file {str(path)!r} is not a file", "")
         text = path.read_text(encoding="utf-8")
+    except ScenarioError:  # a ValueError: not to be wrapped below
+        raise
     except UnicodeDecodeError:
         raise ScenarioError(f"{_disp(str(path), 300)}: not a UTF-8 text file", "") from None
     except (OSError, ValueError) as e:
@@ -300,17 +351,19 @@ def _deep_spot(text: str) -> tuple[str, int]:
 # ---- --set -----------------------------------------------------------------------
 
 
-def _parse_value(text: str, key: str = "") -> Any:
+def _parse_value(text: str, key: str = "", name: str | None = None) -> Any:
     """A TOML literal (number, bool, quoted string, array, inline table) or a
-    bare string (anything that is not exactly one TOML value)."""
+    bare string (anything that is not exactly one TOML value). Errors start
+    with ``name`` (default ``--set KEY``)."""
+    name = name if name is not None else f"--set {_disp(key)}"
     try:
         doc = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
         return text
     except RecursionError:
-        raise ScenarioError(f"--set {_disp(key)}: the value is nested deeper than {MAX_DEPTH} levels", key) from None
+        raise ScenarioError(f"{name}: the value is nested deeper than {MAX_DEPTH} levels", key) from None
     except ValueError as e:
-        raise ScenarioError(f"--set {_disp(key)}: {_one_line(str(e))}", key) from None
+        raise ScenarioError(f"{name}: {_one_line(str(e))}", key) from None
     if list(doc) != ["v"]:
         return text
     return doc["v"]
@@ -333,6 +386,8 @@ def _split_key(key: str, name: str | None = None) -> list[str | int]:
             raise ScenarioError(f"{name}: malformed key part {_quote(piece, 40)}; write e.g. flows[0].cc", key)
         parts.append(m.group(1))
         parts.extend(_index(i, key, name) for i in _INDEX.findall(m.group(2)))
+        if len(parts) > MAX_DEPTH:
+            raise ScenarioError(f"{name}: a key of more than {MAX_DEPTH} parts names no scenario field", key)
     return parts
 
 

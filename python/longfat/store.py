@@ -55,6 +55,12 @@ TABLES = ("runs", "flows", "links", "transfers")
 STUDY_KIND = "study"
 DATABASE = "study.duckdb"
 _RUN_ID = re.compile(r"^[0-9a-f]{20}$")
+#: The runs table's own columns; a label whose column would take one of
+#: these names is stored as ``grid_<name>``.
+RESERVED_COLUMNS = frozenset(
+    ("run_id", "build", "cc", "seed", "algorithms", "flows", "bottleneck_rate_bps", "min_base_rtt_ms", "max_base_rtt_ms", "utilization", "goodput_bps", "loss_rate")
+    + ("mean_queue_pkts", "jain_fairness", "retransmits", "timeouts", "measure_from_s", "end_s", "events", "wall_s", "scenario_json", "summary_json")
+)
 
 
 # ---- identity -------------------------------------------------------------------
@@ -317,7 +323,10 @@ def run_row(rid: str, labels: dict, scenario: dict, summary: dict, wall_s: float
         v = _scalar(v)
         if label_types and label_types.get(k) == "string" and v is not None:
             v = str(v)
-        labelled[column_name(k)] = v
+        col = column_name(k)
+        if k not in ("cc", "seed") and col in RESERVED_COLUMNS:
+            col = "grid_" + col  # a grid key named like a metric (e.g. "flows")
+        labelled[col] = v
     row.update(labelled)
     metrics = {
         "seed": (scenario.get("run") or {}).get("seed", 1),

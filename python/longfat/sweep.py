@@ -28,14 +28,19 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from longfat._native import ScenarioError, Simulation
-from longfat.scenario import _disp, _kind, _parse_value, apply_overrides, check_key, load_scenario, set_path
+from longfat.scenario import MAX_DEPTH, _disp, _kind, _parse_value, _split_key, apply_overrides, check_document, check_key, key_path, load_scenario, set_path
 from longfat.store import result_files, run_id
 
 #: Fields of a ``[sweep]`` table.
 SWEEP_FIELDS = ("grid", "cc", "seeds")
-#: At most this many cells in one sweep (a typo like seeds = 1e9 is refused
-#: before anything is expanded).
-MAX_CELLS = 1_000_000
+#: At most this many cells in one sweep (a typo like seeds = 10000 over a
+#: big grid is refused before anything is expanded). Each cell is validated
+#: (the engine built) before the first run: about 0.25 ms and 1.4 kB per
+#: cell for a one-flow scenario, so the limit costs at most about 25 s and
+#: 140 MB up front.
+MAX_CELLS = 100_000
+#: Seeds the store can hold (its seed column is a signed 64-bit integer).
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ class Cell:
         return run_id(self.scenario)
 
     def describe(self) -> str:
-        return ", ".join(f"{k}={json.dumps(v)}" for k, v in self.labels.items())
+        return _describe(self.labels)
 
 
 @dataclass
@@ -78,11 +83,13 @@ def _seeds(value: Any, base: int, field_name: str) -> list[int]:
     if isinstance(value, int):
         if not 1 <= value <= 10_000:
             raise ScenarioError(f"{field_name}: {value} is out of range; allowed 1..=10000 seeds", field_name)
+        if base + value - 1 > MAX_SEED:
+            raise ScenarioError(f"{field_name}: seeds {base}..{base + value - 1} pass 2^63-1, the largest seed the store keeps; lower run.seed", field_name)
         return [base + i for i in range(value)]
     if isinstance(value, list) and value:
         for s in value:
-            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**64:
-                raise ScenarioError(f"{field_name}: every seed must be an integer in 0..2^64, not {_disp(repr(s), 40)}", field_name)
+            if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED:
+                raise ScenarioError(f"{field_name}: every seed must be an integer in 0..=2^63-1, not {_disp(repr(s), 40)}", field_name)
         if len(set(value)) != len(value):
             raise ScenarioError(f"{field_name}: a seed is listed twice", field_name)
         return list(value)
@@ -97,13 +104,14 @@ def grid_from_file(table: Any, base_seed: int) -> Grid:
         raise ScenarioError(f"sweep: must be a table, not {_kind(table)}", "sweep")
     for k in table:
         if k not in SWEEP_FIELDS:
-            raise ScenarioError(f"sweep.{_disp(k, 40)}: unknown field; allowed: {', '.join(SWEEP_FIELDS)}", f"sweep.{k}")
+            f = key_path("sweep", k)
+            raise ScenarioError(f"{f}: unknown field; allowed: {', '.join(SWEEP_FIELDS)}", f)
     g = Grid()
     axes = table.get("grid", {})
     if not isinstance(axes, dict):
         raise ScenarioError(f"sweep.grid: must be a table of KEY = [values], not {_kind(axes)}", "sweep.grid")
     for key, values in axes.items():
-        f = f"sweep.grid.{key}"
+        f = key_path("sweep.grid", key)
         check_key(key, f, f)
         g.axes[key] = _check_values(key, values, f)
     if "cc" in table:
@@ -132,8 +140,9 @@ def grid_from_args(grid: Iterable[str] = (), cc: str | None = None, seeds: int |
         key = key.strip()
         f = f"--grid {_disp(key)}"
         check_key(key, f, "--grid")
+        value = _parse_value(text.strip(), key, name=f)
         g.axes.pop(key, None)
-        g.axes[key] = _check_values(key, _parse_value(text.strip(), key), f)
+        g.axes[key] = _check_values(key, value, f)
     if cc is not None:
         g.ccs = parse_algorithms(cc)
     if seeds is not None:
@@ -152,6 +161,44 @@ def _label_types(axes: dict[str, list]) -> dict[str, str]:
     return out
 
 
+def base_seed(base: dict) -> int:
+    """The scenario's ``run.seed`` (1 if absent), refused unless an integer
+    the store can keep."""
+    run = base.get("run")
+    seed = run.get("seed", 1) if isinstance(run, dict) else 1
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(f"run.seed: must be an integer in 0..=2^63-1 (the seeds of a sweep count up from it), not {_disp(repr(seed), 40)}", "run.seed")
+    return seed
+
+
+def _check_axes(grid: Grid) -> None:
+    """Refuses axes that would overwrite each other, so that every label
+    says what its cell ran: two keys where one is the other or inside it
+    (``flows[0].tcp`` and ``flows.0.tcp.header_size``), a key that sets the
+    seed (``run.seed``, ``run``: the seeds are their own axis), and with an
+    algorithm axis a key that sets a flow's ``cc`` or ``params`` (which the
+    algorithm replaces)."""
+    parts = {k: _split_key(k, f"--grid {_disp(k)}") for k in grid.axes}
+    keys = list(parts)
+    for i, k in enumerate(keys):
+        p = parts[k]
+        for k2 in keys[i + 1 :]:
+            q = parts[k2]
+            n = min(len(p), len(q))
+            if p[:n] == q[:n]:
+                raise ScenarioError(f"--grid {_disp(k2)}: overlaps the grid key {_disp(k)}; one would overwrite the other in every cell", k2)
+        if p[: len(p)] == ["run", "seed"][: len(p)] or p[:2] == ["run", "seed"]:
+            raise ScenarioError(f"--grid {_disp(k)}: sets run.seed, which the seeds set; give the seeds with --seeds or sweep.seeds", k)
+        if grid.ccs is not None and p[0] == "flows" and (len(p) <= 2 or p[2] in ("cc", "params")):
+            raise ScenarioError(f"--grid {_disp(k)}: sets the flows' algorithm or its parameters, which --cc / sweep.cc replace in every cell; drop one of the two", k)
+
+
+def _flows_label(spec: dict) -> str:
+    flows = spec.get("flows", [])
+    ccs = {f.get("cc", "reno") for f in flows if isinstance(f, dict)} if isinstance(flows, list) else set()
+    return ",".join(sorted(c for c in ccs if isinstance(c, str)))
+
+
 def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on_cell: Callable[[int, int], None] | None = None) -> list[Cell]:
     """Every cell of the grid as a fully resolved scenario, each validated
     (the engine builds it) before anything runs: a bad value in one cell is
@@ -161,13 +208,14 @@ def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on
     from longfat.runner import memory_budget
 
     budget = memory_budget(memory_budget_bytes)
-    seeds = grid.seeds or [int((base.get("run") or {}).get("seed", 1))]
     axes = list(grid.axes.items())
-    n = len(seeds) * len(grid.ccs or [None])
+    n = len(grid.seeds or [None]) * len(grid.ccs or [None])
     for _, vs in axes:
         n *= len(vs)
     if n > MAX_CELLS:
         raise ScenarioError(f"sweep: the grid has {n:,} cells; at most {MAX_CELLS:,} are allowed in one sweep", "sweep")
+    seeds = grid.seeds or [base_seed(base)]
+    _check_axes(grid)
     types = _label_types(grid.axes)
     cells = []
     combos = itertools.product(*(vs for _, vs in axes), grid.ccs or [None], seeds)
@@ -178,22 +226,25 @@ def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on
         where = f"cell {i + 1} of {n}"
         try:
             for (key, _), v in zip(axes, values):
-                set_path(spec, key, v, name=f"--grid {_disp(key)}")
                 labels[key] = v
+                set_path(spec, key, v, name=f"--grid {_disp(key)}")
+            check_document(spec)  # before anything copies or walks it
             if cc is not None:
+                labels["cc"] = cc
                 name = spec.get("name")
                 spec = with_algorithm(spec, cc)
                 if name is None:
                     spec.pop("name", None)
                 else:
                     spec["name"] = name
+            labels["seed"] = seed
             set_path(spec, "run.seed", seed, name="--seeds")
             spec = apply_overrides(spec, ())  # the document checks
         except ScenarioError as e:
             raise ScenarioError(f"{where} ({_describe(labels)}): {e.args[0]}", e.args[1]) from None
-        labels["cc"] = cc if cc is not None else ",".join(sorted({f.get("cc", "reno") for f in spec.get("flows", [])}))
-        labels["seed"] = seed
         cost = validate(labels, spec, where, budget)
+        if cc is None:  # the flows' own algorithms, known valid now
+            labels = {**{k: v for k, v in labels.items() if k != "seed"}, "cc": _flows_label(spec), "seed": seed}
         cells.append(Cell(labels, spec, cost, types))
         if on_cell:
             on_cell(i + 1, n)
@@ -224,7 +275,7 @@ def cells_of(pairs: Iterable[tuple[dict, dict]], *, memory_budget_bytes: int | N
 
 
 def _describe(labels: dict) -> str:
-    return ", ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()) or "the base scenario"
+    return ", ".join(f"{_disp(k, 40)}={_disp(json.dumps(v, default=str), 40)}" for k, v in labels.items()) or "the base scenario"
 
 
 def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, Grid]:
@@ -232,8 +283,7 @@ def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, G
     doc = load_scenario(path, keep_sweep=True)
     table = doc.pop("sweep", None)
     base = apply_overrides(doc, overrides)
-    base_seed = int((base.get("run") or {}).get("seed", 1)) if isinstance((base.get("run") or {}).get("seed", 1), int) else 1
-    return base, (grid_from_file(table, base_seed) if table is not None else Grid())
+    return base, (grid_from_file(table, base_seed(base)) if table is not None else Grid())
 
 
 # ---- running ---------------------------------------------------------------------

@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from longfat._native import ScenarioError, Simulation
-from longfat.scenario import _kind, check_document, check_key, key_path, load_scenario, set_path
+from longfat.scenario import _kind, check_document, check_key, key_path, load_scenario, set_path, shipped_dir
 
-SCENARIO_ROOT = Path(__file__).resolve().parents[3] / "scenarios"
+#: The papers' scenario files: ``<paper>/*.toml`` in the shipped scenarios.
+SCENARIO_ROOT = shipped_dir()
 
 
 @dataclass

@@ -33,8 +33,13 @@ def machine() -> str:
 
 
 def git_commit() -> str:
+    """The commit of the clone longfat runs from; "unknown" for an installed
+    package (whatever repository its environment happens to sit in)."""
+    here = Path(__file__).resolve()
+    root = here.parents[3]
+    if here != root / "python" / "longfat" / "reproduce" / "report.py" or not (root / "crates").is_dir():
+        return "unknown"
     try:
-        root = Path(__file__).resolve().parents[3]
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):

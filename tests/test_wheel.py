@@ -1,0 +1,103 @@
+"""longfat installed as a user installs it: a wheel built from this clone,
+installed into a fresh virtual environment, run from a directory outside
+the clone. bench, run and reproduce must find the scenario files shipped
+inside the package, not beside a source tree.
+
+Slow: building the wheel reuses the clone's compiled crates (cargo's
+target directory, CARGO_TARGET_DIR if set, as for the clone's own builds)
+and installing it fetches numpy, pyarrow, matplotlib and rich, as for a
+user; about a minute with a warm target directory and pip cache."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+SHIPPED = ROOT / "python" / "longfat" / "scenarios"
+
+
+def _env() -> dict:
+    """The environment without anything pointing at the clone's sources."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    return {**env, "COLUMNS": "200", "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def _run(cmd: list, cwd: Path, timeout: int) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=_env())
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    """Builds the wheel (release, as the package is configured), installs it
+    into a new venv; returns the wheel, the venv's bin directory and an
+    empty working directory outside the clone. All of it inside a git
+    repository of the user's own (as a project's .venv often is)."""
+    base = tmp_path_factory.mktemp("wheel")
+    for git in (["init", "-q"], ["-c", "user.name=u", "-c", "user.email=u@example.org", "commit", "-q", "--allow-empty", "-m", "the user's project"]):
+        assert _run(["git", "-C", base, *git], cwd=base, timeout=60).returncode == 0
+    wheels = base / "wheels"
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, ROOT], cwd=ROOT, timeout=1800)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    [wheel] = wheels.glob("longfat-*.whl")
+    venv = base / "venv"
+    r = _run([sys.executable, "-m", "venv", venv], cwd=base, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = _run([venv / "bin" / "python", "-m", "pip", "install", "-q", wheel], cwd=base, timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    work = base / "work"
+    work.mkdir()
+    return {"wheel": wheel, "bin": venv / "bin", "venv": venv, "work": work}
+
+
+def test_wheel_ships_every_scenario_file(installed):
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    expected = {f"longfat/scenarios/{p.relative_to(SHIPPED).as_posix()}" for p in SHIPPED.rglob("*.toml")}
+    assert len(expected) >= 40 and "longfat/scenarios/canonical.toml" in expected
+    assert expected <= names, sorted(expected - names)
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+
+
+def test_installed_package_is_the_wheels_not_the_clones(installed):
+    r = _run([installed["bin"] / "python", "-c", "import longfat, longfat.scenario as s; print(longfat.__file__); print(s.shipped_dir())"], cwd=installed["work"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    module, shipped = r.stdout.splitlines()
+    for p in (module, shipped):
+        assert Path(p).is_relative_to(installed["venv"]), r.stdout
+    assert (Path(shipped) / "ltcp" / "fig5.toml").is_file()
+    r = _run([installed["bin"] / "longfat", "scenarios"], cwd=installed["work"], timeout=60)
+    assert r.returncode == 0 and shipped in r.stdout and "ltcp/fig5" in r.stdout, r.stdout + r.stderr
+
+
+def test_installed_bench_and_run_work_outside_the_clone(installed):
+    work = installed["work"]
+    r = _run([installed["bin"] / "longfat", "bench", "--repeat", "1", "--set", 'run.duration="2s"'], cwd=work, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for label in ("simulated time", "2 s", "events per wall-second"):
+        assert label in r.stdout, r.stdout
+    r = _run([installed["bin"] / "longfat", "run", "canonical", "--set", 'run.duration="2s"', "-q", "--no-plot"], cwd=work, timeout=300)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((work / "results" / "canonical" / "summary.json").read_text())
+    assert summary["scenario"] == "canonical" and summary["end_s"] == 2
+
+
+def test_installed_reproduce_finds_the_papers_scenarios(installed, tmp_path):
+    out = tmp_path / "rep"
+    r = _run([installed["bin"] / "longfat", "reproduce", "ltcp", "--quick", "--jobs", "1", "--out", out, "-q"], cwd=installed["work"], timeout=900)
+    assert r.returncode == 0, r.stderr
+    d = out / "ltcp"
+    assert sorted(p.name for p in out.iterdir()) == ["ltcp"]
+    doc = json.loads((d / "results.json").read_text())
+    assert doc["meta"]["mode"] == "quick" and doc["meta"]["runs"] > 0
+    # Not the commit of the repository the venv sits in: an installed package has none.
+    assert doc["meta"]["commit"] == "unknown"
+    md = (d / "report.md").read_text()
+    # Every scenario file of the paper ran, named as in the clone.
+    for f in sorted((SHIPPED / "ltcp").glob("*.toml")):
+        assert f"Scenario `scenarios/ltcp/{f.name}`" in md, f.name
+    assert (d / "report.html").read_text().count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"]) > 0
