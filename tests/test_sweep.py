@@ -328,3 +328,25 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path):
     r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--out", str(tmp_path / "s"), "--scheduler", "tcp://127.0.0.1:9", "-q", timeout=120)
     assert r.returncode == 2 and "--scheduler: cannot reach the Dask scheduler at tcp://127.0.0.1:9" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_two_sweeps_writing_one_study_at_once_store_each_run_once(tmp_path):
+    """Concurrent writers: two longfat sweep processes over overlapping
+    grids on the same study at the same time."""
+    study = tmp_path / "study"
+    f = grid_file(tmp_path, "3s")
+    common = ["--out", str(study), "--workers", "1", "-q", "--seeds", "1"]
+    a = subprocess.Popen(longfat_cli() + ["sweep", str(f), "--cc", "reno,cubic", *common], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    b = subprocess.Popen(longfat_cli() + ["sweep", str(f), "--cc", "cubic,htcp", *common], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for p in (a, b):
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    base, grid = load_sweep(f)
+    grid.ccs, grid.seeds = ["reno", "cubic", "htcp"], [5]
+    expected = {c.run_id for c in expand(base, grid)}
+    assert len(expected) == 9
+    assert store.done_runs(study) == expected
+    assert store.query(study, "SELECT count(*), count(DISTINCT run_id) FROM runs")[1] == [(9, 9)]
+    assert store.query(study, "SELECT count(DISTINCT run_id) FROM flows")[1] == [(9,)]
+    leftovers = [p for t in ("runs", "flows", "links") for p in (study / t).iterdir() if not p.name.endswith(".parquet")]
+    assert leftovers == []

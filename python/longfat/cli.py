@@ -400,6 +400,14 @@ def cmd_algorithms(_args) -> int:
     return 0
 
 
+def _executor_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of the commands that run on the executor (sweep, suite)."""
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
+    p.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="longfat", description="Congestion control for long fat networks.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -458,10 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seeds", type=int, help="number of seeds: run.seed, run.seed+1, ...")
     sw.add_argument("--set", action="append", metavar="KEY=VALUE", help="fix a field for every cell (as for run)")
     sw.add_argument("--out", help="study directory (default results/<scenario name>-sweep); an earlier study there is resumed")
-    sw.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
-    sw.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
-    sw.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    sw.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    _executor_arguments(sw)
     sw.set_defaults(func=cmd_sweep)
 
     su = sub.add_parser("suite", help="the screening suite: standard experiments per algorithm, scored on a report card (HTML and Markdown)")
@@ -471,10 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     su.add_argument("--out", default="results/suite", help="directory for the card (default results/suite)")
     su.add_argument("--study", help="study that keeps the runs (default results/suite-study); runs already there are reused")
     su.add_argument("--force", action="store_true", help="replace the card directory if it holds an earlier longfat result (never anything else)")
-    su.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
-    su.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
-    su.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    su.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    _executor_arguments(su)
     su.set_defaults(func=cmd_suite)
 
     q = sub.add_parser("query", help="run SQL over a study's results (tables runs, flows, links, transfers)")

@@ -200,25 +200,20 @@ class Executor:
                 if on_status:
                     on_status(status, None)
                 try:
-                    value = t.fn(*t.args)
+                    ok, value = True, t.fn(*t.args)
                 except (KeyboardInterrupt, SystemExit):
                     raise
                 except Exception as e:
                     if stop_on_failure:
                         raise
-                    status.failed += 1
-                    status.running = 0
-                    status.done_cost += t.cost
-                    if on_status:
-                        on_status(status, t.key)
-                    yield t.key, False, f"{type(e).__name__}: {' '.join(str(e).split())}"
-                    continue
-                status.done += 1
+                    ok, value = False, f"{type(e).__name__}: {' '.join(str(e).split())}"
+                status.done += ok
+                status.failed += not ok
                 status.running = 0
                 status.done_cost += t.cost
                 if on_status:
                     on_status(status, t.key)
-                yield t.key, True, value
+                yield t.key, ok, value
             return
         yield from self._run_dask(order, status, on_status, stop_on_failure, poll_s)
 

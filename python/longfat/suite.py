@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from longfat.reproduce.core import _rate_bps, _secs
 from longfat.reproduce.measure import ci95, jain
 
 PACKET = 1500  # bytes on the wire (the transport's default packet_size)
@@ -330,22 +331,6 @@ def aggregate(obs: list[Obs], bounds: tuple = (-math.inf, math.inf)) -> Score:
 # ---- per-run metrics ----------------------------------------------------------------
 
 
-def _secs(text: Any) -> float:
-    t = str(text).strip().lower()
-    for u, mult in (("min", 60.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
-        if t.endswith(u):
-            return float(t[: -len(u)]) * mult
-    return float(t)
-
-
-def _rate(text: Any) -> float:
-    t = str(text).strip().lower()
-    for u, mult in (("tbps", 1e12), ("gbps", 1e9), ("mbps", 1e6), ("kbps", 1e3), ("bps", 1.0)):
-        if t.endswith(u):
-            return float(t[: -len(u)]) * mult
-    return float(t)
-
-
 class _Run:
     """Columns of one result, converted once."""
 
@@ -363,7 +348,7 @@ class _Run:
         self.lt = np.asarray(ln["time_s"], dtype=float)[m]
         self.lutil = np.asarray(ln["utilization"], dtype=float)[m]
         self.lq = np.asarray(ln["queue_pkts"], dtype=float)[m]
-        self.rate = _rate(self.spec["network"]["bottleneck"]["rate"])
+        self.rate = _rate_bps(self.spec["network"]["bottleneck"]["rate"])
         self.rtt = _secs(self.spec["network"]["bdp_rtt"])
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
