@@ -101,3 +101,19 @@ def test_installed_reproduce_finds_the_papers_scenarios(installed, tmp_path):
     for f in sorted((SHIPPED / "ltcp").glob("*.toml")):
         assert f"Scenario `scenarios/ltcp/{f.name}`" in md, f.name
     assert (d / "report.html").read_text().count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"]) > 0
+
+
+def test_installed_sweep_query_and_suite_work_outside_the_clone(installed, tmp_path):
+    """The Dask executor and the store from the wheel's environment: a
+    sweep of a shipped scenario on 2 local workers, SQL over its study, and
+    the quick suite's card."""
+    work, longfat = installed["work"], installed["bin"] / "longfat"
+    study = tmp_path / "study"
+    r = _run([longfat, "sweep", "dumbbell_reno", "--grid", 'network.bottleneck.rate=["10Mbps","20Mbps"]', "--cc", "reno,cubic", "--set", 'run.duration="20s"', "--set", 'run.measure_from="1s"', "--workers", "2", "--out", study, "-q"], cwd=work, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "4 runs in the grid: 4 ran now" in " ".join(r.stdout.split()), r.stdout
+    r = _run([longfat, "query", study, "SELECT cc, count(*) FROM runs GROUP BY cc ORDER BY cc", "--format", "csv"], cwd=work, timeout=120)
+    assert r.returncode == 0 and r.stdout.splitlines() == ["cc,count_star()", "cubic,2", "reno,2"], r.stdout + r.stderr
+    r = _run([longfat, "suite", "--cc", "reno", "--quick", "--seeds", "1", "--workers", "1", "--out", tmp_path / "card", "--study", tmp_path / "suite-study", "-q"], cwd=work, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "card" / "card.html").stat().st_size > 10_000

@@ -270,7 +270,9 @@ def cmd_sweep(args) -> int:
     from longfat import store
     from longfat.sweep import base_seed, expand, grid_from_args, load_sweep, run_cells
 
-    base, file_grid = load_sweep(args.scenario, args.set or ())
+    from longfat.scenario import find_scenario
+
+    base, file_grid = load_sweep(find_scenario(args.scenario), args.set or ())
     grid = grid_from_args(args.grid, args.cc, args.seeds, base_seed(base), file_grid)
     name = base["name"] if "name" in base else Path(args.scenario).stem
     out = Path(args.out) if args.out else outdir.default_output(name, "-sweep")
