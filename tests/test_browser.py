@@ -126,3 +126,14 @@ def test_suite_card_renders_in_a_browser(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"{n} runs, 0 made now, {n} from {study}" in " ".join(r.stdout.split())
     assert json.loads((tmp_path / "card2" / "card.json").read_text())["scores"] == doc["scores"]
+
+
+def test_committed_suite_card_renders_in_a_browser(tmp_path):
+    require_browser()
+    card = ROOT / "docs" / "suite"
+    doc = json.loads((card / "card.json").read_text())
+    assert doc["quick"] is False and len(doc["algorithms"]) == 13
+    page = check_page(card / "card.html", tmp_path / "card.png")
+    assert page["problems"] == [], page["problems"]
+    assert page["tables"][0]["rows"] >= 1 + len(doc["algorithms"]) * len(doc["paths"])
+    assert len(page["images"]) == len(doc["figures"]) > 0
