@@ -22,6 +22,18 @@ def small_scenario(**run) -> dict:
     }
 
 
+def signals_as_from_a_terminal() -> None:
+    """preexec_fn for a child the test will interrupt: SIGINT and SIGHUP at
+    their defaults, as a command started from a terminal has them. (A test
+    run started in the background or under nohup would otherwise pass its
+    ignored SIGINT/SIGHUP on, and longfat rightly keeps an ignored signal
+    ignored.)"""
+    import signal
+
+    for s in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def longfat_cli() -> list[str]:
     exe = shutil.which("longfat", path=str(Path(sys.executable).parent)) or shutil.which("longfat")
     return [exe] if exe else [sys.executable, "-m", "longfat.cli"]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import longfat
-from conftest import ROOT, longfat_cli, run_cli, small_scenario
+from conftest import ROOT, longfat_cli, run_cli, signals_as_from_a_terminal, small_scenario
 
 
 def test_run_prints_summary_and_writes_results(scenario_file, tmp_path):
@@ -85,6 +85,7 @@ def test_interrupted_run_leaves_no_result_directory(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=signals_as_from_a_terminal,
     )
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)

@@ -17,7 +17,7 @@ import pytest
 
 import longfat
 import longfat.cli
-from conftest import ROOT, longfat_cli, run_cli, small_scenario
+from conftest import ROOT, longfat_cli, run_cli, signals_as_from_a_terminal, small_scenario
 from longfat import outdir
 
 RENO = str(ROOT / "scenarios" / "dumbbell_reno.toml")  # runs for several seconds
@@ -216,7 +216,7 @@ def test_outputs_are_checked_before_anything_runs(tmp_path, monkeypatch):
 
 
 def start(*args, env=None, stderr=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen(longfat_cli() + list(args), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env)
+    return subprocess.Popen(longfat_cli() + list(args), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=env, preexec_fn=signals_as_from_a_terminal)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])

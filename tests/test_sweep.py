@@ -350,3 +350,25 @@ def test_two_sweeps_writing_one_study_at_once_store_each_run_once(tmp_path):
     assert store.query(study, "SELECT count(DISTINCT run_id) FROM flows")[1] == [(9,)]
     leftovers = [p for t in ("runs", "flows", "links") for p in (study / t).iterdir() if not p.name.endswith(".parquet")]
     assert leftovers == []
+
+
+def test_a_database_that_cannot_be_rebuilt_loses_no_runs(tmp_path, monkeypatch):
+    """study.duckdb is derived from the Parquet files: DuckDB failing (out of
+    memory, say) is a warning, the runs are stored, and query rebuilds it."""
+    import duckdb
+
+    def broken(_study):
+        raise duckdb.OutOfMemoryException("Out of Memory Error: Failed to allocate block of 8 bytes")
+
+    base, grid = load_sweep(grid_file(tmp_path, "1s"))
+    grid.ccs, grid.seeds, grid.axes = ["reno"], [1], {}
+    cells = expand(base, grid)
+    study = tmp_path / "study"
+    monkeypatch.setattr(store, "refresh_database", broken)
+    out = run_cells(cells, study, workers=1)
+    assert out.ran == 1 and out.failed == [] and "OutOfMemoryException" in out.database_error
+    assert store.done_runs(study) == {cells[0].run_id} and not (study / "study.duckdb").exists()
+    monkeypatch.undo()
+    r = run_cli("query", str(study), "SELECT count(*) FROM runs", "--format", "csv")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == "1", r.stdout + r.stderr
+    assert (study / "study.duckdb").exists()

@@ -296,6 +296,7 @@ def cmd_sweep(args) -> int:
         f"({outcome.wall_s:.1f} s); study in {out}/ ({store.size_bytes(out) / 1e6:.1f} MB)",
         highlight=False,
     )
+    _database_warning(outcome)
     if outcome.failed:
         for cell, error in outcome.failed[:5]:
             err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
@@ -337,6 +338,7 @@ def cmd_suite(args) -> int:
         n = len(store.done_runs(study)) if study.exists() else 0
         err_console.print(f"interrupted: {n} runs stored in {study}; run the same command again to resume (no card written)", style="yellow", highlight=False, markup=False)
         return 128 + getattr(e, "signum", signal.SIGINT)
+    _database_warning(outcome)
     if outcome.failed:
         for cell, error in outcome.failed[:5]:
             err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
@@ -361,10 +363,22 @@ def cmd_suite(args) -> int:
     return 0
 
 
+def _database_warning(outcome) -> None:
+    if outcome.database_error:
+        err_console.print(
+            f"warning: {outcome.study}/study.duckdb not rebuilt ({outcome.database_error}); the runs are stored, and longfat query rebuilds it",
+            style="yellow", highlight=False, markup=False,
+        )
+
+
 def cmd_query(args) -> int:
     from longfat import store
 
     cols, rows = store.query(args.study, args.sql)
+    try:  # keep study.duckdb current for direct users (a moved study, a failed rebuild)
+        store.refresh_database(Path(args.study))
+    except Exception:
+        pass
     if args.format == "csv":
         import csv
 

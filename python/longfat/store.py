@@ -35,11 +35,13 @@ How it stays consistent with many writers and crashes at any moment:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import secrets
+import shutil
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -121,12 +123,13 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
         if not is_study(p):
             raise ScenarioError(f"{field}: {path} is not a longfat study (no {MARKER} marker of kind study)", field)
         return p
-    p.mkdir(parents=True, exist_ok=True)
+    if not p.exists() or not any(p.iterdir()):
+        _create_study(p)
+    if not is_study(p):  # something else appeared there meanwhile
+        raise ScenarioError(f"{field}: {path} is not empty and not a longfat study (no {MARKER} marker of kind study); choose a new directory", field)
     for t in (*TABLES, "failed"):
         (p / t).mkdir(exist_ok=True)
         clean_stale(p / t)
-    if not (p / MARKER).exists():
-        _write_atomic(p / MARKER, (json.dumps({"kind": STUDY_KIND, "longfat": build_id()}, sort_keys=True) + "\n").encode())
     meta_path = p / "study.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"created_with": build_id(), "commands": []}
     if command and command not in meta["commands"]:
@@ -135,6 +138,29 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
     elif not meta_path.exists():
         _write_atomic(meta_path, (json.dumps(meta, indent=2) + "\n").encode())
     return p
+
+
+def _create_study(p: Path) -> None:
+    """Makes the study's skeleton (marker, table directories) in a hidden
+    temporary directory beside ``p`` and renames it into place, so that a
+    second process opening the same new study at the same moment sees
+    either nothing (or an empty directory) or a whole study; if the other
+    process won the rename, its study is used."""
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.parent / f".{p.name[:180]}.longfat-tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    os.mkdir(tmp)
+    try:
+        for t in (*TABLES, "failed"):
+            (tmp / t).mkdir()
+        _write_atomic(tmp / MARKER, (json.dumps({"kind": STUDY_KIND, "longfat": build_id()}, sort_keys=True) + "\n").encode())
+        with deferred_signals():
+            os.rename(tmp, p)  # onto nothing, or onto an empty directory
+    except OSError as e:
+        if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def is_study(path: str | Path) -> bool:

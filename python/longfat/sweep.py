@@ -306,6 +306,7 @@ class SweepOutcome:
     ran: int
     failed: list[tuple[Cell, str]]
     wall_s: float
+    database_error: str | None = None  # study.duckdb could not be rebuilt (the runs are stored)
 
 
 def run_cells(
@@ -348,5 +349,12 @@ def run_cells(
                 else:
                     write_failure(study, rid, by_id[rid].labels, value)
                     failed.append((by_id[rid], value))
-    refresh_database(study)
-    return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0)
+    # The database is derived from the Parquet files (its views read their
+    # globs at query time): a failure to rebuild it (DuckDB out of memory,
+    # say) loses nothing, and the next sweep or query rebuilds it.
+    database_error = None
+    try:
+        refresh_database(study)
+    except Exception as e:  # duckdb.Error and MemoryError alike
+        database_error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+    return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0, database_error)
