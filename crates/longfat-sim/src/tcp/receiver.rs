@@ -2,11 +2,10 @@
 //! delayed ACKs, and RFC 7323-style timestamps whose TSecr echoes the data
 //! packet that triggered the ACK (so every ACK yields an exact RTT sample).
 
-use std::collections::BTreeMap;
-
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::tcp::ranges::RangeSet;
 use crate::tcp::TcpConfig;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,7 +24,7 @@ pub struct TcpReceiver {
     cfg: TcpConfig,
     rcv_nxt: u64,
     /// Out-of-order packets above rcv_nxt as disjoint, non-adjacent ranges.
-    ooo: BTreeMap<u64, u64>,
+    ooo: RangeSet,
     /// The blocks of the most recent out-of-order arrivals, newest first
     /// (RFC 2018 §4). A block stays exact until a later arrival merges it
     /// into a larger one (then that one replaces it at the front) or the
@@ -49,7 +48,7 @@ impl TcpReceiver {
             flow,
             cfg,
             rcv_nxt: 0,
-            ooo: BTreeMap::new(),
+            ooo: RangeSet::new(),
             recent: [(0, 0); MAX_SACK_BLOCKS],
             n_recent: 0,
             unacked: 0,
@@ -74,20 +73,17 @@ impl TcpReceiver {
             return;
         }
         self.rcv_nxt = seq;
-        while let Some((&a, &b)) = self.ooo.first_key_value() {
+        while let Some((a, b)) = self.ooo.first() {
             if a > self.rcv_nxt {
                 break;
             }
-            self.ooo.remove(&a);
+            self.ooo.pop_first();
             self.rcv_nxt = self.rcv_nxt.max(b);
         }
     }
 
     fn is_held(&self, seq: u64) -> bool {
-        self.ooo
-            .range(..=seq)
-            .next_back()
-            .is_some_and(|(_, &b)| b > seq)
+        self.ooo.contains(seq)
     }
 
     fn insert_ooo(&mut self, seq: u64) {
@@ -95,27 +91,42 @@ impl TcpReceiver {
         if self.n_recent > 0 && newest_lo >= self.rcv_nxt && seq == newest_hi {
             // The common case in recovery: the next packet extends the newest
             // block (which is still a range of `ooo`, see `recent`).
+            let i = self.ooo.count_starting_at_or_below(newest_lo) - 1;
+            debug_assert_eq!(self.ooo.get(i).0, newest_lo, "the newest block is held");
             let mut hi = seq + 1;
-            if let Some(b) = self.ooo.remove(&hi) {
-                hi = b;
+            if i + 1 < self.ooo.len() && self.ooo.get(i + 1).0 == hi {
+                hi = self.ooo.get(i + 1).1;
+                self.ooo.remove(i + 1, i + 2);
             }
-            *self.ooo.get_mut(&newest_lo).expect("the newest block is held") = hi;
+            self.ooo.set(i, (newest_lo, hi));
             self.note_newest(newest_lo, hi);
             return;
         }
+        // Merge with the range that ends at `seq` and the one that starts
+        // right after it, if any.
         let (mut lo, mut hi) = (seq, seq + 1);
-        if let Some((&a, &b)) = self.ooo.range(..=seq).next_back() {
+        let p = self.ooo.count_starting_at_or_below(seq);
+        let mut at = p; // where the merged range goes
+        let mut replaced = 0; // ranges from `at` on it replaces
+        if p > 0 {
+            let (a, b) = self.ooo.get(p - 1);
             if b >= seq {
                 lo = a;
                 hi = hi.max(b);
-                self.ooo.remove(&a);
+                at = p - 1;
+                replaced = 1;
             }
         }
-        if let Some(&b) = self.ooo.get(&hi) {
-            self.ooo.remove(&hi);
-            hi = b;
+        if p < self.ooo.len() && self.ooo.get(p).0 == hi {
+            hi = self.ooo.get(p).1;
+            replaced += 1;
         }
-        self.ooo.insert(lo, hi);
+        if replaced == 0 {
+            self.ooo.insert(at, (lo, hi));
+        } else {
+            self.ooo.set(at, (lo, hi));
+            self.ooo.remove(at + 1, at + replaced);
+        }
         self.note_newest(lo, hi);
     }
 
@@ -145,7 +156,11 @@ impl TcpReceiver {
         let extends_newest = self.n_recent > 0
             && self.recent[0].0 >= self.rcv_nxt
             && seq == self.recent[0].1;
-        if seq < self.rcv_nxt || (!extends_newest && self.is_held(seq)) {
+        // `rcv_nxt` itself is never held (it is the first missing packet),
+        // so the in-order packet, nearly every one, skips the lookup too.
+        if seq < self.rcv_nxt
+            || (seq != self.rcv_nxt && !extends_newest && self.is_held(seq))
+        {
             self.counters.duplicate_pkts += 1;
             self.send_ack(now_ns, out); // RFC 5681 §4.2: duplicate -> ACK at once
             return;
@@ -159,10 +174,14 @@ impl TcpReceiver {
         let mut advance = 1;
         self.rcv_nxt += 1;
         let filled_hole = !self.ooo.is_empty();
-        if let Some(&end) = self.ooo.get(&self.rcv_nxt) {
-            self.ooo.remove(&self.rcv_nxt);
-            advance += end - self.rcv_nxt;
-            self.rcv_nxt = end;
+        // Every held range lies above the old `rcv_nxt`: one that starts at
+        // the new one is the lowest.
+        if let Some((a, end)) = self.ooo.first() {
+            if a == self.rcv_nxt {
+                self.ooo.pop_first();
+                advance += end - self.rcv_nxt;
+                self.rcv_nxt = end;
+            }
         }
         self.counters.delivered_pkts += advance;
         self.counters.delivered_bytes += advance * self.cfg.payload_bytes();

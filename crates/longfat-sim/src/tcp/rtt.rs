@@ -79,6 +79,7 @@ impl RttEstimator {
 
     /// A sample taken when the cumulative ACK is `snd_una` and `snd_nxt` the
     /// next packet to send (Linux's estimator works per round trip).
+    #[inline]
     pub fn on_sample_at(&mut self, rtt_ns: u64, snd_una: u64, snd_nxt: u64) {
         let first = !self.has_sample;
         match self.rule {
@@ -177,8 +178,14 @@ impl RttEstimator {
     /// The timeout after `backoff` consecutive expiries (RFC 6298 §5.5:
     /// doubled each time, at most max_rto). The doubling saturates: no
     /// number of expiries wraps it around (defect 10 of the review).
+    #[inline]
     pub fn backed_off_rto_ns(&self, backoff: u32) -> u64 {
         let double = |base: u64| -> u64 {
+            if backoff == 0 {
+                // No expiry since the last progress (every ACK re-arms the
+                // timer this way): the base, capped; the same as below.
+                return base.min(self.max_rto_ns);
+            }
             let factor = 1u64.checked_shl(backoff.min(63)).unwrap_or(u64::MAX);
             base.saturating_mul(factor).min(self.max_rto_ns).max(base.min(self.max_rto_ns))
         };

@@ -9,7 +9,9 @@
 //! its sent list on every ACK, which is what makes it crawl on 50,000-packet
 //! windows.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::tcp::ranges::RangeSet;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -33,7 +35,7 @@ pub struct Scoreboard {
     /// Flags of packets base..next.
     flags: VecDeque<u8>,
     /// SACKed packets >= base as disjoint, non-adjacent [start, end) ranges.
-    sacked: BTreeMap<u64, u64>,
+    sacked: RangeSet,
     /// Ranges known to be wholly SACKed: the ranges the last blocks were
     /// merged into. A receiver repeats its older blocks on every ACK
     /// (RFC 2018 sect. 4); such a block costs a few comparisons here instead
@@ -227,10 +229,18 @@ impl Scoreboard {
 
     /// RFC 6675 NextSeg() rule 1: the lowest lost packet not yet retransmitted
     /// (lost retransmissions first).
+    #[inline]
     pub fn next_retransmit(&mut self) -> Option<u64> {
         if self.n_lost == self.n_rtx {
             return None; // every lost packet has been retransmitted
         }
+        self.find_retransmit()
+    }
+
+    /// `next_retransmit` with something left to retransmit: out of line, so
+    /// the sender's check on every ACK is two loads and a compare.
+    #[inline(never)]
+    fn find_retransmit(&mut self) -> Option<u64> {
         while let Some(&seq) = self.relost.front() {
             if seq >= self.base && self.flag(seq) & (LOST | SACKED | RETRANS) == LOST {
                 return Some(seq);
@@ -290,13 +300,12 @@ impl Scoreboard {
         }
         // The newest block usually extends the highest SACKed range (data
         // above every hole arrives in order): no other range can merge.
-        if let Some(mut last) = self.sacked.last_entry() {
-            let (a, b) = (*last.key(), *last.get());
+        if let Some((a, b)) = self.sacked.last() {
             if a <= s && s <= b {
                 if e <= b {
                     return 0;
                 }
-                *last.get_mut() = e;
+                self.sacked.set(self.sacked.len() - 1, (a, e));
                 for q in b..e {
                     self.mark_sacked(q);
                 }
@@ -304,20 +313,38 @@ impl Scoreboard {
                 return e - b;
             }
         }
-        let mut newly = 0;
+        // The general case (a retransmission fills a hole and the receiver
+        // reports the two ranges around it as one block): merge [s, e)
+        // with the range it starts in or touches and every range up to `e`.
+        let (mut lo, mut hi) = (s, e);
         let mut cur = s;
-        if let Some((_, &b)) = self.sacked.range(..=s).next_back() {
+        let p = self.sacked.count_starting_at_or_below(s);
+        let mut at = p; // where the merged range goes
+        if p > 0 {
+            let (a, b) = self.sacked.get(p - 1);
             if b >= e {
                 // Already SACKed: the block a receiver repeats on every ACK.
                 return 0;
             }
-            cur = cur.max(b);
+            if b >= s {
+                lo = a;
+                cur = b;
+                at = p - 1;
+            }
         }
+        let mut newly = 0;
+        let mut next = p; // the next range not yet merged
         while cur < e {
-            let nxt = self.sacked.range(cur..).next().map(|(&a, &b)| (a, b));
-            let (gap_end, resume) = match nxt {
-                Some((a, b)) if a < e => (a, b),
-                _ => (e, e),
+            // The next range starts above `cur` (ranges are disjoint), so
+            // [cur, its start) is a gap to mark; one starting at `e` only
+            // touches and is merged too.
+            let (gap_end, resume) = if next < self.sacked.len() && self.sacked.get(next).0 <= e {
+                let (a, b) = self.sacked.get(next);
+                next += 1;
+                hi = hi.max(b);
+                (a, b)
+            } else {
+                (e, e)
             };
             for q in cur..gap_end {
                 self.mark_sacked(q);
@@ -325,19 +352,12 @@ impl Scoreboard {
             newly += gap_end - cur;
             cur = resume;
         }
-        // Merge [s, e) with every range it overlaps or touches.
-        let (mut lo, mut hi) = (s, e);
-        if let Some((&a, &b)) = self.sacked.range(..s).next_back() {
-            if b >= s {
-                lo = a;
-                hi = hi.max(b);
-            }
+        if next == at {
+            self.sacked.insert(at, (lo, hi));
+        } else {
+            self.sacked.set(at, (lo, hi));
+            self.sacked.remove(at + 1, next);
         }
-        while let Some((&a, &b)) = self.sacked.range(lo..=hi).next() {
-            self.sacked.remove(&a);
-            hi = hi.max(b);
-        }
-        self.sacked.insert(lo, hi);
         self.remember_held(lo, hi);
         newly
     }
@@ -385,15 +405,15 @@ impl Scoreboard {
             }
         }
         self.base = ack;
-        while let Some((&a, &b)) = self.sacked.iter().next() {
+        while let Some((a, b)) = self.sacked.first() {
             if a >= ack {
                 break;
             }
-            self.sacked.remove(&a);
             if b > ack {
-                self.sacked.insert(ack, b);
+                self.sacked.set(0, (ack, b));
                 break;
             }
+            self.sacked.pop_first();
         }
         self.lost_upto = self.lost_upto.max(ack);
         self.rxt_ptr = self.rxt_ptr.max(ack);
@@ -500,7 +520,7 @@ impl Scoreboard {
         let in_ranges: u64 = self.sacked.iter().map(|(a, b)| b - a).sum();
         assert_eq!(in_ranges, self.n_sacked, "interval map agrees with flags");
         let mut prev_end = None;
-        for (&a, &b) in &self.sacked {
+        for (a, b) in self.sacked.iter() {
             assert!(a < b && a >= self.base && b <= self.next);
             if let Some(pe) = prev_end {
                 assert!(a > pe, "ranges disjoint and not adjacent");
