@@ -670,7 +670,7 @@ mod tests {
             let mut sb = Scoreboard::new();
             // The naive model: the set of SACKed packets at or above SND.UNA.
             let mut model = std::collections::BTreeSet::new();
-            let mut sack = |sb: &mut Scoreboard, model: &mut std::collections::BTreeSet<u64>, s: u64, e: u64| {
+            let sack = |sb: &mut Scoreboard, model: &mut std::collections::BTreeSet<u64>, s: u64, e: u64| {
                 let fresh = (s.max(sb.snd_una())..e.min(sb.snd_nxt())).filter(|&q| model.insert(q)).count();
                 prop_assert_eq!(sb.sack_block(s, e), fresh as u64, "packets newly SACKed by [{}, {})", s, e);
                 Ok(())
