@@ -372,3 +372,26 @@ def test_a_database_that_cannot_be_rebuilt_loses_no_runs(tmp_path, monkeypatch):
     r = run_cli("query", str(study), "SELECT count(*) FROM runs", "--format", "csv")
     assert r.returncode == 0 and r.stdout.splitlines()[1] == "1", r.stdout + r.stderr
     assert (study / "study.duckdb").exists()
+
+
+@pytest.mark.parametrize(
+    "grid, cc, message",
+    [
+        (['flows[0].tcp=[{profile="ns2"}]', 'flows.0.tcp.header_size=["40B"]'], None, "--grid flows.0.tcp.header_size: overlaps the grid key flows[0].tcp"),
+        (["run.seed=[5, 6]"], None, "--grid run.seed: sets run.seed, which the seeds set"),
+        (['run=[{duration="1s"}]'], None, "--grid run: sets run.seed, which the seeds set"),
+        (['flows[0].cc=["bic"]'], "reno", "--grid flows[0].cc: sets the flows' algorithm or its parameters"),
+        (["flows[0].params.beta=[0.5]"], "reno", "--grid flows[0].params.beta: sets the flows' algorithm or its parameters"),
+    ],
+)
+def test_axes_that_would_overwrite_each_other_are_refused(tmp_path, grid, cc, message):
+    """Every cell's labels must say what it ran: an axis another axis (or
+    the seeds, or --cc) would overwrite is refused by name."""
+    base, file_grid = load_sweep(grid_file(tmp_path, "1s"))
+    file_grid.axes, file_grid.ccs = {}, None
+    g = grid_from_args(grid, cc, None, 5, file_grid)
+    with pytest.raises(ScenarioError, match=message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        expand(base, g)
+    # Without the conflicting partner the same axis is accepted.
+    if len(grid) == 2:
+        expand(base, grid_from_args(grid[:1], cc, None, 5, Grid()))

@@ -187,7 +187,8 @@ def _check_axes(grid: Grid) -> None:
             n = min(len(p), len(q))
             if p[:n] == q[:n]:
                 raise ScenarioError(f"--grid {_disp(k2)}: overlaps the grid key {_disp(k)}; one would overwrite the other in every cell", k2)
-        if p[: len(p)] == ["run", "seed"][: len(p)] or p[:2] == ["run", "seed"]:
+        m = min(len(p), 2)  # the key is run, run.seed, or inside run.seed
+        if p[:m] == ["run", "seed"][:m]:
             raise ScenarioError(f"--grid {_disp(k)}: sets run.seed, which the seeds set; give the seeds with --seeds or sweep.seeds", k)
         if grid.ccs is not None and p[0] == "flows" and (len(p) <= 2 or p[2] in ("cc", "params")):
             raise ScenarioError(f"--grid {_disp(k)}: sets the flows' algorithm or its parameters, which --cc / sweep.cc replace in every cell; drop one of the two", k)
