@@ -1,0 +1,3 @@
+//! The BPF struct_ops objects of `kernel/*.bpf.c` and their libbpf-rs skeletons.
+
+pub fn build() {}
