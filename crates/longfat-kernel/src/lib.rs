@@ -5,3 +5,5 @@
 //!   kernel as `longfat_<name>`; the same C logic built as a userspace
 //!   library for the differential tests against `longfat-cc`.
 //! - The namespace testbed's userspace delay line.
+
+pub mod delayline;

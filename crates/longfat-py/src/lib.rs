@@ -8,6 +8,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod testbed;
+
 create_exception!(
     _native,
     ScenarioError,
@@ -350,6 +352,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
+    testbed::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add(
         "DEFAULT_MEMORY_BUDGET_BYTES",
