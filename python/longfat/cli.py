@@ -410,6 +410,69 @@ def cmd_scenarios(_args) -> int:
     return 0
 
 
+def cmd_testbed_run(args) -> int:
+    from longfat import testbed
+    from longfat.runner import prepare
+    from longfat.scenario import find_scenario
+
+    # Valid for the simulator first (the same errors as longfat run), then
+    # for the testbed (its refusals name the field and the allowed range).
+    spec, sim = prepare(find_scenario(args.scenario), overrides=args.set or ())
+    del sim
+    out = Path(args.out) if args.out else outdir.default_output((spec["name"] if "name" in spec else Path(args.scenario).stem) + "-testbed")
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:.1f}/{task.total:.1f} s"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task(f"testbed {Path(args.scenario).stem}", total=1.0)
+
+        def progress(done: float, total: float) -> None:
+            bar.update(task, completed=min(done, total), total=total)
+
+        def log(text: str) -> None:
+            err_console.print(text, highlight=False, markup=False)
+
+        result = testbed.run(spec, out, force=args.force, plot=not args.no_plot, delay_direction=args.delay_direction, rps=not args.no_rps, progress=progress, log=log)
+    if not args.quiet:
+        _print_testbed_summary(result.summary)
+    console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'}, testbed/)")
+    return 0
+
+
+def _print_testbed_summary(summary: dict) -> None:
+    t = Table(title=f"{summary.get('scenario') or 'run'} on the testbed (Linux {summary['testbed']['kernel']}): measured {summary['measure_from_s']:g}-{summary['end_s']:g} s")
+    for col in ("flow", "cc", "kernel cc", "RTT ms", "Mbit/s", "rtx", "RTOs"):
+        t.add_column(col, justify="right" if col not in ("flow", "cc", "kernel cc") else "left")
+    for f in summary["flows"]:
+        t.add_row(f["name"], f["algorithm"], f["kernel_cc"], f"{f['base_rtt_ms']:g}", _fmt_rate(f["goodput_bps"]), str(f["retransmits"]), str(f["timeouts"]))
+    console.print(t)
+    l = summary["links"][0]
+    tb = summary["testbed"]
+    dl = (tb.get("delay_line") or {}).get("report") or {}
+    pings = ", ".join(f"{v['measured_median_ms']:.2f}" for v in (tb.get("ping") or {}).values())
+    console.print(
+        f"bottleneck {l['rate_bps'] / 1e6:g} Mbit/s: utilization {100 * l['utilization']:.2f} %, mean queue {l['mean_queue_pkts']:.1f} packets, "
+        f"loss {l['loss_rate']:.2e}; ping RTT {pings} ms; delay line: {dl.get('forwarded', '?')} packets, "
+        f"late p50/p99/p99.9 {dl.get('lateness_p50_us', '?')}/{dl.get('lateness_p99_us', '?')}/{dl.get('lateness_p999_us', '?')} us, "
+        f"{dl.get('late_over_1ms', '?')} over 1 ms",
+        highlight=False,
+    )
+
+
+def cmd_testbed_clean(_args) -> int:
+    from longfat import testbed
+
+    testbed.check_environment()
+    removed = testbed.clean_stale()
+    console.print(f"removed {len(removed)} namespaces left by killed testbed runs{': ' + ', '.join(removed) if removed else ''}", highlight=False)
+    return 0
+
+
 def cmd_algorithms(_args) -> int:
     for a in algorithms():
         console.print(a)
@@ -503,6 +566,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
     a.set_defaults(func=cmd_algorithms)
+
+    tb = sub.add_parser("testbed", help="run a scenario on real Linux TCP in network namespaces (root); see docs/testbed.md")
+    tbs = tb.add_subparsers(dest="testbed_command", required=True)
+    tr = tbs.add_parser("run", help="build the scenario's dumbbell from namespaces, run its flows on the kernel's TCP, write results like longfat run")
+    tr.add_argument("scenario", help="scenario TOML file, or the name of a shipped one")
+    tr.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
+    tr.add_argument("--out", help="result directory (default results/<scenario name>-testbed)")
+    tr.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
+    tr.add_argument("--no-plot", action="store_true", help="skip plot.png")
+    tr.add_argument("--delay-direction", choices=("ack", "data"), default="ack", help="which direction the delay line delays by the whole RTT (default ack: the faithful set-up on 2 vCPUs)")
+    tr.add_argument("--no-rps", action="store_true", help="do not pin the delay line to one CPU and steer the veths' receive work to the others")
+    tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
+    tr.set_defaults(func=cmd_testbed_run)
+    tc = tbs.add_parser("clean", help="remove namespaces, devices and processes left by killed testbed runs")
+    tc.set_defaults(func=cmd_testbed_clean)
 
     sc = sub.add_parser("scenarios", help="list the scenario files shipped with longfat, and where they are")
     sc.set_defaults(func=cmd_scenarios)

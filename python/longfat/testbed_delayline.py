@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 
@@ -34,11 +35,21 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, {a.cpu})
     from longfat._native import run_delay_line
 
+    # SIGINT and SIGTERM (to whichever thread the kernel picks) write their
+    # number into this pipe; the line polls its read end and stops.
+    rfd, wfd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wfd, warn_on_full_buffer=False)
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, lambda *_: None)
     try:
-        stats = run_delay_line(a.input, a.output, a.route, a.delay_ns, a.capacity, a.spin_us * 1000)
+        stats = run_delay_line(a.input, a.output, a.route, a.delay_ns, rfd, a.capacity, a.spin_us * 1000)
     except (OSError, ValueError) as e:
         print(f"error: delay line: {e}", file=sys.stderr)
         return 1
+    try:
+        stats["stopped_by_signal"] = os.read(rfd, 1)[0]
+    except (BlockingIOError, IndexError):
+        stats["stopped_by_signal"] = 0
     text = json.dumps(stats)
     if a.report:
         with open(a.report, "w") as fh:

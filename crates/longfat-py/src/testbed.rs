@@ -5,27 +5,29 @@
 //! simulator's own parsers of rates, durations and sizes, so a scenario
 //! means the same on the testbed as in the simulator.
 
-use std::os::fd::{FromRawFd, OwnedFd, AsRawFd};
-
 use longfat_kernel::delayline::{self, Classifier, Config};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// Runs the delay line from TUN device `input` to TUN device `output`
-/// until SIGINT or SIGTERM arrives, with the GIL released. `routes` are
-/// `A.B.C.D/LEN=DELAY_NS` (longest prefix of the destination wins); other
-/// packets take `default_delay_ns`. Returns the counts and the lateness
-/// percentiles (microseconds, bucket upper edges) and the signal that
-/// stopped it.
+/// Runs the delay line from TUN device `input` to TUN device `output`,
+/// with the GIL released, until file descriptor `stop_fd` becomes readable
+/// (the testbed's process passes the read end of the pipe it gave
+/// `signal.set_wakeup_fd`, so SIGINT or SIGTERM to any thread stops the
+/// line between two packets). `routes` are `A.B.C.D/LEN=DELAY_NS` (longest
+/// prefix of the destination wins); other packets take `default_delay_ns`.
+/// Returns the counts and the lateness percentiles (microseconds, bucket
+/// upper edges).
 #[pyfunction]
-#[pyo3(signature = (input, output, routes, default_delay_ns, capacity = 1_000_000, spin_ns = 0))]
+#[pyo3(signature = (input, output, routes, default_delay_ns, stop_fd, capacity = 1_000_000, spin_ns = 0))]
+#[allow(clippy::too_many_arguments)]
 fn run_delay_line<'py>(
     py: Python<'py>,
     input: String,
     output: String,
     routes: Vec<String>,
     default_delay_ns: u64,
+    stop_fd: i32,
     capacity: usize,
     spin_ns: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -34,37 +36,11 @@ fn run_delay_line<'py>(
         .map(|r| delayline::parse_route(r))
         .collect::<Result<Vec<_>, _>>()
         .map_err(PyValueError::new_err)?;
+    if capacity == 0 {
+        return Err(PyValueError::new_err("capacity: must be >= 1"));
+    }
     let cfg = Config { input, output, classifier: Classifier::new(routes, default_delay_ns), capacity, spin_ns };
-    // SIGINT and SIGTERM are blocked in this thread and read from a
-    // signalfd that the line polls next to its input: the line stops
-    // between two packets and reports, whatever Python's handlers are.
-    // SAFETY: plain libc calls on a local sigset; results checked.
-    let (stop, old) = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) != 0 {
-            return Err(PyOSError::new_err("cannot block SIGINT/SIGTERM"));
-        }
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-        if fd < 0 {
-            let e = std::io::Error::last_os_error();
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            return Err(PyOSError::new_err(format!("signalfd: {e}")));
-        }
-        (OwnedFd::from_raw_fd(fd), old)
-    };
-    let result = py.detach(|| delayline::run(&cfg, Some(stop.as_raw_fd())));
-    // Which signal stopped it (consumed here, so it is not delivered again).
-    let mut info = [0u8; 128]; // struct signalfd_siginfo
-    // SAFETY: reads at most 128 bytes into a 128-byte buffer; restores the mask.
-    let signo = unsafe {
-        let n = libc::read(stop.as_raw_fd(), info.as_mut_ptr().cast(), info.len());
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        if n == 128 { u32::from_ne_bytes([info[0], info[1], info[2], info[3]]) } else { 0 }
-    };
+    let result = py.detach(|| delayline::run(&cfg, Some(stop_fd)));
     let stats = result.map_err(|e| PyOSError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("received", stats.received)?;
@@ -80,7 +56,6 @@ fn run_delay_line<'py>(
     d.set_item("lateness_max_us", l.max_ns() as f64 / 1e3)?;
     d.set_item("lateness_mean_us", l.mean_ns() / 1e3)?;
     d.set_item("late_over_1ms", l.later_than_us(1_000))?;
-    d.set_item("stopped_by_signal", signo)?;
     d.set_item("summary", stats.to_string())?;
     Ok(d)
 }

@@ -1,0 +1,841 @@
+"""The namespace testbed: a scenario's dumbbell on real Linux TCP.
+
+``longfat testbed run SCENARIO --out DIR`` builds the scenario's dumbbell
+from network namespaces and veth pairs on this machine, runs its flows on
+the kernel's TCP (the kernel's own reno and cubic, or longfat's BPF
+congestion controls ``longfat_<name>``), samples them, and writes the same
+result files as ``longfat run`` (flows.parquet, links.parquet,
+summary.json, scenario.json, plot.png) plus the raw measurements in
+``testbed/``. docs/testbed.md has the picture, the measured ceiling and
+the reasons for every refusal.
+
+::
+
+    sender ns lf<pid>-s<g>            router ns lf<pid>-r                   receiver ns lf<pid>-d
+    (one per flow group)
+    s<g> 10.77.g.1 ── veth ── r<g> 10.77.g.2          rd 10.78.0.2 ── veth ── d0 10.78.0.1
+                                 │   htb+pfifo/bfifo ▲ │ (the bottleneck: rate, queue)
+         data ──────────────────►├───────────────────┘ │
+                                 │                     │
+         ACKs ◄── main table ◄── dlb ◄─ delay line ◄── dla ◄── rule "iif rd" ◄── ACKs
+                                 (python -m longfat.testbed_delayline, one FIFO per group's RTT)
+
+With ``delay_direction = "data"`` the rule is ``iif r<g>`` instead and the
+data is delayed before the bottleneck. Everything is created under the
+prefix ``lf<pid>-`` and removed on success, on error, on SIGINT and on
+SIGTERM; namespaces left by a killed run (its pid gone) are removed by the
+next run or by ``longfat testbed clean``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from longfat._native import ScenarioError, parse_duration_ns, parse_rate_bps, parse_size
+from longfat.outdir import _pid_alive, atomic_dir, deferred_signals
+
+# ---- limits, each measured or argued in docs/testbed.md ------------------------
+
+#: Highest bottleneck rate the testbed emulates faithfully on this kind of
+#: machine (2 vCPUs): see docs/testbed.md, "Ceiling", for the measurement.
+CEILING_BPS = 300_000_000
+#: Shortest and longest RTT (the delay line's own latency is ~0.1 ms; a
+#: delay line holds a BDP of packets in memory).
+MIN_RTT_NS = 2_000_000
+MAX_RTT_NS = 1_000_000_000
+#: The agents sample TCP_INFO from Python threads: not faster than this.
+MIN_SAMPLE_INTERVAL_NS = 10_000_000
+#: The testbed runs in real time.
+MAX_DURATION_NS = 3600 * 1_000_000_000
+MAX_FLOWS = 64
+MAX_GROUPS = 64
+#: Largest queue (packets, or bytes / 1500).
+MAX_QUEUE_PKTS = 100_000
+#: The ping check: the measured RTT (median of PING_COUNT pings) must be
+#: within max(RTT_TOLERANCE_NS, RTT_TOLERANCE_FRAC * RTT) of the scenario's.
+RTT_TOLERANCE_NS = 1_000_000
+RTT_TOLERANCE_FRAC = 0.03
+PING_COUNT = 6
+#: Ethernet header on a veth: qdiscs count it, the simulator's 1500-byte
+#: packets do not; rates and byte limits are scaled by (1500 + 14) / 1500.
+L2_HEADER = 14
+PACKET = 1500
+#: RTAX_FEATURE_TCP_USEC_TS (include/uapi/linux/rtnetlink.h): microsecond
+#: TCP timestamps on a route.
+RTAX_FEATURE_TCP_USEC_TS = 0x10
+#: Congestion controls of the simulator that are the kernel's own.
+KERNEL_BUILTIN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+#: Namespaces made by a testbed run: lf<pid>-<role>.
+NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
+PORT = 5001
+AGENT = Path(__file__).with_name("testbed_agent.py")
+DELAY_DIRECTIONS = ("ack", "data")
+
+
+def _err(field: str, message: str) -> ScenarioError:
+    return ScenarioError(f"{field}: {message}", field)
+
+
+def kernel_cc(cc: str) -> str:
+    """The kernel's name of a scenario's congestion control."""
+    return KERNEL_BUILTIN.get(cc, f"longfat_{cc}")
+
+
+def available_congestion_controls() -> list[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+def ensure_congestion_controls(names: Iterable[str]) -> list[str]:
+    """THE LOAD HOOK: makes sure every kernel congestion control in ``names``
+    is registered; returns those this call loaded (to unload on cleanup).
+    For now it only checks, and refuses with the command that loads one;
+    the BPF loader (``longfat kernel load``) is to be called from here."""
+    have = set(available_congestion_controls())
+    for n in names:
+        if n not in have:
+            raise ScenarioError(f"testbed: congestion control {n!r} is not registered in this kernel (available: {', '.join(sorted(have)) or 'none'}); run `longfat kernel load {n}` first", "flows")
+    return []
+
+
+def unload_congestion_controls(names: Iterable[str]) -> None:
+    """Unloads what ``ensure_congestion_controls`` loaded (nothing yet)."""
+
+
+# ---- the plan: what to build, or why not -----------------------------------------
+
+
+@dataclass
+class FlowPlan:
+    index: int
+    name: str
+    cc: str
+    kernel_cc: str
+    group: int
+    start_ns: int
+    stop_ns: int
+    size_bytes: int | None
+
+
+@dataclass
+class GroupPlan:
+    index: int
+    rtt_ns: int
+    flows: list[FlowPlan] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    spec: dict
+    name: str
+    rate_bps: int
+    bottleneck_delay_ns: int
+    #: ("pkt", packets) or ("bytes", bytes), as the simulator resolves it.
+    queue: tuple[str, int]
+    groups: list[GroupPlan]
+    duration_ns: int
+    measure_from_ns: int
+    interval_ns: int
+    initial_cwnd: int | None
+
+    @property
+    def flows(self) -> list[FlowPlan]:
+        return sorted((f for g in self.groups for f in g.flows), key=lambda f: f.index)
+
+    def queue_pkts(self) -> float:
+        kind, n = self.queue
+        return float(n) if kind == "pkt" else n / PACKET
+
+
+def _duration(field: str, text, default: int | None = None) -> int:
+    if text is None:
+        if default is None:
+            raise _err(field, "required")
+        return default
+    try:
+        return parse_duration_ns(str(text))
+    except ValueError as e:
+        raise _err(field, str(e)) from None
+
+
+def _is_zero_duration(text) -> bool:
+    return text is None or _duration("", text) == 0
+
+
+#: Flow fields the testbed emulates; every other field present is refused.
+_FLOW_FIELDS = {"name", "cc", "count", "start", "start_spacing", "stop", "size", "access_delay", "tcp", "start_jitter", "access_delay_jitter"}
+#: [flows.tcp] fields the testbed honours (profile: the kernel is the transport).
+_TCP_FIELDS = {"profile", "initial_cwnd"}
+
+
+def plan(spec: dict) -> Plan:
+    """Checks that the testbed can emulate the scenario faithfully and says
+    how; raises ScenarioError naming the first field it cannot (the
+    scenario must already be valid for the simulator: ``runner.prepare``)."""
+    net = spec.get("network", {})
+    topo = net.get("topology")
+    if topo != "dumbbell":
+        raise _err("network.topology", f"{topo!r} cannot be emulated by the testbed; allowed: \"dumbbell\"")
+    b = net.get("bottleneck", {})
+    disc = b.get("discipline", "droptail")
+    if disc != "droptail":
+        raise _err("network.bottleneck.discipline", f"{disc!r} (strict priority by class) is not built in the testbed yet; allowed: \"droptail\"")
+    for k in ("loss", "reverse_loss"):
+        if b.get(k):
+            raise _err(f"network.bottleneck.{k}", f"{b[k]} (random loss) cannot be emulated by the testbed (no netem on this kernel); allowed: 0")
+    rate = parse_rate_bps(b["rate"])
+    if rate > CEILING_BPS:
+        raise _err("network.bottleneck.rate", f"{b['rate']} is above the testbed's ceiling on this machine; allowed: up to {CEILING_BPS // 1_000_000}Mbps (measured, see docs/testbed.md)")
+    b_delay = _duration("network.bottleneck.delay", b["delay"])
+    access = net.get("access", {}) or {}
+    a_delay = _duration("network.access.delay", access.get("delay"), 0)
+    if "rate" in access and parse_rate_bps(access["rate"]) < 10 * rate:
+        raise _err("network.access.rate", f"{access['rate']}: the testbed's access links are veths without a rate limit, faithful only for access rates of at least 10 x the bottleneck's ({rate * 10 / 1e6:g}Mbps)")
+    for k in ("udp", "short_flows", "web"):
+        if spec.get(k):
+            raise _err(k, "the testbed runs long-lived TCP flows only; UDP sources, short flows and web traffic are not emulated (remove them)")
+    run = spec.get("run", {})
+    duration = _duration("run.duration", run.get("duration"))
+    if duration > MAX_DURATION_NS:
+        raise _err("run.duration", f"{run['duration']}: the testbed runs in real time; allowed up to 1h")
+    measure_from = _duration("run.measure_from", run.get("measure_from"), 0)
+    interval = _duration("run.sample_interval", run.get("sample_interval"), min(max(duration // 1000, MIN_SAMPLE_INTERVAL_NS), duration))
+    if interval < MIN_SAMPLE_INTERVAL_NS:
+        raise _err("run.sample_interval", f"{run['sample_interval']} is below the testbed's 10ms (TCP_INFO is sampled from Python); allowed 10ms..=run.duration")
+
+    groups: dict[int, GroupPlan] = {}
+    flows: list[FlowPlan] = []
+    initial_cwnd = None
+    specs = spec.get("flows", [])
+    if not specs:
+        raise _err("flows", "the testbed needs at least one TCP flow")
+    for i, f in enumerate(specs):
+        fld = f"flows[{i}]"
+        for k in f:
+            if k not in _FLOW_FIELDS:
+                raise _err(f"{fld}.{k}", "not emulated by the testbed (remove it, or run the simulator)")
+        for k in ("start_jitter", "access_delay_jitter"):
+            if not _is_zero_duration(f.get(k)):
+                raise _err(f"{fld}.{k}", f"{f[k]}: random jitter is not emulated by the testbed; allowed: \"0s\"")
+        tcp = f.get("tcp", {}) or {}
+        for k in tcp:
+            if k not in _TCP_FIELDS:
+                raise _err(f"{fld}.tcp.{k}", f"not emulated by the testbed (the kernel's TCP runs with its defaults); allowed fields: {', '.join(sorted(_TCP_FIELDS))}")
+        if "initial_cwnd" in tcp:
+            iw = tcp["initial_cwnd"]
+            if iw != int(iw) or not (1 <= iw <= 1000):
+                raise _err(f"{fld}.tcp.initial_cwnd", f"{iw}: the kernel takes a whole number of packets (route initcwnd); allowed 1..=1000")
+            if initial_cwnd is not None and initial_cwnd != int(iw):
+                raise _err(f"{fld}.tcp.initial_cwnd", "differs between flow groups; the testbed sets one initcwnd for all")
+            initial_cwnd = int(iw)
+        cc = f["cc"]
+        if cc == "plt":
+            raise _err(f"{fld}.cc", "\"plt\" (two connections with priority classes) is not emulated by the testbed")
+        count = int(f.get("count", 1))
+        start = _duration(f"{fld}.start", f.get("start"), 0)
+        spacing = _duration(f"{fld}.start_spacing", f.get("start_spacing"), 0)
+        stop = _duration(f"{fld}.stop", f.get("stop"), duration)
+        size = None
+        if "size" in f:
+            kind, n = parse_size(str(f["size"]))
+            size = int(n * (PACKET - 40)) if kind == "pkt" else int(n)
+            if kind == "bdp":
+                raise _err(f"{fld}.size", "give bytes or packets")
+        access_delay = _duration(f"{fld}.access_delay", f.get("access_delay"), a_delay)
+        # The simulator's path: sender access link, bottleneck, receiver
+        # access link, each way (docs/scenarios.md, [[flows]] access_delay).
+        rtt = 2 * (access_delay + b_delay + a_delay)
+        if not (MIN_RTT_NS <= rtt <= MAX_RTT_NS):
+            raise _err(f"{fld}.access_delay" if "access_delay" in f else "network.bottleneck.delay", f"the path's RTT {rtt / 1e6:g}ms is outside the testbed's range; allowed {MIN_RTT_NS / 1e6:g}ms..={MAX_RTT_NS / 1e6:g}ms")
+        g = groups.setdefault(rtt, GroupPlan(len(groups), rtt))
+        for k in range(count):
+            name = (f["name"] if count == 1 else f"{f['name']}.{k}") if "name" in f else f"{cc}{len(flows)}"
+            fp = FlowPlan(len(flows), name, cc, kernel_cc(cc), g.index, start + spacing * k, stop, size)
+            flows.append(fp)
+            g.flows.append(fp)
+    if len(flows) > MAX_FLOWS:
+        raise _err("flows", f"{len(flows)} flows; the testbed runs at most {MAX_FLOWS}")
+    if len(groups) > MAX_GROUPS:
+        raise _err("flows", f"{len(groups)} different RTTs; the testbed emulates at most {MAX_GROUPS}")
+
+    q = str(b["queue"])
+    if q == "unlimited":
+        raise _err("network.bottleneck.queue", "\"unlimited\" cannot be emulated; give packets, bytes or a BDP fraction")
+    kind, n = parse_size(q)
+    if kind == "bdp":
+        bdp_rtt = _duration("network.bdp_rtt", net.get("bdp_rtt"), max(g.rtt_ns for g in groups.values()))
+        queue = ("bytes", round(rate * bdp_rtt / 8e9 * n))
+    else:
+        queue = ("pkt" if kind == "pkt" else "bytes", int(n))
+    pkts = queue[1] if queue[0] == "pkt" else queue[1] / PACKET
+    if pkts > MAX_QUEUE_PKTS:
+        raise _err("network.bottleneck.queue", f"{q} is {pkts:.0f} packets; the testbed allows up to {MAX_QUEUE_PKTS}")
+    return Plan(spec, spec.get("name") or "run", rate, b_delay, queue, sorted(groups.values(), key=lambda g: g.index), duration, measure_from, interval, initial_cwnd)
+
+
+# ---- the environment --------------------------------------------------------------
+
+
+def check_environment() -> None:
+    """Refuses (one line) to start where the testbed cannot run."""
+    if os.geteuid() != 0:
+        raise ScenarioError("testbed: needs root (network namespaces, qdiscs and TUN devices); run it as root", "")
+    for tool in ("ip", "tc", "ping"):
+        if shutil.which(tool) is None:
+            raise ScenarioError(f"testbed: {tool!r} is not installed (Debian: apt-get install iproute2 iputils-ping)", "")
+    if not Path("/dev/net/tun").exists():
+        raise ScenarioError("testbed: /dev/net/tun is missing (the delay line needs TUN devices)", "")
+
+
+def _run(argv: list[str], check: bool = True, timeout: float = 20.0) -> subprocess.CompletedProcess:
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"`{' '.join(argv)}` failed: {' '.join((p.stderr or p.stdout).split())}")
+    return p
+
+
+def list_namespaces() -> list[str]:
+    try:
+        return sorted(os.listdir("/run/netns"))
+    except OSError:
+        return []
+
+
+def _ns_pids(ns: str) -> list[int]:
+    p = _run(["ip", "netns", "pids", ns], check=False)
+    return [int(x) for x in p.stdout.split() if x.isdigit()]
+
+
+def _remove_namespace(ns: str) -> None:
+    """Kills every process left in ``ns`` and deletes it."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = _ns_pids(ns)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 2.0
+        while pids and time.monotonic() < deadline and _ns_pids(ns):
+            time.sleep(0.05)
+    _run(["ip", "netns", "del", ns], check=False)
+
+
+def clean_stale(only_dead: bool = True) -> list[str]:
+    """Removes the namespaces (with their devices, qdiscs and processes) of
+    testbed runs whose process is gone; returns their names."""
+    removed = []
+    for ns in list_namespaces():
+        m = NS_PATTERN.match(ns)
+        if not m or (only_dead and _pid_alive(int(m["pid"]))):
+            continue
+        _remove_namespace(ns)
+        removed.append(ns)
+    return removed
+
+
+# ---- building and running ---------------------------------------------------------
+
+
+class Testbed:
+    """The namespaces, devices and processes of one run; ``close()``
+    removes them all (and is called on leaving a ``with`` block, whatever
+    the reason)."""
+
+    def __init__(self, plan: Plan, work: Path, *, delay_direction: str = "ack", rps: bool = True, log: Callable[[str], None] = lambda s: None):
+        self.plan = plan
+        self.work = work
+        self.prefix = f"lf{os.getpid()}"
+        self.delay_direction = delay_direction
+        self.rps = rps
+        self.log = log
+        self.namespaces: list[str] = []
+        self.procs: list[subprocess.Popen] = []
+        self.delayline: subprocess.Popen | None = None
+        self.loaded: list[str] = []
+        self.meta: dict = {}
+
+    # names
+    @property
+    def router(self) -> str:
+        return f"{self.prefix}-r"
+
+    @property
+    def receiver(self) -> str:
+        return f"{self.prefix}-d"
+
+    def sender(self, g: int) -> str:
+        return f"{self.prefix}-s{g}"
+
+    def __enter__(self) -> "Testbed":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops every process and removes every namespace this run made;
+        SIGINT/SIGTERM arriving meanwhile are held back until it is done."""
+        with deferred_signals():
+            for p in self.procs:
+                if p.poll() is None:
+                    p.terminate()
+            deadline = time.monotonic() + 3.0
+            for p in self.procs:
+                try:
+                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            for ns in reversed(self.namespaces):
+                _remove_namespace(ns)
+            self.namespaces.clear()
+            unload_congestion_controls(self.loaded)
+            self.loaded.clear()
+
+    # helpers
+    def _add_ns(self, ns: str) -> None:
+        with deferred_signals():  # never a namespace made and not recorded
+            _run(["ip", "netns", "add", ns])
+            self.namespaces.append(ns)
+
+    def ip(self, ns: str, *args: str) -> None:
+        _run(["ip", "-n", ns, *args])
+
+    def sh(self, ns: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+        return _run(["ip", "netns", "exec", ns, *argv], check=check)
+
+    def spawn(self, ns: str, argv: list[str], log_name: str) -> subprocess.Popen:
+        with deferred_signals():
+            out = open(self.work / f"{log_name}.log", "w")
+            # A session of its own: a Ctrl-C at the terminal reaches this
+            # process only, which then stops the children in order.
+            p = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            out.close()
+            self.procs.append(p)
+        return p
+
+    # the build
+    def build(self) -> None:
+        plan = self.plan
+        self.loaded = ensure_congestion_controls(sorted({f.kernel_cc for f in plan.flows}))
+        R, D = self.router, self.receiver
+        self._add_ns(R)
+        self._add_ns(D)
+        for g in plan.groups:
+            self._add_ns(self.sender(g.index))
+        # Large socket buffers: the window must never be limited by them
+        # (1 BDP of 300 Mbit/s x 1 s is 37.5 MB).
+        big = "4096 131072 134217728"
+        for ns in self.namespaces:
+            self.ip(ns, "link", "set", "lo", "up")
+            self.sh(ns, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={big}", f"net.ipv4.tcp_wmem={big}", "net.ipv4.tcp_no_metrics_save=1")
+        self.sh(R, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+        # receiver side: the bottleneck is the router's egress towards it
+        _run(["ip", "link", "add", "d0", "netns", D, "type", "veth", "peer", "name", "rd", "netns", R])
+        self.ip(D, "addr", "add", "10.78.0.1/24", "dev", "d0")
+        self.ip(R, "addr", "add", "10.78.0.2/24", "dev", "rd")
+        self.ip(D, "link", "set", "d0", "up")
+        self.ip(R, "link", "set", "rd", "up")
+        self.ip(D, "route", "add", "default", "via", "10.78.0.2")
+        for g in plan.groups:
+            S, i = self.sender(g.index), g.index
+            _run(["ip", "link", "add", f"s{i}", "netns", S, "type", "veth", "peer", "name", f"r{i}", "netns", R])
+            # One packet per skb: the bottleneck queue counts packets as the
+            # simulator does (TSO/GSO would hand it 64 KB super-packets).
+            self.ip(S, "link", "set", f"s{i}", "gso_max_segs", "1")
+            self.ip(S, "addr", "add", f"10.77.{i}.1/24", "dev", f"s{i}")
+            self.ip(R, "addr", "add", f"10.77.{i}.2/24", "dev", f"r{i}")
+            self.ip(S, "link", "set", f"s{i}", "up")
+            self.ip(R, "link", "set", f"r{i}", "up")
+            route = ["route", "add", "default", "via", f"10.77.{i}.2"]
+            if plan.initial_cwnd is not None:
+                route += ["initcwnd", str(plan.initial_cwnd)]
+            self.ip(S, *route)
+        self._bottleneck()
+        self._delay_line()
+        self.meta["tcp_usec_ts"] = self._usec_ts()
+        if self.rps:
+            self._rps()
+
+    def _bottleneck(self) -> None:
+        plan, R = self.plan, self.router
+        # htb shapes frames (IP packet + 14-byte Ethernet header): scaled so
+        # that full-size IP packets leave at the scenario's rate.
+        frame_rate = math.ceil(plan.rate_bps * (PACKET + L2_HEADER) / PACKET)
+        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", "rd", "root", "handle", "1:", "htb", "default", "1"])
+        _run(["ip", "netns", "exec", R, "tc", "class", "add", "dev", "rd", "parent", "1:", "classid", "1:1", "htb", "rate", f"{frame_rate}bit", "ceil", f"{frame_rate}bit", "quantum", str(PACKET + L2_HEADER)])
+        kind, n = plan.queue
+        if kind == "pkt":
+            leaf = ["pfifo", "limit", str(n)]
+        else:  # bytes of IP packets -> bytes of frames
+            leaf = ["bfifo", "limit", str(math.floor(n * (PACKET + L2_HEADER) / PACKET))]
+        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", "rd", "parent", "1:1", "handle", "10:", *leaf])
+        self.meta["bottleneck"] = {"qdisc": f"htb rate {frame_rate}bit (frames) + {' '.join(leaf)}", "device": f"{R}/rd"}
+
+    def _delay_line(self) -> None:
+        plan, R = self.plan, self.router
+        for dev in ("dla", "dlb"):
+            self.ip(R, "tuntap", "add", "mode", "tun", "name", dev)
+            self.sh(R, "sysctl", "-q", "-w", f"net.ipv4.conf.{dev}.rp_filter=0", f"net.ipv4.conf.{dev}.forwarding=1")
+            self.ip(R, "link", "set", dev, "up")
+        self.ip(R, "route", "add", "default", "dev", "dla", "table", "100")
+        if self.delay_direction == "ack":
+            self.ip(R, "rule", "add", "iif", "rd", "lookup", "100", "pref", "100")
+            routes = [f"10.77.{g.index}.0/24={g.rtt_ns}" for g in plan.groups]
+            default = plan.groups[0].rtt_ns
+        else:
+            for g in plan.groups:
+                self.ip(R, "rule", "add", "iif", f"r{g.index}", "lookup", "100", "pref", "100")
+            if len({g.rtt_ns for g in plan.groups}) > 1:
+                raise _err("flows", "per-group RTTs need delay_direction \"ack\" (the data of all groups shares one destination)")
+            routes = []
+            default = plan.groups[0].rtt_ns
+        argv = [sys.executable, "-m", "longfat.testbed_delayline", "--input", "dla", "--output", "dlb", "--delay-ns", str(default), "--report", str(self.work / "delayline.json")]
+        for r in routes:
+            argv += ["--route", r]
+        cpus = sorted(os.sched_getaffinity(0))
+        if self.rps and len(cpus) > 1:
+            argv += ["--cpu", str(cpus[-1])]
+        self.delayline = self.spawn(R, argv, "delayline")
+        self.meta["delay_line"] = {"direction": self.delay_direction, "routes": routes, "default_delay_ns": default, "cpu": cpus[-1] if self.rps and len(cpus) > 1 else None}
+
+    def _usec_ts(self) -> bool:
+        """Sets RTAX_FEATURE_TCP_USEC_TS on the hosts' routes (pyroute2);
+        False where that is not possible (then timestamps tick in ms)."""
+        code = (
+            "import sys\n"
+            "from pyroute2 import IPRoute\n"
+            "with IPRoute() as ip:\n"
+            "    for r in ip.get_routes(family=2, table=254):\n"
+            "        if r.get_attr('RTA_GATEWAY') is None: continue\n"
+            "        ip.route('replace', dst='0.0.0.0/0', gateway=r.get_attr('RTA_GATEWAY'), oif=r.get_attr('RTA_OIF'), metrics={'RTAX_FEATURES': %d, **({'RTAX_INITCWND': int(sys.argv[1])} if sys.argv[1] != '0' else {})})\n"
+            "    print(sum(1 for r in ip.get_routes(family=2, table=254) if (r.get_nested('RTA_METRICS', 'RTAX_FEATURES') or 0) & %d))\n"
+        ) % (RTAX_FEATURE_TCP_USEC_TS, RTAX_FEATURE_TCP_USEC_TS)
+        ok = True
+        for ns in [self.receiver] + [self.sender(g.index) for g in self.plan.groups]:
+            p = self.sh(ns, sys.executable, "-c", code, str(self.plan.initial_cwnd or 0), check=False)
+            ok = ok and p.returncode == 0 and p.stdout.strip() not in ("", "0")
+        return ok
+
+    def _rps(self) -> None:
+        """Receive packet steering: the veths' receive work goes to the CPUs
+        other than the delay line's (issue 15: needed on 2 vCPUs)."""
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            return
+        mask = sum(1 << c for c in cpus[:-1])
+        devs = [(self.router, "rd"), (self.receiver, "d0")] + [(self.router, f"r{g.index}") for g in self.plan.groups] + [(self.sender(g.index), f"s{g.index}") for g in self.plan.groups]
+        for ns, dev in devs:
+            self.sh(ns, "sh", "-c", f"echo {mask:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus", check=False)
+        self.meta["rps_cpus_mask"] = f"{mask:x}"
+
+    def ping_check(self) -> dict:
+        """Measures each group's RTT with ping; refuses the run if one is
+        off by more than the tolerance."""
+        out = {}
+        for g in self.plan.groups:
+            p = self.sh(self.sender(g.index), "ping", "-n", "-c", str(PING_COUNT), "-i", "0.2", "-W", "3", "10.78.0.1", check=False)
+            times = [float(x) for x in re.findall(r"time=([0-9.]+) ms", p.stdout)]
+            want = g.rtt_ns / 1e6
+            tol = max(RTT_TOLERANCE_NS, RTT_TOLERANCE_FRAC * g.rtt_ns) / 1e6
+            if len(times) < PING_COUNT // 2:
+                raise RuntimeError(f"testbed: the emulated path of flow group {g.index} does not answer ping ({len(times)}/{PING_COUNT} replies)")
+            got = statistics.median(times)
+            out[g.index] = {"planned_ms": want, "measured_median_ms": got, "measured_ms": times}
+            if abs(got - want) > tol:
+                raise ScenarioError(f"testbed: the emulated RTT of flow group {g.index} is {got:.2f} ms, not {want:g} ms (tolerance {tol:g} ms); the machine may be too busy", "")
+        self.meta["ping"] = out
+        return out
+
+    def run_flows(self, progress: Callable[[float, float], None] | None = None) -> dict:
+        plan, w = self.plan, self.work
+        py = sys.executable
+        dur = plan.duration_ns
+        # The agents need about a second to start; time 0 is after that.
+        t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 1_500_000_000
+        common = ["--t0", str(t0), "--interval", str(plan.interval_ns), "--duration", str(dur)]
+        agents = []
+        agents.append(self.spawn(self.receiver, [py, str(AGENT), "recv", *common, "--out", str(w / "recv.json"), "--addr", "10.78.0.1", "--port", str(PORT), "--flows", str(len(plan.flows))], "recv"))
+        agents.append(self.spawn(self.router, [py, str(AGENT), "qdisc", *common, "--out", str(w / "qdisc.json"), "--dev", "rd"], "qdisc"))
+        for g in plan.groups:
+            flows = [{"index": f.index, "cc": f.kernel_cc, "start_ns": f.start_ns, "stop_ns": f.stop_ns, "size_bytes": f.size_bytes} for f in g.flows]
+            agents.append(self.spawn(self.sender(g.index), [py, str(AGENT), "send", *common, "--out", str(w / f"send{g.index}.json"), "--dst", "10.78.0.1", "--port", str(PORT), "--flows", json.dumps(flows)], f"send{g.index}"))
+        end = t0 + dur
+        while any(a.poll() is None for a in agents):
+            now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            if progress is not None:
+                progress(max(0, now - t0) / 1e9, dur / 1e9)
+            if now > end + 15_000_000_000:
+                raise RuntimeError("testbed: the traffic agents did not finish 15 s after the end of the run")
+            if self.delayline is not None and self.delayline.poll() is not None:
+                raise RuntimeError(f"testbed: the delay line stopped (exit {self.delayline.returncode}); see its log")
+            time.sleep(0.1)
+        for a, name in zip(agents, ["recv", "qdisc"] + [f"send{g.index}" for g in plan.groups]):
+            if a.returncode != 0:
+                log = (w / f"{name}.log").read_text()[-500:]
+                raise RuntimeError(f"testbed: agent {name} failed (exit {a.returncode}): {' '.join(log.split())}")
+        self.meta["delay_line"]["report"] = self.stop_delay_line()
+        return {"t0_ns": t0}
+
+    def stop_delay_line(self) -> dict | None:
+        p = self.delayline
+        if p is None:
+            return None
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        try:
+            return json.loads((self.work / "delayline.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+
+# ---- results ------------------------------------------------------------------------
+
+
+def _load(path: Path) -> dict:
+    doc = json.loads(path.read_text())
+    if doc.get("errors"):
+        raise RuntimeError(f"testbed: {path.name}: {'; '.join(doc['errors'][:3])}")
+    return doc
+
+
+def results(plan: Plan, work: Path, meta: dict):
+    """The run's RunResult, from the agents' samples (same tables and
+    summary keys as the simulator's; see docs/scenarios.md, Outputs)."""
+    from longfat.runner import RunResult, _table
+
+    interval = plan.interval_ns
+    recv = _load(work / "recv.json")
+    qd = _load(work / "qdisc.json")
+    sends = {g.index: _load(work / f"send{g.index}.json") for g in plan.groups}
+    flows = plan.flows
+    nf = len(flows)
+    ticks = sorted({k for k, _ in recv["samples"]})
+    K = len(ticks)
+    if K == 0:
+        raise RuntimeError("testbed: no samples were taken")
+    kidx = {k: j for j, k in enumerate(ticks)}
+    rbytes = np.zeros((K, nf))
+    for k, counts in recv["samples"]:
+        rbytes[kidx[k]] = counts
+    info: list[list[dict | None]] = [[None] * nf for _ in range(K)]
+    for g in plan.groups:
+        for k, row in sends[g.index]["samples"]:
+            if k in kidx:
+                for i, d in row.items():
+                    info[kidx[k]][int(i)] = d
+    # carry a flow's last TCP_INFO forward over a missed sample
+    for i in range(nf):
+        last = None
+        for j in range(K):
+            if info[j][i] is None:
+                info[j][i] = last
+            last = info[j][i]
+
+    def col(name: str, default=0):
+        return np.array([[default if info[j][i] is None or info[j][i].get(name) is None else info[j][i][name] for i in range(nf)] for j in range(K)], dtype=float)
+
+    t_ns = np.array(ticks, dtype=np.uint64) * np.uint64(interval)
+    dt = interval / 1e9
+    goodput = np.diff(np.vstack([np.zeros(nf), rbytes]), axis=0) * 8 / dt
+    sent_b = col("bytes_sent")
+    throughput = np.diff(np.vstack([np.zeros(nf), sent_b]), axis=0) * 8 / dt
+    cwnd = col("snd_cwnd", math.nan)
+    ssthresh = col("snd_ssthresh", math.nan)
+    ssthresh[ssthresh >= 0x7FFFFFFF] = math.inf  # TCP_INFINITE_SSTHRESH
+    srtt = col("rtt_us") * 1000
+    retrans = col("total_retrans")
+    rtos = col("total_rto")
+    n = K * nf
+    flow_cols = {
+        "time_ns": np.repeat(t_ns, nf),
+        "flow": np.tile(np.arange(nf, dtype=np.uint32), K),
+        "goodput_bps": goodput.reshape(n),
+        "throughput_bps": throughput.reshape(n),
+        "cwnd_pkts": cwnd.reshape(n),
+        "ssthresh_pkts": ssthresh.reshape(n),
+        "srtt_ns": srtt.reshape(n).astype(np.uint64),
+        # TCP_INFO has no latest RTT sample: the smoothed RTT stands in.
+        "rtt_ns": srtt.reshape(n).astype(np.uint64),
+        "retransmits": retrans.reshape(n).astype(np.uint64),
+        "timeouts": rtos.reshape(n).astype(np.uint64),
+    }
+    flows_t = _table(flow_cols, "flow", {"flow_name": [f.name for f in flows], "algorithm": [f.cc for f in flows]})
+
+    # the bottleneck: the leaf qdisc (pfifo/bfifo) holds the queue and counts drops
+    qs = {k: row.get("10") or {} for k, row in qd["samples"]}
+    base = qs.get(0, {})
+
+    def qcol(name: str) -> np.ndarray:
+        return np.array([float(qs.get(k, {}).get(name, 0)) for k in ticks])
+
+    def qdelta(name: str) -> np.ndarray:
+        v = np.concatenate([[float(base.get(name, 0))], qcol(name)])
+        return np.diff(v)
+
+    qlen = qcol("qlen")
+    backlog = qcol("backlog") - L2_HEADER * qlen
+    ip_bytes = qdelta("bytes") - L2_HEADER * qdelta("packets")
+    util = ip_bytes * 8 / (plan.rate_bps * dt)
+    drops = qdelta("drops")
+    link_cols = {
+        "time_ns": t_ns,
+        "link": np.zeros(K, dtype=np.uint32),
+        "queue_pkts": qlen.astype(np.uint64),
+        "queue_bytes": np.maximum(backlog, 0).astype(np.uint64),
+        "utilization": util,
+        "drops_overflow": np.maximum(drops, 0).astype(np.uint64),
+        "drops_random": np.zeros(K, dtype=np.uint64),
+    }
+    links_t = _table(link_cols, "link", {"link_name": ["bottleneck"]})
+
+    # the summary over [measure_from, duration]
+    t_s = t_ns.astype(float) / 1e9
+    win = t_s > plan.measure_from_ns / 1e9 + 1e-9
+    span = plan.duration_ns / 1e9 - plan.measure_from_ns / 1e9
+    j0 = int(np.argmax(win)) if win.any() else K - 1
+
+    def at_start(a: np.ndarray) -> np.ndarray:
+        return a[j0 - 1] if j0 > 0 else np.zeros(a.shape[1:])
+
+    g_bytes = rbytes[-1] - at_start(rbytes)
+    s_bytes = sent_b[-1] - at_start(sent_b)
+    segs = col("data_segs_out")
+    done = recv.get("done_at_ns") or [None] * nf
+    t0 = meta["t0_ns"]
+    flow_rows = []
+    for f in flows:
+        i = f.index
+        goodput_i = g_bytes[i] * 8 / span
+        last = info[-1][i] or {}
+        ct = None
+        if f.size_bytes is not None and done[i] is not None:
+            ct = (done[i] - (t0 + f.start_ns)) / 1e9
+        sent_pkts = int(segs[-1, i])
+        rtx = int(retrans[-1, i])
+        flow_rows.append({
+            "algorithm": f.cc,
+            "base_rtt_ms": plan.groups[f.group].rtt_ns / 1e6,
+            "completion_time_s": ct,
+            "fast_recoveries": None,  # not in TCP_INFO
+            "final_cwnd_pkts": last.get("snd_cwnd"),
+            "flow": i,
+            "goodput_bps": goodput_i,
+            "name": f.name,
+            "retransmit_rate": rtx / sent_pkts if sent_pkts else 0.0,
+            "retransmits": rtx,
+            "sent_pkts": sent_pkts,
+            "throughput_bps": s_bytes[i] * 8 / span,
+            "timeouts": int(rtos[-1, i]),
+            "kernel_cc": f.kernel_cc,
+        })
+    sel = win
+    w_drops = float(drops[sel].sum())
+    w_sent = float(qdelta("packets")[sel].sum())
+    offered = w_sent + w_drops
+    link_row = {
+        "delay_ms": plan.bottleneck_delay_ns / 1e6,
+        "drops_overflow": int(w_drops),
+        "drops_random": 0,
+        "link": 0,
+        "loss_rate": w_drops / offered if offered else 0.0,
+        "mean_queue_pkts": float(qlen[sel].mean()) if sel.any() else 0.0,
+        "monitored": True,
+        "name": "bottleneck",
+        "offered_pkts": int(offered),
+        "rate_bps": plan.rate_bps,
+        "utilization": float(ip_bytes[sel].sum() * 8 / (plan.rate_bps * span)) if sel.any() else 0.0,
+    }
+    gp = [r["goodput_bps"] for r in flow_rows]
+    sq = sum(x * x for x in gp)
+    summary = {
+        "end_s": plan.duration_ns / 1e9,
+        "flows": flow_rows,
+        "jain_fairness": (sum(gp) ** 2 / (len(gp) * sq)) if sq > 0 else None,
+        "links": [link_row],
+        "measure_from_s": plan.measure_from_ns / 1e9,
+        "short_flows": [],
+        "tcp_goodput_bps": float(sum(gp)),
+        "scenario": plan.spec.get("name"),
+        "seed": plan.spec.get("run", {}).get("seed", 1),
+        "testbed": meta,
+    }
+    return RunResult(plan.spec, summary, flows_t, links_t, {}, None)
+
+
+def machine_meta() -> dict:
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "kernel": platform.release(),
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_average_at_start": load,
+        "ceiling_bps": CEILING_BPS,
+        "note": "a run on real Linux TCP in network namespaces (longfat testbed), not a simulation; not seeded, not deterministic",
+    }
+
+
+def run(
+    spec: dict,
+    out: str | Path,
+    *,
+    force: bool = False,
+    plot: bool = True,
+    delay_direction: str = "ack",
+    rps: bool = True,
+    progress: Callable[[float, float], None] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+):
+    """Runs a (validated) scenario on the testbed and saves its results to
+    ``out`` atomically. Raises ScenarioError for a scenario or a machine the
+    testbed refuses, before anything is built or written."""
+    from longfat.outdir import check_output_dir
+    from longfat.plot import plot_run
+
+    if delay_direction not in DELAY_DIRECTIONS:
+        raise _err("--delay-direction", f"{delay_direction!r}; allowed: {', '.join(DELAY_DIRECTIONS)}")
+    p = plan(spec)
+    check_environment()
+    check_output_dir(out, force)
+    stale = clean_stale()
+    if stale:
+        log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
+    meta = machine_meta()
+    with atomic_dir(out, force=force, kind="run") as tmp:
+        work = tmp / "testbed"
+        work.mkdir()
+        with Testbed(p, work, delay_direction=delay_direction, rps=rps, log=log) as tb:
+            tb.build()
+            tb.ping_check()
+            meta.update(tb.run_flows(progress))
+            meta.update(tb.meta)
+        result = results(p, work, meta)
+        result.write_into(tmp, plot=False)
+        if plot:
+            plot_run(result, tmp / "plot.png")
+    return result
