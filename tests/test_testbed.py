@@ -1,0 +1,280 @@
+"""The namespace testbed (longfat testbed run): what it refuses, what it
+measures, and that it always cleans up.
+
+The refusal and planning tests need nothing special. The others build real
+namespaces and need root, /dev/net/tun, network namespaces and the htb
+qdisc: where any is missing they are skipped with the reason (never passed
+silently). About 1 minute in all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import longfat_cli, run_cli
+from longfat import testbed
+from longfat._native import ScenarioError
+from longfat.runner import execute, prepare
+
+
+def scenario(rate="100Mbps", delay="25ms", queue="1bdp", duration="5s", **extra) -> dict:
+    s = {
+        "name": "tb",
+        "network": {"topology": "dumbbell", "bottleneck": {"rate": rate, "delay": delay, "queue": queue}},
+        "flows": [{"cc": "reno"}],
+        "run": {"duration": duration, "measure_from": "2s", "sample_interval": "100ms"},
+    }
+    s.update(extra)
+    return s
+
+
+def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
+    # JSON is not TOML, but every scenario here is also valid TOML written
+    # through longfat's own loader: write it as TOML by hand.
+    lines = [f'name = "{spec["name"]}"', "[network]", f'topology = "{spec["network"]["topology"]}"']
+    if "hops" in spec["network"]:
+        lines.append(f'hops = {spec["network"]["hops"]}')
+    lines.append("[network.bottleneck]")
+    for k, v in spec["network"]["bottleneck"].items():
+        lines.append(f"{k} = {json.dumps(v)}")
+    for f in spec["flows"]:
+        lines.append("[[flows]]")
+        for k, v in f.items():
+            lines.append(f"{k} = {json.dumps(v)}")
+    lines.append("[run]")
+    for k, v in spec["run"].items():
+        lines.append(f"{k} = {json.dumps(v)}")
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+# ---- refusals (no root needed) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "override, field, phrase",
+    [
+        ('network.bottleneck.rate="1Gbps"', "network.bottleneck.rate", "above the testbed's ceiling"),
+        ('network.topology="parking_lot"', "network.topology", 'allowed: "dumbbell"'),
+        ("network.bottleneck.loss=0.001", "network.bottleneck.loss", "random loss"),
+        ('network.bottleneck.discipline="priority"', "network.bottleneck.discipline", 'allowed: "droptail"'),
+        ('network.bottleneck.queue="unlimited"', "network.bottleneck.queue", "unlimited"),
+        ('run.sample_interval="5ms"', "run.sample_interval", "10ms"),
+        ('flows[0].start_jitter="1s"', "flows[0].start_jitter", "jitter"),
+        ('flows[0].tcp.min_rto="1s"', "flows[0].tcp.min_rto", "not emulated"),
+        ('flows[0].cc="plt"', "flows[0].cc", "plt"),
+        ('network.bottleneck.delay="0.5ms"', "network.bottleneck.delay", "RTT"),
+    ],
+)
+def test_refuses_what_it_cannot_emulate_in_one_line_naming_the_field(tmp_path, override, field, phrase):
+    path = write(tmp_path, scenario())
+    sets = ["--set", override]
+    if "parking_lot" in override:
+        sets += ["--set", "network.hops=2"]
+    r = run_cli("testbed", "run", str(path), *sets, "--out", str(tmp_path / "out"))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {field}: "), r.stderr
+    assert phrase in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_refuses_other_traffic_than_tcp_flows():
+    spec = scenario(udp=[{"pattern": "cbr", "rate": "1Mbps"}])
+    prepare(spec)  # valid for the simulator
+    with pytest.raises(ScenarioError, match=r"udp: the testbed runs long-lived TCP flows only"):
+        testbed.plan(spec)
+
+
+def test_rtts_of_flow_groups_are_the_simulators_base_rtts():
+    """The plan's RTT per flow group (what the delay line emulates) is the
+    simulator's base RTT of the same flows."""
+    spec = scenario(rate="10Mbps", duration="1s")
+    spec["network"]["access"] = {"delay": "2ms", "rate": "1Gbps"}
+    spec["flows"] = [{"cc": "reno", "name": "a"}, {"cc": "cubic", "name": "b", "access_delay": "15ms", "count": 2}]
+    spec["run"]["measure_from"] = "0s"
+    p = testbed.plan(spec)
+    sim = execute(*prepare(spec))
+    want = {f["name"]: f["base_rtt_ms"] for f in sim.summary["flows"]}
+    got = {f.name: p.groups[f.group].rtt_ns / 1e6 for f in p.flows}
+    assert got == want
+    assert len(p.groups) == 2 and [f.kernel_cc for f in p.flows] == ["reno", "cubic", "cubic"]
+
+
+def test_queue_sizes_resolve_as_in_the_simulator():
+    assert testbed.plan(scenario(queue="417pkt")).queue == ("pkt", 417)
+    # 1 BDP of 100 Mbit/s x 50 ms = 625,000 bytes
+    assert testbed.plan(scenario(queue="1bdp")).queue == ("bytes", 625_000)
+    assert testbed.plan(scenario(queue="0.2bdp")).queue == ("bytes", 125_000)
+
+
+def test_a_longfat_algorithm_not_loaded_is_refused_with_the_load_command():
+    if "longfat_ltcp" in testbed.available_congestion_controls():
+        pytest.skip("longfat_ltcp is loaded on this machine")
+    with pytest.raises(ScenarioError, match=r"run .longfat kernel load longfat_ltcp. first"):
+        testbed.ensure_congestion_controls(["reno", "longfat_ltcp"])
+
+
+# ---- on the machine (root) --------------------------------------------------------------
+
+
+def _testbed_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun"
+    probe = f"lfprobe{os.getpid()}"
+    try:
+        r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"network namespaces unavailable: {r.stderr.strip()}"
+        r = subprocess.run(["ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev", "lo", "root", "htb"], capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"htb qdisc unavailable: {r.stderr.strip()}"
+        r = subprocess.run(["ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "probe0"], capture_output=True, text=True)
+        if r.returncode != 0:
+            return f"TUN devices unavailable: {r.stderr.strip()}"
+    finally:
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+_WHY = _testbed_unavailable()
+needs_testbed = pytest.mark.skipif(_WHY is not None, reason=f"testbed unavailable: {_WHY}")
+
+
+def namespaces_of(pid: int) -> list[str]:
+    return [n for n in testbed.list_namespaces() if n.startswith(f"lf{pid}-")]
+
+
+def processes_in(namespaces: list[str]) -> list[int]:
+    pids = []
+    for ns in namespaces:
+        r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        pids += [int(x) for x in r.stdout.split()]
+    return pids
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@needs_testbed
+def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_path):
+    """100 Mbit/s x 50 ms, 1 BDP of buffer, one Reno flow for 5 s: measured
+    over 2-5 s the flow's goodput is within 85-101 % of the bottleneck rate
+    (a 1-BDP buffer keeps Reno's link full; 1460 of 1500 bytes are payload,
+    so 97.3 % is the most it can carry; 85 % leaves room for a busy
+    machine). The result files have the simulator's columns and types,
+    and longfat plot draws them."""
+    spec = scenario()
+    path = write(tmp_path, spec)
+    out = tmp_path / "tb"
+    r = run_cli("testbed", "run", str(path), "--out", str(out), timeout=120)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    g = summary["flows"][0]["goodput_bps"]
+    assert 0.85 * 100e6 <= g <= 1.01 * 100e6, summary["flows"][0]
+    tb = summary["testbed"]
+    assert abs(tb["ping"]["0"]["measured_median_ms"] - 50) <= 1.5
+    assert tb["kernel"] and tb["delay_line"]["report"]["forwarded"] > 1000
+    # the same tables as the simulator's
+    sim = execute(*prepare({**spec, "run": {**spec["run"], "duration": "3s"}}))
+    for name, ref in (("flows.parquet", sim.flows), ("links.parquet", sim.links)):
+        t = pq.read_table(out / name)
+        assert t.schema.names == ref.schema.names, name
+        assert [str(x) for x in t.schema.types] == [str(x) for x in ref.schema.types], name
+    flows = pq.read_table(out / "flows.parquet").to_pydict()
+    assert max(flows["cwnd_pkts"]) > 100 and flows["algorithm"][0] == "reno"
+    links = pq.read_table(out / "links.parquet").to_pydict()
+    assert max(links["queue_pkts"]) > 0
+    r = run_cli("plot", str(out), "--out", str(tmp_path / "again.png"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
+    assert not namespaces_of(os.getpid())
+
+
+@needs_testbed
+def test_cleanup_after_an_exception(tmp_path, monkeypatch):
+    seen = {}
+
+    def failing_ping_check(self):
+        seen["namespaces"] = list(self.namespaces)
+        seen["pids"] = processes_in(self.namespaces)
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(testbed.Testbed, "ping_check", failing_ping_check)
+    spec = scenario()
+    prepare(spec)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        testbed.run(spec, tmp_path / "out")
+    assert len(seen["namespaces"]) == 3 and seen["pids"], seen  # it had built them, with the delay line running
+    left = set(testbed.list_namespaces()) & set(seen["namespaces"])
+    assert not left
+    assert not [p for p in seen["pids"] if alive(p)]
+    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+
+
+def _start_and_wait_for_the_testbed(tmp_path: Path) -> tuple[subprocess.Popen, list[str], list[int]]:
+    path = write(tmp_path, scenario(duration="60s"))
+    p = subprocess.Popen(longfat_cli() + ["testbed", "run", str(path), "--out", str(tmp_path / "out"), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        ns = namespaces_of(p.pid)
+        pids = processes_in(ns)
+        # built, and the traffic agents running (delay line + 3 agents)
+        if len(ns) == 3 and len(pids) >= 4:
+            time.sleep(0.5)
+            return p, ns, processes_in(ns)
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)
+    p.kill()
+    out, err = p.communicate()
+    pytest.fail(f"the testbed did not come up: {err}")
+
+
+@needs_testbed
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cleanup_after_a_signal(tmp_path, sig):
+    p, ns, pids = _start_and_wait_for_the_testbed(tmp_path)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 128 + sig, err
+    assert "interrupted: no results written" in err
+    assert not set(testbed.list_namespaces()) & set(ns)
+    assert not [x for x in pids if alive(x)]
+    assert not (tmp_path / "out").exists()
+    assert [x.name for x in tmp_path.iterdir()] == ["s.toml"]  # no temporary directory left
+
+
+@needs_testbed
+def test_a_killed_run_is_swept_by_testbed_clean(tmp_path):
+    p, ns, pids = _start_and_wait_for_the_testbed(tmp_path)
+    p.kill()  # SIGKILL: no cleanup possible
+    p.communicate(timeout=10)
+    assert set(ns) <= set(testbed.list_namespaces())
+    r = run_cli("testbed", "clean")
+    assert r.returncode == 0, r.stderr
+    assert f"removed {len(ns)} namespaces" in r.stdout, r.stdout
+    assert not set(testbed.list_namespaces()) & set(ns)
+    deadline = time.monotonic() + 5
+    while [x for x in pids if alive(x)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [x for x in pids if alive(x)]
