@@ -52,6 +52,8 @@ TCP_INFO_FIELDS = {
 TCP_INFO_LEN = 256
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 CHUNK = 1 << 20
+#: The receiver reads on this long after the end of the run.
+DRAIN_NS = 1_000_000_000
 HELLO = struct.Struct("!I")  # the sender's first 4 bytes: the flow's index
 
 
@@ -167,6 +169,9 @@ def recv(args) -> int:
     threading.Thread(target=accept, daemon=True).start()
     for k in agent.ticks():
         agent.samples.append([k, list(counts)])
+    # Keep draining past the end (uncounted) so the senders, stopping at the
+    # same instant, do not run into a closed socket and a reset.
+    sleep_until(args.t0 + args.duration + DRAIN_NS, agent.stop)
     agent.stop.set()
     agent.write({"done_at_ns": done_at})
     return 0
@@ -206,6 +211,9 @@ def send(args) -> int:
             if left is not None and left <= 0:
                 finished[i] = now_ns()
             s.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError) as e:
+            if now_ns() < args.t0 + min(f["stop_ns"], args.duration):
+                agent.errors.append(f"flow {i} ({f['cc']}): {e}")
         except OSError as e:
             agent.errors.append(f"flow {i} ({f['cc']}): {e}")
 

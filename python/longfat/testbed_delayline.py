@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--capacity", type=int, default=1_000_000, help="most packets held at once")
     p.add_argument("--spin-us", type=int, default=0, help="busy-wait over the last SPIN_US before each due time")
     p.add_argument("--cpu", type=int, help="pin to this CPU")
+    p.add_argument("--rt-priority", type=int, default=0, help="run under SCHED_FIFO at this priority (1-99; 0: the normal scheduler)")
     p.add_argument("--report", help="write the JSON report here too")
     a = p.parse_args(argv)
     if a.delay_ns < 0 or a.capacity < 1 or a.spin_us < 0:
@@ -33,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if a.cpu is not None:
         os.sched_setaffinity(0, {a.cpu})
+    if a.rt_priority:
+        # A real-time thread preempts compilers and the like the moment its
+        # timer fires; it sleeps in ppoll between packets, so it cannot
+        # starve the machine (and the kernel's RT throttling would stop it).
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(a.rt_priority))
     from longfat._native import run_delay_line
 
     # SIGINT and SIGTERM (to whichever thread the kernel picks) write their
