@@ -186,6 +186,7 @@ def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_pat
     spec = scenario()
     path = write(tmp_path, spec)
     out = tmp_path / "tb"
+    before = set(testbed.list_namespaces())
     r = run_cli("testbed", "run", str(path), "--out", str(out), timeout=120)
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -207,7 +208,7 @@ def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_pat
     r = run_cli("plot", str(out), "--out", str(tmp_path / "again.png"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
-    assert not namespaces_of(os.getpid())
+    assert not set(testbed.list_namespaces()) - before  # nothing left behind
 
 
 @needs_testbed
@@ -278,3 +279,27 @@ def test_a_killed_run_is_swept_by_testbed_clean(tmp_path):
     while [x for x in pids if alive(x)] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [x for x in pids if alive(x)]
+
+
+@needs_testbed
+def test_agree_reports_reno_on_the_testbed_within_10_percent_of_the_simulator(tmp_path):
+    """Issue 15's goodput target for the kernel's own Reno, on a short run
+    (100 Mbit/s x 50 ms, 1 BDP, measured over 2-6 s): the report, the
+    overlay figure and both runs are written, and the goodputs agree within
+    10 %."""
+    spec = scenario(duration="6s")
+    path = write(tmp_path, spec)
+    out = tmp_path / "agree"
+    before = set(testbed.list_namespaces())
+    r = run_cli("testbed", "agree", str(path), "--cc", "reno", "--out", str(out), timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((out / "agreement.json").read_text())
+    (row,) = doc["rows"]
+    assert row["algorithm"] == "reno" and row["kernel_cc"] == "reno"
+    assert abs(row["goodput_rel_diff"]) <= 0.10, row
+    assert (out / "reno.png").read_bytes()[:4] == b"\x89PNG"
+    md = (out / "agreement.md").read_text()
+    assert "| reno (`reno`) |" in md and "Transport differences that remain" in md
+    for d in ("sim/reno", "testbed/reno"):
+        assert (out / d / "summary.json").is_file() and (out / d / "flows.parquet").is_file()
+    assert not set(testbed.list_namespaces()) - before  # nothing left behind

@@ -464,6 +464,54 @@ def _print_testbed_summary(summary: dict) -> None:
     )
 
 
+def cmd_testbed_agree(args) -> int:
+    from longfat import testbed_agree
+    from longfat.compare import parse_algorithms
+    from longfat.scenario import apply_overrides, find_scenario, load_scenario
+
+    algos = parse_algorithms(args.cc)
+    base = apply_overrides(load_scenario(find_scenario(args.scenario)), args.set or ())
+    name = base["name"] if "name" in base else Path(args.scenario).stem
+    out = Path(args.out) if args.out else outdir.default_output(name, "-agree")
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[algo]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task(f"agree {Path(args.scenario).stem}", total=float(len(algos)), algo="")
+        order = {a: i for i, a in enumerate(algos)}
+
+        def progress(algo: str, done: float, total: float) -> None:
+            bar.update(task, completed=order[algo] + min(done / total, 1.0), algo=f"{algo}: {done:.0f}/{total:.0f} s on the testbed")
+
+        def log(text: str) -> None:
+            err_console.print(text, highlight=False, markup=False)
+
+        rows = testbed_agree.agree(base, algos, out, force=args.force, delay_direction=args.delay_direction, rps=not args.no_rps, command="longfat " + " ".join(args.argv), progress=progress, log=log)
+    t = Table(title=f"{name}: testbed against simulator (profile linux)")
+    for col in ("algorithm", "goodput sim/testbed Mbit/s", "diff", "loss sim/testbed", "factor", "queue sim/testbed", "targets"):
+        t.add_column(col, justify="left" if col in ("algorithm", "targets") else "right")
+    for r in rows:
+        s_, t_ = r["simulator"], r["testbed"]
+        f = r["loss_rate_factor"]
+        t.add_row(
+            r["algorithm"],
+            f"{s_['goodput_bps'] / 1e6:.1f}/{t_['goodput_bps'] / 1e6:.1f}",
+            "-" if r["goodput_rel_diff"] is None else f"{100 * r['goodput_rel_diff']:+.1f} %",
+            f"{s_['loss_rate'] or 0:.2e}/{t_['loss_rate'] or 0:.2e}",
+            "-" if f is None else f"{f:.2f}",
+            f"{s_['mean_queue_pkts'] or 0:.0f}/{t_['mean_queue_pkts'] or 0:.0f}",
+            ("goodput ok" if r["goodput_within_target"] else "goodput MISSED") + ", " + ("loss ok" if r["loss_within_target"] else "loss MISSED"),
+        )
+    console.print(t)
+    console.print(f"report in {out}/agreement.md (also agreement.json, one PNG per algorithm, sim/ and testbed/ runs)", highlight=False)
+    return 0
+
+
 def cmd_testbed_clean(_args) -> int:
     from longfat import testbed
 
@@ -579,6 +627,16 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--no-rps", action="store_true", help="do not pin the delay line to one CPU and steer the veths' receive work to the others")
     tr.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
     tr.set_defaults(func=cmd_testbed_run)
+    ta = tbs.add_parser("agree", help="run a scenario on the testbed and in the simulator per algorithm; report how far they agree")
+    ta.add_argument("scenario", help="scenario TOML file, or the name of a shipped one")
+    ta.add_argument("--cc", required=True, help="comma-separated algorithms, e.g. reno,cubic; every TCP flow takes each in turn")
+    ta.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
+    ta.add_argument("--out", help="report directory (default results/<scenario name>-agree)")
+    ta.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
+    ta.add_argument("--delay-direction", choices=("ack", "data"), default="ack", help="as for testbed run")
+    ta.add_argument("--no-rps", action="store_true", help="as for testbed run")
+    ta.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    ta.set_defaults(func=cmd_testbed_agree)
     tc = tbs.add_parser("clean", help="remove namespaces, devices and processes left by killed testbed runs")
     tc.set_defaults(func=cmd_testbed_clean)
 

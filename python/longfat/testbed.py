@@ -188,8 +188,12 @@ def _is_zero_duration(text) -> bool:
 
 #: Flow fields the testbed emulates; every other field present is refused.
 _FLOW_FIELDS = {"name", "cc", "count", "start", "start_spacing", "stop", "size", "access_delay", "tcp", "start_jitter", "access_delay_jitter"}
-#: [flows.tcp] fields the testbed honours (profile: the kernel is the transport).
-_TCP_FIELDS = {"profile", "initial_cwnd"}
+#: [flows.tcp] fields the testbed honours (profile: the kernel is the
+#: transport), and the only values some may take: the kernel's receiver
+#: always delays ACKs, and its segments carry 52 bytes of IP and TCP
+#: headers with timestamps (MSS 1448 on a 1500-byte MTU).
+_TCP_FIELDS = {"profile", "initial_cwnd", "delayed_ack", "header_size", "packet_size"}
+_TCP_FIXED = {"delayed_ack": (True, "true"), "header_size": ("52B", '"52B"'), "packet_size": ("1500B", '"1500B"')}
 
 
 def plan(spec: dict) -> Plan:
@@ -245,6 +249,9 @@ def plan(spec: dict) -> Plan:
         for k in tcp:
             if k not in _TCP_FIELDS:
                 raise _err(f"{fld}.tcp.{k}", f"not emulated by the testbed (the kernel's TCP runs with its defaults); allowed fields: {', '.join(sorted(_TCP_FIELDS))}")
+        for k, (value, shown) in _TCP_FIXED.items():
+            if k in tcp and tcp[k] != value:
+                raise _err(f"{fld}.tcp.{k}", f"{json.dumps(tcp[k])}: the kernel's TCP cannot do that here; allowed: {shown}")
         if "initial_cwnd" in tcp:
             iw = tcp["initial_cwnd"]
             if iw != int(iw) or not (1 <= iw <= 1000):
@@ -744,8 +751,9 @@ def results(plan: Plan, work: Path, meta: dict):
         ct = None
         if f.size_bytes is not None and done[i] is not None:
             ct = (done[i] - (t0 + f.start_ns)) / 1e9
-        sent_pkts = int(segs[-1, i])
-        rtx = int(retrans[-1, i])
+        # totals over the measurement window, as the simulator's summary
+        sent_pkts = int(segs[-1, i] - at_start(segs)[i])
+        rtx = int(retrans[-1, i] - at_start(retrans)[i])
         flow_rows.append({
             "algorithm": f.cc,
             "base_rtt_ms": plan.groups[f.group].rtt_ns / 1e6,
@@ -759,7 +767,7 @@ def results(plan: Plan, work: Path, meta: dict):
             "retransmits": rtx,
             "sent_pkts": sent_pkts,
             "throughput_bps": s_bytes[i] * 8 / span,
-            "timeouts": int(rtos[-1, i]),
+            "timeouts": int(rtos[-1, i] - at_start(rtos)[i]),
             "kernel_cc": f.kernel_cc,
         })
     sel = win
@@ -831,6 +839,40 @@ def machine_meta() -> dict:
     }
 
 
+def execute(
+    p: Plan,
+    work: Path,
+    *,
+    delay_direction: str = "ack",
+    rps: bool = True,
+    progress: Callable[[float, float], None] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+):
+    """Builds the testbed for a plan, runs it (raw measurements into the
+    existing directory ``work``), removes it, and returns the RunResult."""
+    meta = machine_meta()
+    with Testbed(p, work, delay_direction=delay_direction, rps=rps, log=log) as tb:
+        tb.build()
+        tb.ping_check()
+        meta.update(tb.run_flows(progress))
+        meta.update(tb.meta)
+    meta["unfaithful_because"] = faithfulness(meta)
+    meta["faithful"] = not meta["unfaithful_because"]
+    for why in meta["unfaithful_because"]:
+        log(f"warning: {why}")
+    return results(p, work, meta)
+
+
+def prepare_run(spec: dict, delay_direction: str = "ack") -> Plan:
+    """Everything checked before a run builds anything: the options, the
+    scenario (refusals), the machine; and namespaces of killed runs swept."""
+    if delay_direction not in DELAY_DIRECTIONS:
+        raise _err("--delay-direction", f"{delay_direction!r}; allowed: {', '.join(DELAY_DIRECTIONS)}")
+    p = plan(spec)
+    check_environment()
+    return p
+
+
 def run(
     spec: dict,
     out: str | Path,
@@ -848,28 +890,15 @@ def run(
     from longfat.outdir import check_output_dir
     from longfat.plot import plot_run
 
-    if delay_direction not in DELAY_DIRECTIONS:
-        raise _err("--delay-direction", f"{delay_direction!r}; allowed: {', '.join(DELAY_DIRECTIONS)}")
-    p = plan(spec)
-    check_environment()
+    p = prepare_run(spec, delay_direction)
     check_output_dir(out, force)
     stale = clean_stale()
     if stale:
         log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
-    meta = machine_meta()
     with atomic_dir(out, force=force, kind="run") as tmp:
         work = tmp / "testbed"
         work.mkdir()
-        with Testbed(p, work, delay_direction=delay_direction, rps=rps, log=log) as tb:
-            tb.build()
-            tb.ping_check()
-            meta.update(tb.run_flows(progress))
-            meta.update(tb.meta)
-        meta["unfaithful_because"] = faithfulness(meta)
-        meta["faithful"] = not meta["unfaithful_because"]
-        for why in meta["unfaithful_because"]:
-            log(f"warning: {why}")
-        result = results(p, work, meta)
+        result = execute(p, work, delay_direction=delay_direction, rps=rps, progress=progress, log=log)
         result.write_into(tmp, plot=False)
         if plot:
             plot_run(result, tmp / "plot.png")
