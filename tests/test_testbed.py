@@ -64,7 +64,6 @@ def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
     "override, field, phrase",
     [
         ('network.bottleneck.rate="1Gbps"', "network.bottleneck.rate", "above the testbed's ceiling"),
-        ('network.topology="parking_lot"', "network.topology", 'allowed: "dumbbell"'),
         ("network.bottleneck.loss=0.001", "network.bottleneck.loss", "random loss"),
         ('network.bottleneck.discipline="priority"', "network.bottleneck.discipline", 'allowed: "droptail"'),
         ('network.bottleneck.queue="unlimited"', "network.bottleneck.queue", "unlimited"),
@@ -72,14 +71,15 @@ def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
         ('flows[0].start_jitter="1s"', "flows[0].start_jitter", "jitter"),
         ('flows[0].tcp.min_rto="1s"', "flows[0].tcp.min_rto", "not emulated"),
         ('flows[0].cc="plt"', "flows[0].cc", "plt"),
+        ("flows[0].tcp.delayed_ack=false", "flows[0].tcp.delayed_ack", "allowed: true"),
+        ('flows[0].cc="cubic"|flows[0].params.beta=0.5', "flows[0].params", "not emulated"),
+        ('network.topology="parking_lot"|network.hops=2', "network.topology", 'allowed: "dumbbell"'),
         ('network.bottleneck.delay="0.5ms"', "network.bottleneck.delay", "RTT"),
     ],
 )
 def test_refuses_what_it_cannot_emulate_in_one_line_naming_the_field(tmp_path, override, field, phrase):
     path = write(tmp_path, scenario())
-    sets = ["--set", override]
-    if "parking_lot" in override:
-        sets += ["--set", "network.hops=2"]
+    sets = [x for o in override.split("|") for x in ("--set", o)]
     r = run_cli("testbed", "run", str(path), *sets, "--out", str(tmp_path / "out"))
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
