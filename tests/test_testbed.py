@@ -303,3 +303,49 @@ def test_agree_reports_reno_on_the_testbed_within_10_percent_of_the_simulator(tm
     for d in ("sim/reno", "testbed/reno"):
         assert (out / d / "summary.json").is_file() and (out / d / "flows.parquet").is_file()
     assert not set(testbed.list_namespaces()) - before  # nothing left behind
+
+
+def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
+    """The conversion alone, on made-up samples (no root): goodput from the
+    receiver's byte counts, windows from TCP_INFO (ssthresh 'infinite' ->
+    inf), the queue in IP bytes, and summary totals over the measurement
+    window only."""
+    spec = scenario(duration="1s")
+    spec["run"].update(measure_from="0.5s", sample_interval="250ms")
+    p = testbed.plan(spec)
+
+    def info(k):
+        return {"snd_cwnd": 10 * k, "snd_ssthresh": 0x7FFFFFFF if k < 3 else 20, "rtt_us": 50_000 + k, "total_retrans": k, "total_rto": 0,
+                "bytes_sent": 100_000 * k, "data_segs_out": 70 * k}
+
+    (tmp_path / "recv.json").write_text(json.dumps({"samples": [[k, [125_000 * k]] for k in range(1, 5)], "errors": [], "done_at_ns": [None]}))
+    (tmp_path / "send0.json").write_text(json.dumps({"samples": [[k, {"0": info(k)}] for k in range(1, 5)], "errors": []}))
+    q = lambda k: {"10": {"bytes": 1514 * 100 * k, "packets": 100 * k, "qlen": k, "backlog": 1514 * k, "drops": 2 * k}}
+    (tmp_path / "qdisc.json").write_text(json.dumps({"samples": [[k, q(k)] for k in range(0, 5)], "errors": []}))
+    r = testbed.results(p, tmp_path, {"t0_ns": 0})
+    f = r.flows.to_pydict()
+    assert f["time_s"] == [0.25, 0.5, 0.75, 1.0]
+    assert f["goodput_bps"] == [4e6] * 4  # 125,000 bytes per 0.25 s
+    assert f["cwnd_pkts"] == [10, 20, 30, 40] and f["ssthresh_pkts"][:2] == [float("inf")] * 2 and f["ssthresh_pkts"][2] == 20
+    assert f["srtt_ns"] == [50_001_000, 50_002_000, 50_003_000, 50_004_000]
+    l = r.links.to_pydict()
+    assert l["queue_pkts"] == [1, 2, 3, 4] and l["queue_bytes"] == [1500, 3000, 4500, 6000]
+    assert l["drops_overflow"] == [2, 2, 2, 2]
+    assert l["utilization"] == pytest.approx([100 * 1500 * 8 / (100e6 * 0.25)] * 4)
+    s = r.summary
+    (fl,) = s["flows"]
+    # window (0.5, 1.0]: samples 3 and 4, against sample 2
+    assert fl["goodput_bps"] == pytest.approx(2 * 125_000 * 8 / 0.5)
+    assert fl["retransmits"] == 2 and fl["sent_pkts"] == 140 and fl["retransmit_rate"] == pytest.approx(2 / 140)
+    (ln,) = s["links"]
+    assert ln["drops_overflow"] == 4 and ln["offered_pkts"] == 204 and ln["loss_rate"] == pytest.approx(4 / 204)
+    assert ln["mean_queue_pkts"] == pytest.approx(3.5)
+    assert s["jain_fairness"] == pytest.approx(1.0)
+
+
+def test_an_unfaithful_run_says_why():
+    late = {"delay_line": {"report": {"forwarded": 1000, "late_over_1ms": 6, "dropped_full": 0, "write_errors": 0}}}
+    assert testbed.faithfulness(late) and "0.60 %" in testbed.faithfulness(late)[0]
+    ok = {"delay_line": {"report": {"forwarded": 1000, "late_over_1ms": 5, "dropped_full": 0, "write_errors": 0}}}
+    assert testbed.faithfulness(ok) == []
+    assert testbed.faithfulness({}) == ["the delay line gave no report"]
