@@ -65,7 +65,7 @@ def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
     [
         ('network.bottleneck.rate="1Gbps"', "network.bottleneck.rate", "above the testbed's ceiling"),
         ("network.bottleneck.loss=0.001", "network.bottleneck.loss", "random loss"),
-        ('network.bottleneck.discipline="priority"', "network.bottleneck.discipline", 'allowed: "droptail"'),
+        ('network.bottleneck.discipline="priority"|network.bottleneck.buffer="shared"', "network.bottleneck.buffer", 'allowed: "per_class"'),
         ('network.bottleneck.queue="unlimited"', "network.bottleneck.queue", "unlimited"),
         ('run.sample_interval="5ms"', "run.sample_interval", "10ms"),
         ('flows[0].start_jitter="1s"', "flows[0].start_jitter", "jitter"),
@@ -117,6 +117,17 @@ def test_queue_sizes_resolve_as_in_the_simulator():
     assert testbed.plan(scenario(queue="0.2bdp")).queue == ("bytes", 125_000)
 
 
+def test_priority_classes_get_one_queue_each_resolved_as_in_the_simulator():
+    spec = scenario()
+    spec["network"]["bottleneck"].update(discipline="priority", classes=2, class_queues=["100pkt", "0.5bdp"])
+    spec["flows"] = [{"cc": "reno"}, {"cc": "cubic", "tcp": {"priority_class": 1}}]
+    prepare(spec)
+    p = testbed.plan(spec)
+    assert p.class_queues == [("pkt", 100), ("bytes", 312_500)]
+    assert [f.priority_class for f in p.flows] == [0, 1]
+    assert [testbed.dscp(f.priority_class) for f in p.flows] == [0, 8]
+
+
 def test_a_longfat_algorithm_not_loaded_is_refused_with_the_load_command():
     if "longfat_ltcp" in testbed.available_congestion_controls():
         pytest.skip("longfat_ltcp is loaded on this machine")
@@ -150,6 +161,11 @@ def _testbed_unavailable() -> str | None:
 
 _WHY = _testbed_unavailable()
 needs_testbed = pytest.mark.skipif(_WHY is not None, reason=f"testbed unavailable: {_WHY}")
+
+
+def ours() -> set[str]:
+    """Namespaces of testbed runs (other programs' namespaces come and go)."""
+    return {n for n in testbed.list_namespaces() if testbed.NS_PATTERN.match(n)}
 
 
 def namespaces_of(pid: int) -> list[str]:
@@ -186,7 +202,7 @@ def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_pat
     spec = scenario()
     path = write(tmp_path, spec)
     out = tmp_path / "tb"
-    before = set(testbed.list_namespaces())
+    before = ours()
     r = run_cli("testbed", "run", str(path), "--out", str(out), timeout=120)
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -208,7 +224,7 @@ def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_pat
     r = run_cli("plot", str(out), "--out", str(tmp_path / "again.png"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "again.png").read_bytes()[:4] == b"\x89PNG"
-    assert not set(testbed.list_namespaces()) - before  # nothing left behind
+    assert not ours() - before  # nothing left behind
 
 
 @needs_testbed
@@ -290,7 +306,7 @@ def test_agree_reports_reno_on_the_testbed_within_10_percent_of_the_simulator(tm
     spec = scenario(duration="6s")
     path = write(tmp_path, spec)
     out = tmp_path / "agree"
-    before = set(testbed.list_namespaces())
+    before = ours()
     r = run_cli("testbed", "agree", str(path), "--cc", "reno", "--out", str(out), timeout=120)
     assert r.returncode == 0, r.stderr
     doc = json.loads((out / "agreement.json").read_text())
@@ -302,7 +318,7 @@ def test_agree_reports_reno_on_the_testbed_within_10_percent_of_the_simulator(tm
     assert "| reno (`reno`) |" in md and "Transport differences that remain" in md
     for d in ("sim/reno", "testbed/reno"):
         assert (out / d / "summary.json").is_file() and (out / d / "flows.parquet").is_file()
-    assert not set(testbed.list_namespaces()) - before  # nothing left behind
+    assert not ours() - before  # nothing left behind
 
 
 def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
@@ -320,7 +336,8 @@ def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
 
     (tmp_path / "recv.json").write_text(json.dumps({"samples": [[k, [125_000 * k]] for k in range(1, 5)], "errors": [], "done_at_ns": [None]}))
     (tmp_path / "send0.json").write_text(json.dumps({"samples": [[k, {"0": info(k)}] for k in range(1, 5)], "errors": []}))
-    q = lambda k: {"10": {"bytes": 1514 * 100 * k, "packets": 100 * k, "qlen": k, "backlog": 1514 * k, "drops": 2 * k}}
+    q = lambda k: {"1": {"kind": "htb", "bytes": 0, "packets": 0, "qlen": 0, "backlog": 0, "drops": 0},
+                   "10": {"kind": "bfifo", "bytes": 1514 * 100 * k, "packets": 100 * k, "qlen": k, "backlog": 1514 * k, "drops": 2 * k}}
     (tmp_path / "qdisc.json").write_text(json.dumps({"samples": [[k, q(k)] for k in range(0, 5)], "errors": []}))
     r = testbed.results(p, tmp_path, {"t0_ns": 0})
     f = r.flows.to_pydict()
@@ -349,3 +366,22 @@ def test_an_unfaithful_run_says_why():
     ok = {"delay_line": {"report": {"forwarded": 1000, "late_over_1ms": 5, "dropped_full": 0, "write_errors": 0}}}
     assert testbed.faithfulness(ok) == []
     assert testbed.faithfulness({}) == ["the delay line gave no report"]
+
+
+@needs_testbed
+def test_strict_priority_gives_the_high_class_the_link(tmp_path):
+    """Two classes: a Reno flow in class 0 (from 1 s) and a CUBIC flow in
+    class 1 (from 0 s), 100 Mbit/s x 50 ms, each class 1 BDP of buffer.
+    Over 3-6 s the class-0 flow carries at least 75 % of the rate and the
+    class-1 flow at most 20 % (sharing one FIFO, CUBIC would take the larger
+    part)."""
+    spec = scenario(duration="6s")
+    spec["network"]["bottleneck"].update(discipline="priority", classes=2)
+    spec["flows"] = [{"cc": "reno", "name": "hi", "start": "1s"}, {"cc": "cubic", "name": "lo", "tcp": {"priority_class": 1}}]
+    spec["run"]["measure_from"] = "3s"
+    prepare(spec)
+    testbed.run(spec, tmp_path / "out", plot=False)
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    g = {f["name"]: f["goodput_bps"] for f in s["flows"]}
+    assert g["hi"] >= 0.75 * 100e6 and g["lo"] <= 0.20 * 100e6, g
+    assert "strict priority" in s["testbed"]["bottleneck"]["qdisc"]

@@ -88,6 +88,8 @@ NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
 PORT = 5001
 AGENT = Path(__file__).with_name("testbed_agent.py")
 DELAY_DIRECTIONS = ("ack", "data")
+#: Packets the TUN device in front of the delay line may hold.
+TUN_QUEUE_PKTS = 100_000
 #: The delay line runs under SCHED_FIFO at this priority (0: not).
 DELAY_LINE_RT_PRIORITY = 50
 if os.environ.get("LONGFAT_TESTBED_RT_PRIORITY", "").isdigit():
@@ -139,6 +141,8 @@ class FlowPlan:
     start_ns: int
     stop_ns: int
     size_bytes: int | None
+    #: Strict-priority class (0 first): DSCP class selector CS<class>.
+    priority_class: int = 0
 
 
 @dataclass
@@ -161,14 +165,18 @@ class Plan:
     measure_from_ns: int
     interval_ns: int
     initial_cwnd: int | None
+    #: Strict priority: one queue per class, class 0 first (None: one FIFO).
+    class_queues: list[tuple[str, int]] | None = None
 
     @property
     def flows(self) -> list[FlowPlan]:
         return sorted((f for g in self.groups for f in g.flows), key=lambda f: f.index)
 
-    def queue_pkts(self) -> float:
-        kind, n = self.queue
-        return float(n) if kind == "pkt" else n / PACKET
+
+
+def dscp(priority_class: int) -> int:
+    """The DSCP a flow of a priority class sends with: class selector CS<c>."""
+    return 8 * priority_class
 
 
 def _duration(field: str, text, default: int | None = None) -> int:
@@ -192,7 +200,7 @@ _FLOW_FIELDS = {"name", "cc", "count", "start", "start_spacing", "stop", "size",
 #: transport), and the only values some may take: the kernel's receiver
 #: always delays ACKs, and its segments carry 52 bytes of IP and TCP
 #: headers with timestamps (MSS 1448 on a 1500-byte MTU).
-_TCP_FIELDS = {"profile", "initial_cwnd", "delayed_ack", "header_size", "packet_size"}
+_TCP_FIELDS = {"profile", "initial_cwnd", "delayed_ack", "header_size", "packet_size", "priority_class"}
 _TCP_FIXED = {"delayed_ack": (True, "true"), "header_size": ("52B", '"52B"'), "packet_size": ("1500B", '"1500B"')}
 
 
@@ -206,8 +214,9 @@ def plan(spec: dict) -> Plan:
         raise _err("network.topology", f"{topo!r} cannot be emulated by the testbed; allowed: \"dumbbell\"")
     b = net.get("bottleneck", {})
     disc = b.get("discipline", "droptail")
-    if disc != "droptail":
-        raise _err("network.bottleneck.discipline", f"{disc!r} (strict priority by class) is not built in the testbed yet; allowed: \"droptail\"")
+    n_classes = int(b.get("classes", 2)) if disc == "priority" else 1
+    if disc == "priority" and b.get("buffer", "per_class") != "per_class":
+        raise _err("network.bottleneck.buffer", f"{b['buffer']!r}: a shared buffer with push-out has no qdisc here; allowed: \"per_class\"")
     for k in ("loss", "reverse_loss"):
         if b.get(k):
             raise _err(f"network.bottleneck.{k}", f"{b[k]} (random loss) cannot be emulated by the testbed (no netem on this kernel); allowed: 0")
@@ -281,7 +290,7 @@ def plan(spec: dict) -> Plan:
         g = groups.setdefault(rtt, GroupPlan(len(groups), rtt))
         for k in range(count):
             name = (f["name"] if count == 1 else f"{f['name']}.{k}") if "name" in f else f"{cc}{len(flows)}"
-            fp = FlowPlan(len(flows), name, cc, kernel_cc(cc), g.index, start + spacing * k, stop, size)
+            fp = FlowPlan(len(flows), name, cc, kernel_cc(cc), g.index, start + spacing * k, stop, size, int(tcp.get("priority_class", 0)))
             flows.append(fp)
             g.flows.append(fp)
     if len(flows) > MAX_FLOWS:
@@ -290,18 +299,27 @@ def plan(spec: dict) -> Plan:
         raise _err("flows", f"{len(groups)} different RTTs; the testbed emulates at most {MAX_GROUPS}")
 
     q = str(b["queue"])
-    if q == "unlimited":
-        raise _err("network.bottleneck.queue", "\"unlimited\" cannot be emulated; give packets, bytes or a BDP fraction")
-    kind, n = parse_size(q)
-    if kind == "bdp":
-        bdp_rtt = _duration("network.bdp_rtt", net.get("bdp_rtt"), max(g.rtt_ns for g in groups.values()))
-        queue = ("bytes", round(rate * bdp_rtt / 8e9 * n))
-    else:
-        queue = ("pkt" if kind == "pkt" else "bytes", int(n))
-    pkts = queue[1] if queue[0] == "pkt" else queue[1] / PACKET
-    if pkts > MAX_QUEUE_PKTS:
-        raise _err("network.bottleneck.queue", f"{q} is {pkts:.0f} packets; the testbed allows up to {MAX_QUEUE_PKTS}")
-    return Plan(spec, spec.get("name") or "run", rate, b_delay, queue, sorted(groups.values(), key=lambda g: g.index), duration, measure_from, interval, initial_cwnd)
+    bdp_rtt = _duration("network.bdp_rtt", net.get("bdp_rtt"), max(g.rtt_ns for g in groups.values()))
+
+    def resolve(fld: str, text: str) -> tuple[str, int]:
+        if text == "unlimited":
+            raise _err(fld, "\"unlimited\" cannot be emulated; give packets, bytes or a BDP fraction")
+        kind, n = parse_size(text)
+        if kind == "bdp":
+            out = ("bytes", round(rate * bdp_rtt / 8e9 * n))
+        else:
+            out = ("pkt" if kind == "pkt" else "bytes", int(n))
+        pkts = out[1] if out[0] == "pkt" else out[1] / PACKET
+        if pkts > MAX_QUEUE_PKTS:
+            raise _err(fld, f"{text} is {pkts:.0f} packets; the testbed allows up to {MAX_QUEUE_PKTS}")
+        return out
+
+    queue = resolve("network.bottleneck.queue", q)
+    class_queues = None
+    if disc == "priority":
+        given = b.get("class_queues")
+        class_queues = [resolve(f"network.bottleneck.class_queues[{c}]", str(given[c])) for c in range(n_classes)] if given else [queue] * n_classes
+    return Plan(spec, spec.get("name") or "run", rate, b_delay, queue, sorted(groups.values(), key=lambda g: g.index), duration, measure_from, interval, initial_cwnd, class_queues)
 
 
 # ---- the environment --------------------------------------------------------------
@@ -451,6 +469,11 @@ class Testbed:
     def build(self) -> None:
         plan = self.plan
         self.loaded = ensure_congestion_controls(sorted({f.kernel_cc for f in plan.flows}))
+        # Namespaces under this prefix that exist before the build are a
+        # dead process's (this pid, reused): not ours, and in the way.
+        for ns in list_namespaces():
+            if ns.startswith(self.prefix + "-"):
+                _remove_namespace(ns)
         R, D = self.router, self.receiver
         self._add_ns(R)
         self._add_ns(D)
@@ -495,22 +518,46 @@ class Testbed:
         # htb shapes frames (IP packet + 14-byte Ethernet header): scaled so
         # that full-size IP packets leave at the scenario's rate.
         frame_rate = math.ceil(plan.rate_bps * (PACKET + L2_HEADER) / PACKET)
-        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", "rd", "root", "handle", "1:", "htb", "default", "1"])
+        default = "1" if plan.class_queues is None else "10"  # unclassified traffic: the only class, or class 0
+        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", "rd", "root", "handle", "1:", "htb", "default", default])
         _run(["ip", "netns", "exec", R, "tc", "class", "add", "dev", "rd", "parent", "1:", "classid", "1:1", "htb", "rate", f"{frame_rate}bit", "ceil", f"{frame_rate}bit", "quantum", str(PACKET + L2_HEADER)])
-        kind, n = plan.queue
-        if kind == "pkt":
-            leaf = ["pfifo", "limit", str(n)]
-        else:  # bytes of IP packets -> bytes of frames
-            leaf = ["bfifo", "limit", str(math.floor(n * (PACKET + L2_HEADER) / PACKET))]
-        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", "rd", "parent", "1:1", "handle", "10:", *leaf])
-        self.meta["bottleneck"] = {"qdisc": f"htb rate {frame_rate}bit (frames) + {' '.join(leaf)}", "device": f"{R}/rd"}
+        def fifo(q: tuple[str, int]) -> list[str]:
+            kind, n = q
+            if kind == "pkt":
+                return ["pfifo", "limit", str(n)]
+            return ["bfifo", "limit", str(math.floor(n * (PACKET + L2_HEADER) / PACKET))]  # IP bytes -> frame bytes
+
+        tc = ["ip", "netns", "exec", R, "tc"]
+        if plan.class_queues is None:
+            leaf = fifo(plan.queue)
+            _run([*tc, "qdisc", "add", "dev", "rd", "parent", "1:1", "handle", "10:", *leaf])
+            self.meta["bottleneck"] = {"qdisc": f"htb rate {frame_rate}bit (frames) + {' '.join(leaf)}", "device": f"{R}/rd"}
+            return
+        # Strict priority (this kernel has no prio qdisc): one htb class per
+        # priority class under the rate-limited parent, each guaranteed
+        # next to nothing (8 bit/s) and borrowing up to the whole rate, at
+        # htb priority c: the parent's rate goes to the lowest-numbered
+        # class with a backlog first. Each class has its own FIFO; a u32
+        # filter on the DSCP steers a packet to its class (others: class 0).
+        leaves = []
+        for c, q in enumerate(plan.class_queues):
+            leaf = fifo(q)
+            leaves.append(" ".join(leaf))
+            minor = f"{0x10 + c:x}"
+            _run([*tc, "class", "add", "dev", "rd", "parent", "1:1", "classid", f"1:{minor}", "htb", "rate", "8bit", "ceil", f"{frame_rate}bit", "prio", str(c), "quantum", str(PACKET + L2_HEADER)])
+            _run([*tc, "qdisc", "add", "dev", "rd", "parent", f"1:{minor}", "handle", f"{0x20 + c:x}:", *leaf])
+            _run([*tc, "filter", "add", "dev", "rd", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dsfield", hex(dscp(c) << 2), "0xfc", "flowid", f"1:{minor}"])
+        self.meta["bottleneck"] = {"qdisc": f"htb rate {frame_rate}bit (frames), strict priority: class c (DSCP CS<c>) -> htb class 1:{{10+c}} prio c: {'; '.join(leaves)}", "device": f"{R}/rd"}
 
     def _delay_line(self) -> None:
         plan, R = self.plan, self.router
         for dev in ("dla", "dlb"):
             self.ip(R, "tuntap", "add", "mode", "tun", "name", dev)
             self.sh(R, "sysctl", "-q", "-w", f"net.ipv4.conf.{dev}.rp_filter=0", f"net.ipv4.conf.{dev}.forwarding=1")
-            self.ip(R, "link", "set", dev, "up")
+            # The queue in front of the line (the TUN device's) must never
+            # overflow while the line is briefly descheduled: 500 packets by
+            # default, a few ms at 300 Mbit/s.
+            self.ip(R, "link", "set", dev, "txqueuelen", str(TUN_QUEUE_PKTS), "up")
         self.ip(R, "route", "add", "default", "dev", "dla", "table", "100")
         if self.delay_direction == "ack":
             self.ip(R, "rule", "add", "iif", "rd", "lookup", "100", "pref", "100")
@@ -593,7 +640,7 @@ class Testbed:
         agents.append(self.spawn(self.receiver, [py, str(AGENT), "recv", *common, "--out", str(w / "recv.json"), "--addr", "10.78.0.1", "--port", str(PORT), "--flows", str(len(plan.flows))], "recv"))
         agents.append(self.spawn(self.router, [py, str(AGENT), "qdisc", *common, "--out", str(w / "qdisc.json"), "--dev", "rd"], "qdisc"))
         for g in plan.groups:
-            flows = [{"index": f.index, "cc": f.kernel_cc, "start_ns": f.start_ns, "stop_ns": f.stop_ns, "size_bytes": f.size_bytes} for f in g.flows]
+            flows = [{"index": f.index, "cc": f.kernel_cc, "start_ns": f.start_ns, "stop_ns": f.stop_ns, "size_bytes": f.size_bytes, "tos": dscp(f.priority_class) << 2} for f in g.flows]
             agents.append(self.spawn(self.sender(g.index), [py, str(AGENT), "send", *common, "--out", str(w / f"send{g.index}.json"), "--dst", "10.78.0.1", "--port", str(PORT), "--flows", json.dumps(flows)], f"send{g.index}"))
         end = t0 + dur
         while any(a.poll() is None for a in agents):
@@ -610,7 +657,16 @@ class Testbed:
                 log = (w / f"{name}.log").read_text()[-500:]
                 raise RuntimeError(f"testbed: agent {name} failed (exit {a.returncode}): {' '.join(log.split())}")
         self.meta["delay_line"]["report"] = self.stop_delay_line()
+        self.meta["delay_line"]["tun_input_drops"] = self.tun_drops()
         return {"t0_ns": t0}
+
+    def tun_drops(self) -> int | None:
+        """Packets the TUN device in front of the line dropped (its queue full)."""
+        p = _run(["ip", "-n", self.router, "-s", "-j", "link", "show", "dla"], check=False)
+        try:
+            return int(json.loads(p.stdout)[0]["stats64"]["tx"]["dropped"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
 
     def stop_delay_line(self) -> dict | None:
         p = self.delayline
@@ -702,8 +758,17 @@ def results(plan: Plan, work: Path, meta: dict):
     }
     flows_t = _table(flow_cols, "flow", {"flow_name": [f.name for f in flows], "algorithm": [f.cc for f in flows]})
 
-    # the bottleneck: the leaf qdisc (pfifo/bfifo) holds the queue and counts drops
-    qs = {k: row.get("10") or {} for k, row in qd["samples"]}
+    # the bottleneck: the leaf qdiscs (pfifo/bfifo: one, or one per
+    # priority class) hold the queue and count the drops
+    def leaves(row: dict) -> dict:
+        out = {"bytes": 0, "packets": 0, "qlen": 0, "backlog": 0, "drops": 0}
+        for q in row.values():
+            if q.get("kind") in ("pfifo", "bfifo"):
+                for k in out:
+                    out[k] += q.get(k, 0)
+        return out
+
+    qs = {k: leaves(row) for k, row in qd["samples"]}
     base = qs.get(0, {})
 
     def qcol(name: str) -> np.ndarray:
@@ -820,6 +885,9 @@ def faithfulness(meta: dict) -> list[str]:
     late = dl.get("late_over_1ms", 0) / fwd
     if late > MAX_LATE_FRACTION:
         why.append(f"the delay line released {100 * late:.2f} % of its packets more than 1 ms late (allowed {100 * MAX_LATE_FRACTION:g} %): the machine was too busy")
+    tun = (meta.get("delay_line") or {}).get("tun_input_drops")
+    if tun:
+        why.append(f"the TUN device in front of the delay line dropped {tun} packets")
     if dl.get("dropped_full") or dl.get("write_errors"):
         why.append(f"the delay line dropped {dl.get('dropped_full', 0)} packets (full) and failed {dl.get('write_errors', 0)} writes")
     return why

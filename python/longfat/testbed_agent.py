@@ -194,6 +194,8 @@ def send(args) -> int:
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f["cc"].encode())
+            if f.get("tos"):
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])  # DSCP: the bottleneck's priority class
             s.connect((args.dst, args.port))
             s.sendall(HELLO.pack(i))
             socks[i] = s
