@@ -385,3 +385,25 @@ def test_strict_priority_gives_the_high_class_the_link(tmp_path):
     g = {f["name"]: f["goodput_bps"] for f in s["flows"]}
     assert g["hi"] >= 0.75 * 100e6 and g["lo"] <= 0.20 * 100e6, g
     assert "strict priority" in s["testbed"]["bottleneck"]["qdisc"]
+
+
+def test_without_root_it_says_so_in_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    spec = scenario()
+    prepare(spec)
+    with pytest.raises(ScenarioError, match=r"^\('testbed: needs root"):
+        testbed.run(spec, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@needs_testbed
+def test_the_data_direction_can_carry_the_delay_instead(tmp_path):
+    """--delay-direction data: the data is delayed before the bottleneck;
+    the ping check passes and a short Reno run still fills most of the link."""
+    spec = scenario(duration="4s")
+    prepare(spec)
+    r = testbed.run(spec, tmp_path / "out", plot=False, delay_direction="data")
+    tb = r.summary["testbed"]
+    assert tb["delay_line"]["direction"] == "data"
+    assert abs(tb["ping"]["0"]["measured_median_ms"] - 50) <= 1.5
+    assert r.summary["flows"][0]["goodput_bps"] >= 0.80 * 100e6

@@ -623,7 +623,7 @@ class Testbed:
             if len(times) < PING_COUNT // 2:
                 raise RuntimeError(f"testbed: the emulated path of flow group {g.index} does not answer ping ({len(times)}/{PING_COUNT} replies)")
             got = statistics.median(times)
-            out[g.index] = {"planned_ms": want, "measured_median_ms": got, "measured_ms": times}
+            out[str(g.index)] = {"planned_ms": want, "measured_median_ms": got, "measured_ms": times}
             if abs(got - want) > tol:
                 raise ScenarioError(f"testbed: the emulated RTT of flow group {g.index} is {got:.2f} ms, not {want:g} ms (tolerance {tol:g} ms); the machine may be too busy", "")
         self.meta["ping"] = out
