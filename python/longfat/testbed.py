@@ -869,6 +869,8 @@ def results(plan: Plan, work: Path, meta: dict):
     return RunResult(plan.spec, summary, flows_t, links_t, {}, None)
 
 
+#: Above this 1-minute load average per CPU a run gets a warning.
+BUSY_LOAD_PER_CPU = 4.0
 #: A run is marked unfaithful when more than this fraction of the delay
 #: line's packets left more than 1 ms late (the issue's measurement: < 0.15 %).
 MAX_LATE_FRACTION = 0.005
@@ -928,6 +930,12 @@ def execute(
     meta["faithful"] = not meta["unfaithful_because"]
     for why in meta["unfaithful_because"]:
         log(f"warning: {why}")
+    meta["load_average_at_end"] = os.getloadavg()
+    busy = max(meta["load_average_at_start"][0], meta["load_average_at_end"][0]) if meta.get("load_average_at_start") else None
+    if busy is not None and busy > BUSY_LOAD_PER_CPU * meta["cpus"]:
+        meta["busy_warning"] = (f"the machine was busy (load average {busy:.1f} on {meta['cpus']} CPUs): other work delays the hosts' packet "
+                                "processing and bunches ACKs; compare such a run with care (a CUBIC run at load 11 lost 9 x more than at load 5)")
+        log(f"warning: {meta['busy_warning']}")
     return results(p, work, meta)
 
 

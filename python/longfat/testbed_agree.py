@@ -183,9 +183,10 @@ def report_markdown(name: str, rows: list[dict], meta: dict, command: str) -> st
         dl = (tm.get("delay_line") or {}).get("report") or {}
         ping = ", ".join(f"{v['measured_median_ms']:.2f}" for v in (tm.get("ping") or {}).values())
         lines.append(
-            f"- {r['algorithm']}: load average at start {', '.join(f'{x:.2f}' for x in (tm.get('load_average_at_start') or []))}; "
+            f"- {r['algorithm']}: load average at start {', '.join(f'{x:.2f}' for x in (tm.get('load_average_at_start') or []))}, at the end {', '.join(f'{x:.2f}' for x in (tm.get('load_average_at_end') or []))}; "
             f"ping RTT {ping} ms; delay line {dl.get('forwarded')} packets, late p50/p99/p99.9 {dl.get('lateness_p50_us')}/{dl.get('lateness_p99_us')}/{dl.get('lateness_p999_us')} us, "
             f"{dl.get('late_over_1ms')} more than 1 ms late" + ("" if tm.get("faithful") else f"; NOT faithful: {'; '.join(tm.get('unfaithful_because') or [])}")
+            + (f"; warning: {tm['busy_warning']}" if tm.get("busy_warning") else "")
         )
     lines.append("")
     lines.append("Each algorithm's runs are in `sim/<algorithm>/` and `testbed/<algorithm>/` (longfat result directories: `longfat plot` draws them).")
