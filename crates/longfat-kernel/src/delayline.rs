@@ -64,7 +64,10 @@ pub struct Classifier {
 
 impl Classifier {
     pub fn new(routes: Vec<Route>, default_delay_ns: u64) -> Self {
-        Self { routes, default_delay_ns }
+        Self {
+            routes,
+            default_delay_ns,
+        }
     }
 
     /// The delay of each class, in class order (the default class last).
@@ -116,7 +119,13 @@ impl<P> Scheduler<P> {
     /// packets at once.
     pub fn new(delays_ns: Vec<u64>, capacity: usize) -> Self {
         let queues = delays_ns.iter().map(|_| VecDeque::new()).collect();
-        Self { delays_ns, queues, held: 0, capacity, dropped: 0 }
+        Self {
+            delays_ns,
+            queues,
+            held: 0,
+            capacity,
+            dropped: 0,
+        }
     }
 
     pub fn held(&self) -> usize {
@@ -154,7 +163,9 @@ impl<P> Scheduler<P> {
 
     /// When the next packet is due, if any is held.
     pub fn next_due(&self) -> Option<u64> {
-        self.first().and_then(|i| self.queues[i].front()).map(|h| h.due_ns)
+        self.first()
+            .and_then(|i| self.queues[i].front())
+            .map(|h| h.due_ns)
     }
 
     /// The next packet if it is due at `now_ns` (due time <= now).
@@ -183,7 +194,12 @@ pub const LATENESS_BUCKETS: usize = 100_001;
 
 impl Default for Lateness {
     fn default() -> Self {
-        Self { counts: vec![0; LATENESS_BUCKETS], total: 0, max_ns: 0, sum_ns: 0 }
+        Self {
+            counts: vec![0; LATENESS_BUCKETS],
+            total: 0,
+            max_ns: 0,
+            sum_ns: 0,
+        }
     }
 }
 
@@ -293,7 +309,10 @@ pub struct Config {
 
 /// The current `CLOCK_MONOTONIC` time in nanoseconds.
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid pointer to a timespec; CLOCK_MONOTONIC always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -304,10 +323,21 @@ pub fn now_ns() -> u64 {
 /// then this attaches to it.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("TUN device name {name:?}: 1 to {} bytes", libc::IFNAMSIZ - 1)));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "TUN device name {name:?}: 1 to {} bytes",
+                libc::IFNAMSIZ - 1
+            ),
+        ));
     }
     // SAFETY: a NUL-terminated path; the result is checked.
-    let fd = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    let fd = unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -332,15 +362,26 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
 /// (monotonic) passes. Returns (input readable, stop readable).
 fn wait(fd: RawFd, stop_fd: Option<RawFd>, deadline_ns: Option<u64>) -> io::Result<(bool, bool)> {
     let mut fds = [
-        libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: stop_fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: stop_fd.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
     let ts;
     let timeout = match deadline_ns {
         None => std::ptr::null(),
         Some(d) => {
             let left = d.saturating_sub(now_ns());
-            ts = libc::timespec { tv_sec: (left / 1_000_000_000) as _, tv_nsec: (left % 1_000_000_000) as _ };
+            ts = libc::timespec {
+                tv_sec: (left / 1_000_000_000) as _,
+                tv_nsec: (left % 1_000_000_000) as _,
+            };
             &ts as *const libc::timespec
         }
     };
@@ -373,7 +414,9 @@ pub fn run(cfg: &Config, stop_fd: Option<RawFd>) -> io::Result<Stats> {
         while let Some(h) = sched.pop_due(now) {
             stats.lateness.record(now - h.due_ns);
             // SAFETY: writes the packet's bytes from a valid slice.
-            let n = unsafe { libc::write(output.as_raw_fd(), h.packet.as_ptr().cast(), h.packet.len()) };
+            let n = unsafe {
+                libc::write(output.as_raw_fd(), h.packet.as_ptr().cast(), h.packet.len())
+            };
             if n < 0 {
                 stats.write_errors += 1;
             } else {
@@ -384,8 +427,14 @@ pub fn run(cfg: &Config, stop_fd: Option<RawFd>) -> io::Result<Stats> {
         // over its last spin_ns if asked).
         let next = sched.next_due();
         let (mut readable, stop) = match next {
-            Some(due) if cfg.spin_ns > 0 && due.saturating_sub(now_ns()) <= cfg.spin_ns => (true, false),
-            Some(due) => wait(input.as_raw_fd(), stop_fd, Some(due.saturating_sub(cfg.spin_ns)))?,
+            Some(due) if cfg.spin_ns > 0 && due.saturating_sub(now_ns()) <= cfg.spin_ns => {
+                (true, false)
+            }
+            Some(due) => wait(
+                input.as_raw_fd(),
+                stop_fd,
+                Some(due.saturating_sub(cfg.spin_ns)),
+            )?,
             None => wait(input.as_raw_fd(), stop_fd, None)?,
         };
         if stop {
@@ -420,16 +469,23 @@ pub fn run(cfg: &Config, stop_fd: Option<RawFd>) -> io::Result<Stats> {
 
 /// Parses `A.B.C.D/LEN=DELAY_NS` into a [`Route`].
 pub fn parse_route(text: &str) -> Result<Route, String> {
-    let bad = || format!("route {text:?}: expected A.B.C.D/LEN=DELAY_NS, e.g. 10.1.0.0/24=70000000");
+    let bad =
+        || format!("route {text:?}: expected A.B.C.D/LEN=DELAY_NS, e.g. 10.1.0.0/24=70000000");
     let (net, delay) = text.split_once('=').ok_or_else(bad)?;
     let (addr, len) = net.split_once('/').ok_or_else(bad)?;
     let addr: std::net::Ipv4Addr = addr.parse().map_err(|_| bad())?;
     let prefix_len: u8 = len.parse().map_err(|_| bad())?;
     if prefix_len > 32 {
-        return Err(format!("route {text:?}: prefix length {prefix_len} is out of range 0..=32"));
+        return Err(format!(
+            "route {text:?}: prefix length {prefix_len} is out of range 0..=32"
+        ));
     }
     let delay_ns: u64 = delay.parse().map_err(|_| bad())?;
-    Ok(Route { prefix: addr.octets(), prefix_len, delay_ns })
+    Ok(Route {
+        prefix: addr.octets(),
+        prefix_len,
+        delay_ns,
+    })
 }
 
 #[cfg(test)]
@@ -451,9 +507,21 @@ mod tests {
         assert_eq!(s.push(1, 2_000, 2), Some(10_002_000));
         assert_eq!(s.next_due(), Some(10_002_000));
         assert_eq!(s.pop_due(10_001_999), None);
-        assert_eq!(s.pop_due(10_002_000), Some(Held { due_ns: 10_002_000, packet: 2 }));
+        assert_eq!(
+            s.pop_due(10_002_000),
+            Some(Held {
+                due_ns: 10_002_000,
+                packet: 2
+            })
+        );
         assert_eq!(s.pop_due(70_000_999), None);
-        assert_eq!(s.pop_due(u64::MAX), Some(Held { due_ns: 70_001_000, packet: 1 }));
+        assert_eq!(
+            s.pop_due(u64::MAX),
+            Some(Held {
+                due_ns: 70_001_000,
+                packet: 1
+            })
+        );
         assert_eq!(s.next_due(), None);
     }
 
@@ -490,7 +558,11 @@ mod tests {
     fn routes_parse_and_bad_ones_say_why() {
         assert_eq!(
             parse_route("10.0.0.0/8=70000000"),
-            Ok(Route { prefix: [10, 0, 0, 0], prefix_len: 8, delay_ns: 70_000_000 })
+            Ok(Route {
+                prefix: [10, 0, 0, 0],
+                prefix_len: 8,
+                delay_ns: 70_000_000
+            })
         );
         assert!(parse_route("10.0.0.0/33=1").unwrap_err().contains("0..=32"));
         assert!(parse_route("10.0.0.0=1").is_err());

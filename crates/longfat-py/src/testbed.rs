@@ -39,7 +39,13 @@ fn run_delay_line<'py>(
     if capacity == 0 {
         return Err(PyValueError::new_err("capacity: must be >= 1"));
     }
-    let cfg = Config { input, output, classifier: Classifier::new(routes, default_delay_ns), capacity, spin_ns };
+    let cfg = Config {
+        input,
+        output,
+        classifier: Classifier::new(routes, default_delay_ns),
+        capacity,
+        spin_ns,
+    };
     let result = py.detach(|| delayline::run(&cfg, Some(stop_fd)));
     let stats = result.map_err(|e| PyOSError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
@@ -63,7 +69,9 @@ fn run_delay_line<'py>(
 /// `"100Mbps"` -> 100000000 (the simulator's parser; ValueError with its message).
 #[pyfunction]
 fn parse_rate_bps(s: &str) -> PyResult<u64> {
-    longfat_sim::units::parse_bandwidth(s).map(|b| b.bps()).map_err(PyValueError::new_err)
+    longfat_sim::units::parse_bandwidth(s)
+        .map(|b| b.bps())
+        .map_err(PyValueError::new_err)
 }
 
 /// `"35ms"` -> 35000000 (the simulator's parser).
