@@ -83,6 +83,11 @@ PACKET = 1500
 RTAX_FEATURE_TCP_USEC_TS = 0x10
 #: Congestion controls of the simulator that are the kernel's own.
 KERNEL_BUILTIN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+#: longfat's BPF programs whose kernel name is not longfat_<name>: a
+#: congestion control's name has at most 15 characters (TCP_CA_NAME_MAX).
+#: The loader (crates/longfat-kernel/src/programs.rs, kernel/*.bpf.c
+#: LF_CA_NAME) is the authority; this mirrors it.
+KERNEL_NAMES = {"highspeed": "longfat_hstcp", "scalable": "longfat_stcp"}
 #: Namespaces made by a testbed run: lf<pid>-<role>.
 NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
 PORT = 5001
@@ -102,7 +107,7 @@ def _err(field: str, message: str) -> ScenarioError:
 
 def kernel_cc(cc: str) -> str:
     """The kernel's name of a scenario's congestion control."""
-    return KERNEL_BUILTIN.get(cc, f"longfat_{cc}")
+    return KERNEL_BUILTIN.get(cc) or KERNEL_NAMES.get(cc) or f"longfat_{cc}"
 
 
 def available_congestion_controls() -> list[str]:

@@ -193,7 +193,11 @@ def send(args) -> int:
             return
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f["cc"].encode())
+            try:
+                s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f["cc"].encode())
+            except OSError as e:
+                agent.errors.append(f"flow {i}: congestion control {f['cc']!r} cannot be set ({e.strerror}); is it registered (longfat kernel load {f['cc']})?")
+                return
             if f.get("tos"):
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])  # DSCP: the bottleneck's priority class
             s.connect((args.dst, args.port))
