@@ -91,6 +91,10 @@ KERNEL_NAMES = {"highspeed": "longfat_hstcp", "scalable": "longfat_stcp"}
 #: Namespaces made by a testbed run: lf<pid>-<role>.
 NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
 PORT = 5001
+#: How long the agents may take to start.
+AGENT_START_S = 30.0
+#: How long the delay line may take to open its TUN devices.
+DELAY_LINE_START_S = 30.0
 AGENT = Path(__file__).with_name("testbed_agent.py")
 DELAY_DIRECTIONS = ("ack", "data")
 #: Packets the TUN device in front of the delay line may hold.
@@ -584,7 +588,27 @@ class Testbed:
         if self.rt_priority:
             argv += ["--rt-priority", str(self.rt_priority)]
         self.delayline = self.spawn(R, argv, "delayline")
+        self._wait_for_carrier(("dla", "dlb"))
         self.meta["delay_line"] = {"direction": self.delay_direction, "routes": routes, "default_delay_ns": default, "cpu": cpus[-1] if self.rps and len(cpus) > 1 else None, "sched_fifo_priority": self.rt_priority or None}
+
+    def _wait_for_carrier(self, devs: tuple[str, ...]) -> None:
+        """Waits until the delay line has opened its TUN devices (a TUN
+        device without a reader has no carrier and drops what it is sent)."""
+        deadline = time.monotonic() + DELAY_LINE_START_S
+        while True:
+            p = _run(["ip", "-n", self.router, "-j", "link", "show"], check=False)
+            try:
+                up = {d["ifname"] for d in json.loads(p.stdout) if "LOWER_UP" in d.get("flags", [])}
+            except ValueError:
+                up = set()
+            if all(d in up for d in devs):
+                return
+            if self.delayline is not None and self.delayline.poll() is not None:
+                log = (self.work / "delayline.log").read_text()[-500:]
+                raise RuntimeError(f"testbed: the delay line stopped at its start (exit {self.delayline.returncode}): {' '.join(log.split())}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"testbed: the delay line did not open its TUN devices within {DELAY_LINE_START_S:g} s")
+            time.sleep(0.02)
 
     def _usec_ts(self) -> bool:
         """Sets RTAX_FEATURE_TCP_USEC_TS on the hosts' routes (pyroute2);
@@ -638,15 +662,30 @@ class Testbed:
         plan, w = self.plan, self.work
         py = sys.executable
         dur = plan.duration_ns
-        # The agents need about a second to start; time 0 is after that.
-        t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 1_500_000_000
-        common = ["--t0", str(t0), "--interval", str(plan.interval_ns), "--duration", str(dur)]
-        agents = []
-        agents.append(self.spawn(self.receiver, [py, str(AGENT), "recv", *common, "--out", str(w / "recv.json"), "--addr", "10.78.0.1", "--port", str(PORT), "--flows", str(len(plan.flows))], "recv"))
-        agents.append(self.spawn(self.router, [py, str(AGENT), "qdisc", *common, "--out", str(w / "qdisc.json"), "--dev", "rd"], "qdisc"))
+        # Every agent starts, says it is ready (the receiver listening), and
+        # waits for time 0, fixed only then: a busy machine may take seconds
+        # to start a Python process.
+        t0_file = w / "t0"
+        common = ["--t0-file", str(t0_file), "--interval", str(plan.interval_ns), "--duration", str(dur)]
+        agents, names = [], ["recv", "qdisc"] + [f"send{g.index}" for g in plan.groups]
+        agents.append(self.spawn(self.receiver, [py, str(AGENT), "recv", *common, "--ready", str(w / "recv.ready"), "--out", str(w / "recv.json"), "--addr", "10.78.0.1", "--port", str(PORT), "--flows", str(len(plan.flows))], "recv"))
+        agents.append(self.spawn(self.router, [py, str(AGENT), "qdisc", *common, "--ready", str(w / "qdisc.ready"), "--out", str(w / "qdisc.json"), "--dev", "rd"], "qdisc"))
         for g in plan.groups:
             flows = [{"index": f.index, "cc": f.kernel_cc, "start_ns": f.start_ns, "stop_ns": f.stop_ns, "size_bytes": f.size_bytes, "tos": dscp(f.priority_class) << 2} for f in g.flows]
-            agents.append(self.spawn(self.sender(g.index), [py, str(AGENT), "send", *common, "--out", str(w / f"send{g.index}.json"), "--dst", "10.78.0.1", "--port", str(PORT), "--flows", json.dumps(flows)], f"send{g.index}"))
+            agents.append(self.spawn(self.sender(g.index), [py, str(AGENT), "send", *common, "--ready", str(w / f"send{g.index}.ready"), "--out", str(w / f"send{g.index}.json"), "--dst", "10.78.0.1", "--port", str(PORT), "--flows", json.dumps(flows)], f"send{g.index}"))
+        deadline = time.monotonic() + AGENT_START_S
+        while not all((w / f"{n}.ready").exists() for n in names):
+            for a, n in zip(agents, names):
+                if a.poll() is not None:
+                    log = (w / f"{n}.log").read_text()[-500:]
+                    raise RuntimeError(f"testbed: agent {n} stopped before the start (exit {a.returncode}): {' '.join(log.split())}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"testbed: the traffic agents were not ready after {AGENT_START_S:g} s")
+            time.sleep(0.02)
+        t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + 200_000_000
+        tmp = w / "t0.part"
+        tmp.write_text(str(t0))
+        tmp.rename(t0_file)
         end = t0 + dur
         while any(a.poll() is None for a in agents):
             now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
@@ -657,7 +696,7 @@ class Testbed:
             if self.delayline is not None and self.delayline.poll() is not None:
                 raise RuntimeError(f"testbed: the delay line stopped (exit {self.delayline.returncode}); see its log")
             time.sleep(0.1)
-        for a, name in zip(agents, ["recv", "qdisc"] + [f"send{g.index}" for g in plan.groups]):
+        for a, name in zip(agents, names):
             if a.returncode != 0:
                 log = (w / f"{name}.log").read_text()[-500:]
                 raise RuntimeError(f"testbed: agent {name} failed (exit {a.returncode}): {' '.join(log.split())}")

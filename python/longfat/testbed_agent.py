@@ -89,6 +89,21 @@ class Agent:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, lambda *_: self.stop.set())
 
+    def ready_then_wait_for_t0(self) -> bool:
+        """Says it is ready (``--ready``), then waits for the testbed to
+        fix time 0 (``--t0-file``, written once every agent is ready);
+        False if stopped meanwhile."""
+        a = self.args
+        if a.ready:
+            open(a.ready, "w").close()
+        while a.t0 is None:
+            try:
+                a.t0 = int(open(a.t0_file).read())
+            except (OSError, ValueError):
+                if self.stop.wait(0.01):
+                    return False
+        return True
+
     def ticks(self):
         """Yields k at each sampling instant t0 + k * interval until the end."""
         a = self.args
@@ -120,7 +135,6 @@ def recv(args) -> int:
     lsock.bind((args.addr, args.port))
     lsock.listen(max(n, 16))
     lsock.settimeout(0.1)
-    open(args.ready, "w").close() if args.ready else None
 
     def serve(conn: socket.socket) -> None:
         conn.settimeout(0.2)
@@ -167,6 +181,9 @@ def recv(args) -> int:
             threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
+    if not agent.ready_then_wait_for_t0():
+        agent.write({"done_at_ns": done_at})
+        return 0
     for k in agent.ticks():
         agent.samples.append([k, list(counts)])
     # Keep draining past the end (uncounted) so the senders, stopping at the
@@ -223,6 +240,9 @@ def send(args) -> int:
         except OSError as e:
             agent.errors.append(f"flow {i} ({f['cc']}): {e}")
 
+    if not agent.ready_then_wait_for_t0():
+        agent.write({"finished_ns": finished})
+        return 0
     threads = [threading.Thread(target=run_flow, args=(f,), daemon=True) for f in flows]
     for t in threads:
         t.start()
@@ -279,7 +299,9 @@ def qdisc(args) -> int:
             return out
 
         agent.samples.append([0, read()])
-        open(args.ready, "w").close() if args.ready else None
+        if not agent.ready_then_wait_for_t0():
+            agent.write({})
+            return 0
         for k in agent.ticks():
             agent.samples.append([k, read()])
     agent.write({})
@@ -291,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="mode", required=True)
     for name in ("recv", "send", "qdisc"):
         s = sub.add_parser(name)
-        s.add_argument("--t0", type=int, required=True, help="CLOCK_MONOTONIC ns of time 0")
+        s.add_argument("--t0", type=int, help="CLOCK_MONOTONIC ns of time 0")
+        s.add_argument("--t0-file", help="...or the file it will be written to once every agent is ready")
         s.add_argument("--interval", type=int, required=True, help="sampling interval, ns")
         s.add_argument("--duration", type=int, required=True, help="run length, ns")
         s.add_argument("--out", required=True, help="JSON file written at the end")
@@ -307,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     q = sub.choices["qdisc"]
     q.add_argument("--dev", required=True)
     args = p.parse_args(argv)
+    if args.t0 is None and args.t0_file is None:
+        p.error("give --t0 or --t0-file")
     return {"recv": recv, "send": send, "qdisc": qdisc}[args.mode](args)
 
 
