@@ -14,7 +14,8 @@ pyarrow) with ``ip netns exec NS python testbed_agent.py MODE ...``:
 
 All three sample at the same instants: ``t0 + k * interval`` for k = 1, 2,
 ... on ``CLOCK_MONOTONIC``, which the namespaces share, so their samples
-line up. Each writes one JSON file (``--out``) when it ends: at ``t0 +
+line up. Each creates its ``--ready`` file when it can start, and reads
+``t0`` from ``--t0-file``, which the testbed writes once all are ready. Each writes one JSON file (``--out``) when it ends: at ``t0 +
 duration``, or at SIGTERM/SIGINT (then with what it has).
 """
 
