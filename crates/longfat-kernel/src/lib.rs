@@ -7,3 +7,4 @@
 //! - The namespace testbed's userspace delay line.
 
 pub mod delayline;
+pub mod programs;

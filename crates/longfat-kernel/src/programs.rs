@@ -1,0 +1,629 @@
+//! The loader of the BPF congestion controls: `longfat kernel list | load |
+//! unload | status`.
+//!
+//! Loading opens and loads an algorithm's skeleton (the verifier checks it),
+//! attaches its `tcp_congestion_ops` struct_ops map (the kernel registers it
+//! under its name, e.g. `longfat_ltcp`) and pins the link at
+//! `/sys/fs/bpf/longfat/<algo>` so that the algorithm stays registered after
+//! this process exits. Unloading removes the pin: the link's last reference
+//! goes, and the kernel unregisters the algorithm (sockets that use it keep
+//! it until they close). The kernel's own list,
+//! `/proc/sys/net/ipv4/tcp_available_congestion_control`, is the truth on
+//! what is registered.
+//!
+//! Errors are one line ([`Error`]); a verifier rejection writes libbpf's log
+//! (with the verifier's) to a file the line names.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Where the links are pinned.
+pub const PIN_DIR: &str = "/sys/fs/bpf/longfat";
+/// The bpffs mount point.
+pub const BPFFS: &str = "/sys/fs/bpf";
+/// The kernel's list of registered congestion controls.
+pub const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// One line saying what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, Error> {
+    Err(Error(msg.into()))
+}
+
+/// A BPF program built into this library.
+#[derive(Debug)]
+pub struct Built {
+    /// The algorithm's registry name (`ltcp`), as in longfat-cc.
+    pub algo: &'static str,
+    /// The name the kernel registers it under (`longfat_ltcp`; at most 15 bytes).
+    pub ca_name: &'static str,
+    #[cfg_attr(longfat_no_bpf, allow(dead_code))]
+    attach: AttachFn,
+}
+
+#[cfg(not(longfat_no_bpf))]
+type AttachFn =
+    fn(&mut std::mem::MaybeUninit<libbpf_rs::OpenObject>) -> Result<libbpf_rs::Link, Stage>;
+#[cfg(longfat_no_bpf)]
+type AttachFn = fn();
+
+/// Where loading a skeleton failed.
+#[cfg(not(longfat_no_bpf))]
+enum Stage {
+    Open(libbpf_rs::Error),
+    Load(libbpf_rs::Error),
+    Attach(libbpf_rs::Error),
+}
+
+/// Opens, loads and attaches one skeleton (the generated table uses it).
+#[cfg(not(longfat_no_bpf))]
+macro_rules! struct_ops {
+    ($o:expr, $m:ident, $builder:ident, $map:ident) => {{
+        use libbpf_rs::skel::{OpenSkel as _, SkelBuilder as _};
+        let open = $m::$builder::default().open($o).map_err(Stage::Open)?;
+        let mut skel = open.load().map_err(Stage::Load)?;
+        skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)
+    }};
+}
+
+#[cfg(not(longfat_no_bpf))]
+mod generated {
+    use super::*;
+    include!(concat!(env!("OUT_DIR"), "/bpf/programs.rs"));
+}
+#[cfg(not(longfat_no_bpf))]
+use generated::BUILT;
+
+#[cfg(longfat_no_bpf)]
+const BUILT: &[Built] = &[];
+
+/// Why the programs were not built, when they were not.
+pub fn not_built_reason() -> Option<&'static str> {
+    #[cfg(longfat_no_bpf)]
+    return Some(env!("LONGFAT_NO_BPF_REASON"));
+    #[cfg(not(longfat_no_bpf))]
+    None
+}
+
+/// The algorithms built into this library, by algorithm name.
+pub fn built() -> &'static [Built] {
+    BUILT
+}
+
+/// The algorithm a user's name means: its registry name (`scalable`), its
+/// kernel name (`longfat_stcp`) or `longfat_<registry name>`.
+pub fn resolve(name: &str) -> Result<&'static Built, Error> {
+    if let Some(reason) = not_built_reason() {
+        return err(format!("the BPF programs were not built: {reason}"));
+    }
+    let found = BUILT.iter().find(|b| {
+        name == b.algo || name == b.ca_name || name.strip_prefix("longfat_") == Some(b.algo)
+    });
+    match found {
+        Some(b) => Ok(b),
+        None => err(format!(
+            "unknown algorithm {name:?}: allowed are {}",
+            allowed_names()
+        )),
+    }
+}
+
+fn allowed_names() -> String {
+    let names: Vec<String> = BUILT
+        .iter()
+        .map(|b| format!("{} ({})", b.algo, b.ca_name))
+        .collect();
+    names.join(", ")
+}
+
+/// The congestion controls the kernel has registered now.
+pub fn available() -> Result<Vec<String>, Error> {
+    let text = fs::read_to_string(AVAILABLE)
+        .map_err(|e| Error(format!("cannot read {AVAILABLE}: {e}")))?;
+    Ok(parse_available(&text))
+}
+
+fn parse_available(text: &str) -> Vec<String> {
+    text.split_whitespace().map(str::to_string).collect()
+}
+
+/// The pin of an algorithm's link.
+pub fn pin_path(algo: &str) -> PathBuf {
+    Path::new(PIN_DIR).join(algo)
+}
+
+/// One algorithm's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlgoStatus {
+    pub algo: &'static str,
+    pub ca_name: &'static str,
+    /// Registered with the kernel (in `tcp_available_congestion_control`).
+    pub registered: bool,
+    /// Our link is pinned in bpffs.
+    pub pinned: bool,
+}
+
+/// The state of every built algorithm, and the kernel's list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub algos: Vec<AlgoStatus>,
+    pub available: Vec<String>,
+    /// Why nothing was built, if nothing was.
+    pub not_built: Option<&'static str>,
+}
+
+pub fn status() -> Result<Status, Error> {
+    let available = available()?;
+    let algos = BUILT
+        .iter()
+        .map(|b| AlgoStatus {
+            algo: b.algo,
+            ca_name: b.ca_name,
+            registered: available.iter().any(|a| a == b.ca_name),
+            pinned: pin_path(b.algo).exists(),
+        })
+        .collect();
+    Ok(Status {
+        algos,
+        available,
+        not_built: not_built_reason(),
+    })
+}
+
+/// What `load` or `unload` did for one algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Loaded,
+    /// It was registered (and pinned) already: nothing to do.
+    AlreadyLoaded,
+    Unloaded,
+    /// It was not registered: nothing to do.
+    NotLoaded,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Loaded => "loaded",
+            Outcome::AlreadyLoaded => "already loaded",
+            Outcome::Unloaded => "unloaded",
+            Outcome::NotLoaded => "not loaded",
+        }
+    }
+}
+
+/// Resolves all names first (one bad name loads nothing), without duplicates.
+fn resolve_all(names: &[String]) -> Result<Vec<&'static Built>, Error> {
+    if names.is_empty() {
+        return err(format!(
+            "no algorithm named: allowed are {}",
+            allowed_names_or_reason()
+        ));
+    }
+    let mut out: Vec<&'static Built> = Vec::new();
+    for n in names {
+        if n == "all" {
+            if let Some(reason) = not_built_reason() {
+                return err(format!("the BPF programs were not built: {reason}"));
+            }
+            for b in BUILT {
+                if !out.iter().any(|o| o.algo == b.algo) {
+                    out.push(b);
+                }
+            }
+            continue;
+        }
+        let b = resolve(n)?;
+        if !out.iter().any(|o| o.algo == b.algo) {
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+fn allowed_names_or_reason() -> String {
+    match not_built_reason() {
+        Some(r) => format!("none (the BPF programs were not built: {r})"),
+        None => allowed_names(),
+    }
+}
+
+/// Registers the named algorithms (idempotent). `log_dir` receives the
+/// libbpf/verifier log of a program that fails to load.
+pub fn load(names: &[String], log_dir: &Path) -> Result<Vec<(&'static str, Outcome)>, Error> {
+    let todo = resolve_all(names)?;
+    let mut done = Vec::new();
+    for b in todo {
+        done.push((b.ca_name, load_one(b, log_dir)?));
+    }
+    Ok(done)
+}
+
+/// Unregisters the named algorithms; nothing of them stays registered or pinned.
+pub fn unload(names: &[String]) -> Result<Vec<(&'static str, Outcome)>, Error> {
+    let todo = resolve_all(names)?;
+    let mut done = Vec::new();
+    for b in todo {
+        done.push((b.ca_name, unload_one(b)?));
+    }
+    Ok(done)
+}
+
+fn unload_one(b: &Built) -> Result<Outcome, Error> {
+    let pin = pin_path(b.algo);
+    let was_pinned = pin.exists();
+    if was_pinned {
+        fs::remove_file(&pin).map_err(|e| {
+            Error(format!(
+                "cannot remove {}: {}",
+                pin.display(),
+                io_reason(&e)
+            ))
+        })?;
+    }
+    // The kernel releases the link in a work item after the last reference.
+    if !wait_registered(b.ca_name, false)? {
+        return err(if was_pinned {
+            format!(
+                "{}: unpinned {} but the kernel still lists it after 5 s",
+                b.ca_name,
+                pin.display()
+            )
+        } else {
+            format!(
+                "{}: registered, but not by longfat (no pin at {}): another process holds it",
+                b.ca_name,
+                pin.display()
+            )
+        });
+    }
+    Ok(if was_pinned {
+        Outcome::Unloaded
+    } else {
+        Outcome::NotLoaded
+    })
+}
+
+/// Waits until the kernel lists (or no longer lists) `ca_name`; false on timeout.
+fn wait_registered(ca_name: &str, registered: bool) -> Result<bool, Error> {
+    let start = Instant::now();
+    loop {
+        if available()?.iter().any(|a| a == ca_name) == registered {
+            return Ok(true);
+        }
+        if start.elapsed() > Duration::from_secs(5) {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn io_reason(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => "permission denied (run as root)".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// The checks that explain a failure better than libbpf's errno.
+fn preflight() -> Result<(), Error> {
+    if let Some(reason) = not_built_reason() {
+        return err(format!("the BPF programs were not built: {reason}"));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return err("loading BPF congestion controls needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN for bpffs): run as root");
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return err("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing): struct_ops needs CONFIG_DEBUG_INFO_BTF");
+    }
+    Ok(())
+}
+
+#[cfg(not(longfat_no_bpf))]
+fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
+    use std::mem::MaybeUninit;
+
+    preflight()?;
+    let pin = pin_path(b.algo);
+    let registered = available()?.iter().any(|a| a == b.ca_name);
+    match (registered, pin.exists()) {
+        (true, true) => return Ok(Outcome::AlreadyLoaded),
+        (true, false) => return err(format!(
+            "{}: already registered, but not by longfat (no pin at {}): another process holds it",
+            b.ca_name,
+            pin.display()
+        )),
+        // A pin whose link no longer registers anything: replace it.
+        (false, true) => fs::remove_file(&pin)
+            .map_err(|e| Error(format!("cannot remove stale {}: {e}", pin.display())))?,
+        (false, false) => {}
+    }
+    match libbpf_rs::MapType::StructOps.is_supported() {
+        Ok(true) => {}
+        Ok(false) => {
+            return err("this kernel does not support BPF struct_ops (BPF_MAP_TYPE_STRUCT_OPS)")
+        }
+        Err(e) => return err(format!("cannot probe BPF struct_ops support: {e}")),
+    }
+    ensure_pin_dir()?;
+
+    let log = LibbpfLog::capture();
+    let mut obj = MaybeUninit::uninit();
+    let attached = (b.attach)(&mut obj);
+    let text = log.finish();
+    let mut link = match attached {
+        Ok(link) => link,
+        Err(stage) => return Err(load_error(b, stage, &text, log_dir)),
+    };
+    link.pin(&pin).map_err(|e| {
+        Error(format!(
+            "{}: cannot pin its link at {}: {e}",
+            b.ca_name,
+            pin.display()
+        ))
+    })?;
+    if !wait_registered(b.ca_name, true)? {
+        return err(format!(
+            "{}: attached and pinned, but the kernel does not list it",
+            b.ca_name
+        ));
+    }
+    Ok(Outcome::Loaded)
+}
+
+#[cfg(longfat_no_bpf)]
+fn load_one(_b: &Built, _log_dir: &Path) -> Result<Outcome, Error> {
+    preflight()?;
+    unreachable!("nothing is built")
+}
+
+#[cfg(not(longfat_no_bpf))]
+fn load_error(b: &Built, stage: Stage, log: &str, log_dir: &Path) -> Error {
+    let (what, e) = match stage {
+        Stage::Open(e) => ("opening the BPF object failed", e),
+        Stage::Load(e) => ("loading failed", e),
+        Stage::Attach(e) => ("registering failed", e),
+    };
+    let file = write_log(log_dir, b.algo, log);
+    let saved = match &file {
+        Ok(p) => format!("libbpf's log: {}", p.display()),
+        Err(e) => format!("the log could not be written: {e}"),
+    };
+    if let Some((prog, reason)) = verifier_reason(log) {
+        return Error(format!(
+            "{}: the verifier rejected program {prog}: {reason}; the verifier's log: {}",
+            b.ca_name,
+            file.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|e| format!("not written ({e})"))
+        ));
+    }
+    let errno = e.kind();
+    let hint = match errno {
+        libbpf_rs::ErrorKind::PermissionDenied => " (permission denied: run as root)",
+        libbpf_rs::ErrorKind::AlreadyExists => {
+            " (the kernel already has a congestion control of that name)"
+        }
+        _ => "",
+    };
+    Error(format!("{}: {what}: {e}{hint}; {saved}", b.ca_name))
+}
+
+/// The failing program and the verifier's last word, from libbpf's log:
+/// `prog 'NAME': BPF program load failed` then the log between
+/// `-- BEGIN PROG LOAD LOG --` and `-- END PROG LOAD LOG --`.
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+fn verifier_reason(log: &str) -> Option<(String, String)> {
+    let start = log.find("-- BEGIN PROG LOAD LOG --")?;
+    let before = &log[..start];
+    let prog = before
+        .rfind("prog '")
+        .and_then(|i| before[i + 6..].split('\'').next())
+        .unwrap_or("?")
+        .to_string();
+    let body = &log[start..];
+    let body = &body[..body.find("-- END PROG LOAD LOG --").unwrap_or(body.len())];
+    let reason = body
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("processed ") && !l.starts_with("verification time")
+        })
+        .last()
+        .unwrap_or("no reason in the log")
+        .to_string();
+    Some((prog, reason))
+}
+
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+fn write_log(dir: &Path, algo: &str, log: &str) -> io::Result<PathBuf> {
+    fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{algo}-load.log"));
+    fs::write(&path, log)?;
+    Ok(path)
+}
+
+/// Mounts bpffs at /sys/fs/bpf when it is not, and makes the pin directory.
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+fn ensure_pin_dir() -> Result<(), Error> {
+    if !is_bpffs(Path::new(BPFFS)) {
+        fs::create_dir_all(BPFFS)
+            .map_err(|e| Error(format!("cannot create {BPFFS}: {}", io_reason(&e))))?;
+        let target = std::ffi::CString::new(BPFFS).expect("no NUL");
+        let fstype = std::ffi::CString::new("bpf").expect("no NUL");
+        // SAFETY: valid NUL-terminated strings; no data argument.
+        let rc = unsafe {
+            libc::mount(
+                fstype.as_ptr(),
+                target.as_ptr(),
+                fstype.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            return err(format!("cannot mount bpffs at {BPFFS}: {}", io_reason(&e)));
+        }
+    }
+    fs::create_dir_all(PIN_DIR)
+        .map_err(|e| Error(format!("cannot create {PIN_DIR}: {}", io_reason(&e))))
+}
+
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+fn is_bpffs(path: &Path) -> bool {
+    const BPF_FS_MAGIC: u32 = 0xcafe_4a11;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: c is NUL-terminated; st is written by statfs on success.
+    let rc = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    // SAFETY: statfs succeeded.
+    rc == 0 && unsafe { st.assume_init() }.f_type as u32 == BPF_FS_MAGIC
+}
+
+/// libbpf's messages while loading (its print callback is process-wide).
+static LOG: Mutex<String> = Mutex::new(String::new());
+
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+struct LibbpfLog {
+    prev: Option<(libbpf_rs::PrintLevel, libbpf_rs::PrintCallback)>,
+}
+
+#[cfg_attr(longfat_no_bpf, allow(dead_code))]
+impl LibbpfLog {
+    fn capture() -> Self {
+        LOG.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        fn keep(_level: libbpf_rs::PrintLevel, msg: String) {
+            LOG.lock().unwrap_or_else(|p| p.into_inner()).push_str(&msg);
+        }
+        let prev = libbpf_rs::set_print(Some((libbpf_rs::PrintLevel::Debug, keep)));
+        Self { prev }
+    }
+
+    fn finish(self) -> String {
+        libbpf_rs::set_print(self.prev);
+        std::mem::take(&mut *LOG.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_kernels_list() {
+        assert_eq!(
+            parse_available("reno bbr cubic longfat_ltcp\n"),
+            ["reno", "bbr", "cubic", "longfat_ltcp"]
+        );
+        assert!(parse_available("\n").is_empty());
+    }
+
+    #[test]
+    fn kernel_names_fit_tcp_ca_name_max_and_are_unique() {
+        for b in built() {
+            assert!(b.ca_name.len() < 16, "{}", b.ca_name);
+            assert!(b.ca_name.starts_with("longfat_"), "{}", b.ca_name);
+            assert_eq!(built().iter().filter(|o| o.ca_name == b.ca_name).count(), 1);
+        }
+    }
+
+    #[test]
+    fn names_resolve_in_all_three_spellings() {
+        for b in built() {
+            for n in [
+                b.algo.to_string(),
+                b.ca_name.to_string(),
+                format!("longfat_{}", b.algo),
+            ] {
+                assert_eq!(resolve(&n).map(|r| r.algo), Ok(b.algo), "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_name_is_one_line_listing_the_allowed_names() {
+        let e = resolve("cubic").unwrap_err().0;
+        assert!(!e.contains('\n'), "{e}");
+        match not_built_reason() {
+            Some(r) => assert!(e.contains(r), "{e}"),
+            None => {
+                assert!(
+                    e.starts_with("unknown algorithm \"cubic\": allowed are "),
+                    "{e}"
+                );
+                for b in built() {
+                    assert!(e.contains(b.algo) && e.contains(b.ca_name), "{e}");
+                }
+            }
+        }
+        let e = load(&["cubic".to_string()], Path::new("/nonexistent"))
+            .unwrap_err()
+            .0;
+        assert!(!e.contains('\n'), "{e}");
+        let e = load(&[], Path::new("/nonexistent")).unwrap_err().0;
+        assert!(e.starts_with("no algorithm named"), "{e}");
+    }
+
+    #[test]
+    fn duplicates_and_all_resolve_once() {
+        if not_built_reason().is_some() {
+            return;
+        }
+        let b = &built()[0];
+        let got = resolve_all(&[b.algo.to_string(), b.ca_name.to_string()]).unwrap();
+        assert_eq!(got.len(), 1);
+        let all = resolve_all(&["all".to_string(), b.algo.to_string()]).unwrap();
+        assert_eq!(all.len(), built().len());
+    }
+
+    #[test]
+    fn the_verifiers_reason_is_the_last_line_of_its_log() {
+        let log = "libbpf: prog 'lf_cong_avoid': BPF program load failed: Permission denied\n\
+                   libbpf: prog 'lf_cong_avoid': -- BEGIN PROG LOAD LOG --\n\
+                   0: R1=ctx() R10=fp0\n\
+                   ; int x = *p @ algo.h:12\n\
+                   12: (61) r0 = *(u32 *)(r1 +0)\n\
+                   R1 invalid mem access 'scalar'\n\
+                   processed 13 insns (limit 1000000) max_states_per_insn 0\n\
+                   -- END PROG LOAD LOG --\n\
+                   libbpf: failed to load object 'scalable'\n";
+        assert_eq!(
+            verifier_reason(log),
+            Some((
+                "lf_cong_avoid".to_string(),
+                "R1 invalid mem access 'scalar'".to_string()
+            ))
+        );
+        assert_eq!(verifier_reason("libbpf: failed to open\n"), None);
+    }
+
+    #[test]
+    fn the_not_built_path_names_its_reason() {
+        match not_built_reason() {
+            Some(r) => {
+                assert!(built().is_empty());
+                assert!(!r.is_empty());
+            }
+            None => assert!(!built().is_empty()),
+        }
+    }
+}

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * The struct_ops glue: Linux's tcp_congestion_ops callbacks turned into the
+ * events of longfat_cc.h, for the algorithm LF_ALGO (its functions
+ * lf_<LF_ALGO>_*, its state struct lf_<LF_ALGO>), registered as LF_CA_NAME.
+ * Define LF_HAS_ON_SEND when the algorithm has lf_<LF_ALGO>_on_send.
+ *
+ * The events follow longfat-sim's `linux` transport profile
+ * (crates/longfat-sim/src/tcp/sender.rs, `on_ack`): one on_ack per ACK; a
+ * loss episode's on_loss before the on_ack of the ACK that revealed it; a
+ * fast recovery's on_recovery_exit after the on_ack of the ACK that ended
+ * it. Linux calls, for one ACK (net/ipv4/tcp_input.c, tcp_ack, 6.14+):
+ *   pkts_acked (tcp_clean_rtx_queue), in_ack_event, then from
+ *   tcp_fastretrans_alert ssthresh + set_state(Recovery) for a new episode or
+ *   set_state(Open) at its end (tcp_try_undo_recovery) followed by
+ *   cwnd_event(CA_EVENT_COMPLETE_CWR) (tcp_end_cwnd_reduction), then
+ *   cong_avoid only when the window may grow (tcp_cong_control).
+ * So the ACK's facts are gathered in pkts_acked/in_ack_event and its on_ack
+ * is delivered by cong_avoid (with growth), or, when cong_avoid does not come,
+ * with no growth at the next callback that needs the order kept (the next
+ * ACK, a recovery exit, a timeout). docs/kernel.md "The BPF glue" lists the
+ * choices.
+ */
+#ifndef LONGFAT_GLUE_H
+#define LONGFAT_GLUE_H
+
+#if !defined(LF_ALGO) || !defined(LF_CA_NAME)
+#error "define LF_ALGO and LF_CA_NAME before including longfat_glue.h"
+#endif
+
+#define LF_CAT_(a, b) a##b
+#define LF_CAT(a, b) LF_CAT_(a, b)
+#define LF_STATE struct LF_CAT(lf_, LF_ALGO)
+#define LF_FN(suffix) LF_CAT(LF_CAT(lf_, LF_ALGO), suffix)
+
+#ifdef LF_HAS_ON_SEND
+/* The on_send tags a controller attached to packets, and from when: the
+ * kernel cannot carry a tag in a packet, so an ACK's tag is the one that was
+ * current when the packet it echoes (by TSecr) was sent. */
+#define LF_TAGS 8
+struct lf_tag_change {
+	u64 since_us; /* own clock, rounded down to the timestamp unit */
+	u32 tag;
+	u32 prev_tag;
+};
+#endif
+
+/* Per-socket state: the algorithm's, its copy for undo, and the glue's. */
+struct lf_glue {
+	LF_STATE cur;
+	LF_STATE undo;
+	struct lf_ack ack; /* the ACK being processed, not yet delivered */
+	u64 tsval_ext;     /* receiver's TSval, unwrapped (timestamp units) */
+	u32 tsval_last;
+	u32 delivered_last; /* tp->delivered at the previous ACK */
+	u32 cwnd_written;   /* the snd_cwnd this glue last wrote */
+	s32 rtt_sample_us;  /* pkts_acked's sample for the ACK being gathered, -1: none */
+	u32 cum_acked_sample; /* pkts_acked's count for it */
+	u8 ack_pending;
+	u8 have_undo;
+	u8 undone;       /* undo_cwnd ran since the episode began */
+	u8 rto_reduced;  /* CA_EVENT_LOSS ran; set_state(Loss) must not call on_rto again */
+	u8 tsval_seen;
+#ifdef LF_HAS_ON_SEND
+	u8 ntags;
+	struct lf_tag_change tags[LF_TAGS];
+#endif
+};
+
+/* The state lives in icsk_ca_priv when it fits, else in socket storage. */
+#define LF_CA_PRIV_BYTES sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv)
+#define LF_IN_PRIV (sizeof(struct lf_glue) <= LF_CA_PRIV_BYTES)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lf_glue);
+} lf_state SEC(".maps");
+
+static __always_inline struct lf_glue *lf_glue_get(struct sock *sk, bool create)
+{
+	if (LF_IN_PRIV)
+		return (struct lf_glue *)lf_inet_csk(sk)->icsk_ca_priv;
+	return bpf_sk_storage_get(&lf_state, sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline u64 lf_pkts_to_fp(u32 pkts)
+{
+	return (u64)pkts << LF_FP_SHIFT;
+}
+
+static __always_inline bool lf_in_reduction(u8 ca_state)
+{
+	return ca_state == TCP_CA_Recovery || ca_state == TCP_CA_CWR;
+}
+
+/* Where Linux lets a module set the window (not during PRR's Recovery/CWR):
+ * snd_cwnd = max(cwnd, 1) packets, at most snd_cwnd_clamp. */
+static __always_inline void lf_write_cwnd(struct sock *sk, struct lf_glue *g)
+{
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	u64 pkts = g->cur.cwnd_fp >> LF_FP_SHIFT;
+	u32 clamp = tp->snd_cwnd_clamp;
+
+	if (pkts < 1)
+		pkts = 1;
+	if (pkts > clamp)
+		pkts = clamp;
+	tp->snd_cwnd = (u32)pkts;
+	g->cwnd_written = (u32)pkts;
+}
+
+/* Linux changed snd_cwnd itself since we wrote it (tcp_enter_loss,
+ * tcp_cwnd_restart, tcp_cwnd_application_limited, tcp_moderate_cwnd...):
+ * the kernel's value wins, as it would for a module that keeps no cwnd. */
+static __always_inline void lf_adopt_cwnd(struct sock *sk, struct lf_glue *g)
+{
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+
+	if (lf_in_reduction(lf_ca_state(sk)))
+		return;
+	if (tp->snd_cwnd != g->cwnd_written) {
+		g->cur.cwnd_fp = lf_pkts_to_fp(tp->snd_cwnd);
+		g->cwnd_written = tp->snd_cwnd;
+	}
+}
+
+#ifdef LF_HAS_ON_SEND
+/* The packets leaving after an event carry the tag on_send returns now. */
+static __always_inline void lf_note_tag(struct sock *sk, struct lf_glue *g)
+{
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	u64 now_us = tp->tcp_mstamp;
+	u64 unit = lf_ts_unit_us(tp);
+	u32 tag = LF_FN(_on_send)(&g->cur, now_us, tp->snd_nxt, tp->mss_cache, 0);
+	u32 last = g->ntags ? g->tags[0].tag : 0;
+
+	if (g->ntags && tag == last)
+		return;
+	for (int i = LF_TAGS - 1; i > 0; i--)
+		g->tags[i] = g->tags[i - 1];
+	g->tags[0].since_us = now_us / unit * unit;
+	g->tags[0].tag = tag;
+	g->tags[0].prev_tag = last;
+	if (g->ntags < LF_TAGS)
+		g->ntags++;
+}
+
+/* The tag of a packet sent at own time `sent_us` (its TSval, so rounded
+ * down to the unit): the newest change strictly before it. A packet sent in
+ * the same tick as a change gets the older tag (the echo cannot tell). */
+static __always_inline u32 lf_tag_at(const struct lf_glue *g, u64 sent_us)
+{
+	for (int i = 0; i < LF_TAGS; i++) {
+		if (i >= g->ntags)
+			break;
+		if (sent_us > g->tags[i].since_us)
+			return g->tags[i].tag;
+		if (i == g->ntags - 1)
+			return g->tags[i].prev_tag;
+	}
+	return 0;
+}
+#else
+static __always_inline void lf_note_tag(struct sock *sk, struct lf_glue *g) {}
+#endif
+
+/* The ACK gathered by pkts_acked/in_ack_event goes to the algorithm. */
+static __always_inline void lf_deliver_ack(struct sock *sk, struct lf_glue *g, u32 growth_pkts)
+{
+	if (!g->ack_pending)
+		return;
+	g->ack_pending = 0;
+	g->ack.growth_pkts = growth_pkts;
+	g->ack.in_recovery = lf_in_reduction(lf_ca_state(sk));
+	lf_adopt_cwnd(sk, g);
+	LF_FN(_on_ack)(&g->cur, &g->ack);
+	if (!g->ack.in_recovery)
+		lf_write_cwnd(sk, g);
+	lf_note_tag(sk, g);
+}
+
+static __always_inline void lf_reset(struct sock *sk, struct lf_glue *g)
+{
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	u64 ssthresh_fp = tp->snd_ssthresh >= LF_TCP_INFINITE_SSTHRESH ? LF_INFINITE_FP
+								       : lf_pkts_to_fp(tp->snd_ssthresh);
+
+	__builtin_memset(g, 0, sizeof(*g));
+	LF_FN(_init)(&g->cur, lf_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
+	g->delivered_last = tp->delivered;
+	g->rtt_sample_us = -1;
+	lf_write_cwnd(sk, g);
+	lf_note_tag(sk, g);
+}
+
+SEC("struct_ops")
+void BPF_PROG(lf_init, struct sock *sk)
+{
+	struct lf_glue *g = lf_glue_get(sk, true);
+
+	if (g)
+		lf_reset(sk, g);
+}
+
+/* tcp_clean_rtx_queue: the packets the cumulative ACK removed and the ACK's
+ * RTT sample (tcp_ack_update_rtt's ca_rtt_us; -1 when there is none). */
+SEC("struct_ops")
+void BPF_PROG(lf_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+
+	if (!g)
+		return;
+	/* A previous ACK without cong_avoid is delivered before this one. */
+	lf_deliver_ack(sk, g, 0);
+	g->rtt_sample_us = sample->rtt_us;
+	g->cum_acked_sample = sample->pkts_acked;
+}
+
+/* Every ACK (tcp_ack, after tcp_clean_rtx_queue): gather its facts. */
+SEC("struct_ops")
+void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lf_ack *a;
+	u64 unit, now_units, ecr, cand;
+	u32 delivered, cum_acked;
+	s32 rtt;
+
+	if (!g)
+		return;
+	lf_deliver_ack(sk, g, 0);
+	/* pkts_acked runs only when packets were outstanding (not on the
+	 * no_queue path) and before this: take its facts, then clear them. */
+	rtt = g->rtt_sample_us;
+	cum_acked = g->cum_acked_sample;
+	g->rtt_sample_us = -1;
+	g->cum_acked_sample = 0;
+
+	a = &g->ack;
+	__builtin_memset(a, 0, sizeof(*a));
+	a->now_us = tp->tcp_mstamp;
+	delivered = tp->delivered - g->delivered_last;
+	g->delivered_last = tp->delivered;
+	a->delivered_pkts = delivered;
+	a->cum_acked_pkts = cum_acked;
+	/* Pipe before this ACK: what is in flight now plus what it delivered. */
+	a->in_flight_pkts = lf_packets_in_flight(tp) + delivered;
+	a->rtt_updated = rtt > 0;
+	a->rtt_latest_us = rtt > 0 ? (u64)rtt : 0;
+	a->rtt_min_us = lf_min_rtt_us(tp);
+	a->rtt_smoothed_us = tp->srtt_us >> 3;
+
+	if (tp->rx_opt.saw_tstamp) {
+		unit = lf_ts_unit_us(tp);
+		/* TSecr: our own clock (tcp_mstamp based) plus tp->tsoffset,
+		 * in units; widened to the 64-bit value nearest to now. */
+		now_units = tp->tcp_mstamp / unit;
+		ecr = (u32)(tp->rx_opt.rcv_tsecr - tp->tsoffset);
+		cand = (now_units & ~0xffffffffULL) | ecr;
+		if (cand > now_units + 0x80000000ULL && cand >= 0x100000000ULL)
+			cand -= 0x100000000ULL;
+		else if (cand + 0x80000000ULL < now_units)
+			cand += 0x100000000ULL;
+		/* TSval: the peer's clock, unwrapped from its first value
+		 * (started 2^32 units up so that reordering cannot go below 0). */
+		if (!g->tsval_seen) {
+			g->tsval_seen = 1;
+			g->tsval_ext = 0x100000000ULL + tp->rx_opt.rcv_tsval;
+		} else {
+			g->tsval_ext += (s64)(s32)(tp->rx_opt.rcv_tsval - g->tsval_last);
+		}
+		g->tsval_last = tp->rx_opt.rcv_tsval;
+		a->has_ts = 1;
+		a->ts_echoed_sender_us = cand * unit;
+		a->ts_receiver_us = g->tsval_ext * unit;
+#ifdef LF_HAS_ON_SEND
+		a->ts_echoed_tag = lf_tag_at(g, a->ts_echoed_sender_us);
+#endif
+	}
+	g->ack_pending = 1;
+}
+
+/* tcp_cong_avoid: the ACK may raise the window (tcp_may_raise_cwnd, not in
+ * Recovery/CWR). Growth is `acked` (acked_sacked) while the flow is
+ * cwnd-limited (tcp_is_cwnd_limited), else 0, as the `linux` profile. */
+SEC("struct_ops")
+void BPF_PROG(lf_cong_avoid, struct sock *sk, u32 ack, u32 acked)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+
+	if (!g)
+		return;
+	lf_deliver_ack(sk, g, lf_is_cwnd_limited(lf_tcp_sk(sk)) ? acked : 0);
+}
+
+/* tcp_init_cwnd_reduction (fast recovery, a TLP-repaired loss, ECN/local
+ * CWR) and tcp_enter_loss (a timeout that reduces) call this for the new
+ * ssthresh. It is taken as a loss episode; cwnd_event(CA_EVENT_LOSS) turns it
+ * into a timeout when one follows. */
+SEC("struct_ops")
+u32 BPF_PROG(lf_ssthresh, struct sock *sk)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lf_loss l = {};
+	u64 ss;
+
+	if (!g)
+		return tp->snd_cwnd > 4 ? tp->snd_cwnd >> 1 : 2;
+	lf_adopt_cwnd(sk, g);
+	__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
+	g->have_undo = 1;
+	g->undone = 0;
+	l.now_us = tp->tcp_mstamp;
+	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lf_packets_in_flight(tp);
+	l.lost_pkts = tp->lost_out;
+	l.rtt_latest_us = g->ack_pending ? g->ack.rtt_latest_us : 0;
+	l.rtt_min_us = lf_min_rtt_us(tp);
+	l.rtt_smoothed_us = tp->srtt_us >> 3;
+	LF_FN(_on_loss)(&g->cur, &l);
+	lf_note_tag(sk, g);
+	/* The window itself is PRR's until the episode ends. */
+	ss = g->cur.ssthresh_fp;
+	if (ss == LF_INFINITE_FP)
+		return LF_TCP_INFINITE_SSTHRESH;
+	ss >>= LF_FP_SHIFT;
+	if (ss < 2)
+		ss = 2;
+	return ss >= LF_TCP_INFINITE_SSTHRESH ? LF_TCP_INFINITE_SSTHRESH : (u32)ss;
+}
+
+static __always_inline void lf_timeout(struct sock *sk, struct lf_glue *g, bool reduce)
+{
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lf_rto r = {};
+
+	r.now_us = tp->tcp_mstamp;
+	/* tcp_retransmit_timer counts this expiry (icsk_retransmits++) after
+	 * tcp_enter_loss; progress (tcp_ack) resets the count. */
+	r.backoff = (u32)lf_inet_csk(sk)->icsk_retransmits + 1;
+	r.reduce = reduce;
+	LF_FN(_on_rto)(&g->cur, &r);
+}
+
+static __always_inline void lf_write_ssthresh(struct sock *sk, struct lf_glue *g)
+{
+	u64 ss = g->cur.ssthresh_fp;
+
+	if (ss == LF_INFINITE_FP) {
+		lf_tcp_sk(sk)->snd_ssthresh = LF_TCP_INFINITE_SSTHRESH;
+		return;
+	}
+	ss >>= LF_FP_SHIFT;
+	if (ss < 2)
+		ss = 2;
+	lf_tcp_sk(sk)->snd_ssthresh = ss >= LF_TCP_INFINITE_SSTHRESH ? LF_TCP_INFINITE_SSTHRESH : (u32)ss;
+}
+
+SEC("struct_ops")
+void BPF_PROG(lf_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+
+	if (!g)
+		return;
+	if (ev == CA_EVENT_LOSS) {
+		/* tcp_enter_loss, right after ssthresh(): a timeout that sets a
+		 * new ssthresh, not a loss episode. Take back the episode. */
+		if (g->have_undo)
+			__builtin_memcpy(&g->cur, &g->undo, sizeof(g->cur));
+		lf_deliver_ack(sk, g, 0);
+		__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
+		g->have_undo = 1;
+		g->undone = 0;
+		lf_timeout(sk, g, true);
+		lf_write_ssthresh(sk, g);
+		g->rto_reduced = 1;
+		lf_note_tag(sk, g);
+	} else if (ev == CA_EVENT_COMPLETE_CWR) {
+		/* tcp_end_cwnd_reduction set snd_cwnd = ssthresh after the
+		 * recovery exit wrote ours (Recovery) or before it (CWR). */
+		if (!lf_in_reduction(lf_ca_state(sk)))
+			lf_write_cwnd(sk, g);
+	}
+}
+
+SEC("struct_ops")
+void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+	u8 old = lf_ca_state(sk);
+
+	if (!g)
+		return;
+	if (new_state == TCP_CA_Loss) {
+		/* Every timeout (tcp_enter_loss); ssthresh() and CA_EVENT_LOSS
+		 * came first only for one that reduces. */
+		if (g->rto_reduced) {
+			g->rto_reduced = 0;
+		} else {
+			lf_deliver_ack(sk, g, 0);
+			lf_adopt_cwnd(sk, g);
+			lf_timeout(sk, g, false);
+			lf_note_tag(sk, g);
+		}
+		/* Linux set snd_cwnd = in flight + 1; the algorithm's restart
+		 * window (one packet) is the same on a timeout that marks all lost. */
+		lf_write_cwnd(sk, g);
+		return;
+	}
+	if (lf_in_reduction(old) && (new_state == TCP_CA_Open || new_state == TCP_CA_Disorder)) {
+		if (old == TCP_CA_Recovery) {
+			/* The ACK that ends fast recovery is delivered in it. */
+			lf_deliver_ack(sk, g, 0);
+		}
+		if (!g->undone)
+			LF_FN(_on_recovery_exit)(&g->cur, lf_tcp_sk(sk)->tcp_mstamp);
+		g->undone = 0;
+		lf_write_cwnd(sk, g);
+		lf_note_tag(sk, g);
+	}
+}
+
+/* tcp_undo_cwnd_reduction: the reduction was spurious (DSACK, Eifel,
+ * F-RTO). The algorithm's whole state goes back to before it, as the
+ * simulator's `undo` snapshot; the window it had is returned. */
+SEC("struct_ops")
+u32 BPF_PROG(lf_undo_cwnd, struct sock *sk)
+{
+	struct lf_glue *g = lf_glue_get(sk, false);
+	struct tcp_sock *tp = lf_tcp_sk(sk);
+	u64 pkts;
+
+	if (!g)
+		return tp->snd_cwnd;
+	if (g->have_undo) {
+		__builtin_memcpy(&g->cur, &g->undo, sizeof(g->cur));
+		g->have_undo = 0;
+		g->undone = 1;
+	}
+	pkts = g->cur.cwnd_fp >> LF_FP_SHIFT;
+	if (pkts < 1)
+		pkts = 1;
+	if (pkts > tp->snd_cwnd_clamp)
+		pkts = tp->snd_cwnd_clamp;
+	g->cwnd_written = (u32)pkts;
+	lf_note_tag(sk, g);
+	return (u32)pkts;
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops LF_CAT(longfat_, LF_ALGO) = {
+	.init = (void *)lf_init,
+	.ssthresh = (void *)lf_ssthresh,
+	.cong_avoid = (void *)lf_cong_avoid,
+	.set_state = (void *)lf_set_state,
+	.cwnd_event = (void *)lf_cwnd_event,
+	.in_ack_event = (void *)lf_in_ack_event,
+	.pkts_acked = (void *)lf_pkts_acked,
+	.undo_cwnd = (void *)lf_undo_cwnd,
+	.name = LF_CA_NAME,
+};
+
+/* struct_ops programs must be GPL-compatible (kernel/bpf/verifier.c,
+ * check_struct_ops_btf_id); the project is MIT OR Apache-2.0. */
+char _license[] SEC("license") = "Dual MIT/GPL";
+
+#endif /* LONGFAT_GLUE_H */
