@@ -642,6 +642,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("scenarios", help="list the scenario files shipped with longfat, and where they are")
     sc.set_defaults(func=cmd_scenarios)
+
+    from longfat.kernel import add_parser as add_kernel_parser
+
+    add_kernel_parser(sub)
     return p
 
 

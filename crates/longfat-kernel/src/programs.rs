@@ -127,7 +127,7 @@ fn allowed_names() -> String {
         .iter()
         .map(|b| format!("{} ({})", b.algo, b.ca_name))
         .collect();
-    names.join(", ")
+    format!("{}, or all", names.join(", "))
 }
 
 /// The congestion controls the kernel has registered now.

@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod kernel;
 mod testbed;
 
 create_exception!(
@@ -354,6 +355,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     testbed::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    kernel::register(m)?;
     m.add(
         "DEFAULT_MEMORY_BUDGET_BYTES",
         longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES,
