@@ -252,3 +252,199 @@ def test_iperf3_selects_a_loaded_program(loaded_cleanup, tmp_path):
                 os.kill(int(pidfile.read_text().strip().rstrip("\0")), 15)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+# The glue's events against the kernel's own counts, over a lossy path:
+# sender namespace S -- router M (tbf bottleneck, a short queue) -- receiver R.
+
+CLONE_NEWNET = 0x40000000
+BOTTLENECK = ("tbf", "rate", "100mbit", "burst", "20kb", "limit", "40kb")
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lossy_path():
+    if UNAVAILABLE:
+        pytest.skip(UNAVAILABLE)
+    if shutil.which("ip") is None or shutil.which("tc") is None:
+        pytest.skip("iproute2 (ip, tc) is not installed")
+    tag = f"lfk{os.getpid() % 100000}"
+    s, m, r = f"{tag}s", f"{tag}m", f"{tag}r"
+    try:
+        for ns in (s, m, r):
+            _ip("netns", "add", ns)
+        _ip("link", "add", f"{tag}a", "netns", s, "type", "veth", "peer", "name", f"{tag}b", "netns", m)
+        _ip("link", "add", f"{tag}c", "netns", m, "type", "veth", "peer", "name", f"{tag}d", "netns", r)
+        _ip("-n", s, "addr", "add", "10.201.1.1/24", "dev", f"{tag}a")
+        _ip("-n", m, "addr", "add", "10.201.1.2/24", "dev", f"{tag}b")
+        _ip("-n", m, "addr", "add", "10.201.2.1/24", "dev", f"{tag}c")
+        _ip("-n", r, "addr", "add", "10.201.2.2/24", "dev", f"{tag}d")
+        for ns, dev in ((s, "a"), (m, "b"), (m, "c"), (r, "d")):
+            _ip("-n", ns, "link", "set", f"{tag}{dev}", "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        _ip("-n", s, "route", "add", "default", "via", "10.201.1.2")
+        _ip("-n", r, "route", "add", "default", "via", "10.201.2.1")
+        subprocess.run(["ip", "netns", "exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True, timeout=30)
+        # 100 Mbit/s, a queue of about 27 full packets: a sawtooth with many losses.
+        subprocess.run(["ip", "netns", "exec", m, "tc", "qdisc", "add", "dev", f"{tag}c", "root", *BOTTLENECK], check=True, timeout=30)
+    except (subprocess.CalledProcessError, OSError) as e:
+        for ns in (s, m, r):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+        pytest.skip(f"cannot build the namespace path: {e}")
+    yield s, m, r, f"{tag}c"
+    for ns in (s, m, r):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
+
+
+def _netstat() -> dict[str, int]:
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    out = {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        prefix = names.split(":")[0]
+        for k, v in zip(names.split()[1:], values.split()[1:]):
+            out[f"{prefix}.{k}"] = int(v)
+    return out
+
+
+def _send_from_namespace(ns: str, ca: str, dest: tuple[str, int], nbytes: int) -> dict:
+    """In a forked child that joined namespace ns (its network only: bpffs
+    stays visible), sends nbytes with ca, waits until all is acknowledged and
+    reports the glue's state, TCP_INFO and the namespace's TcpExt counters."""
+    import ctypes
+    import json
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        out = {}
+        try:
+            os.close(r)
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
+            if libc.setns(fd, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns")
+            before = _netstat()
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, ca.encode())
+                s.connect(dest)
+                chunk = b"\xa5" * (256 * 1024)
+                sent = 0
+                while sent < nbytes:
+                    sent += s.send(chunk)
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 256)
+                    if struct.unpack_from("=I", raw, 24)[0] == 0 and raw[1] == 0:  # nothing unacked, CA Open
+                        break
+                    time.sleep(0.01)
+                out["state"] = kernel.socket_state(ca, s)
+                raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 256)
+                out["ca_state"] = raw[1]
+                out["unacked"] = struct.unpack_from("=I", raw, 24)[0]
+                out["snd_ssthresh"], out["snd_cwnd"] = struct.unpack_from("=II", raw, 76)
+                out["total_retrans"] = struct.unpack_from("=I", raw, 100)[0]
+                out["total_rto"] = struct.unpack_from("=H", raw, 240)[0]
+            after = _netstat()
+            out["mib"] = {k: after[k] - before.get(k, 0) for k in after}
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            out = {"error": repr(e)}
+        finally:
+            os.write(w, json.dumps(out).encode())
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+@needs_kernel
+@pytest.mark.parametrize("algo,ca", ALGOS, ids=[a for a, _ in ALGOS])
+def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_path, loaded_cleanup):
+    s_ns, m_ns, r_ns, m_dev = lossy_path
+    kernel.load([algo])
+
+    def tc(*args):
+        subprocess.run(["ip", "netns", "exec", m_ns, "tc", "qdisc", "replace", "dev", m_dev, "root", *args], check=True, timeout=30)
+
+    def outage():
+        # From 0.4 s to 1.3 s the router drops everything: timeouts, backed off.
+        time.sleep(0.4)
+        tc("pfifo", "limit", "0")
+        time.sleep(0.9)
+        tc(*BOTTLENECK)
+
+    port = 6000 + os.getpid() % 1000
+
+    def one_transfer() -> dict:
+        sink = subprocess.Popen(
+            [
+                "ip", "netns", "exec", r_ns, sys.executable, "-c",
+                "import socket\n"
+                "l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                f"l.bind(('10.201.2.2', {port})); l.listen(1); print('ready', flush=True)\n"
+                "c, _ = l.accept()\n"
+                "while c.recv(1 << 20): pass\n",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert sink.stdout.readline().strip() == "ready"
+            cut = threading.Thread(target=outage)
+            cut.start()
+            out = _send_from_namespace(s_ns, ca, ("10.201.2.2", port), 24 * MB)
+            cut.join()
+        finally:
+            sink.kill()
+            sink.wait(timeout=10)
+        assert "error" not in out, out.get("error")
+        assert out["state"] is not None, "the socket has no glue state"
+        return out
+
+    def kernel_agrees(out: dict) -> bool:
+        st = out["state"]
+        return (
+            st["missed_callbacks"] == 0
+            and st["recoveries"] == out["mib"]["TcpExt.TCPSackRecovery"]
+            and st["rtos_reduce"] + st["rtos_keep"] == out["total_rto"]
+        )
+
+    # Under heavy concurrent BPF activity on this shared machine the kernel
+    # was seen, in about one transfer in eight, not to run some struct_ops
+    # callbacks of a socket (bpftool's run_cnt of lf_set_state fell short of
+    # the tcp_cong_state_set tracepoint's count; docs/kernel.md). A run whose
+    # counts disagree is repeated, at most twice; a glue bug disagrees every
+    # time. The last run is judged in full below.
+    for _attempt in range(3):
+        out = one_transfer()
+        if kernel_agrees(out):
+            break
+    st, mib = out["state"], out["mib"]
+    print(algo, st, {k: out[k] for k in ("snd_cwnd", "snd_ssthresh", "total_retrans", "total_rto")}, "TCPSackRecovery", mib["TcpExt.TCPSackRecovery"])
+    assert out["unacked"] == 0 and out["ca_state"] == 0, out
+    assert out["total_retrans"] > 0, "the path lost nothing: the test needs losses"
+    assert out["total_rto"] >= 2, "the outage caused no backed-off timeout: the test needs them"
+    # Every ACK the glue gathered became exactly one on_ack.
+    assert st["acks_delivered"] + st["ack_pending"] == st["acks_gathered"], st
+    assert st["acks_grown"] > 0, st
+    assert st["missed_callbacks"] == 0, f"the kernel skipped struct_ops callbacks in 3 runs out of 3: {st}"
+    # Fast recoveries as the kernel counts them, each from an on_loss; every
+    # on_loss not taken back by a timeout opened a Recovery or a CWR.
+    assert st["recoveries"] == mib["TcpExt.TCPSackRecovery"], (st, mib["TcpExt.TCPSackRecovery"])
+    opened = st["recoveries"] - st["recoveries_in_reduction"] + st["cwrs"]
+    assert st["losses"] - st["losses_taken_back"] == opened, st
+    assert st["losses_taken_back"] == st["rtos_reduce"], st
+    assert st["rtos_keep"] > 0, st
+    # Every timeout the socket had is one on_rto.
+    assert st["rtos_reduce"] + st["rtos_keep"] == out["total_rto"], (st, out["total_rto"])
+    # Episodes end: the last one has ended (all acknowledged, state Open).
+    assert st["recovery_exits"] + st["undos"] >= opened - st["rtos_keep"], st
+    assert st["recovery_exits"] > 0, st
+    # The kernel's window and threshold are the algorithm's.
+    assert out["snd_cwnd"] == max(st["cwnd_fp"] >> 16, 1), (out["snd_cwnd"], st["cwnd_fp"] / 65536)
+    if st["ssthresh_fp"] < (1 << 64) - 1:
+        assert out["snd_ssthresh"] == max(st["ssthresh_fp"] >> 16, 2), (out["snd_ssthresh"], st["ssthresh_fp"] / 65536)

@@ -45,8 +45,32 @@ struct lf_tag_change {
 };
 #endif
 
+/* What userspace reads of a socket (`longfat_kernel::programs::socket_state`,
+ * the map pinned at /sys/fs/bpf/longfat/<algo>_state, keyed by the socket's
+ * fd): the same layout for every algorithm, at the start of the value. The
+ * counters count events and the callbacks behind them. */
+struct lf_glue_head {
+	u64 cwnd_fp;           /* the algorithm's, after the last event */
+	u64 ssthresh_fp;
+	u32 acks_gathered;     /* in_ack_event */
+	u32 acks_delivered;    /* on_ack */
+	u32 acks_grown;        /* on_ack with growth_pkts > 0 */
+	u32 losses;            /* on_loss (ssthresh) */
+	u32 losses_taken_back; /* ... that CA_EVENT_LOSS turned into a timeout */
+	u32 recoveries;        /* set_state(Recovery): tcp_enter_recovery */
+	u32 cwrs;              /* set_state(CWR) */
+	u32 recovery_exits;    /* on_recovery_exit */
+	u32 rtos_reduce;       /* on_rto(reduce = 1) */
+	u32 rtos_keep;         /* on_rto(reduce = 0) */
+	u32 undos;             /* undo_cwnd */
+	u32 ack_pending;       /* an ACK gathered, its on_ack not yet delivered */
+	u32 recoveries_in_reduction; /* ... entered from Recovery or CWR: no ssthresh */
+	u32 missed_callbacks;  /* state changes whose set_state did not run here */
+};
+
 /* Per-socket state: the algorithm's, its copy for undo, and the glue's. */
 struct lf_glue {
+	struct lf_glue_head head;
 	LF_STATE cur;
 	LF_STATE undo;
 	struct lf_ack ack; /* the ACK being processed, not yet delivered */
@@ -61,6 +85,8 @@ struct lf_glue {
 	u8 undone;       /* undo_cwnd ran since the episode began */
 	u8 rto_reduced;  /* CA_EVENT_LOSS ran; set_state(Loss) must not call on_rto again */
 	u8 tsval_seen;
+	u8 ca_state;     /* the state the last set_state moved to */
+	u8 rto_count;    /* icsk_retransmits at the last timeout seen */
 #ifdef LF_HAS_ON_SEND
 	u8 ntags;
 	struct lf_tag_change tags[LF_TAGS];
@@ -83,6 +109,13 @@ static __always_inline struct lf_glue *lf_glue_get(struct sock *sk, bool create)
 	if (LF_IN_PRIV)
 		return (struct lf_glue *)lf_inet_csk(sk)->icsk_ca_priv;
 	return bpf_sk_storage_get(&lf_state, sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+}
+
+static __always_inline void lf_publish(struct lf_glue *g)
+{
+	g->head.cwnd_fp = g->cur.cwnd_fp;
+	g->head.ssthresh_fp = g->cur.ssthresh_fp;
+	g->head.ack_pending = g->ack_pending;
 }
 
 static __always_inline u64 lf_pkts_to_fp(u32 pkts)
@@ -175,6 +208,9 @@ static __always_inline void lf_deliver_ack(struct sock *sk, struct lf_glue *g, u
 	g->ack.growth_pkts = growth_pkts;
 	g->ack.in_recovery = lf_in_reduction(lf_ca_state(sk));
 	lf_adopt_cwnd(sk, g);
+	g->head.acks_delivered++;
+	if (growth_pkts)
+		g->head.acks_grown++;
 	LF_FN(_on_ack)(&g->cur, &g->ack);
 	if (!g->ack.in_recovery)
 		lf_write_cwnd(sk, g);
@@ -191,8 +227,10 @@ static __always_inline void lf_reset(struct sock *sk, struct lf_glue *g)
 	LF_FN(_init)(&g->cur, lf_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
 	g->delivered_last = tp->delivered;
 	g->rtt_sample_us = -1;
+	g->ca_state = lf_ca_state(sk);
 	lf_write_cwnd(sk, g);
 	lf_note_tag(sk, g);
+	lf_publish(g);
 }
 
 SEC("struct_ops")
@@ -217,6 +255,7 @@ void BPF_PROG(lf_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	lf_deliver_ack(sk, g, 0);
 	g->rtt_sample_us = sample->rtt_us;
 	g->cum_acked_sample = sample->pkts_acked;
+	lf_publish(g);
 }
 
 /* Every ACK (tcp_ack, after tcp_clean_rtx_queue): gather its facts. */
@@ -282,6 +321,8 @@ void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
 #endif
 	}
 	g->ack_pending = 1;
+	g->head.acks_gathered++;
+	lf_publish(g);
 }
 
 /* tcp_cong_avoid: the ACK may raise the window (tcp_may_raise_cwnd, not in
@@ -295,6 +336,7 @@ void BPF_PROG(lf_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 	if (!g)
 		return;
 	lf_deliver_ack(sk, g, lf_is_cwnd_limited(lf_tcp_sk(sk)) ? acked : 0);
+	lf_publish(g);
 }
 
 /* tcp_init_cwnd_reduction (fast recovery, a TLP-repaired loss, ECN/local
@@ -322,7 +364,9 @@ u32 BPF_PROG(lf_ssthresh, struct sock *sk)
 	l.rtt_min_us = lf_min_rtt_us(tp);
 	l.rtt_smoothed_us = tp->srtt_us >> 3;
 	LF_FN(_on_loss)(&g->cur, &l);
+	g->head.losses++;
 	lf_note_tag(sk, g);
+	lf_publish(g);
 	/* The window itself is PRR's until the episode ends. */
 	ss = g->cur.ssthresh_fp;
 	if (ss == LF_INFINITE_FP)
@@ -343,6 +387,10 @@ static __always_inline void lf_timeout(struct sock *sk, struct lf_glue *g, bool 
 	 * tcp_enter_loss; progress (tcp_ack) resets the count. */
 	r.backoff = (u32)lf_inet_csk(sk)->icsk_retransmits + 1;
 	r.reduce = reduce;
+	if (reduce)
+		g->head.rtos_reduce++;
+	else
+		g->head.rtos_keep++;
 	LF_FN(_on_rto)(&g->cur, &r);
 }
 
@@ -372,6 +420,7 @@ void BPF_PROG(lf_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		 * new ssthresh, not a loss episode. Take back the episode. */
 		if (g->have_undo)
 			__builtin_memcpy(&g->cur, &g->undo, sizeof(g->cur));
+		g->head.losses_taken_back++;
 		lf_deliver_ack(sk, g, 0);
 		__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
 		g->have_undo = 1;
@@ -386,6 +435,7 @@ void BPF_PROG(lf_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		if (!lf_in_reduction(lf_ca_state(sk)))
 			lf_write_cwnd(sk, g);
 	}
+	lf_publish(g);
 }
 
 SEC("struct_ops")
@@ -396,6 +446,21 @@ void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
 
 	if (!g)
 		return;
+	/* The kernel changes icsk_ca_state only through set_state; a state we
+	 * did not move to means one of our callbacks was not run (seen under
+	 * heavy concurrent BPF activity, see docs/kernel.md). */
+	if (old != g->ca_state)
+		g->head.missed_callbacks++;
+	if (new_state == TCP_CA_Loss) {
+		/* Timeouts in a row count up icsk_retransmits (progress resets
+		 * it): a gap is a Loss -> Loss change not seen here. */
+		u8 n = lf_inet_csk(sk)->icsk_retransmits;
+
+		if (old == TCP_CA_Loss && g->ca_state == TCP_CA_Loss && n > g->rto_count + 1)
+			g->head.missed_callbacks += n - g->rto_count - 1;
+		g->rto_count = n;
+	}
+	g->ca_state = new_state;
 	if (new_state == TCP_CA_Loss) {
 		/* Every timeout (tcp_enter_loss); ssthresh() and CA_EVENT_LOSS
 		 * came first only for one that reduces. */
@@ -410,19 +475,30 @@ void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
 		/* Linux set snd_cwnd = in flight + 1; the algorithm's restart
 		 * window (one packet) is the same on a timeout that marks all lost. */
 		lf_write_cwnd(sk, g);
+		lf_publish(g);
 		return;
 	}
+	if (new_state == TCP_CA_Recovery) {
+		g->head.recoveries++;
+		if (lf_in_reduction(old))
+			g->head.recoveries_in_reduction++;
+	}
+	if (new_state == TCP_CA_CWR && old != TCP_CA_CWR)
+		g->head.cwrs++;
 	if (lf_in_reduction(old) && (new_state == TCP_CA_Open || new_state == TCP_CA_Disorder)) {
 		if (old == TCP_CA_Recovery) {
 			/* The ACK that ends fast recovery is delivered in it. */
 			lf_deliver_ack(sk, g, 0);
 		}
-		if (!g->undone)
+		if (!g->undone) {
 			LF_FN(_on_recovery_exit)(&g->cur, lf_tcp_sk(sk)->tcp_mstamp);
+			g->head.recovery_exits++;
+		}
 		g->undone = 0;
 		lf_write_cwnd(sk, g);
 		lf_note_tag(sk, g);
 	}
+	lf_publish(g);
 }
 
 /* tcp_undo_cwnd_reduction: the reduction was spurious (DSACK, Eifel,
@@ -441,6 +517,7 @@ u32 BPF_PROG(lf_undo_cwnd, struct sock *sk)
 		__builtin_memcpy(&g->cur, &g->undo, sizeof(g->cur));
 		g->have_undo = 0;
 		g->undone = 1;
+		g->head.undos++;
 	}
 	pkts = g->cur.cwnd_fp >> LF_FP_SHIFT;
 	if (pkts < 1)
@@ -449,6 +526,7 @@ u32 BPF_PROG(lf_undo_cwnd, struct sock *sk)
 		pkts = tp->snd_cwnd_clamp;
 	g->cwnd_written = (u32)pkts;
 	lf_note_tag(sk, g);
+	lf_publish(g);
 	return (u32)pkts;
 }
 

@@ -21,6 +21,7 @@ from longfat._native import (
     kernel_load,
     kernel_not_built_reason,
     kernel_resolve,
+    kernel_socket_state,
     kernel_status,
     kernel_unload,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "load",
     "not_built_reason",
     "resolve",
+    "socket_state",
     "status",
     "unload",
 ]
@@ -71,6 +73,14 @@ def status() -> dict:
     """{"algos": [{"algo", "ca_name", "registered", "pinned"}], "available": [...],
     "not_built": reason | None, "pin_dir": path}"""
     return kernel_status()
+
+
+def socket_state(name: str, sock) -> dict | None:
+    """The BPF glue's counters and window (``cwnd_fp``: 1/65536 packets) for a
+    TCP socket of this process (or its fd) that uses the loaded algorithm
+    ``name``; None when it has none (another congestion control)."""
+    fd = sock if isinstance(sock, int) else sock.fileno()
+    return kernel_socket_state(name, fd)
 
 
 # The `longfat kernel` command (python/longfat/cli.py adds the parser).

@@ -107,7 +107,7 @@ pub fn build() {
     for s in &sources {
         let _ = writeln!(
             table,
-            "    Built {{ algo: {algo:?}, ca_name: {ca:?}, attach: |o| struct_ops!(o, skel_{algo}, {builder}SkelBuilder, longfat_{algo}) }},",
+            "    Built {{ algo: {algo:?}, ca_name: {ca:?}, attach: |o, state| struct_ops!(o, state, skel_{algo}, {builder}SkelBuilder, longfat_{algo}) }},",
             algo = s.algo,
             ca = s.ca_name,
             builder = camel(&s.algo),

@@ -57,7 +57,7 @@ pub struct Built {
 
 #[cfg(not(longfat_no_bpf))]
 type AttachFn =
-    fn(&mut std::mem::MaybeUninit<libbpf_rs::OpenObject>) -> Result<libbpf_rs::Link, Stage>;
+    fn(&mut std::mem::MaybeUninit<libbpf_rs::OpenObject>, &Path) -> Result<libbpf_rs::Link, Stage>;
 #[cfg(longfat_no_bpf)]
 type AttachFn = fn();
 
@@ -66,16 +66,19 @@ type AttachFn = fn();
 enum Stage {
     Open(libbpf_rs::Error),
     Load(libbpf_rs::Error),
+    PinState(libbpf_rs::Error),
     Attach(libbpf_rs::Error),
 }
 
-/// Opens, loads and attaches one skeleton (the generated table uses it).
+/// Opens and loads one skeleton, pins its per-socket state map at
+/// `$state` and attaches its struct_ops map (the generated table uses it).
 #[cfg(not(longfat_no_bpf))]
 macro_rules! struct_ops {
-    ($o:expr, $m:ident, $builder:ident, $map:ident) => {{
+    ($o:expr, $state:expr, $m:ident, $builder:ident, $map:ident) => {{
         use libbpf_rs::skel::{OpenSkel as _, SkelBuilder as _};
         let open = $m::$builder::default().open($o).map_err(Stage::Open)?;
         let mut skel = open.load().map_err(Stage::Load)?;
+        skel.maps.lf_state.pin($state).map_err(Stage::PinState)?;
         skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)
     }};
 }
@@ -144,6 +147,11 @@ fn parse_available(text: &str) -> Vec<String> {
 /// The pin of an algorithm's link.
 pub fn pin_path(algo: &str) -> PathBuf {
     Path::new(PIN_DIR).join(algo)
+}
+
+/// The pin of an algorithm's per-socket state map (see [`socket_state`]).
+pub fn state_pin_path(algo: &str) -> PathBuf {
+    Path::new(PIN_DIR).join(format!("{algo}_state")) // bpffs refuses dots in names
 }
 
 /// One algorithm's state.
@@ -266,6 +274,16 @@ pub fn unload(names: &[String]) -> Result<Vec<(&'static str, Outcome)>, Error> {
 fn unload_one(b: &Built) -> Result<Outcome, Error> {
     let pin = pin_path(b.algo);
     let was_pinned = pin.exists();
+    let state_pin = state_pin_path(b.algo);
+    if state_pin.exists() {
+        fs::remove_file(&state_pin).map_err(|e| {
+            Error(format!(
+                "cannot remove {}: {}",
+                state_pin.display(),
+                io_reason(&e)
+            ))
+        })?;
+    }
     if was_pinned {
         fs::remove_file(&pin).map_err(|e| {
             Error(format!(
@@ -343,15 +361,22 @@ fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
     let registered = available()?.iter().any(|a| a == b.ca_name);
     match (registered, pin.exists()) {
         (true, true) => return Ok(Outcome::AlreadyLoaded),
-        (true, false) => return err(format!(
+        (true, false) => {
+            return err(format!(
             "{}: already registered, but not by longfat (no pin at {}): another process holds it",
             b.ca_name,
             pin.display()
-        )),
+        ))
+        }
         // A pin whose link no longer registers anything: replace it.
         (false, true) => fs::remove_file(&pin)
             .map_err(|e| Error(format!("cannot remove stale {}: {e}", pin.display())))?,
         (false, false) => {}
+    }
+    let state_pin = state_pin_path(b.algo);
+    if state_pin.exists() {
+        fs::remove_file(&state_pin)
+            .map_err(|e| Error(format!("cannot remove stale {}: {e}", state_pin.display())))?;
     }
     match libbpf_rs::MapType::StructOps.is_supported() {
         Ok(true) => {}
@@ -364,19 +389,23 @@ fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
 
     let log = LibbpfLog::capture();
     let mut obj = MaybeUninit::uninit();
-    let attached = (b.attach)(&mut obj);
+    let attached = (b.attach)(&mut obj, &state_pin);
     let text = log.finish();
     let mut link = match attached {
         Ok(link) => link,
-        Err(stage) => return Err(load_error(b, stage, &text, log_dir)),
+        Err(stage) => {
+            let _ = fs::remove_file(&state_pin);
+            return Err(load_error(b, stage, &text, log_dir));
+        }
     };
-    link.pin(&pin).map_err(|e| {
-        Error(format!(
+    if let Err(e) = link.pin(&pin) {
+        let _ = fs::remove_file(&state_pin);
+        return err(format!(
             "{}: cannot pin its link at {}: {e}",
             b.ca_name,
             pin.display()
-        ))
-    })?;
+        ));
+    }
     if !wait_registered(b.ca_name, true)? {
         return err(format!(
             "{}: attached and pinned, but the kernel does not list it",
@@ -397,6 +426,7 @@ fn load_error(b: &Built, stage: Stage, log: &str, log_dir: &Path) -> Error {
     let (what, e) = match stage {
         Stage::Open(e) => ("opening the BPF object failed", e),
         Stage::Load(e) => ("loading failed", e),
+        Stage::PinState(e) => ("pinning its state map failed", e),
         Stage::Attach(e) => ("registering failed", e),
     };
     let file = write_log(log_dir, b.algo, log);
@@ -499,6 +529,118 @@ fn is_bpffs(path: &Path) -> bool {
     rc == 0 && unsafe { st.assume_init() }.f_type as u32 == BPF_FS_MAGIC
 }
 
+/// What the glue keeps for one socket (`struct lf_glue_head` of
+/// kernel/include/longfat_glue.h): the algorithm's window and threshold,
+/// and how many events of each kind the socket's callbacks produced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SocketState {
+    pub cwnd_fp: u64,
+    pub ssthresh_fp: u64,
+    pub acks_gathered: u32,
+    pub acks_delivered: u32,
+    pub acks_grown: u32,
+    pub losses: u32,
+    pub losses_taken_back: u32,
+    pub recoveries: u32,
+    pub cwrs: u32,
+    pub recovery_exits: u32,
+    pub rtos_reduce: u32,
+    pub rtos_keep: u32,
+    pub undos: u32,
+    pub ack_pending: u32,
+    pub recoveries_in_reduction: u32,
+    /// State changes the glue did not see (its set_state was not run).
+    pub missed_callbacks: u32,
+}
+
+impl SocketState {
+    /// The fields in order, with their names (for Python).
+    pub fn fields(&self) -> [(&'static str, u64); 16] {
+        [
+            ("cwnd_fp", self.cwnd_fp),
+            ("ssthresh_fp", self.ssthresh_fp),
+            ("acks_gathered", self.acks_gathered.into()),
+            ("acks_delivered", self.acks_delivered.into()),
+            ("acks_grown", self.acks_grown.into()),
+            ("losses", self.losses.into()),
+            ("losses_taken_back", self.losses_taken_back.into()),
+            ("recoveries", self.recoveries.into()),
+            ("cwrs", self.cwrs.into()),
+            ("recovery_exits", self.recovery_exits.into()),
+            ("rtos_reduce", self.rtos_reduce.into()),
+            ("rtos_keep", self.rtos_keep.into()),
+            ("undos", self.undos.into()),
+            ("ack_pending", self.ack_pending.into()),
+            (
+                "recoveries_in_reduction",
+                self.recoveries_in_reduction.into(),
+            ),
+            ("missed_callbacks", self.missed_callbacks.into()),
+        ]
+    }
+
+    /// Decodes `struct lf_glue_head` (native endian, no padding: 2 u64 then 14 u32).
+    fn parse(raw: &[u8]) -> Option<Self> {
+        if raw.len() < 72 {
+            return None;
+        }
+        let u64_at = |i: usize| u64::from_ne_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_ne_bytes(raw[i..i + 4].try_into().expect("4 bytes"));
+        Some(Self {
+            cwnd_fp: u64_at(0),
+            ssthresh_fp: u64_at(8),
+            acks_gathered: u32_at(16),
+            acks_delivered: u32_at(20),
+            acks_grown: u32_at(24),
+            losses: u32_at(28),
+            losses_taken_back: u32_at(32),
+            recoveries: u32_at(36),
+            cwrs: u32_at(40),
+            recovery_exits: u32_at(44),
+            rtos_reduce: u32_at(48),
+            rtos_keep: u32_at(52),
+            undos: u32_at(56),
+            ack_pending: u32_at(60),
+            recoveries_in_reduction: u32_at(64),
+            missed_callbacks: u32_at(68),
+        })
+    }
+}
+
+/// The glue's state for the TCP socket `fd` of this process, which uses the
+/// loaded algorithm `name`; None when the socket has none (another
+/// congestion control, or not yet connected).
+pub fn socket_state(name: &str, fd: i32) -> Result<Option<SocketState>, Error> {
+    let b = resolve(name)?;
+    socket_state_of(b, fd)
+}
+
+#[cfg(not(longfat_no_bpf))]
+fn socket_state_of(b: &Built, fd: i32) -> Result<Option<SocketState>, Error> {
+    use libbpf_rs::MapCore as _;
+
+    let pin = state_pin_path(b.algo);
+    if !pin.exists() {
+        return err(format!("{}: not loaded (no {})", b.ca_name, pin.display()));
+    }
+    let map = libbpf_rs::MapHandle::from_pinned_path(&pin)
+        .map_err(|e| Error(format!("cannot open {}: {e}", pin.display())))?;
+    match map.lookup(&fd.to_ne_bytes(), libbpf_rs::MapFlags::ANY) {
+        Ok(Some(raw)) => Ok(SocketState::parse(&raw)),
+        Ok(None) => Ok(None),
+        Err(e) if e.kind() == libbpf_rs::ErrorKind::NotFound => Ok(None),
+        Err(e) => err(format!(
+            "{}: cannot read the state of socket fd {fd}: {e}",
+            b.ca_name
+        )),
+    }
+}
+
+#[cfg(longfat_no_bpf)]
+fn socket_state_of(_b: &Built, _fd: i32) -> Result<Option<SocketState>, Error> {
+    unreachable!("nothing is built")
+}
+
 /// libbpf's messages while loading (its print callback is process-wide).
 static LOG: Mutex<String> = Mutex::new(String::new());
 
@@ -527,6 +669,22 @@ impl LibbpfLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_socket_state_head_decodes_in_order() {
+        let mut raw = Vec::new();
+        raw.extend_from_slice(&(5u64 << 16).to_ne_bytes());
+        raw.extend_from_slice(&u64::MAX.to_ne_bytes());
+        for i in 1..=14u32 {
+            raw.extend_from_slice(&i.to_ne_bytes());
+        }
+        raw.extend_from_slice(&[0xaa; 40]); // the algorithm's state follows
+        let s = SocketState::parse(&raw).unwrap();
+        assert_eq!((s.cwnd_fp, s.ssthresh_fp), (5 << 16, u64::MAX));
+        let counters: Vec<u64> = s.fields()[2..].iter().map(|f| f.1).collect();
+        assert_eq!(counters, (1..=14).collect::<Vec<u64>>());
+        assert_eq!(SocketState::parse(&raw[..71]), None);
+    }
 
     #[test]
     fn parses_the_kernels_list() {

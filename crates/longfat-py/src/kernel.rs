@@ -89,6 +89,24 @@ fn kernel_status(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The glue's counters and window for this process's TCP socket `fd` using
+/// the loaded algorithm `name` (None when the socket has no such state).
+#[pyfunction]
+fn kernel_socket_state<'py>(
+    py: Python<'py>,
+    name: &str,
+    fd: i32,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(s) = programs::socket_state(name, fd).map_err(kernel_error)? else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    for (k, v) in s.fields() {
+        d.set_item(k, v)?;
+    }
+    Ok(Some(d))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_built, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_not_built_reason, m)?)?;
@@ -96,6 +114,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_load, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_unload, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_status, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_socket_state, m)?)?;
     m.add("KernelError", m.py().get_type::<KernelError>())?;
     Ok(())
 }
