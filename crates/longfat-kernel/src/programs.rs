@@ -580,6 +580,7 @@ impl SocketState {
     }
 
     /// Decodes `struct lf_glue_head` (native endian, no padding: 2 u64 then 14 u32).
+    #[cfg_attr(longfat_no_bpf, allow(dead_code))]
     fn parse(raw: &[u8]) -> Option<Self> {
         if raw.len() < 72 {
             return None;
