@@ -74,6 +74,7 @@ struct lf_glue {
 	LF_STATE cur;
 	LF_STATE undo;
 	struct lf_ack ack; /* the ACK being processed, not yet delivered */
+	u64 rtt_latest_us; /* the newest RTT sample (RttStats::latest), 0 before one */
 	u64 tsval_ext;     /* receiver's TSval, unwrapped (timestamp units) */
 	u32 tsval_last;
 	u32 delivered_last; /* tp->delivered at the previous ACK */
@@ -288,8 +289,10 @@ void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
 	a->cum_acked_pkts = cum_acked;
 	/* Pipe before this ACK: what is in flight now plus what it delivered. */
 	a->in_flight_pkts = lf_packets_in_flight(tp) + delivered;
+	if (rtt > 0)
+		g->rtt_latest_us = (u64)rtt;
 	a->rtt_updated = rtt > 0;
-	a->rtt_latest_us = rtt > 0 ? (u64)rtt : 0;
+	a->rtt_latest_us = g->rtt_latest_us;
 	a->rtt_min_us = lf_min_rtt_us(tp);
 	a->rtt_smoothed_us = tp->srtt_us >> 3;
 
@@ -360,7 +363,7 @@ u32 BPF_PROG(lf_ssthresh, struct sock *sk)
 	l.now_us = tp->tcp_mstamp;
 	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lf_packets_in_flight(tp);
 	l.lost_pkts = tp->lost_out;
-	l.rtt_latest_us = g->ack_pending ? g->ack.rtt_latest_us : 0;
+	l.rtt_latest_us = g->rtt_latest_us;
 	l.rtt_min_us = lf_min_rtt_us(tp);
 	l.rtt_smoothed_us = tp->srtt_us >> 3;
 	LF_FN(_on_loss)(&g->cur, &l);
