@@ -6,4 +6,5 @@
 
 #define LF_ALGO htcp
 #define LF_CA_NAME "longfat_htcp"
+#define LF_HAS_ON_SEND /* H-TCP starts its clock at the first send */
 #include "longfat_glue.h"

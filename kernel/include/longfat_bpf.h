@@ -29,33 +29,33 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-static __always_inline struct tcp_sock *lf_tcp_sk(const struct sock *sk)
+static __always_inline struct tcp_sock *lfg_tcp_sk(const struct sock *sk)
 {
 	/* The verifier promotes a struct_ops `struct sock *` argument of
 	 * tcp_congestion_ops to `struct tcp_sock *` (net/ipv4/bpf_tcp_ca.c). */
 	return (struct tcp_sock *)sk;
 }
 
-static __always_inline struct inet_connection_sock *lf_inet_csk(const struct sock *sk)
+static __always_inline struct inet_connection_sock *lfg_inet_csk(const struct sock *sk)
 {
 	return (struct inet_connection_sock *)sk;
 }
 
 /* icsk->icsk_ca_state (a 5-bit field): TCP_CA_Open..TCP_CA_Loss */
-static __always_inline u8 lf_ca_state(const struct sock *sk)
+static __always_inline u8 lfg_ca_state(const struct sock *sk)
 {
-	return (u8)BPF_CORE_READ_BITFIELD(lf_inet_csk(sk), icsk_ca_state);
+	return (u8)BPF_CORE_READ_BITFIELD(lfg_inet_csk(sk), icsk_ca_state);
 }
 
 /* tcp.h tcp_packets_in_flight: packets_out - left_out + retrans_out */
-static __always_inline u32 lf_packets_in_flight(const struct tcp_sock *tp)
+static __always_inline u32 lfg_packets_in_flight(const struct tcp_sock *tp)
 {
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
 }
 
 /* tcp.h tcp_is_cwnd_limited: cwnd-limited in this round (tcp_cwnd_validate
  * sets the flag), or in slow start below twice the most packets that were out. */
-static __always_inline bool lf_is_cwnd_limited(const struct tcp_sock *tp)
+static __always_inline bool lfg_is_cwnd_limited(const struct tcp_sock *tp)
 {
 	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
 		return true;
@@ -65,7 +65,7 @@ static __always_inline bool lf_is_cwnd_limited(const struct tcp_sock *tp)
 }
 
 /* tcp.h tcp_min_rtt: the windowed minimum RTT (us), ~0U before a sample. */
-static __always_inline u32 lf_min_rtt_us(const struct tcp_sock *tp)
+static __always_inline u32 lfg_min_rtt_us(const struct tcp_sock *tp)
 {
 	u32 v = tp->rtt_min.s[0].v;
 	return v == ~0U ? 0 : v;
@@ -73,7 +73,7 @@ static __always_inline u32 lf_min_rtt_us(const struct tcp_sock *tp)
 
 /* The connection's TCP timestamp unit in us: 1 ms (TCP_TS_HZ = 1000) unless
  * the route enabled usec timestamps (RTAX_FEATURE_TCP_USEC_TS, Linux 6.7+). */
-static __always_inline u64 lf_ts_unit_us(const struct tcp_sock *tp)
+static __always_inline u64 lfg_ts_unit_us(const struct tcp_sock *tp)
 {
 	if (bpf_core_field_exists(tp->tcp_usec_ts) && BPF_CORE_READ_BITFIELD(tp, tcp_usec_ts))
 		return 1;

@@ -38,7 +38,7 @@
  * kernel cannot carry a tag in a packet, so an ACK's tag is the one that was
  * current when the packet it echoes (by TSecr) was sent. */
 #define LF_TAGS 8
-struct lf_tag_change {
+struct lfg_tag_change {
 	u64 since_us; /* own clock, rounded down to the timestamp unit */
 	u32 tag;
 	u32 prev_tag;
@@ -49,7 +49,7 @@ struct lf_tag_change {
  * the map pinned at /sys/fs/bpf/longfat/<algo>_state, keyed by the socket's
  * fd): the same layout for every algorithm, at the start of the value. The
  * counters count events and the callbacks behind them. */
-struct lf_glue_head {
+struct lfg_glue_head {
 	u64 cwnd_fp;           /* the algorithm's, after the last event */
 	u64 ssthresh_fp;
 	u32 acks_gathered;     /* in_ack_event */
@@ -69,8 +69,8 @@ struct lf_glue_head {
 };
 
 /* Per-socket state: the algorithm's, its copy for undo, and the glue's. */
-struct lf_glue {
-	struct lf_glue_head head;
+struct lfg_glue {
+	struct lfg_glue_head head;
 	LF_STATE cur;
 	LF_STATE undo;
 	struct lf_ack ack; /* the ACK being processed, not yet delivered */
@@ -90,50 +90,121 @@ struct lf_glue {
 	u8 rto_count;    /* icsk_retransmits at the last timeout seen */
 #ifdef LF_HAS_ON_SEND
 	u8 ntags;
-	struct lf_tag_change tags[LF_TAGS];
+	struct lfg_tag_change tags[LF_TAGS];
 #endif
 };
 
+/* The algorithm's events as global functions: the verifier checks each once,
+ * on its own, instead of once per inlined copy in every callback and every
+ * path through it (inlined, the larger algorithms exceed its 1M-instruction
+ * budget). Global functions take pointers that may be NULL; every argument
+ * is marked used (LF_USE), else clang may leave the register of one the
+ * algorithm ignores unset, which the verifier refuses. */
+#define LF_USE(x) asm volatile("" : "+r"(x))
+__noinline int lfg_algo_init(LF_STATE *s, u64 cwnd_fp, u64 ssthresh_fp)
+{
+	LF_USE(s);
+	LF_USE(cwnd_fp);
+	LF_USE(ssthresh_fp);
+	if (!s)
+		return 0;
+	LF_FN(_init)(s, cwnd_fp, ssthresh_fp);
+	return 0;
+}
+
+__noinline int lfg_algo_on_ack(LF_STATE *s, const struct lf_ack *a)
+{
+	LF_USE(s);
+	LF_USE(a);
+	if (!s || !a)
+		return 0;
+	LF_FN(_on_ack)(s, a);
+	return 0;
+}
+
+__noinline int lfg_algo_on_loss(LF_STATE *s, const struct lf_loss *l)
+{
+	LF_USE(s);
+	LF_USE(l);
+	if (!s || !l)
+		return 0;
+	LF_FN(_on_loss)(s, l);
+	return 0;
+}
+
+__noinline int lfg_algo_on_rto(LF_STATE *s, const struct lf_rto *r)
+{
+	LF_USE(s);
+	LF_USE(r);
+	if (!s || !r)
+		return 0;
+	LF_FN(_on_rto)(s, r);
+	return 0;
+}
+
+__noinline int lfg_algo_on_recovery_exit(LF_STATE *s, u64 now_us)
+{
+	LF_USE(s);
+	LF_USE(now_us);
+	if (!s)
+		return 0;
+	LF_FN(_on_recovery_exit)(s, now_us);
+	return 0;
+}
+
+#ifdef LF_HAS_ON_SEND
+__noinline u32 lfg_algo_on_send(LF_STATE *s, u64 now_us, u64 seq, u32 bytes)
+{
+	LF_USE(s);
+	LF_USE(now_us);
+	LF_USE(seq);
+	LF_USE(bytes);
+	if (!s)
+		return 0;
+	return LF_FN(_on_send)(s, now_us, seq, bytes, 0);
+}
+#endif
+
 /* The state lives in icsk_ca_priv when it fits, else in socket storage. */
 #define LF_CA_PRIV_BYTES sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv)
-#define LF_IN_PRIV (sizeof(struct lf_glue) <= LF_CA_PRIV_BYTES)
+#define LF_IN_PRIV (sizeof(struct lfg_glue) <= LF_CA_PRIV_BYTES)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct lf_glue);
-} lf_state SEC(".maps");
+	__type(value, struct lfg_glue);
+} lfg_state SEC(".maps");
 
-static __always_inline struct lf_glue *lf_glue_get(struct sock *sk, bool create)
+static __always_inline struct lfg_glue *lfg_glue_get(struct sock *sk, bool create)
 {
 	if (LF_IN_PRIV)
-		return (struct lf_glue *)lf_inet_csk(sk)->icsk_ca_priv;
-	return bpf_sk_storage_get(&lf_state, sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
+		return (struct lfg_glue *)lfg_inet_csk(sk)->icsk_ca_priv;
+	return bpf_sk_storage_get(&lfg_state, sk, 0, create ? BPF_SK_STORAGE_GET_F_CREATE : 0);
 }
 
-static __always_inline void lf_publish(struct lf_glue *g)
+static __always_inline void lfg_publish(struct lfg_glue *g)
 {
 	g->head.cwnd_fp = g->cur.cwnd_fp;
 	g->head.ssthresh_fp = g->cur.ssthresh_fp;
 	g->head.ack_pending = g->ack_pending;
 }
 
-static __always_inline u64 lf_pkts_to_fp(u32 pkts)
+static __always_inline u64 lfg_pkts_to_fp(u32 pkts)
 {
 	return (u64)pkts << LF_FP_SHIFT;
 }
 
-static __always_inline bool lf_in_reduction(u8 ca_state)
+static __always_inline bool lfg_in_reduction(u8 ca_state)
 {
 	return ca_state == TCP_CA_Recovery || ca_state == TCP_CA_CWR;
 }
 
 /* Where Linux lets a module set the window (not during PRR's Recovery/CWR):
  * snd_cwnd = max(cwnd, 1) packets, at most snd_cwnd_clamp. */
-static __always_inline void lf_write_cwnd(struct sock *sk, struct lf_glue *g)
+static __always_inline void lfg_write_cwnd(struct sock *sk, struct lfg_glue *g)
 {
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	u64 pkts = g->cur.cwnd_fp >> LF_FP_SHIFT;
 	u32 clamp = tp->snd_cwnd_clamp;
 
@@ -148,26 +219,26 @@ static __always_inline void lf_write_cwnd(struct sock *sk, struct lf_glue *g)
 /* Linux changed snd_cwnd itself since we wrote it (tcp_enter_loss,
  * tcp_cwnd_restart, tcp_cwnd_application_limited, tcp_moderate_cwnd...):
  * the kernel's value wins, as it would for a module that keeps no cwnd. */
-static __always_inline void lf_adopt_cwnd(struct sock *sk, struct lf_glue *g)
+static __always_inline void lfg_adopt_cwnd(struct sock *sk, struct lfg_glue *g)
 {
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 
-	if (lf_in_reduction(lf_ca_state(sk)))
+	if (lfg_in_reduction(lfg_ca_state(sk)))
 		return;
 	if (tp->snd_cwnd != g->cwnd_written) {
-		g->cur.cwnd_fp = lf_pkts_to_fp(tp->snd_cwnd);
+		g->cur.cwnd_fp = lfg_pkts_to_fp(tp->snd_cwnd);
 		g->cwnd_written = tp->snd_cwnd;
 	}
 }
 
 #ifdef LF_HAS_ON_SEND
 /* The packets leaving after an event carry the tag on_send returns now. */
-static __always_inline void lf_note_tag(struct sock *sk, struct lf_glue *g)
+static __always_inline void lfg_note_tag(struct sock *sk, struct lfg_glue *g)
 {
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	u64 now_us = tp->tcp_mstamp;
-	u64 unit = lf_ts_unit_us(tp);
-	u32 tag = LF_FN(_on_send)(&g->cur, now_us, tp->snd_nxt, tp->mss_cache, 0);
+	u64 unit = lfg_ts_unit_us(tp);
+	u32 tag = lfg_algo_on_send(&g->cur, now_us, tp->snd_nxt, tp->mss_cache);
 	u32 last = g->ntags ? g->tags[0].tag : 0;
 
 	if (g->ntags && tag == last)
@@ -184,7 +255,7 @@ static __always_inline void lf_note_tag(struct sock *sk, struct lf_glue *g)
 /* The tag of a packet sent at own time `sent_us` (its TSval, so rounded
  * down to the unit): the newest change strictly before it. A packet sent in
  * the same tick as a change gets the older tag (the echo cannot tell). */
-static __always_inline u32 lf_tag_at(const struct lf_glue *g, u64 sent_us)
+static __always_inline u32 lfg_tag_at(const struct lfg_glue *g, u64 sent_us)
 {
 	for (int i = 0; i < LF_TAGS; i++) {
 		if (i >= g->ntags)
@@ -197,74 +268,74 @@ static __always_inline u32 lf_tag_at(const struct lf_glue *g, u64 sent_us)
 	return 0;
 }
 #else
-static __always_inline void lf_note_tag(struct sock *sk, struct lf_glue *g) {}
+static __always_inline void lfg_note_tag(struct sock *sk, struct lfg_glue *g) {}
 #endif
 
 /* The ACK gathered by pkts_acked/in_ack_event goes to the algorithm. */
-static __always_inline void lf_deliver_ack(struct sock *sk, struct lf_glue *g, u32 growth_pkts)
+static __always_inline void lfg_deliver_ack(struct sock *sk, struct lfg_glue *g, u32 growth_pkts)
 {
 	if (!g->ack_pending)
 		return;
 	g->ack_pending = 0;
 	g->ack.growth_pkts = growth_pkts;
-	g->ack.in_recovery = lf_in_reduction(lf_ca_state(sk));
-	lf_adopt_cwnd(sk, g);
+	g->ack.in_recovery = lfg_in_reduction(lfg_ca_state(sk));
+	lfg_adopt_cwnd(sk, g);
 	g->head.acks_delivered++;
 	if (growth_pkts)
 		g->head.acks_grown++;
-	LF_FN(_on_ack)(&g->cur, &g->ack);
+	lfg_algo_on_ack(&g->cur, &g->ack);
 	if (!g->ack.in_recovery)
-		lf_write_cwnd(sk, g);
-	lf_note_tag(sk, g);
+		lfg_write_cwnd(sk, g);
+	lfg_note_tag(sk, g);
 }
 
-static __always_inline void lf_reset(struct sock *sk, struct lf_glue *g)
+static __always_inline void lfg_reset(struct sock *sk, struct lfg_glue *g)
 {
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	u64 ssthresh_fp = tp->snd_ssthresh >= LF_TCP_INFINITE_SSTHRESH ? LF_INFINITE_FP
-								       : lf_pkts_to_fp(tp->snd_ssthresh);
+								       : lfg_pkts_to_fp(tp->snd_ssthresh);
 
 	__builtin_memset(g, 0, sizeof(*g));
-	LF_FN(_init)(&g->cur, lf_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
+	lfg_algo_init(&g->cur, lfg_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
 	g->delivered_last = tp->delivered;
 	g->rtt_sample_us = -1;
-	g->ca_state = lf_ca_state(sk);
-	lf_write_cwnd(sk, g);
-	lf_note_tag(sk, g);
-	lf_publish(g);
+	g->ca_state = lfg_ca_state(sk);
+	lfg_write_cwnd(sk, g);
+	lfg_note_tag(sk, g);
+	lfg_publish(g);
 }
 
 SEC("struct_ops")
-void BPF_PROG(lf_init, struct sock *sk)
+void BPF_PROG(lfg_init, struct sock *sk)
 {
-	struct lf_glue *g = lf_glue_get(sk, true);
+	struct lfg_glue *g = lfg_glue_get(sk, true);
 
 	if (g)
-		lf_reset(sk, g);
+		lfg_reset(sk, g);
 }
 
 /* tcp_clean_rtx_queue: the packets the cumulative ACK removed and the ACK's
  * RTT sample (tcp_ack_update_rtt's ca_rtt_us; -1 when there is none). */
 SEC("struct_ops")
-void BPF_PROG(lf_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(lfg_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
 
 	if (!g)
 		return;
 	/* A previous ACK without cong_avoid is delivered before this one. */
-	lf_deliver_ack(sk, g, 0);
+	lfg_deliver_ack(sk, g, 0);
 	g->rtt_sample_us = sample->rtt_us;
 	g->cum_acked_sample = sample->pkts_acked;
-	lf_publish(g);
+	lfg_publish(g);
 }
 
 /* Every ACK (tcp_ack, after tcp_clean_rtx_queue): gather its facts. */
 SEC("struct_ops")
-void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
+void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	struct lf_ack *a;
 	u64 unit, now_units, ecr, cand;
 	u32 delivered, cum_acked;
@@ -272,7 +343,7 @@ void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
 
 	if (!g)
 		return;
-	lf_deliver_ack(sk, g, 0);
+	lfg_deliver_ack(sk, g, 0);
 	/* pkts_acked runs only when packets were outstanding (not on the
 	 * no_queue path) and before this: take its facts, then clear them. */
 	rtt = g->rtt_sample_us;
@@ -288,16 +359,16 @@ void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
 	a->delivered_pkts = delivered;
 	a->cum_acked_pkts = cum_acked;
 	/* Pipe before this ACK: what is in flight now plus what it delivered. */
-	a->in_flight_pkts = lf_packets_in_flight(tp) + delivered;
+	a->in_flight_pkts = lfg_packets_in_flight(tp) + delivered;
 	if (rtt > 0)
 		g->rtt_latest_us = (u64)rtt;
 	a->rtt_updated = rtt > 0;
 	a->rtt_latest_us = g->rtt_latest_us;
-	a->rtt_min_us = lf_min_rtt_us(tp);
+	a->rtt_min_us = lfg_min_rtt_us(tp);
 	a->rtt_smoothed_us = tp->srtt_us >> 3;
 
 	if (tp->rx_opt.saw_tstamp) {
-		unit = lf_ts_unit_us(tp);
+		unit = lfg_ts_unit_us(tp);
 		/* TSecr: our own clock (tcp_mstamp based) plus tp->tsoffset,
 		 * in units; widened to the 64-bit value nearest to now. */
 		now_units = tp->tcp_mstamp / unit;
@@ -320,26 +391,26 @@ void BPF_PROG(lf_in_ack_event, struct sock *sk, u32 flags)
 		a->ts_echoed_sender_us = cand * unit;
 		a->ts_receiver_us = g->tsval_ext * unit;
 #ifdef LF_HAS_ON_SEND
-		a->ts_echoed_tag = lf_tag_at(g, a->ts_echoed_sender_us);
+		a->ts_echoed_tag = lfg_tag_at(g, a->ts_echoed_sender_us);
 #endif
 	}
 	g->ack_pending = 1;
 	g->head.acks_gathered++;
-	lf_publish(g);
+	lfg_publish(g);
 }
 
 /* tcp_cong_avoid: the ACK may raise the window (tcp_may_raise_cwnd, not in
  * Recovery/CWR). Growth is `acked` (acked_sacked) while the flow is
  * cwnd-limited (tcp_is_cwnd_limited), else 0, as the `linux` profile. */
 SEC("struct_ops")
-void BPF_PROG(lf_cong_avoid, struct sock *sk, u32 ack, u32 acked)
+void BPF_PROG(lfg_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
 
 	if (!g)
 		return;
-	lf_deliver_ack(sk, g, lf_is_cwnd_limited(lf_tcp_sk(sk)) ? acked : 0);
-	lf_publish(g);
+	lfg_deliver_ack(sk, g, lfg_is_cwnd_limited(lfg_tcp_sk(sk)) ? acked : 0);
+	lfg_publish(g);
 }
 
 /* tcp_init_cwnd_reduction (fast recovery, a TLP-repaired loss, ECN/local
@@ -347,29 +418,29 @@ void BPF_PROG(lf_cong_avoid, struct sock *sk, u32 ack, u32 acked)
  * ssthresh. It is taken as a loss episode; cwnd_event(CA_EVENT_LOSS) turns it
  * into a timeout when one follows. */
 SEC("struct_ops")
-u32 BPF_PROG(lf_ssthresh, struct sock *sk)
+u32 BPF_PROG(lfg_ssthresh, struct sock *sk)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	struct lf_loss l = {};
 	u64 ss;
 
 	if (!g)
 		return tp->snd_cwnd > 4 ? tp->snd_cwnd >> 1 : 2;
-	lf_adopt_cwnd(sk, g);
+	lfg_adopt_cwnd(sk, g);
 	__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
 	g->have_undo = 1;
 	g->undone = 0;
 	l.now_us = tp->tcp_mstamp;
-	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lf_packets_in_flight(tp);
+	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lfg_packets_in_flight(tp);
 	l.lost_pkts = tp->lost_out;
 	l.rtt_latest_us = g->rtt_latest_us;
-	l.rtt_min_us = lf_min_rtt_us(tp);
+	l.rtt_min_us = lfg_min_rtt_us(tp);
 	l.rtt_smoothed_us = tp->srtt_us >> 3;
-	LF_FN(_on_loss)(&g->cur, &l);
+	lfg_algo_on_loss(&g->cur, &l);
 	g->head.losses++;
-	lf_note_tag(sk, g);
-	lf_publish(g);
+	lfg_note_tag(sk, g);
+	lfg_publish(g);
 	/* The window itself is PRR's until the episode ends. */
 	ss = g->cur.ssthresh_fp;
 	if (ss == LF_INFINITE_FP)
@@ -380,41 +451,41 @@ u32 BPF_PROG(lf_ssthresh, struct sock *sk)
 	return ss >= LF_TCP_INFINITE_SSTHRESH ? LF_TCP_INFINITE_SSTHRESH : (u32)ss;
 }
 
-static __always_inline void lf_timeout(struct sock *sk, struct lf_glue *g, bool reduce)
+static __always_inline void lfg_timeout(struct sock *sk, struct lfg_glue *g, bool reduce)
 {
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	struct lf_rto r = {};
 
 	r.now_us = tp->tcp_mstamp;
 	/* tcp_retransmit_timer counts this expiry (icsk_retransmits++) after
 	 * tcp_enter_loss; progress (tcp_ack) resets the count. */
-	r.backoff = (u32)lf_inet_csk(sk)->icsk_retransmits + 1;
+	r.backoff = (u32)lfg_inet_csk(sk)->icsk_retransmits + 1;
 	r.reduce = reduce;
 	if (reduce)
 		g->head.rtos_reduce++;
 	else
 		g->head.rtos_keep++;
-	LF_FN(_on_rto)(&g->cur, &r);
+	lfg_algo_on_rto(&g->cur, &r);
 }
 
-static __always_inline void lf_write_ssthresh(struct sock *sk, struct lf_glue *g)
+static __always_inline void lfg_write_ssthresh(struct sock *sk, struct lfg_glue *g)
 {
 	u64 ss = g->cur.ssthresh_fp;
 
 	if (ss == LF_INFINITE_FP) {
-		lf_tcp_sk(sk)->snd_ssthresh = LF_TCP_INFINITE_SSTHRESH;
+		lfg_tcp_sk(sk)->snd_ssthresh = LF_TCP_INFINITE_SSTHRESH;
 		return;
 	}
 	ss >>= LF_FP_SHIFT;
 	if (ss < 2)
 		ss = 2;
-	lf_tcp_sk(sk)->snd_ssthresh = ss >= LF_TCP_INFINITE_SSTHRESH ? LF_TCP_INFINITE_SSTHRESH : (u32)ss;
+	lfg_tcp_sk(sk)->snd_ssthresh = ss >= LF_TCP_INFINITE_SSTHRESH ? LF_TCP_INFINITE_SSTHRESH : (u32)ss;
 }
 
 SEC("struct_ops")
-void BPF_PROG(lf_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+void BPF_PROG(lfg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
 
 	if (!g)
 		return;
@@ -424,28 +495,28 @@ void BPF_PROG(lf_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		if (g->have_undo)
 			__builtin_memcpy(&g->cur, &g->undo, sizeof(g->cur));
 		g->head.losses_taken_back++;
-		lf_deliver_ack(sk, g, 0);
+		lfg_deliver_ack(sk, g, 0);
 		__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
 		g->have_undo = 1;
 		g->undone = 0;
-		lf_timeout(sk, g, true);
-		lf_write_ssthresh(sk, g);
+		lfg_timeout(sk, g, true);
+		lfg_write_ssthresh(sk, g);
 		g->rto_reduced = 1;
-		lf_note_tag(sk, g);
+		lfg_note_tag(sk, g);
 	} else if (ev == CA_EVENT_COMPLETE_CWR) {
 		/* tcp_end_cwnd_reduction set snd_cwnd = ssthresh after the
 		 * recovery exit wrote ours (Recovery) or before it (CWR). */
-		if (!lf_in_reduction(lf_ca_state(sk)))
-			lf_write_cwnd(sk, g);
+		if (!lfg_in_reduction(lfg_ca_state(sk)))
+			lfg_write_cwnd(sk, g);
 	}
-	lf_publish(g);
+	lfg_publish(g);
 }
 
 SEC("struct_ops")
-void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
+void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
-	u8 old = lf_ca_state(sk);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+	u8 old = lfg_ca_state(sk);
 
 	if (!g)
 		return;
@@ -457,7 +528,7 @@ void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
 	if (new_state == TCP_CA_Loss) {
 		/* Timeouts in a row count up icsk_retransmits (progress resets
 		 * it): a gap is a Loss -> Loss change not seen here. */
-		u8 n = lf_inet_csk(sk)->icsk_retransmits;
+		u8 n = lfg_inet_csk(sk)->icsk_retransmits;
 
 		if (old == TCP_CA_Loss && g->ca_state == TCP_CA_Loss && n > g->rto_count + 1)
 			g->head.missed_callbacks += n - g->rto_count - 1;
@@ -470,48 +541,48 @@ void BPF_PROG(lf_set_state, struct sock *sk, u8 new_state)
 		if (g->rto_reduced) {
 			g->rto_reduced = 0;
 		} else {
-			lf_deliver_ack(sk, g, 0);
-			lf_adopt_cwnd(sk, g);
-			lf_timeout(sk, g, false);
-			lf_note_tag(sk, g);
+			lfg_deliver_ack(sk, g, 0);
+			lfg_adopt_cwnd(sk, g);
+			lfg_timeout(sk, g, false);
+			lfg_note_tag(sk, g);
 		}
 		/* Linux set snd_cwnd = in flight + 1; the algorithm's restart
 		 * window (one packet) is the same on a timeout that marks all lost. */
-		lf_write_cwnd(sk, g);
-		lf_publish(g);
+		lfg_write_cwnd(sk, g);
+		lfg_publish(g);
 		return;
 	}
 	if (new_state == TCP_CA_Recovery) {
 		g->head.recoveries++;
-		if (lf_in_reduction(old))
+		if (lfg_in_reduction(old))
 			g->head.recoveries_in_reduction++;
 	}
 	if (new_state == TCP_CA_CWR && old != TCP_CA_CWR)
 		g->head.cwrs++;
-	if (lf_in_reduction(old) && (new_state == TCP_CA_Open || new_state == TCP_CA_Disorder)) {
+	if (lfg_in_reduction(old) && (new_state == TCP_CA_Open || new_state == TCP_CA_Disorder)) {
 		if (old == TCP_CA_Recovery) {
 			/* The ACK that ends fast recovery is delivered in it. */
-			lf_deliver_ack(sk, g, 0);
+			lfg_deliver_ack(sk, g, 0);
 		}
 		if (!g->undone) {
-			LF_FN(_on_recovery_exit)(&g->cur, lf_tcp_sk(sk)->tcp_mstamp);
+			lfg_algo_on_recovery_exit(&g->cur, lfg_tcp_sk(sk)->tcp_mstamp);
 			g->head.recovery_exits++;
 		}
 		g->undone = 0;
-		lf_write_cwnd(sk, g);
-		lf_note_tag(sk, g);
+		lfg_write_cwnd(sk, g);
+		lfg_note_tag(sk, g);
 	}
-	lf_publish(g);
+	lfg_publish(g);
 }
 
 /* tcp_undo_cwnd_reduction: the reduction was spurious (DSACK, Eifel,
  * F-RTO). The algorithm's whole state goes back to before it, as the
  * simulator's `undo` snapshot; the window it had is returned. */
 SEC("struct_ops")
-u32 BPF_PROG(lf_undo_cwnd, struct sock *sk)
+u32 BPF_PROG(lfg_undo_cwnd, struct sock *sk)
 {
-	struct lf_glue *g = lf_glue_get(sk, false);
-	struct tcp_sock *tp = lf_tcp_sk(sk);
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	u64 pkts;
 
 	if (!g)
@@ -528,21 +599,21 @@ u32 BPF_PROG(lf_undo_cwnd, struct sock *sk)
 	if (pkts > tp->snd_cwnd_clamp)
 		pkts = tp->snd_cwnd_clamp;
 	g->cwnd_written = (u32)pkts;
-	lf_note_tag(sk, g);
-	lf_publish(g);
+	lfg_note_tag(sk, g);
+	lfg_publish(g);
 	return (u32)pkts;
 }
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops LF_CAT(longfat_, LF_ALGO) = {
-	.init = (void *)lf_init,
-	.ssthresh = (void *)lf_ssthresh,
-	.cong_avoid = (void *)lf_cong_avoid,
-	.set_state = (void *)lf_set_state,
-	.cwnd_event = (void *)lf_cwnd_event,
-	.in_ack_event = (void *)lf_in_ack_event,
-	.pkts_acked = (void *)lf_pkts_acked,
-	.undo_cwnd = (void *)lf_undo_cwnd,
+	.init = (void *)lfg_init,
+	.ssthresh = (void *)lfg_ssthresh,
+	.cong_avoid = (void *)lfg_cong_avoid,
+	.set_state = (void *)lfg_set_state,
+	.cwnd_event = (void *)lfg_cwnd_event,
+	.in_ack_event = (void *)lfg_in_ack_event,
+	.pkts_acked = (void *)lfg_pkts_acked,
+	.undo_cwnd = (void *)lfg_undo_cwnd,
 	.name = LF_CA_NAME,
 };
 

@@ -78,7 +78,7 @@ macro_rules! struct_ops {
         use libbpf_rs::skel::{OpenSkel as _, SkelBuilder as _};
         let open = $m::$builder::default().open($o).map_err(Stage::Open)?;
         let mut skel = open.load().map_err(Stage::Load)?;
-        skel.maps.lf_state.pin($state).map_err(Stage::PinState)?;
+        skel.maps.lfg_state.pin($state).map_err(Stage::PinState)?;
         skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)
     }};
 }
@@ -529,7 +529,7 @@ fn is_bpffs(path: &Path) -> bool {
     rc == 0 && unsafe { st.assume_init() }.f_type as u32 == BPF_FS_MAGIC
 }
 
-/// What the glue keeps for one socket (`struct lf_glue_head` of
+/// What the glue keeps for one socket (`struct lfg_glue_head` of
 /// kernel/include/longfat_glue.h): the algorithm's window and threshold,
 /// and how many events of each kind the socket's callbacks produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -579,7 +579,7 @@ impl SocketState {
         ]
     }
 
-    /// Decodes `struct lf_glue_head` (native endian, no padding: 2 u64 then 14 u32).
+    /// Decodes `struct lfg_glue_head` (native endian, no padding: 2 u64 then 14 u32).
     #[cfg_attr(longfat_no_bpf, allow(dead_code))]
     fn parse(raw: &[u8]) -> Option<Self> {
         if raw.len() < 72 {
@@ -756,8 +756,8 @@ mod tests {
 
     #[test]
     fn the_verifiers_reason_is_the_last_line_of_its_log() {
-        let log = "libbpf: prog 'lf_cong_avoid': BPF program load failed: Permission denied\n\
-                   libbpf: prog 'lf_cong_avoid': -- BEGIN PROG LOAD LOG --\n\
+        let log = "libbpf: prog 'lfg_cong_avoid': BPF program load failed: Permission denied\n\
+                   libbpf: prog 'lfg_cong_avoid': -- BEGIN PROG LOAD LOG --\n\
                    0: R1=ctx() R10=fp0\n\
                    ; int x = *p @ algo.h:12\n\
                    12: (61) r0 = *(u32 *)(r1 +0)\n\
@@ -768,7 +768,7 @@ mod tests {
         assert_eq!(
             verifier_reason(log),
             Some((
-                "lf_cong_avoid".to_string(),
+                "lfg_cong_avoid".to_string(),
                 "R1 invalid mem access 'scalar'".to_string()
             ))
         );
