@@ -1,3 +1,48 @@
 //! The C algorithm logic of `kernel/algo/` as a userspace static library.
+//!
+//! `kernel/userspace/longfat_userspace.c` includes the same headers the BPF
+//! programs include and exports non-inline wrappers (`lf_us_*`), declared in
+//! `src/userspace.rs`. When clang-19 is on the PATH the same headers are also
+//! compiled for BPF (`kernel/userspace/bpf_check.c`, `-target bpf -mcpu=v4
+//! -O2`) so that a header that would not build as BPF fails here, not later
+//! in the struct_ops build; the test `algorithm_headers_compile_for_bpf`
+//! runs the same check and fails, rather than skips, without clang-19.
 
-pub fn build() {}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn build() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel");
+    let shim = root.join("userspace/longfat_userspace.c");
+    for dir in ["include", "algo", "userspace"] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    cc::Build::new()
+        .file(&shim)
+        .include(root.join("include"))
+        .flag_if_supported("-std=gnu11")
+        .flag_if_supported("-Wno-unused-parameter")
+        .opt_level(2)
+        .compile("longfat_userspace");
+    bpf_compile_check(&root);
+}
+
+fn bpf_compile_check(root: &Path) {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("bpf_check.o");
+    let status = Command::new("clang-19")
+        .args(["-target", "bpf", "-mcpu=v4", "-O2", "-Wall", "-c"])
+        .arg(root.join("userspace/bpf_check.c"))
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => panic!(
+            "kernel/userspace/bpf_check.c does not compile for BPF (clang-19 exited with {s}): \
+             an algorithm header uses something BPF lacks"
+        ),
+        Err(_) => println!(
+            "cargo:warning=clang-19 not found: the BPF compile check of kernel/algo/*.h was skipped"
+        ),
+    }
+}

@@ -8,3 +8,4 @@
 
 pub mod delayline;
 pub mod programs;
+pub mod userspace;
