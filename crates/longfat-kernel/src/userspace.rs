@@ -307,6 +307,9 @@ pub trait CAlgo: Copy {
     }
     fn cwnd_fp(&self) -> u64;
     fn ssthresh_fp(&self) -> u64;
+    /// Overwrites the windows (the differential tests resynchronize the C
+    /// state from the Rust controller's after every event).
+    fn set_windows(&mut self, cwnd_fp: u64, ssthresh_fp: u64);
 }
 
 macro_rules! calgo {
@@ -345,6 +348,10 @@ macro_rules! calgo {
             }
             fn ssthresh_fp(&self) -> u64 {
                 self.ssthresh_fp
+            }
+            fn set_windows(&mut self, cwnd_fp: u64, ssthresh_fp: u64) {
+                self.cwnd_fp = cwnd_fp;
+                self.ssthresh_fp = ssthresh_fp;
             }
         }
     };
