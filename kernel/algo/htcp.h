@@ -39,7 +39,7 @@ struct lf_htcp_cfg {
 	u8 pad[5];
 };
 
-/* The whole state. 152 bytes (cfg included). */
+/* The whole state. 152 bytes (cfg included; 96 without). */
 struct lf_htcp {
 	u64 cwnd_fp;
 	u64 ssthresh_fp;

@@ -98,6 +98,7 @@ fn log2_error_is_within_its_stated_bound() {
         );
         worst = worst.max(err);
     }
+    eprintln!("log2: worst error {worst:e} = 2^{:.2}", worst.log2());
     assert!(worst <= 2f64.powi(-27), "worst log2 error {worst:e}");
     assert!(
         worst > 0.0,
@@ -117,6 +118,7 @@ fn exp2_error_is_within_its_stated_bound() {
         let want = (y as f64 / Q32).exp2();
         worst = worst.max((got / want - 1.0).abs());
     }
+    eprintln!("exp2: worst relative error {worst:e} = 2^{:.2}", worst.log2());
     assert!(worst <= 2f64.powi(-26), "worst exp2 error {worst:e}");
     // SAFETY: as above.
     assert_eq!(unsafe { lf_us_exp2_q32(0) }, Q32_ONE);
@@ -149,6 +151,11 @@ fn highspeed_response_matches_rust_within_its_bounds() {
             0.37 * w.sqrt()
         };
     }
+    eprintln!(
+        "b(w): worst error {worst_b:e} = 2^{:.2}; a(w): worst relative error {worst_a:e} = 2^{:.2}",
+        worst_b.log2(),
+        worst_a.log2()
+    );
     assert!(worst_b <= 2f64.powi(-30), "b(w) error {worst_b:e}");
     assert!(worst_a <= 2f64.powi(-24), "a(w) relative error {worst_a:e}");
 }
