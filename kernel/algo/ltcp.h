@@ -39,22 +39,25 @@ static __always_inline u64 lf_ltcp_layer_start_fp(u32 k)
 }
 
 /* ltcp.rs layers_for: K with W_K <= cwnd < W_{K+1} (eq. (1)), at most
- * MAX_LAYERS. A binary search (14 steps) over the increasing W_K in place of
- * the Rust linear scan; the same K. */
+ * MAX_LAYERS. A binary search over the increasing W_K in place of the Rust
+ * linear scan (the same K): 14 halvings cover 10,000 layers, the 16 steps
+ * run always (a step with lo = hi changes nothing) and choose branch-free,
+ * so the BPF verifier walks one path, not one per outcome. */
 static __always_inline u32 lf_ltcp_layers_for(u64 cwnd_fp)
 {
-	u32 lo = 1, hi = LF_LTCP_MAX_LAYERS;
+	u64 lo = 1, hi = LF_LTCP_MAX_LAYERS;
 	int i;
 
-	for (i = 0; i < 16 && lo < hi; i++) {
-		u32 mid = (lo + hi + 1) / 2;
+	for (i = 0; i < 16; i++) {
+		u64 mid = (lo + hi + 1) / 2;
+		u64 up = 0 - (1 - lf_lt(cwnd_fp, lf_ltcp_layer_start_fp((u32)mid))); /* W_mid <= cwnd */
 
-		if (lf_ltcp_layer_start_fp(mid) <= cwnd_fp)
-			lo = mid;
-		else
-			hi = mid - 1;
+		lo = (mid & up) | (lo & ~up);
+		hi = (hi & up) | ((mid - 1) & ~up);
+		lf_opaque(lo);
+		lf_opaque(hi);
 	}
-	return lo;
+	return (u32)lo;
 }
 
 static __always_inline void lf_ltcp_init(struct lf_ltcp *s, u64 cwnd_fp, u64 ssthresh_fp)

@@ -108,19 +108,19 @@ static __always_inline void lf_tcpgt_init(struct lf_tcpgt *s, u64 cwnd_fp, u64 s
 }
 
 /* The local minimum RTT of eq. (5): the smallest of the last rtt_min_epochs
- * epochs' minima; 0 before any. */
+ * epochs' minima; 0 before any. Branch-free over the ring (one verifier
+ * path). */
 static __always_inline u64 lf_tcpgt_local_min_rtt_us(const struct lf_tcpgt *s)
 {
-	u64 m = 0;
+	u64 m = LF_U64_MAX;
 	int i;
 
 	for (i = 0; i < LF_TCPGT_MAX_EPOCHS; i++) {
-		if (i >= s->mins_len)
-			break;
-		if (m == 0 || s->epoch_mins_us[i] < m)
-			m = s->epoch_mins_us[i];
+		u64 unused = 0 - (1 - lf_lt((u64)i, s->mins_len)); /* all ones past the filled part */
+
+		m = lf_min_u64(m, (u64)s->epoch_mins_us[i] | unused);
 	}
-	return m;
+	return m & (0 - lf_nz(~m)); /* none: 0 */
 }
 
 static __always_inline void lf_tcpgt_push_min(struct lf_tcpgt *s, u64 rtt_us)
@@ -134,10 +134,16 @@ static __always_inline void lf_tcpgt_push_min(struct lf_tcpgt *s, u64 rtt_us)
 	if (rtt_us > 0xffffffffULL)
 		rtt_us = 0xffffffffULL;
 	if (s->mins_len < cap) {
-		s->epoch_mins_us[(s->mins_head + s->mins_len) % cap & (LF_TCPGT_MAX_EPOCHS - 1)] = (u32)rtt_us;
+		u32 j = (s->mins_head + s->mins_len) % cap;
+
+		lf_opaque(j); /* keep the mask below: the verifier needs the bound */
+		s->epoch_mins_us[j & (LF_TCPGT_MAX_EPOCHS - 1)] = (u32)rtt_us;
 		s->mins_len++;
 	} else {
-		s->epoch_mins_us[s->mins_head & (LF_TCPGT_MAX_EPOCHS - 1)] = (u32)rtt_us;
+		u32 j = s->mins_head;
+
+		lf_opaque(j);
+		s->epoch_mins_us[j & (LF_TCPGT_MAX_EPOCHS - 1)] = (u32)rtt_us;
 		s->mins_head = (s->mins_head + 1) % cap;
 	}
 }

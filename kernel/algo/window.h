@@ -50,8 +50,8 @@ static __always_inline u64 lf_grow(u64 *cwnd, u64 ssthresh, const struct lf_ack 
  * error <= 2^-17 packets (beyond a's own error times delivered / cwnd). */
 static __always_inline void lf_additive_increase(u64 *cwnd, u64 a_q32, u64 delivered_fp)
 {
-	if (*cwnd > 0)
-		*cwnd += lf_mul_div(a_q32, delivered_fp, *cwnd << LF_FP_SHIFT);
+	/* nothing for a zero window (helpers.rs `if *cwnd > 0.0`), branch-free */
+	*cwnd += lf_mul_div(a_q32, delivered_fp, *cwnd << LF_FP_SHIFT) & (0 - lf_nz(*cwnd));
 }
 
 /* helpers.rs reduce: ssthresh = max(reduced, 2 packets), cwnd = min(cwnd,

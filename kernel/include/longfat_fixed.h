@@ -23,14 +23,47 @@
 #define LF_Q32_SHIFT 32
 #define LF_Q32_ONE ((u64)1 << LF_Q32_SHIFT)
 
+/*
+ * Branch-free predicates (1 or 0). BPF has no set-on-condition instruction,
+ * so a comparison turned into a value costs a jump, and every jump inside a
+ * loop multiplies the states the verifier walks; the loops below use these
+ * instead, so each iteration is straight-line code.
+ */
+/* Hides a value from the optimizer (libbpf's barrier_var), which would
+ * otherwise turn these predicates back into compares and jumps. */
+#define lf_opaque(x) asm volatile("" : "+r"(x))
+
+/* x != 0 */
+static __always_inline u64 lf_nz(u64 x)
+{
+	u64 t = x | (0 - x);
+
+	lf_opaque(t);
+	t >>= 63;
+	lf_opaque(t);
+	return t;
+}
+
+/* a < b, unsigned (Hacker's Delight 2-12: the borrow of a - b) */
+static __always_inline u64 lf_lt(u64 a, u64 b)
+{
+	u64 t = (~a & b) | ((~a | b) & (a - b));
+
+	lf_opaque(t);
+	t >>= 63;
+	lf_opaque(t);
+	return t;
+}
+
+/* min and max, branch-free */
 static __always_inline u64 lf_min_u64(u64 a, u64 b)
 {
-	return a < b ? a : b;
+	return b ^ ((a ^ b) & (0 - lf_lt(a, b)));
 }
 
 static __always_inline u64 lf_max_u64(u64 a, u64 b)
 {
-	return a > b ? a : b;
+	return a ^ ((a ^ b) & (0 - lf_lt(a, b)));
 }
 
 /* The exact 128-bit product a * b as hi:lo (four 32x32 products; BPF has no
@@ -45,37 +78,75 @@ static __always_inline void lf_mul_128(u64 a, u64 b, u64 *hi, u64 *lo)
 	*hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
 
-/* floor((hi:lo) / d) for d > 0, and the remainder. Saturates at LF_U64_MAX
- * (remainder 0) when the quotient does not fit in 64 bits. Exact otherwise:
- * restoring long division, 64 iterations (a bounded loop). */
+/* Index of the most significant set bit of x > 0 (0..63). Exact. */
+static __always_inline u32 lf_msb64(u64 x)
+{
+	u64 n = 0, s;
+
+	s = lf_nz(x >> 32) << 5;
+	x >>= s;
+	n += s;
+	s = lf_nz(x >> 16) << 4;
+	x >>= s;
+	n += s;
+	s = lf_nz(x >> 8) << 3;
+	x >>= s;
+	n += s;
+	s = lf_nz(x >> 4) << 2;
+	x >>= s;
+	n += s;
+	s = lf_nz(x >> 2) << 1;
+	x >>= s;
+	n += s;
+	n += lf_nz(x >> 1);
+	return (u32)n;
+}
+
+/*
+ * floor((hi:lo) / d) and the remainder, for d > 0. Exact when the quotient
+ * fits in 64 bits (hi < d); otherwise saturates at LF_U64_MAX (remainder
+ * 0). d = 0 is read as d = 1 (BPF would return 0; userspace would trap).
+ * Knuth's algorithm D with two 32-bit digits (Hacker's Delight, divlu): two
+ * 64-bit divisions, each digit corrected at most twice; the corrections are
+ * branch-free (see lf_lt), so the whole division is straight-line code.
+ */
 static __always_inline u64 lf_div_128(u64 hi, u64 lo, u64 d, u64 *rem)
 {
-	u64 q = 0, r = hi;
-	int i;
+	const u64 b = (u64)1 << 32;
+	u64 sat, s, vn1, vn0, un32, un10, un1, un0, q1, q0, rhat, un21, c;
 
-	if (hi == 0) {
-		*rem = lo % d;
-		return lo / d;
-	}
-	if (hi >= d) {
-		*rem = 0;
-		return LF_U64_MAX;
-	}
-	/* invariant: r < d */
-	for (i = 0; i < 64; i++) {
-		u64 top = r >> 63;
+	d += 1 - lf_nz(d);
+	sat = 0 - (1 - lf_lt(hi, d)); /* all ones when the quotient overflows */
+	hi &= ~sat;
+	s = 63 - lf_msb64(d); /* normalize: the divisor's top bit set */
+	d <<= s;
+	vn1 = d >> 32;
+	vn0 = d & 0xffffffffULL;
+	un32 = (hi << s) | ((lo >> 1) >> (63 - s)); /* lo >> (64 - s), 0 for s = 0 */
+	un10 = lo << s;
+	un1 = un10 >> 32;
+	un0 = un10 & 0xffffffffULL;
 
-		r = (r << 1) | (lo >> 63);
-		lo <<= 1;
-		q <<= 1;
-		/* with top set the true remainder is 2^64 + r >= d; r - d wraps right */
-		if (top || r >= d) {
-			r -= d;
-			q |= 1;
-		}
-	}
-	*rem = r;
-	return q;
+	q1 = un32 / vn1;
+	rhat = un32 - q1 * vn1;
+	/* at most two corrections; the second only while rhat < b */
+	c = (1 - lf_lt(q1, b)) | lf_lt(b * rhat + un1, q1 * vn0);
+	q1 -= c;
+	rhat += vn1 & (0 - c);
+	c = c & lf_lt(rhat, b) & ((1 - lf_lt(q1, b)) | lf_lt(b * rhat + un1, q1 * vn0));
+	q1 -= c;
+
+	un21 = un32 * b + un1 - q1 * d;
+	q0 = un21 / vn1;
+	rhat = un21 - q0 * vn1;
+	c = (1 - lf_lt(q0, b)) | lf_lt(b * rhat + un0, q0 * vn0);
+	q0 -= c;
+	rhat += vn1 & (0 - c);
+	c = c & lf_lt(rhat, b) & ((1 - lf_lt(q0, b)) | lf_lt(b * rhat + un0, q0 * vn0));
+	q0 -= c;
+
+	*rem = ((un21 * b + un0 - q0 * d) >> s) & ~sat;
+	return (q1 * b + q0) | sat;
 }
 
 /* a * b / c rounded to nearest (halves up), c > 0, with a 128-bit
@@ -87,9 +158,8 @@ static __always_inline u64 lf_mul_div(u64 a, u64 b, u64 c)
 
 	lf_mul_128(a, b, &hi, &lo);
 	q = lf_div_128(hi, lo, c, &rem);
-	if (q != LF_U64_MAX && rem >= c - rem)
-		q++;
-	return q;
+	/* + 1 when rem >= c - rem, unless saturated */
+	return q + ((1 - lf_lt(rem, c - rem)) & lf_nz(~q));
 }
 
 /* a * b / c rounded down, c > 0: error in [0, 1). Saturates. */
@@ -106,7 +176,7 @@ static __always_inline u64 lf_div_round(u64 n, u64 d)
 {
 	u64 q = n / d, r = n - q * d;
 
-	return r >= d - r ? q + 1 : q;
+	return q + (1 - lf_lt(r, d - r));
 }
 
 /* (a * b) >> s rounded to nearest (halves up), 0 < s < 64, with a 128-bit
@@ -117,41 +187,9 @@ static __always_inline u64 lf_mul_shr(u64 a, u64 b, u32 s)
 
 	lf_mul_128(a, b, &hi, &lo);
 	lo2 = lo + half;
-	if (lo2 < lo)
-		hi++;
-	if (hi >> s)
-		return LF_U64_MAX;
-	return (hi << (64 - s)) | (lo2 >> s);
-}
-
-/* Index of the most significant set bit of x > 0 (0..63). Exact. */
-static __always_inline u32 lf_msb64(u64 x)
-{
-	u32 n = 0;
-
-	if (x >> 32) {
-		n += 32;
-		x >>= 32;
-	}
-	if (x >> 16) {
-		n += 16;
-		x >>= 16;
-	}
-	if (x >> 8) {
-		n += 8;
-		x >>= 8;
-	}
-	if (x >> 4) {
-		n += 4;
-		x >>= 4;
-	}
-	if (x >> 2) {
-		n += 2;
-		x >>= 2;
-	}
-	if (x >> 1)
-		n += 1;
-	return n;
+	hi += lf_lt(lo2, lo); /* the carry */
+	/* all ones when the result does not fit */
+	return (hi << (64 - s)) | (lo2 >> s) | (0 - lf_nz(hi >> s));
 }
 
 /* floor(sqrt(x)), exact: the bit-by-bit method, 32 iterations. */
@@ -161,12 +199,10 @@ static __always_inline u64 lf_isqrt64(u64 x)
 	int i;
 
 	for (i = 0; i < 32; i++) {
-		if (x >= r + bit) {
-			x -= r + bit;
-			r = (r >> 1) + bit;
-		} else {
-			r >>= 1;
-		}
+		u64 ge = 1 - lf_lt(x, r + bit), m = 0 - ge;
+
+		x -= (r + bit) & m;
+		r = (r >> 1) + (bit & m);
 		bit >>= 2;
 	}
 	return r;
@@ -181,25 +217,25 @@ static __always_inline u64 lf_isqrt64(u64 x)
  * Bound: the result never exceeds log2(x) and is below it by at most
  * 2^-27 (measured over 2*10^6 arguments and all powers of two and their
  * neighbours: worst 1.4e-9 = 2^-29.4; tests/fixed_point.rs asserts 2^-27).
- * log2(0) returns 0.
+ * log2(0) returns 0. Straight-line code (no data-dependent branch).
  */
 static __always_inline u64 lf_log2_q32(u64 x)
 {
-	u32 n;
-	u64 y, r;
+	u64 n = lf_msb64(x), y, r, ge;
 	int i;
 
-	if (x == 0)
-		return 0;
-	n = lf_msb64(x);
-	y = n >= 31 ? x >> (n - 31) : x << (31 - n);
-	r = (u64)n << 32;
+	/* y = x >> (n - 31) or x << (31 - n), branch-free; x = 0 gives y = 0
+	 * and log2 0 */
+	ge = 1 - lf_lt(n, 31);
+	y = (x >> ((n - 31) & (0 - ge))) << ((31 - n) & (ge - 1));
+	r = n << 32;
 	for (i = 31; i >= 0; i--) {
+		u64 b;
+
 		y = (y * y) >> 31; /* y < 2^32: y * y < 2^64 */
-		if (y >= ((u64)1 << 32)) {
-			y >>= 1;
-			r |= (u64)1 << i;
-		}
+		b = y >> 32;	   /* y < 2^33: the bit is y >= 2 */
+		y >>= b;
+		r |= b << i;
 	}
 	return r;
 }
@@ -211,7 +247,7 @@ static __always_inline u64 lf_log2_q32(u64 x)
  * each product rounded to nearest in q31. Bound: relative error below 2^-26
  * (33 roundings of at most 2^-32 each, plus the final shift; measured worst
  * 2.8e-9 = 2^-28.4 over 2*10^6 arguments; tests/fixed_point.rs asserts 2^-26).
- * Arguments at or above 31 * 2^32 saturate to LF_U64_MAX.
+ * Arguments at or above 31 * 2^32 saturate to LF_U64_MAX. Straight-line.
  */
 static __always_inline u64 lf_exp2_q32(u64 y)
 {
@@ -227,15 +263,18 @@ static __always_inline u64 lf_exp2_q32(u64 y)
 		2147483651U, 2147483649U, 2147483649U, 2147483648U,
 	};
 	u64 n = y >> 32, f = (u32)y, r = (u64)1 << 31;
+	u64 sat = 0 - (1 - lf_lt(n, 31)); /* all ones at or above 31 */
 	int i;
 
-	if (n >= 31)
-		return LF_U64_MAX;
+	n &= 31;
 	for (i = 0; i < 32; i++) {
-		if ((f >> (31 - i)) & 1)
-			r = (r * tab[i] + ((u64)1 << 30)) >> 31; /* r < 2^33 */
+		/* the factor 2^(2^-(i+1)) when bit i+1 of the fraction is set, else 1 */
+		u64 m = (u64)tab[i] - ((u64)1 << 31);
+
+		m = ((u64)1 << 31) + (m & (0 - ((f >> (31 - i)) & 1)));
+		r = (r * m + ((u64)1 << 30)) >> 31; /* r < 2^33 */
 	}
-	return r << (n + 1); /* q31 -> q32, times 2^n */
+	return (r << ((n + 1) & 63)) | sat; /* q31 -> q32, times 2^n */
 }
 
 /* x^(num/den) for x in fp (x >= 1 packet), result in q32: exp2 of
@@ -244,11 +283,9 @@ static __always_inline u64 lf_exp2_q32(u64 y)
  * above and the exponent's rounding); for num/den = 0.8: below 2^-25. */
 static __always_inline u64 lf_pow_fp_q32(u64 x_fp, u64 num, u64 den)
 {
-	u64 l = lf_log2_q32(x_fp);
+	/* log2 of the window in packets, 0 for x <= 1 packet */
+	u64 l = lf_max_u64(lf_log2_q32(x_fp), (u64)LF_FP_SHIFT << 32) - ((u64)LF_FP_SHIFT << 32);
 
-	if (l <= ((u64)LF_FP_SHIFT << 32))
-		return LF_Q32_ONE; /* x <= 1 */
-	l -= (u64)LF_FP_SHIFT << 32;
 	return lf_exp2_q32(lf_mul_div(l, num, den));
 }
 

@@ -169,3 +169,7 @@ size_t lf_us_layout(u32 id, size_t *out, size_t cap)
 	}
 	return 0;
 }
+
+/* hs_response.h's precomputed logs, for their test against lf_log2_q32. */
+u64 lf_us_hs_log2_low_q32(void) { return LF_HS_LOG2_LOW_Q32; }
+u64 lf_us_hs_log2_high_q32(void) { return LF_HS_LOG2_HIGH_Q32; }

@@ -30,7 +30,7 @@ pub fn build() {
 fn bpf_compile_check(root: &Path) {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("bpf_check.o");
     let status = Command::new("clang-19")
-        .args(["-target", "bpf", "-mcpu=v4", "-O2", "-Wall", "-c"])
+        .args(["-target", "bpf", "-mcpu=v4", "-O2", "-g", "-Wall", "-c"])
         .arg(root.join("userspace/bpf_check.c"))
         .arg("-o")
         .arg(&out)

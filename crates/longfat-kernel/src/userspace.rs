@@ -279,6 +279,8 @@ extern "C" {
     pub fn lf_us_hs_a_q32(w_fp: u64) -> u64;
     pub fn lf_us_hs_b_q32(w_fp: u64) -> u64;
     pub fn lf_us_ltcp_layers_for(cwnd_fp: u64) -> u32;
+    pub fn lf_us_hs_log2_low_q32() -> u64;
+    pub fn lf_us_hs_log2_high_q32() -> u64;
 
     fn lf_us_layout(id: u32, out: *mut usize, cap: usize) -> usize;
 }
@@ -296,7 +298,7 @@ pub fn c_layout(id: u32) -> Vec<usize> {
 }
 
 /// A safe handle on one C controller: its state and the wrappers' calls.
-pub trait CAlgo: Copy {
+pub trait CAlgo: Copy + std::fmt::Debug + PartialEq {
     fn init(cwnd_fp: u64, ssthresh_fp: u64) -> Self;
     fn on_ack(&mut self, a: &lf_ack);
     fn on_loss(&mut self, l: &lf_loss);

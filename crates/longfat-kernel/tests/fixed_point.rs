@@ -118,7 +118,10 @@ fn exp2_error_is_within_its_stated_bound() {
         let want = (y as f64 / Q32).exp2();
         worst = worst.max((got / want - 1.0).abs());
     }
-    eprintln!("exp2: worst relative error {worst:e} = 2^{:.2}", worst.log2());
+    eprintln!(
+        "exp2: worst relative error {worst:e} = 2^{:.2}",
+        worst.log2()
+    );
     assert!(worst <= 2f64.powi(-26), "worst exp2 error {worst:e}");
     // SAFETY: as above.
     assert_eq!(unsafe { lf_us_exp2_q32(0) }, Q32_ONE);
@@ -160,6 +163,20 @@ fn highspeed_response_matches_rust_within_its_bounds() {
     assert!(worst_a <= 2f64.powi(-24), "a(w) relative error {worst_a:e}");
 }
 
+/// hs_response.h's precomputed log2 of Low_Window and High_Window are what
+/// lf_log2_q32 gives (so b(w) is exactly 0.5 and 0.1 at the two ends).
+#[test]
+fn highspeed_precomputed_logs_are_lf_log2() {
+    // SAFETY: plain integer functions.
+    unsafe {
+        assert_eq!(lf_us_hs_log2_low_q32(), lf_us_log2_q32(38 << 16));
+        assert_eq!(lf_us_hs_log2_high_q32(), lf_us_log2_q32(83_000 << 16));
+        assert_eq!(lf_us_hs_b_q32(38 << 16), Q32_ONE / 2);
+        assert_eq!(lf_us_hs_b_q32(83_000 << 16), 429_496_730);
+        assert_eq!(lf_us_hs_a_q32(38 << 16), Q32_ONE);
+    }
+}
+
 /// ltcp.h's binary search gives ltcp.rs's layer count (eq. (1)) for windows
 /// on, just below and just above every threshold W_K up to K = 60.
 #[test]
@@ -188,7 +205,7 @@ fn algorithm_headers_compile_for_bpf() {
     let out = std::env::temp_dir().join(format!("longfat_bpf_check_{}.o", std::process::id()));
     let result = Command::new("clang-19")
         .args([
-            "-target", "bpf", "-mcpu=v4", "-O2", "-Wall", "-Werror", "-c",
+            "-target", "bpf", "-mcpu=v4", "-O2", "-g", "-Wall", "-Werror", "-c",
         ])
         .arg(root.join("userspace/bpf_check.c"))
         .arg("-o")
