@@ -796,16 +796,30 @@ impl Pair for EhstcpPair {
     }
 }
 
-struct TcpgtPair;
-impl Pair for TcpgtPair {
+/// TCP-GT with its default config, or (`SS`) with `slow_start = true`.
+struct TcpgtPair<const SS: bool>;
+impl<const SS: bool> Pair for TcpgtPair<SS> {
     type R = Tcpgt;
     type C = lf_tcpgt;
     const REL: f64 = REL_TCPGT;
     fn new(case: &Case) -> (Tcpgt, lf_tcpgt) {
         let i = init(case);
         (
-            Tcpgt::new(TcpgtConfig::default(), i),
-            lf_tcpgt::init(to_fp(i.cwnd_pkts), to_fp(i.ssthresh_pkts)),
+            Tcpgt::new(
+                TcpgtConfig {
+                    slow_start: SS,
+                    ..TcpgtConfig::default()
+                },
+                i,
+            ),
+            lf_tcpgt::with_cfg(
+                to_fp(i.cwnd_pkts),
+                to_fp(i.ssthresh_pkts),
+                &lf_tcpgt_cfg {
+                    slow_start: u8::from(SS),
+                    ..lf_tcpgt_cfg::c_default()
+                },
+            ),
         )
     }
     fn compare_and_resync(r: &Tcpgt, c: &mut lf_tcpgt) -> Result<(), String> {
@@ -898,5 +912,10 @@ fn ehstcp_c_equals_rust() {
 
 #[test]
 fn tcpgt_c_equals_rust() {
-    run::<TcpgtPair>("tcpgt", 8);
+    run::<TcpgtPair<false>>("tcpgt", 8);
+}
+
+#[test]
+fn tcpgt_with_slow_start_c_equals_rust() {
+    run::<TcpgtPair<true>>("tcpgt slow_start", 9);
 }
