@@ -28,14 +28,16 @@ struct lf_ehstcp {
 	u64 rtt_min_us;
 	u64 rtt_max_us;
 	u64 safety_until_us;
+	u32 cwnd_frac;		/* window.h: the window's remainder in 1/2^32 packets */
 	u8 has_min_backward;
 	u8 has_safety;
-	u8 pad[6];
+	u8 pad[2];
 };
 
 static __always_inline void lf_ehstcp_init(struct lf_ehstcp *s, u64 cwnd_fp, u64 ssthresh_fp)
 {
 	s->cwnd_fp = cwnd_fp;
+	s->cwnd_frac = 0;
 	s->ssthresh_fp = ssthresh_fp;
 	s->min_backward_us = 0;
 	s->ertt_us_fp = 0;
@@ -44,7 +46,7 @@ static __always_inline void lf_ehstcp_init(struct lf_ehstcp *s, u64 cwnd_fp, u64
 	s->safety_until_us = 0;
 	s->has_min_backward = 0;
 	s->has_safety = 0;
-	s->pad[0] = s->pad[1] = s->pad[2] = s->pad[3] = s->pad[4] = s->pad[5] = 0;
+	s->pad[0] = s->pad[1] = 0;
 }
 
 /* N_ of eq. (5) = cwnd (eRTT - RTTmin) / eRTT, in fp, rounded; 0 without
@@ -74,7 +76,7 @@ static __always_inline u64 lf_ehstcp_delay_decrease_q32(const struct lf_ehstcp *
 /* eq. (9)'s min(beta_eHSTCP, b(w)), or b(w) inside the safety-check phase. */
 static __always_inline u64 lf_ehstcp_decrease_q32(const struct lf_ehstcp *s, u64 now_us)
 {
-	u64 b = lf_hs_b_q32(s->cwnd_fp);
+	u64 b = lf_hs_b_q32(LF_CWND_FP(s));
 
 	if (s->has_safety && now_us < s->safety_until_us)
 		return b;
@@ -123,9 +125,9 @@ static __always_inline void lf_ehstcp_on_ack(struct lf_ehstcp *s, const struct l
 	lf_ehstcp_measure(s, a);
 	/* §3.2: the backlog is binary feedback on whether the path is full */
 	backlogged = lf_ehstcp_backlog_fp(s) >= LF_EHSTCP_N_STAR_FP;
-	d = lf_grow(&s->cwnd_fp, s->ssthresh_fp, a, &left_ss);
+	d = lf_grow(&s->cwnd_fp, &s->cwnd_frac, s->ssthresh_fp, a, &left_ss);
 	if (d > 0)
-		lf_additive_increase(&s->cwnd_fp, backlogged ? LF_Q32_ONE : lf_hs_a_q32(s->cwnd_fp), d);
+		lf_additive_increase(&s->cwnd_fp, &s->cwnd_frac, backlogged ? LF_Q32_ONE : lf_hs_a_q32(LF_CWND_FP(s)), d);
 }
 
 /* eq. (9); the safety-check phase starts (5 RTTmax, exact in us). */
@@ -133,7 +135,7 @@ static __always_inline void lf_ehstcp_on_loss(struct lf_ehstcp *s, const struct 
 {
 	u64 beta = lf_ehstcp_decrease_q32(s, l->now_us);
 
-	lf_reduce(lf_scale_fp(s->cwnd_fp, LF_Q32_ONE - beta), &s->cwnd_fp, &s->ssthresh_fp);
+	lf_reduce(lf_scale_fp(LF_CWND_FP(s), LF_Q32_ONE - beta), &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->safety_until_us = l->now_us + LF_EHSTCP_SAFETY_RTTS * s->rtt_max_us;
 	s->has_safety = 1;
 }
@@ -141,14 +143,15 @@ static __always_inline void lf_ehstcp_on_loss(struct lf_ehstcp *s, const struct 
 static __always_inline void lf_ehstcp_on_recovery_exit(struct lf_ehstcp *s, u64 now_us)
 {
 	s->cwnd_fp = s->ssthresh_fp;
+	s->cwnd_frac = 0;
 }
 
 /* HighSpeed's timeout: ssthresh = (1 - b(w)) w, cwnd = 1. */
 static __always_inline void lf_ehstcp_on_rto(struct lf_ehstcp *s, const struct lf_rto *r)
 {
-	u64 b = lf_hs_b_q32(s->cwnd_fp);
+	u64 b = lf_hs_b_q32(LF_CWND_FP(s));
 
-	lf_timeout(lf_scale_fp(s->cwnd_fp, LF_Q32_ONE - b), r, &s->cwnd_fp, &s->ssthresh_fp);
+	lf_timeout(lf_scale_fp(LF_CWND_FP(s), LF_Q32_ONE - b), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 }
 
 #endif /* LONGFAT_ALGO_EHSTCP_H */

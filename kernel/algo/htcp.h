@@ -39,7 +39,7 @@ struct lf_htcp_cfg {
 	u8 pad[5];
 };
 
-/* The whole state. 152 bytes (cfg included; 96 without). */
+/* The whole state. 160 bytes (cfg included; 104 without). */
 struct lf_htcp {
 	u64 cwnd_fp;
 	u64 ssthresh_fp;
@@ -58,6 +58,8 @@ struct lf_htcp {
 	u8 has_last_cong;
 	u8 episode;		/* enum lf_htcp_episode */
 	u8 pad;
+	u32 cwnd_frac;		/* window.h: the window's remainder in 1/2^32 packets */
+	u32 pad2;
 	struct lf_htcp_cfg cfg;
 };
 
@@ -83,6 +85,7 @@ static __always_inline void lf_htcp_init_cfg(struct lf_htcp *s, u64 cwnd_fp, u64
 					     const struct lf_htcp_cfg *cfg)
 {
 	s->cwnd_fp = cwnd_fp;
+	s->cwnd_frac = 0;
 	s->ssthresh_fp = ssthresh_fp;
 	s->beta_q32 = cfg->beta_min_q32;
 	s->rtt_min_ns = 0;
@@ -98,6 +101,7 @@ static __always_inline void lf_htcp_init_cfg(struct lf_htcp *s, u64 cwnd_fp, u64
 	s->has_last_cong = 0;
 	s->episode = LF_HTCP_OPEN;
 	s->pad = 0;
+	s->pad2 = 0;
 	s->cfg = *cfg;
 }
 
@@ -248,16 +252,16 @@ static __always_inline void lf_htcp_on_ack(struct lf_htcp *s, const struct lf_ac
 	if (s->cfg.bandwidth_switch)
 		lf_htcp_measure_throughput(s, a);
 	alpha = lf_htcp_alpha(s, a->now_us);
-	d = lf_grow(&s->cwnd_fp, s->ssthresh_fp, a, &left_ss);
+	d = lf_grow(&s->cwnd_fp, &s->cwnd_frac, s->ssthresh_fp, a, &left_ss);
 	if (d > 0) /* eq. (17): cwnd += alpha / cwnd per ACKed packet */
-		lf_additive_increase(&s->cwnd_fp, alpha, d);
+		lf_additive_increase(&s->cwnd_fp, &s->cwnd_frac, alpha, d);
 }
 
 /* eq. (19): cwnd = beta cwnd; the fast recovery's episode begins. */
 static __always_inline void lf_htcp_on_loss(struct lf_htcp *s, const struct lf_loss *l)
 {
 	lf_htcp_congestion_event(s);
-	lf_reduce(lf_scale_fp(s->cwnd_fp, s->beta_q32), &s->cwnd_fp, &s->ssthresh_fp);
+	lf_reduce(lf_scale_fp(LF_CWND_FP(s), s->beta_q32), &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->has_last_cong = 1;
 	s->last_cong_us = l->now_us;
 	s->episode = LF_HTCP_FAST_RECOVERY;
@@ -268,6 +272,7 @@ static __always_inline void lf_htcp_on_recovery_exit(struct lf_htcp *s, u64 now_
 {
 	if (s->episode == LF_HTCP_FAST_RECOVERY) {
 		s->cwnd_fp = s->ssthresh_fp;
+		s->cwnd_frac = 0;
 		s->has_last_cong = 1;
 		s->last_cong_us = now_us;
 	} else if (s->episode == LF_HTCP_TIMEOUT_RECOVERY) {
@@ -275,6 +280,7 @@ static __always_inline void lf_htcp_on_recovery_exit(struct lf_htcp *s, u64 now_
 		s->last_cong_us = now_us;
 	} else {
 		s->cwnd_fp = s->ssthresh_fp;
+		s->cwnd_frac = 0;
 	}
 	s->episode = LF_HTCP_OPEN;
 }
@@ -285,7 +291,7 @@ static __always_inline void lf_htcp_on_rto(struct lf_htcp *s, const struct lf_rt
 {
 	if (r->reduce)
 		lf_htcp_congestion_event(s);
-	lf_timeout(lf_scale_fp(s->cwnd_fp, s->beta_q32), r, &s->cwnd_fp, &s->ssthresh_fp);
+	lf_timeout(lf_scale_fp(LF_CWND_FP(s), s->beta_q32), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->has_last_cong = 1;
 	s->last_cong_us = r->now_us;
 	s->episode = LF_HTCP_TIMEOUT_RECOVERY;

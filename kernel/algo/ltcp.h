@@ -21,12 +21,12 @@
 /* ltcp.rs MAX_LAYERS */
 #define LF_LTCP_MAX_LAYERS 10000U
 
-/* 24 bytes (20 used) */
+/* 24 bytes */
 struct lf_ltcp {
 	u64 cwnd_fp;
 	u64 ssthresh_fp;
-	u32 layers; /* K */
-	u32 pad;
+	u32 layers;    /* K */
+	u32 cwnd_frac; /* window.h: the window's remainder in 1/2^32 packets */
 };
 
 /* W_K in fp (eq. (10)), exact: K(K+1)(K-1) is divisible by 6, and for
@@ -63,9 +63,9 @@ static __always_inline u32 lf_ltcp_layers_for(u64 cwnd_fp)
 static __always_inline void lf_ltcp_init(struct lf_ltcp *s, u64 cwnd_fp, u64 ssthresh_fp)
 {
 	s->cwnd_fp = cwnd_fp;
+	s->cwnd_frac = 0;
 	s->ssthresh_fp = ssthresh_fp;
 	s->layers = 1;
-	s->pad = 0;
 }
 
 /* ltcp.rs reduced_window: halve with one layer (§IV-B), else cwnd (1 -
@@ -73,18 +73,18 @@ static __always_inline void lf_ltcp_init(struct lf_ltcp *s, u64 cwnd_fp, u64 sst
 static __always_inline u64 lf_ltcp_reduced(const struct lf_ltcp *s)
 {
 	if (s->layers <= 1)
-		return lf_div_round(s->cwnd_fp, 2);
-	return lf_scale_fp(s->cwnd_fp, LF_Q32_ONE - LF_LTCP_BETA_Q32);
+		return lf_div_round(LF_CWND_FP(s), 2);
+	return lf_scale_fp(LF_CWND_FP(s), LF_Q32_ONE - LF_LTCP_BETA_Q32);
 }
 
 static __always_inline void lf_ltcp_on_ack(struct lf_ltcp *s, const struct lf_ack *a)
 {
 	bool left_ss;
-	u64 d = lf_grow(&s->cwnd_fp, s->ssthresh_fp, a, &left_ss);
+	u64 d = lf_grow(&s->cwnd_fp, &s->cwnd_frac, s->ssthresh_fp, a, &left_ss);
 
 	if (d > 0) {
 		/* §III: K/cwnd per ACKed packet, i.e. K packets per RTT */
-		lf_additive_increase(&s->cwnd_fp, (u64)s->layers << 32, d);
+		lf_additive_increase(&s->cwnd_fp, &s->cwnd_frac, (u64)s->layers << 32, d);
 		/* §IV-B pseudo-code `if (window() >= W_{K+1}) K++`, repeated:
 		 * the Rust while loop climbs to max(K, layers_for(cwnd)). */
 		s->layers = (u32)lf_max_u64(s->layers, lf_ltcp_layers_for(s->cwnd_fp));
@@ -103,7 +103,7 @@ static __always_inline void lf_ltcp_on_loss(struct lf_ltcp *s, const struct lf_l
 
 	if (in_ss)
 		s->layers = 1;
-	lf_reduce(lf_ltcp_reduced(s), &s->cwnd_fp, &s->ssthresh_fp);
+	lf_reduce(lf_ltcp_reduced(s), &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	k = lf_ltcp_layers_for(s->cwnd_fp);
 	if (in_ss)
 		s->layers = k;
@@ -114,13 +114,14 @@ static __always_inline void lf_ltcp_on_loss(struct lf_ltcp *s, const struct lf_l
 static __always_inline void lf_ltcp_on_recovery_exit(struct lf_ltcp *s, u64 now_us)
 {
 	s->cwnd_fp = s->ssthresh_fp;
+	s->cwnd_frac = 0;
 }
 
 /* TCP's timeout (§IV-B): ssthresh from LTCP's reduced window, one packet,
  * one layer. */
 static __always_inline void lf_ltcp_on_rto(struct lf_ltcp *s, const struct lf_rto *r)
 {
-	lf_timeout(lf_ltcp_reduced(s), r, &s->cwnd_fp, &s->ssthresh_fp);
+	lf_timeout(lf_ltcp_reduced(s), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->layers = 1;
 }
 

@@ -22,15 +22,19 @@
 #define LF_SCALABLE_LOW_WINDOW_FP (16 * LF_FP_ONE)
 #endif
 
-/* 16 bytes */
+/* 24 bytes */
 struct lf_scalable {
 	u64 cwnd_fp;
 	u64 ssthresh_fp;
+	u32 cwnd_frac; /* window.h: the window's remainder in 1/2^32 packets */
+	u32 pad;
 };
 
 static __always_inline void lf_scalable_init(struct lf_scalable *s, u64 cwnd_fp, u64 ssthresh_fp)
 {
 	s->cwnd_fp = cwnd_fp;
+	s->cwnd_frac = 0;
+	s->pad = 0;
 	s->ssthresh_fp = ssthresh_fp;
 }
 
@@ -39,36 +43,37 @@ static __always_inline void lf_scalable_init(struct lf_scalable *s, u64 cwnd_fp,
 static __always_inline u64 lf_scalable_reduced(const struct lf_scalable *s)
 {
 	if (s->cwnd_fp <= LF_SCALABLE_LOW_WINDOW_FP)
-		return lf_div_round(s->cwnd_fp, 2);
-	return lf_scale_fp(s->cwnd_fp, LF_Q32_ONE - LF_SCALABLE_B_Q32);
+		return lf_div_round(LF_CWND_FP(s), 2);
+	return lf_scale_fp(LF_CWND_FP(s), LF_Q32_ONE - LF_SCALABLE_B_Q32);
 }
 
 static __always_inline void lf_scalable_on_ack(struct lf_scalable *s, const struct lf_ack *a)
 {
 	bool left_ss;
-	u64 d = lf_grow(&s->cwnd_fp, s->ssthresh_fp, a, &left_ss);
+	u64 d = lf_grow(&s->cwnd_fp, &s->cwnd_frac, s->ssthresh_fp, a, &left_ss);
 
 	if (d == 0)
 		return;
 	if (s->cwnd_fp <= LF_SCALABLE_LOW_WINDOW_FP)
-		lf_additive_increase(&s->cwnd_fp, LF_Q32_ONE, d);
+		lf_additive_increase(&s->cwnd_fp, &s->cwnd_frac, LF_Q32_ONE, d);
 	else
-		s->cwnd_fp += lf_mul_shr(LF_SCALABLE_A_Q32, d, 32); /* + a per packet */
+		lf_add_q32(&s->cwnd_fp, &s->cwnd_frac, lf_mul_shr(LF_SCALABLE_A_Q32, d, 16)); /* + a per packet */
 }
 
 static __always_inline void lf_scalable_on_loss(struct lf_scalable *s, const struct lf_loss *l)
 {
-	lf_reduce(lf_scalable_reduced(s), &s->cwnd_fp, &s->ssthresh_fp);
+	lf_reduce(lf_scalable_reduced(s), &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 }
 
 static __always_inline void lf_scalable_on_recovery_exit(struct lf_scalable *s, u64 now_us)
 {
 	s->cwnd_fp = s->ssthresh_fp;
+	s->cwnd_frac = 0;
 }
 
 static __always_inline void lf_scalable_on_rto(struct lf_scalable *s, const struct lf_rto *r)
 {
-	lf_timeout(lf_scalable_reduced(s), r, &s->cwnd_fp, &s->ssthresh_fp);
+	lf_timeout(lf_scalable_reduced(s), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 }
 
 #endif /* LONGFAT_ALGO_SCALABLE_H */

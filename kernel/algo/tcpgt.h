@@ -57,7 +57,8 @@ struct lf_tcpgt {
 	u8 has_boundary;
 	u8 could_grow;
 	u8 phase;		/* enum lf_tcpgt_phase */
-	u8 pad[6];
+	u8 pad[2];
+	u32 cwnd_frac;		/* window.h: the window's remainder in 1/2^32 packets */
 	struct lf_tcpgt_cfg cfg;
 };
 
@@ -78,6 +79,7 @@ static __always_inline void lf_tcpgt_init_cfg(struct lf_tcpgt *s, u64 cwnd_fp, u
 	int i;
 
 	s->cwnd_fp = cwnd_fp;
+	s->cwnd_frac = 0;
 	s->ssthresh_fp = cfg->slow_start ? ssthresh_fp : cwnd_fp;
 	s->boundary_sender_us = 0;
 	s->boundary_receiver_us = 0;
@@ -94,8 +96,7 @@ static __always_inline void lf_tcpgt_init_cfg(struct lf_tcpgt *s, u64 cwnd_fp, u
 	s->has_boundary = 0;
 	s->could_grow = 0;
 	s->phase = LF_TCPGT_HOLD;
-	for (i = 0; i < 6; i++)
-		s->pad[i] = 0;
+	s->pad[0] = s->pad[1] = 0;
 	s->cfg = *cfg;
 }
 
@@ -218,7 +219,7 @@ static __always_inline void lf_tcpgt_end_epoch(struct lf_tcpgt *s, const struct 
 		fs = lf_mul_shr(f, s->s_q32, 32);
 		p = lf_mul_shr(fs, fs, 32);
 		p = lf_mul_div(p, (u64)tr, n * s->cfg.rtt_base_us);
-		p = lf_mul_div(p, LF_FP_ONE, s->cwnd_fp);
+		p = lf_mul_div(p, LF_Q32_ONE, LF_CWND_Q32(s));
 		p = lf_min_u64(p, s->cfg.max_increase_q32);
 		s->rate_q32 = (s64)p;
 		s->phase = LF_TCPGT_INCREASE;
@@ -231,7 +232,7 @@ static __always_inline void lf_tcpgt_end_epoch(struct lf_tcpgt *s, const struct 
 		s->in_slow_start = 0;  /* the first congested epoch ends slow start */
 		x = lf_mul_div(r << 16, ((u64)tr - m) << 16, m);	/* us, q32 */
 		x = lf_mul_div(x, n, (u64)tr);				/* packets, q32 */
-		x = lf_mul_div(x, LF_FP_ONE, s->cwnd_fp);		/* per packet, q32 */
+		x = lf_mul_div(x, LF_Q32_ONE, LF_CWND_Q32(s));		/* per packet, q32 */
 		if (x > (u64)1 << 62)
 			x = (u64)1 << 62;
 		s->rate_q32 = -(s64)x;
@@ -259,21 +260,26 @@ static __always_inline void lf_tcpgt_on_ack(struct lf_tcpgt *s, const struct lf_
 		if (s->in_slow_start) {
 			bool left_ss;
 
-			lf_grow(&s->cwnd_fp, s->ssthresh_fp, a, &left_ss); /* leftover dropped */
+			lf_grow(&s->cwnd_fp, &s->cwnd_frac, s->ssthresh_fp, a, &left_ss); /* leftover dropped */
 			if (s->cwnd_fp >= s->ssthresh_fp)
 				s->in_slow_start = 0; /* after a timeout: back to IIMD at ssthresh */
 		} else if (s->phase == LF_TCPGT_INCREASE) {
 			/* p per packet delivered where the transport allows growth;
 			 * the increment rounded to nearest fp */
 			if (a->growth_pkts > 0)
-				s->cwnd_fp += lf_mul_shr((u64)s->rate_q32, a->delivered_pkts, 16);
+				lf_add_q32(&s->cwnd_fp, &s->cwnd_frac,
+					   lf_mul_div((u64)s->rate_q32, a->delivered_pkts, 1));
 		} else if (s->phase == LF_TCPGT_DECREASE) {
-			u64 floor = lf_min_u64(LF_MIN_SSTHRESH_FP, s->cwnd_fp);
-			u64 dec = lf_mul_shr((u64)(-s->rate_q32), a->delivered_pkts, 16);
+			/* in 1/2^32 packets, the remainder included */
+			u64 full = (s->cwnd_fp << 16) | s->cwnd_frac;
+			u64 floor = lf_min_u64(LF_MIN_SSTHRESH_FP << 16, full);
+			u64 dec = lf_mul_div((u64)(-s->rate_q32), a->delivered_pkts, 1);
 
-			s->cwnd_fp = dec >= s->cwnd_fp - floor ? floor : s->cwnd_fp - dec;
+			full = dec >= full - floor ? floor : full - dec;
+			s->cwnd_fp = full >> 16;
+			s->cwnd_frac = (u32)(full & 0xffff);
 			/* the transport reads cwnd < ssthresh as slow start */
-			s->ssthresh_fp = lf_min_u64(s->ssthresh_fp, lf_max_u64(s->cwnd_fp, LF_MIN_SSTHRESH_FP));
+			s->ssthresh_fp = lf_min_u64(s->ssthresh_fp, lf_max_u64(LF_CWND_FP(s), LF_MIN_SSTHRESH_FP));
 		}
 	}
 	if (a->has_ts) {
@@ -299,7 +305,7 @@ static __always_inline void lf_tcpgt_on_ack(struct lf_tcpgt *s, const struct lf_
 /* A loss is the host TCP's: halve, measure afresh after recovery. */
 static __always_inline void lf_tcpgt_on_loss(struct lf_tcpgt *s, const struct lf_loss *l)
 {
-	lf_reduce(lf_div_round(s->cwnd_fp, 2), &s->cwnd_fp, &s->ssthresh_fp);
+	lf_reduce(lf_div_round(LF_CWND_FP(s), 2), &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->in_slow_start = 0;
 	s->s_q32 = LF_Q32_ONE;
 	lf_tcpgt_restart_epochs(s);
@@ -308,13 +314,14 @@ static __always_inline void lf_tcpgt_on_loss(struct lf_tcpgt *s, const struct lf
 static __always_inline void lf_tcpgt_on_recovery_exit(struct lf_tcpgt *s, u64 now_us)
 {
 	s->cwnd_fp = s->ssthresh_fp;
+	s->cwnd_frac = 0;
 	lf_tcpgt_restart_epochs(s);
 }
 
 /* RFC 5681: ssthresh = cwnd / 2, cwnd = 1, slow start to ssthresh, then IIMD. */
 static __always_inline void lf_tcpgt_on_rto(struct lf_tcpgt *s, const struct lf_rto *r)
 {
-	lf_timeout(lf_div_round(s->cwnd_fp, 2), r, &s->cwnd_fp, &s->ssthresh_fp);
+	lf_timeout(lf_div_round(LF_CWND_FP(s), 2), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);
 	s->in_slow_start = s->cwnd_fp < s->ssthresh_fp;
 	s->s_q32 = LF_Q32_ONE;
 	lf_tcpgt_restart_epochs(s);

@@ -123,12 +123,14 @@ size_t lf_us_layout(u32 id, size_t *out, size_t cap)
 	case 2:
 		LF_LAYOUT(lf_rto, LF_OFF(lf_rto, now_us), LF_OFF(lf_rto, backoff), LF_OFF(lf_rto, reduce))
 	case 3:
-		LF_LAYOUT(lf_scalable, LF_OFF(lf_scalable, cwnd_fp), LF_OFF(lf_scalable, ssthresh_fp))
+		LF_LAYOUT(lf_scalable, LF_OFF(lf_scalable, cwnd_fp), LF_OFF(lf_scalable, ssthresh_fp),
+			  LF_OFF(lf_scalable, cwnd_frac), LF_OFF(lf_scalable, pad))
 	case 4:
-		LF_LAYOUT(lf_highspeed, LF_OFF(lf_highspeed, cwnd_fp), LF_OFF(lf_highspeed, ssthresh_fp))
+		LF_LAYOUT(lf_highspeed, LF_OFF(lf_highspeed, cwnd_fp), LF_OFF(lf_highspeed, ssthresh_fp),
+			  LF_OFF(lf_highspeed, cwnd_frac), LF_OFF(lf_highspeed, pad))
 	case 5:
 		LF_LAYOUT(lf_ltcp, LF_OFF(lf_ltcp, cwnd_fp), LF_OFF(lf_ltcp, ssthresh_fp),
-			  LF_OFF(lf_ltcp, layers), LF_OFF(lf_ltcp, pad))
+			  LF_OFF(lf_ltcp, layers), LF_OFF(lf_ltcp, cwnd_frac))
 	case 6:
 		LF_LAYOUT(lf_htcp_cfg, LF_OFF(lf_htcp_cfg, beta_min_q32), LF_OFF(lf_htcp_cfg, beta_max_q32),
 			  LF_OFF(lf_htcp_cfg, scale_min_q32), LF_OFF(lf_htcp_cfg, scale_max_q32),
@@ -145,12 +147,12 @@ size_t lf_us_layout(u32 id, size_t *out, size_t cap)
 			  LF_OFF(lf_htcp, max_pps_fp), LF_OFF(lf_htcp, old_max_pps_fp),
 			  LF_OFF(lf_htcp, congestion_events), LF_OFF(lf_htcp, modeswitch),
 			  LF_OFF(lf_htcp, has_last_cong), LF_OFF(lf_htcp, episode), LF_OFF(lf_htcp, pad),
-			  LF_OFF(lf_htcp, cfg))
+			  LF_OFF(lf_htcp, cwnd_frac), LF_OFF(lf_htcp, pad2), LF_OFF(lf_htcp, cfg))
 	case 8:
 		LF_LAYOUT(lf_ehstcp, LF_OFF(lf_ehstcp, cwnd_fp), LF_OFF(lf_ehstcp, ssthresh_fp),
 			  LF_OFF(lf_ehstcp, min_backward_us), LF_OFF(lf_ehstcp, ertt_us_fp),
 			  LF_OFF(lf_ehstcp, rtt_min_us), LF_OFF(lf_ehstcp, rtt_max_us),
-			  LF_OFF(lf_ehstcp, safety_until_us), LF_OFF(lf_ehstcp, has_min_backward),
+			  LF_OFF(lf_ehstcp, safety_until_us), LF_OFF(lf_ehstcp, cwnd_frac), LF_OFF(lf_ehstcp, has_min_backward),
 			  LF_OFF(lf_ehstcp, has_safety), LF_OFF(lf_ehstcp, pad))
 	case 9:
 		LF_LAYOUT(lf_tcpgt_cfg, LF_OFF(lf_tcpgt_cfg, max_increase_q32), LF_OFF(lf_tcpgt_cfg, rtt_base_us),
@@ -165,7 +167,7 @@ size_t lf_us_layout(u32 id, size_t *out, size_t cap)
 			  LF_OFF(lf_tcpgt, epoch), LF_OFF(lf_tcpgt, mins_len), LF_OFF(lf_tcpgt, mins_head),
 			  LF_OFF(lf_tcpgt, in_slow_start), LF_OFF(lf_tcpgt, has_boundary),
 			  LF_OFF(lf_tcpgt, could_grow), LF_OFF(lf_tcpgt, phase), LF_OFF(lf_tcpgt, pad),
-			  LF_OFF(lf_tcpgt, cfg))
+			  LF_OFF(lf_tcpgt, cwnd_frac), LF_OFF(lf_tcpgt, cfg))
 	}
 	return 0;
 }

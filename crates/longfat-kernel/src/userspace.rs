@@ -31,6 +31,11 @@ pub fn to_fp(pkts: f64) -> u64 {
     }
 }
 
+/// Packets to 1/2^32 packets (a window with its remainder), rounded to nearest.
+pub fn to_q32(pkts: f64) -> u64 {
+    (pkts * Q32_ONE as f64).round() as u64
+}
+
 /// Fixed point to packets ([`INFINITE_FP`] to infinity).
 pub fn from_fp(fp: u64) -> f64 {
     if fp == INFINITE_FP {
@@ -87,6 +92,8 @@ pub struct lf_rto {
 pub struct lf_scalable {
     pub cwnd_fp: u64,
     pub ssthresh_fp: u64,
+    pub cwnd_frac: u32,
+    pub pad: u32,
 }
 
 /// `struct lf_highspeed` (kernel/algo/highspeed.h)
@@ -95,6 +102,8 @@ pub struct lf_scalable {
 pub struct lf_highspeed {
     pub cwnd_fp: u64,
     pub ssthresh_fp: u64,
+    pub cwnd_frac: u32,
+    pub pad: u32,
 }
 
 /// `struct lf_ltcp` (kernel/algo/ltcp.h)
@@ -104,7 +113,7 @@ pub struct lf_ltcp {
     pub cwnd_fp: u64,
     pub ssthresh_fp: u64,
     pub layers: u32,
-    pub pad: u32,
+    pub cwnd_frac: u32,
 }
 
 /// `struct lf_htcp_cfg` (kernel/algo/htcp.h): longfat-cc's `HtcpConfig`.
@@ -146,6 +155,8 @@ pub struct lf_htcp {
     pub has_last_cong: u8,
     pub episode: u8,
     pub pad: u8,
+    pub cwnd_frac: u32,
+    pub pad2: u32,
     pub cfg: lf_htcp_cfg,
 }
 
@@ -160,9 +171,10 @@ pub struct lf_ehstcp {
     pub rtt_min_us: u64,
     pub rtt_max_us: u64,
     pub safety_until_us: u64,
+    pub cwnd_frac: u32,
     pub has_min_backward: u8,
     pub has_safety: u8,
-    pub pad: [u8; 6],
+    pub pad: [u8; 2],
 }
 
 /// `struct lf_tcpgt_cfg` (kernel/algo/tcpgt.h): longfat-cc's `TcpgtConfig`.
@@ -205,7 +217,8 @@ pub struct lf_tcpgt {
     pub has_boundary: u8,
     pub could_grow: u8,
     pub phase: u8,
-    pub pad: [u8; 6],
+    pub pad: [u8; 2],
+    pub cwnd_frac: u32,
     pub cfg: lf_tcpgt_cfg,
 }
 
@@ -308,10 +321,13 @@ pub trait CAlgo: Copy + std::fmt::Debug + PartialEq {
         0
     }
     fn cwnd_fp(&self) -> u64;
+    /// The window with its remainder (`cwnd_frac`), in 1/2^32 packets.
+    fn cwnd_q32(&self) -> u64;
     fn ssthresh_fp(&self) -> u64;
-    /// Overwrites the windows (the differential tests resynchronize the C
-    /// state from the Rust controller's after every event).
-    fn set_windows(&mut self, cwnd_fp: u64, ssthresh_fp: u64);
+    /// Overwrites the windows, cwnd in 1/2^32 packets (the differential
+    /// tests resynchronize the C state from the Rust controller's after
+    /// every event).
+    fn set_windows(&mut self, cwnd_q32: u64, ssthresh_fp: u64);
 }
 
 macro_rules! calgo {
@@ -348,11 +364,15 @@ macro_rules! calgo {
             fn cwnd_fp(&self) -> u64 {
                 self.cwnd_fp
             }
+            fn cwnd_q32(&self) -> u64 {
+                (self.cwnd_fp << 16) | u64::from(self.cwnd_frac)
+            }
             fn ssthresh_fp(&self) -> u64 {
                 self.ssthresh_fp
             }
-            fn set_windows(&mut self, cwnd_fp: u64, ssthresh_fp: u64) {
-                self.cwnd_fp = cwnd_fp;
+            fn set_windows(&mut self, cwnd_q32: u64, ssthresh_fp: u64) {
+                self.cwnd_fp = cwnd_q32 >> 16;
+                self.cwnd_frac = (cwnd_q32 & 0xffff) as u32;
                 self.ssthresh_fp = ssthresh_fp;
             }
         }
@@ -470,22 +490,22 @@ mod tests {
             layout!(lf_loss; now_us, in_flight_pkts, lost_pkts, rtt_latest_us, rtt_min_us,
                 rtt_smoothed_us),
             layout!(lf_rto; now_us, backoff, reduce),
-            layout!(lf_scalable; cwnd_fp, ssthresh_fp),
-            layout!(lf_highspeed; cwnd_fp, ssthresh_fp),
-            layout!(lf_ltcp; cwnd_fp, ssthresh_fp, layers, pad),
+            layout!(lf_scalable; cwnd_fp, ssthresh_fp, cwnd_frac, pad),
+            layout!(lf_highspeed; cwnd_fp, ssthresh_fp, cwnd_frac, pad),
+            layout!(lf_ltcp; cwnd_fp, ssthresh_fp, layers, cwnd_frac),
             layout!(lf_htcp_cfg; beta_min_q32, beta_max_q32, scale_min_q32, scale_max_q32,
                 delta_l_us, adaptive_min_rtt_us, rtt_ref_us, fade_num, fade_den,
                 rtt_max_from_samples, rtt_scaling, bandwidth_switch, pad),
             layout!(lf_htcp; cwnd_fp, ssthresh_fp, beta_q32, rtt_min_ns, rtt_max_ns, last_cong_us,
                 tput_packets, tput_since_us, smoothed_pps_fp, max_pps_fp, old_max_pps_fp,
-                congestion_events, modeswitch, has_last_cong, episode, pad, cfg),
+                congestion_events, modeswitch, has_last_cong, episode, pad, cwnd_frac, pad2, cfg),
             layout!(lf_ehstcp; cwnd_fp, ssthresh_fp, min_backward_us, ertt_us_fp, rtt_min_us,
-                rtt_max_us, safety_until_us, has_min_backward, has_safety, pad),
+                rtt_max_us, safety_until_us, cwnd_frac, has_min_backward, has_safety, pad),
             layout!(lf_tcpgt_cfg; max_increase_q32, rtt_base_us, threshold_num, threshold_den,
                 rtt_min_epochs, slow_start, pad),
             layout!(lf_tcpgt; cwnd_fp, ssthresh_fp, boundary_sender_us, boundary_receiver_us,
                 delivered_pkts, epoch_min_rtt_us, s_q32, rate_q32, epoch_mins_us, epoch,
-                mins_len, mins_head, in_slow_start, has_boundary, could_grow, phase, pad, cfg),
+                mins_len, mins_head, in_slow_start, has_boundary, could_grow, phase, pad, cwnd_frac, cfg),
         ];
         for (id, r) in rust.iter().enumerate() {
             assert_eq!(
