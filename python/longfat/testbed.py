@@ -47,6 +47,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from longfat._native import ScenarioError, parse_duration_ns, parse_rate_bps, parse_size
+from longfat import kernel
 from longfat.outdir import _pid_alive, atomic_dir, deferred_signals
 
 # ---- limits, each measured or argued in docs/testbed.md ------------------------
@@ -83,11 +84,6 @@ PACKET = 1500
 RTAX_FEATURE_TCP_USEC_TS = 0x10
 #: Congestion controls of the simulator that are the kernel's own.
 KERNEL_BUILTIN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
-#: longfat's BPF programs whose kernel name is not longfat_<name>: a
-#: congestion control's name has at most 15 characters (TCP_CA_NAME_MAX).
-#: The loader (crates/longfat-kernel/src/programs.rs, kernel/*.bpf.c
-#: LF_CA_NAME) is the authority; this mirrors it.
-KERNEL_NAMES = {"highspeed": "longfat_hstcp", "scalable": "longfat_stcp"}
 #: Namespaces made by a testbed run: lf<pid>-<role>.
 NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
 PORT = 5001
@@ -111,7 +107,14 @@ def _err(field: str, message: str) -> ScenarioError:
 
 def kernel_cc(cc: str) -> str:
     """The kernel's name of a scenario's congestion control."""
-    return KERNEL_BUILTIN.get(cc) or KERNEL_NAMES.get(cc) or f"longfat_{cc}"
+    if cc in KERNEL_BUILTIN:
+        return KERNEL_BUILTIN[cc]
+    # The loader knows each BPF program's kernel name (at most 15
+    # characters, TCP_CA_NAME_MAX: highspeed is longfat_hstcp).
+    try:
+        return kernel.resolve(cc)[1]
+    except kernel.KernelError:
+        return f"longfat_{cc}"
 
 
 def available_congestion_controls() -> list[str]:
@@ -122,19 +125,40 @@ def available_congestion_controls() -> list[str]:
 
 
 def ensure_congestion_controls(names: Iterable[str]) -> list[str]:
-    """THE LOAD HOOK: makes sure every kernel congestion control in ``names``
-    is registered; returns those this call loaded (to unload on cleanup).
-    For now it only checks, and refuses with the command that loads one;
-    the BPF loader (``longfat kernel load``) is to be called from here."""
+    """Makes sure every kernel congestion control in ``names`` is registered,
+    loading longfat's BPF programs that are not (``longfat kernel load``);
+    returns the kernel names this call loaded, which
+    :func:`unload_congestion_controls` removes at cleanup. Programs that were
+    registered before are left as they are."""
     have = set(available_congestion_controls())
-    for n in names:
-        if n not in have:
-            raise ScenarioError(f"testbed: congestion control {n!r} is not registered in this kernel (available: {', '.join(sorted(have)) or 'none'}); run `longfat kernel load {n}` first", "flows")
-    return []
+    missing = [n for n in names if n not in have]
+    ours = {ca for _, ca in kernel.built()}
+    for n in missing:
+        if n not in ours:
+            reason = kernel.not_built_reason()
+            why = f" (this build has no BPF programs: {reason})" if reason else ""
+            raise ScenarioError(
+                f"testbed: congestion control {n!r} is not registered in this kernel and is not one of longfat's BPF programs{why}"
+                f" (available: {', '.join(sorted(have)) or 'none'}; run `longfat kernel load {n}` first if it is one)",
+                "flows",
+            )
+    loaded: list[str] = []
+    try:
+        for n in missing:
+            for ca, what in kernel.load([n]):
+                if what == "loaded":
+                    loaded.append(ca)
+    except kernel.KernelError as e:
+        unload_congestion_controls(loaded)
+        raise ScenarioError(f"testbed: {e}", "flows") from None
+    return loaded
 
 
 def unload_congestion_controls(names: Iterable[str]) -> None:
-    """Unloads what ``ensure_congestion_controls`` loaded (nothing yet)."""
+    """Unloads what :func:`ensure_congestion_controls` loaded."""
+    names = list(names)
+    if names:
+        kernel.unload(names)
 
 
 # ---- the plan: what to build, or why not -----------------------------------------
