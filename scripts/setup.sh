@@ -26,13 +26,13 @@ fi
 # testbed. Without them longfat still builds, only without the BPF programs.
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=""
-    for p in clang-19 llvm-19 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iperf3 iproute2; do
+    for p in clang-19 llvm-19 libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iperf3 iproute2 iputils-ping; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
     if [ -n "$missing" ]; then
         if [ "$(id -u)" = 0 ]; then
             echo "setup: installing the kernel path's packages:$missing" >&2
-            apt-get update -qq && apt-get install -y -qq $missing >/dev/null
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
         else
             echo "setup: not root, so not installing$missing (the BPF programs will not be built)" >&2
         fi

@@ -25,4 +25,12 @@ cargo test --workspace --release
 # Debug too: overflow checks and debug assertions on (a validated scenario
 # must never trip one).
 cargo test --workspace
+# The kernel's own check that each BPF program computes what the userspace
+# build of the same C computes (needs root to run BPF programs; skipped
+# with its reason otherwise).
+if [ "$(id -u)" = 0 ]; then
+    cargo test --release -p longfat-kernel --test bpf_equals_userspace -- --ignored
+else
+    echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
+fi
 .venv/bin/python -m pytest -q
