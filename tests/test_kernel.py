@@ -405,24 +405,12 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
         assert out["state"] is not None, "the socket has no glue state"
         return out
 
-    def kernel_agrees(out: dict) -> bool:
-        st = out["state"]
-        return (
-            st["missed_callbacks"] == 0
-            and st["recoveries"] == out["mib"]["TcpExt.TCPSackRecovery"]
-            and st["rtos_reduce"] + st["rtos_keep"] == out["total_rto"]
-        )
-
-    # Under heavy concurrent BPF activity on this shared machine the kernel
-    # was seen, in about one transfer in eight, not to run some struct_ops
-    # callbacks of a socket (bpftool's run_cnt of lf_set_state fell short of
-    # the tcp_cong_state_set tracepoint's count; docs/kernel.md). A run whose
-    # counts disagree is repeated, at most twice; a glue bug disagrees every
-    # time. The last run is judged in full below.
-    for _attempt in range(3):
-        out = one_transfer()
-        if kernel_agrees(out):
-            break
+    # Under heavy concurrent BPF activity (other processes loading programs)
+    # the kernel was seen, in about one transfer in eight, not to run some
+    # struct_ops callbacks of a socket (bpftool's run_cnt of lf_set_state fell
+    # short of the tcp_cong_state_set tracepoint's count; docs/kernel.md).
+    # The tests run alone, so a run is not repeated: a disagreement fails.
+    out = one_transfer()
     st, mib = out["state"], out["mib"]
     print(algo, st, {k: out[k] for k in ("snd_cwnd", "snd_ssthresh", "total_retrans", "total_rto")}, "TCPSackRecovery", mib["TcpExt.TCPSackRecovery"])
     assert out["unacked"] == 0 and out["ca_state"] == 0, out
@@ -431,7 +419,7 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
     # Every ACK the glue gathered became exactly one on_ack.
     assert st["acks_delivered"] + st["ack_pending"] == st["acks_gathered"], st
     assert st["acks_grown"] > 0, st
-    assert st["missed_callbacks"] == 0, f"the kernel skipped struct_ops callbacks in 3 runs out of 3: {st}"
+    assert st["missed_callbacks"] == 0, f"the kernel skipped struct_ops callbacks: {st}"
     # Fast recoveries as the kernel counts them, each from an on_loss; every
     # on_loss not taken back by a timeout opened a Recovery or a CWR.
     assert st["recoveries"] == mib["TcpExt.TCPSackRecovery"], (st, mib["TcpExt.TCPSackRecovery"])
