@@ -118,14 +118,22 @@ def print_comparison(rows: list[dict], title: str) -> None:
             console.print(f"  [bold]{r['algorithm']:<{width}}[/bold]  {r['what']}", highlight=False)
 
 
-def cmd_compare(args) -> int:
-    from longfat.compare import compare, parse_algorithms, save_comparison, summary_rows
+def _per_algorithm_setup(args, suffix: str):
+    """The algorithms, scenario, name and output directory of a command that
+    runs one scenario once per algorithm (compare, testbed agree)."""
+    from longfat.compare import parse_algorithms
     from longfat.scenario import apply_overrides, find_scenario, load_scenario
 
     algos = parse_algorithms(args.cc)
     base = apply_overrides(load_scenario(find_scenario(args.scenario)), args.set or ())
     name = base["name"] if "name" in base else Path(args.scenario).stem
-    out = Path(args.out) if args.out else outdir.default_output(name, "-compare")
+    out = Path(args.out) if args.out else outdir.default_output(name, suffix)
+    return algos, base, name, out
+
+
+@contextmanager
+def _per_algorithm_progress(args, title: str, algos: list[str], unit: str):
+    """A progress bar over the algorithms; yields progress(algo, done, total)."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -135,12 +143,20 @@ def cmd_compare(args) -> int:
         transient=True,
         disable=args.quiet,
     ) as bar:
-        task = bar.add_task(Path(args.scenario).stem, total=float(len(algos)), algo="")
+        task = bar.add_task(title, total=float(len(algos)), algo="")
         order = {a: i for i, a in enumerate(algos)}
 
         def progress(algo: str, done: float, total: float) -> None:
-            bar.update(task, completed=order[algo] + done / total, algo=f"{algo}: {done:.0f}/{total:.0f} s simulated")
+            bar.update(task, completed=order[algo] + min(done / total, 1.0), algo=f"{algo}: {done:.0f}/{total:.0f} {unit}")
 
+        yield progress
+
+
+def cmd_compare(args) -> int:
+    from longfat.compare import compare, save_comparison, summary_rows
+
+    algos, base, name, out = _per_algorithm_setup(args, "-compare")
+    with _per_algorithm_progress(args, Path(args.scenario).stem, algos, "s simulated") as progress:
         # The output is checked once every algorithm's scenario is valid,
         # before the first one runs.
         results = compare(
@@ -466,27 +482,9 @@ def _print_testbed_summary(summary: dict) -> None:
 
 def cmd_testbed_agree(args) -> int:
     from longfat import testbed_agree
-    from longfat.compare import parse_algorithms
-    from longfat.scenario import apply_overrides, find_scenario, load_scenario
 
-    algos = parse_algorithms(args.cc)
-    base = apply_overrides(load_scenario(find_scenario(args.scenario)), args.set or ())
-    name = base["name"] if "name" in base else Path(args.scenario).stem
-    out = Path(args.out) if args.out else outdir.default_output(name, "-agree")
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.fields[algo]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=args.quiet,
-    ) as bar:
-        task = bar.add_task(f"agree {Path(args.scenario).stem}", total=float(len(algos)), algo="")
-        order = {a: i for i, a in enumerate(algos)}
-
-        def progress(algo: str, done: float, total: float) -> None:
-            bar.update(task, completed=order[algo] + min(done / total, 1.0), algo=f"{algo}: {done:.0f}/{total:.0f} s on the testbed")
+    algos, base, name, out = _per_algorithm_setup(args, "-agree")
+    with _per_algorithm_progress(args, f"agree {Path(args.scenario).stem}", algos, "s on the testbed") as progress:
 
         def log(text: str) -> None:
             err_console.print(text, highlight=False, markup=False)
