@@ -369,10 +369,13 @@ void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 
 	if (tp->rx_opt.saw_tstamp) {
 		unit = lfg_ts_unit_us(tp);
-		/* TSecr: our own clock (tcp_mstamp based) plus tp->tsoffset,
-		 * in units; widened to the 64-bit value nearest to now. */
+		/* TSecr: the TSval we sent, our own clock (tcp_mstamp based)
+		 * in units plus tp->tsoffset, which Linux has already taken
+		 * off (tcp_parse_aligned_timestamp, tcp_fast_parse_options:
+		 * rcv_tsecr -= tsoffset); widened to the 64-bit value nearest
+		 * to now. */
 		now_units = tp->tcp_mstamp / unit;
-		ecr = (u32)(tp->rx_opt.rcv_tsecr - tp->tsoffset);
+		ecr = tp->rx_opt.rcv_tsecr;
 		cand = (now_units & ~0xffffffffULL) | ecr;
 		if (cand > now_units + 0x80000000ULL && cand >= 0x100000000ULL)
 			cand -= 0x100000000ULL;
