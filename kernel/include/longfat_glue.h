@@ -66,7 +66,16 @@ struct lfg_glue_head {
 	u32 ack_pending;       /* an ACK gathered, its on_ack not yet delivered */
 	u32 recoveries_in_reduction; /* ... entered from Recovery or CWR: no ssthresh */
 	u32 missed_callbacks;  /* state changes whose set_state did not run here */
+	/* ACKs whose TSecr, on our clock, lies after now, or before init
+	 * (rounded down to the unit): a clock error, as no TSval we sent can
+	 * (but an accepted socket's first ACKs may echo its SYN-ACK, sent
+	 * before init). */
+	u32 ts_echoes_ahead;
+	u32 ts_echoes_before_init;
 };
+
+/* crates/longfat-kernel/src/programs.rs (SocketState::parse) reads this layout. */
+_Static_assert(sizeof(struct lfg_glue_head) == 80, "lfg_glue_head: 2 u64 then 16 u32");
 
 /* Per-socket state: the algorithm's, its copy for undo, and the glue's. */
 struct lfg_glue {
@@ -76,6 +85,7 @@ struct lfg_glue {
 	struct lf_ack ack; /* the ACK being processed, not yet delivered */
 	u64 rtt_latest_us; /* the newest RTT sample (RttStats::latest), 0 before one */
 	u64 tsval_ext;     /* receiver's TSval, unwrapped (timestamp units) */
+	u64 init_us;       /* tcp_mstamp at init */
 	u32 tsval_last;
 	u32 delivered_last; /* tp->delivered at the previous ACK */
 	u32 cwnd_written;   /* the snd_cwnd this glue last wrote */
@@ -297,6 +307,7 @@ static __always_inline void lfg_reset(struct sock *sk, struct lfg_glue *g)
 
 	__builtin_memset(g, 0, sizeof(*g));
 	lfg_algo_init(&g->cur, lfg_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
+	g->init_us = tp->tcp_mstamp;
 	g->delivered_last = tp->delivered;
 	g->rtt_sample_us = -1;
 	g->ca_state = lfg_ca_state(sk);
@@ -392,6 +403,10 @@ void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 		g->tsval_last = tp->rx_opt.rcv_tsval;
 		a->has_ts = 1;
 		a->ts_echoed_sender_us = cand * unit;
+		if (cand > now_units)
+			g->head.ts_echoes_ahead++;
+		if (cand < g->init_us / unit)
+			g->head.ts_echoes_before_init++;
 		a->ts_receiver_us = g->tsval_ext * unit;
 #ifdef LF_HAS_ON_SEND
 		a->ts_echoed_tag = lfg_tag_at(g, a->ts_echoed_sender_us);

@@ -551,11 +551,18 @@ pub struct SocketState {
     pub recoveries_in_reduction: u32,
     /// State changes the glue did not see (its set_state was not run).
     pub missed_callbacks: u32,
+    /// ACKs whose echoed timestamp (TSecr), on the sender's clock, lies
+    /// after the ACK's arrival: impossible for a TSval the socket sent, so a
+    /// nonzero count is a clock error in the glue.
+    pub ts_echoes_ahead: u32,
+    /// ACKs whose echoed timestamp lies before the glue's init (an accepted
+    /// socket's first ACKs may echo its SYN-ACK; otherwise a clock error).
+    pub ts_echoes_before_init: u32,
 }
 
 impl SocketState {
     /// The fields in order, with their names (for Python).
-    pub fn fields(&self) -> [(&'static str, u64); 16] {
+    pub fn fields(&self) -> [(&'static str, u64); 18] {
         [
             ("cwnd_fp", self.cwnd_fp),
             ("ssthresh_fp", self.ssthresh_fp),
@@ -576,13 +583,15 @@ impl SocketState {
                 self.recoveries_in_reduction.into(),
             ),
             ("missed_callbacks", self.missed_callbacks.into()),
+            ("ts_echoes_ahead", self.ts_echoes_ahead.into()),
+            ("ts_echoes_before_init", self.ts_echoes_before_init.into()),
         ]
     }
 
-    /// Decodes `struct lfg_glue_head` (native endian, no padding: 2 u64 then 14 u32).
+    /// Decodes `struct lfg_glue_head` (native endian, no padding: 2 u64 then 16 u32).
     #[cfg_attr(longfat_no_bpf, allow(dead_code))]
     fn parse(raw: &[u8]) -> Option<Self> {
-        if raw.len() < 72 {
+        if raw.len() < 80 {
             return None;
         }
         let u64_at = |i: usize| u64::from_ne_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
@@ -604,6 +613,8 @@ impl SocketState {
             ack_pending: u32_at(60),
             recoveries_in_reduction: u32_at(64),
             missed_callbacks: u32_at(68),
+            ts_echoes_ahead: u32_at(72),
+            ts_echoes_before_init: u32_at(76),
         })
     }
 }
@@ -676,15 +687,15 @@ mod tests {
         let mut raw = Vec::new();
         raw.extend_from_slice(&(5u64 << 16).to_ne_bytes());
         raw.extend_from_slice(&u64::MAX.to_ne_bytes());
-        for i in 1..=14u32 {
+        for i in 1..=16u32 {
             raw.extend_from_slice(&i.to_ne_bytes());
         }
         raw.extend_from_slice(&[0xaa; 40]); // the algorithm's state follows
         let s = SocketState::parse(&raw).unwrap();
         assert_eq!((s.cwnd_fp, s.ssthresh_fp), (5 << 16, u64::MAX));
         let counters: Vec<u64> = s.fields()[2..].iter().map(|f| f.1).collect();
-        assert_eq!(counters, (1..=14).collect::<Vec<u64>>());
-        assert_eq!(SocketState::parse(&raw[..71]), None);
+        assert_eq!(counters, (1..=16).collect::<Vec<u64>>());
+        assert_eq!(SocketState::parse(&raw[..79]), None);
     }
 
     #[test]
