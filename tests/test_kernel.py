@@ -196,9 +196,10 @@ def test_program_loads_carries_a_transfer_and_unloads(algo, ca, loaded_cleanup):
     # Every echoed timestamp is on the sender's clock, none after its ACK.
     assert state is not None and state["acks_gathered"] > 0, state
     assert state["ts_echoes_ahead"] == 0 and state["ts_echoes_before_init"] == 0, state
-    # The window moved: it grew from the initial window at least once.
-    assert len(set(cwnds)) > 1, f"cwnd never changed: {cwnds[:10]}"
-    assert max(cwnds) > cwnds[0], f"cwnd never grew above {cwnds[0]}"
+    # The kernel's window is the algorithm's. (That it grows is checked on a
+    # path with a real RTT below: on loopback, RTT ~0.3 ms, TCP-GT's rules
+    # grow it by ~1e-5 packets in this transfer; docs/kernel.md.)
+    assert cwnds[-1] >= 1 and state["cwnd_fp"] >> 16 >= 1, (cwnds[-10:], state)
 
     assert kernel.unload([algo]) == [(ca, "unloaded")]
     assert ca not in registered()
@@ -210,6 +211,33 @@ def test_program_loads_carries_a_transfer_and_unloads(algo, ca, loaded_cleanup):
             s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, ca.encode())
         finally:
             s.close()
+
+
+@needs_kernel
+@pytest.mark.parametrize("algo,ca", ALGOS, ids=[a for a, _ in ALGOS])
+def test_window_grows_on_a_path_with_a_real_rtt(algo, ca, loaded_cleanup, tmp_path):
+    """On the testbed's 100 Mbit/s x 50 ms path (its delay line; this kernel
+    has no netem) the socket's window grows above where it started within
+    2 s. Every algorithm's rules grow it there; on loopback TCP-GT's do not
+    (its increase scales with (srtt / 50 ms)^2, sect. III-E; docs/kernel.md)."""
+    import pyarrow.parquet as pq
+
+    from longfat import testbed
+    from longfat.runner import prepare
+    from test_testbed import _WHY, scenario
+
+    if _WHY is not None:
+        pytest.skip(f"testbed unavailable: {_WHY}")
+    kernel.load([algo])
+    spec = scenario(duration="2s")
+    spec["run"]["measure_from"] = "0s"
+    spec["flows"] = [{"cc": algo}]
+    prepare(spec)
+    r = testbed.run(spec, tmp_path / "out", plot=False)
+    assert r.summary["flows"][0]["kernel_cc"] == ca
+    cwnds = pq.read_table(tmp_path / "out" / "flows.parquet").to_pydict()["cwnd_pkts"]
+    assert len(cwnds) >= 10, cwnds
+    assert max(cwnds) > cwnds[0], f"cwnd never grew above {cwnds[0]}: {cwnds}"
 
 
 @needs_kernel
@@ -261,9 +289,13 @@ def test_iperf3_selects_a_loaded_program(loaded_cleanup, tmp_path):
 
 # The glue's events against the kernel's own counts, over a lossy path:
 # sender namespace S -- router M (tbf bottleneck, a short queue) -- receiver R.
+# The queue (6 kB: 4 full packets, about 1 packet in flight besides) is
+# smaller than the initial window of 10, so every algorithm meets fast
+# recoveries, a delay-based one too: TCP-GT on this sub-millisecond path
+# barely grows (docs/kernel.md) and never filled the former 27-packet queue.
 
 CLONE_NEWNET = 0x40000000
-BOTTLENECK = ("tbf", "rate", "100mbit", "burst", "20kb", "limit", "40kb")
+BOTTLENECK = ("tbf", "rate", "100mbit", "burst", "3kb", "limit", "6kb")
 
 
 def _ip(*args: str) -> None:
@@ -293,7 +325,7 @@ def lossy_path():
         _ip("-n", s, "route", "add", "default", "via", "10.201.1.2")
         _ip("-n", r, "route", "add", "default", "via", "10.201.2.1")
         subprocess.run(["ip", "netns", "exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True, timeout=30)
-        # 100 Mbit/s, a queue of about 27 full packets: a sawtooth with many losses.
+        # 100 Mbit/s, a queue of 4 full packets: many losses for every algorithm.
         subprocess.run(["ip", "netns", "exec", m, "tc", "qdisc", "add", "dev", f"{tag}c", "root", *BOTTLENECK], check=True, timeout=30)
     except (subprocess.CalledProcessError, OSError) as e:
         for ns in (s, m, r):
