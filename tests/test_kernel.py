@@ -289,13 +289,14 @@ def test_iperf3_selects_a_loaded_program(loaded_cleanup, tmp_path):
 
 # The glue's events against the kernel's own counts, over a lossy path:
 # sender namespace S -- router M (tbf bottleneck, a short queue) -- receiver R.
-# The queue (6 kB: 4 full packets, about 1 packet in flight besides) is
-# smaller than the initial window of 10, so every algorithm meets fast
+# From 0.1 s to 0.3 s the queue shrinks to 4 full packets (about 1 more in
+# flight), below the initial window of 10, so every algorithm meets fast
 # recoveries, a delay-based one too: TCP-GT on this sub-millisecond path
-# barely grows (docs/kernel.md) and never filled the former 27-packet queue.
+# barely grows (docs/kernel.md) and never fills the 27-packet queue.
 
 CLONE_NEWNET = 0x40000000
-BOTTLENECK = ("tbf", "rate", "100mbit", "burst", "3kb", "limit", "6kb")
+BOTTLENECK = ("tbf", "rate", "100mbit", "burst", "20kb", "limit", "40kb")
+SHORT_QUEUE = ("tbf", "rate", "100mbit", "burst", "3kb", "limit", "6kb")
 
 
 def _ip(*args: str) -> None:
@@ -325,7 +326,7 @@ def lossy_path():
         _ip("-n", s, "route", "add", "default", "via", "10.201.1.2")
         _ip("-n", r, "route", "add", "default", "via", "10.201.2.1")
         subprocess.run(["ip", "netns", "exec", m, "sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True, timeout=30)
-        # 100 Mbit/s, a queue of 4 full packets: many losses for every algorithm.
+        # 100 Mbit/s, a queue of about 27 full packets: a sawtooth with many losses.
         subprocess.run(["ip", "netns", "exec", m, "tc", "qdisc", "add", "dev", f"{tag}c", "root", *BOTTLENECK], check=True, timeout=30)
     except (subprocess.CalledProcessError, OSError) as e:
         for ns in (s, m, r):
@@ -408,8 +409,13 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
         subprocess.run(["ip", "netns", "exec", m_ns, "tc", "qdisc", "replace", "dev", m_dev, "root", *args], check=True, timeout=30)
 
     def outage():
+        # From 0.1 s to 0.3 s a 4-packet queue: fast recoveries for any window.
+        time.sleep(0.1)
+        tc(*SHORT_QUEUE)
+        time.sleep(0.2)
+        tc(*BOTTLENECK)
         # From 0.4 s to 1.3 s the router drops everything: timeouts, backed off.
-        time.sleep(0.4)
+        time.sleep(0.1)
         tc("pfifo", "limit", "0")
         time.sleep(0.9)
         tc(*BOTTLENECK)
