@@ -66,10 +66,10 @@ struct lfg_glue_head {
 	u32 ack_pending;       /* an ACK gathered, its on_ack not yet delivered */
 	u32 recoveries_in_reduction; /* ... entered from Recovery or CWR: no ssthresh */
 	u32 missed_callbacks;  /* state changes whose set_state did not run here */
-	/* ACKs whose TSecr, on our clock, lies after now, or before init
-	 * (rounded down to the unit): a clock error, as no TSval we sent can
-	 * (but an accepted socket's first ACKs may echo its SYN-ACK, sent
-	 * before init). */
+	/* ACKs whose TSecr, on our clock, lies more than 1 s after now, or
+	 * before init (rounded down to the unit): a clock error, as no TSval we
+	 * sent can (EDT pacing may stamp a TSval a little ahead; an accepted
+	 * socket's first ACKs may echo its SYN-ACK, sent before init). */
 	u32 ts_echoes_ahead;
 	u32 ts_echoes_before_init;
 };
@@ -403,7 +403,7 @@ void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 		g->tsval_last = tp->rx_opt.rcv_tsval;
 		a->has_ts = 1;
 		a->ts_echoed_sender_us = cand * unit;
-		if (cand > now_units)
+		if (cand * unit > tp->tcp_mstamp + 1000000)
 			g->head.ts_echoes_ahead++;
 		if (cand < g->init_us / unit)
 			g->head.ts_echoes_before_init++;

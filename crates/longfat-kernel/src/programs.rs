@@ -551,9 +551,9 @@ pub struct SocketState {
     pub recoveries_in_reduction: u32,
     /// State changes the glue did not see (its set_state was not run).
     pub missed_callbacks: u32,
-    /// ACKs whose echoed timestamp (TSecr), on the sender's clock, lies
-    /// after the ACK's arrival: impossible for a TSval the socket sent, so a
-    /// nonzero count is a clock error in the glue.
+    /// ACKs whose echoed timestamp (TSecr), on the sender's clock, lies more
+    /// than 1 s after the ACK's arrival: impossible for a TSval the socket
+    /// sent (EDT pacing stamps at most a little ahead), so a clock error.
     pub ts_echoes_ahead: u32,
     /// ACKs whose echoed timestamp lies before the glue's init (an accepted
     /// socket's first ACKs may echo its SYN-ACK; otherwise a clock error).
