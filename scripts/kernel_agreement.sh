@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates docs/kernel/agreement.md: `longfat testbed agree` on the
+# scenario kernel/agree (one flow, 70 ms) at 100 and 250 Mbit/s with 1 and
+# 0.2 BDP of buffer, for the kernel's reno and cubic and every BPF algorithm.
+# As root, on an otherwise idle machine (the testbed flags busy runs); about
+# 20 minutes. Runs go to results/kernel-agreement/, the report and its
+# figures to docs/kernel/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CC=${CC:-reno,cubic,ltcp,htcp,ehstcp,highspeed,scalable,tcpgt}
+OUT=results/kernel-agreement
+mkdir -p "$OUT"
+for rate in 100 250; do
+    for q in 1 0.2; do
+        .venv/bin/longfat testbed agree kernel/agree --cc "$CC" --force \
+            --set "network.bottleneck.rate=\"${rate}Mbps\"" --set "network.bottleneck.queue=\"${q}bdp\"" \
+            --out "$OUT/r${rate}-q${q}"
+    done
+done
+.venv/bin/python scripts/kernel_agreement_report.py "$OUT" docs/kernel
