@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import longfat_cli, run_cli
+from conftest import longfat_cli, run_cli, signals_as_from_a_terminal
 from longfat import testbed
 from longfat._native import ScenarioError
 from longfat.runner import execute, prepare
@@ -260,7 +260,7 @@ def test_cleanup_after_an_exception(tmp_path, monkeypatch):
 
 def _start_and_wait_for_the_testbed(tmp_path: Path) -> tuple[subprocess.Popen, list[str], list[int]]:
     path = write(tmp_path, scenario(duration="60s"))
-    p = subprocess.Popen(longfat_cli() + ["testbed", "run", str(path), "--out", str(tmp_path / "out"), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(longfat_cli() + ["testbed", "run", str(path), "--out", str(tmp_path / "out"), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=signals_as_from_a_terminal)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         ns = namespaces_of(p.pid)
