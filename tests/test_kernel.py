@@ -479,8 +479,9 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
     assert abs(st["losses"] - st["losses_taken_back"] - opened) <= missed, st
     assert abs(st["losses_taken_back"] - st["rtos_reduce"]) <= missed, st
     assert st["rtos_keep"] > 0, st
-    # Every timeout the socket had is one on_rto.
-    assert st["rtos_reduce"] + st["rtos_keep"] == out["total_rto"], (st, out["total_rto"])
+    # Every timeout the socket had is one on_rto (a timeout whose set_state
+    # the kernel did not run is one of the detected gaps).
+    assert out["total_rto"] - missed <= st["rtos_reduce"] + st["rtos_keep"] <= out["total_rto"], (st, out["total_rto"])
     # Episodes end: the last one has ended (all acknowledged, state Open).
     assert st["recovery_exits"] + st["undos"] >= opened - st["rtos_keep"], st
     assert st["recovery_exits"] > 0, st
