@@ -287,6 +287,58 @@ def test_iperf3_selects_a_loaded_program(loaded_cleanup, tmp_path):
                 pass
 
 
+@needs_kernel
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 is not installed")
+def test_iperf3_over_the_standing_testbed(loaded_cleanup):
+    """Issue 15's done-when, as a user types it: `longfat kernel load
+    longfat_ltcp`, `longfat testbed up` (100 Mbit/s x 50 ms, 1 BDP), then
+    `iperf3 -C longfat_ltcp` from the sender's namespace; `longfat testbed
+    down` leaves no namespace, process or state behind (and the program
+    loaded by the user stays loaded)."""
+    import json
+
+    from longfat import testbed
+    from test_testbed import _WHY
+
+    if _WHY is not None:
+        pytest.skip(f"testbed unavailable: {_WHY}")
+    cli = longfat_cli()
+    p = subprocess.run([*cli, "kernel", "load", "longfat_ltcp"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    up = [*cli, "testbed", "up", "--set", "network.bottleneck.delay=25ms"]
+    p = subprocess.run(up, capture_output=True, text=True, timeout=120)
+    try:
+        assert p.returncode == 0, p.stderr
+        assert "iperf3 server on port 5201" in p.stdout, p.stdout
+        again = subprocess.run(up, capture_output=True, text=True, timeout=120)
+        assert again.returncode != 0 and "already up" in again.stderr and len(again.stderr.strip().splitlines()) == 1, again.stderr
+        st = json.loads((testbed.UP_DIR / "state.json").read_text())
+        s0 = st["senders"]["0"]["namespace"]
+        c = subprocess.run(["ip", "netns", "exec", s0, "iperf3", "-c", "10.78.0.1", "-C", "longfat_ltcp", "-t", "5", "-J"], capture_output=True, text=True, timeout=60)
+        result = json.loads(c.stdout)
+        assert "error" not in result, result.get("error")
+        end = result["end"]
+        assert end["sender_tcp_congestion"] == "longfat_ltcp"
+        # It crossed the delay line (the smoothed RTT includes the queue) and
+        # the bottleneck: the receiver got at most the payload share of
+        # 100 Mbit/s (1448 of 1500 bytes) and, after slow start, most of it.
+        rtt_us = end["streams"][0]["sender"]["mean_rtt"]
+        assert 50_000 <= rtt_us <= 50_000 + 2 * 50_000, rtt_us
+        got = end["sum_received"]["bits_per_second"]
+        assert 0.7 * 100e6 <= got <= 1.01 * 100e6 * 1448 / 1500, got
+        q = subprocess.run(["ip", "netns", "exec", st["router"], "tc", "-s", "-j", "qdisc", "show", "dev", "rd"], capture_output=True, text=True, check=True)
+        sent = max(x.get("bytes", 0) for x in json.loads(q.stdout))
+        assert sent >= end["sum_received"]["bytes"], (sent, end["sum_received"]["bytes"])
+    finally:
+        d = subprocess.run([*cli, "testbed", "down"], capture_output=True, text=True, timeout=60)
+    assert d.returncode == 0 and "removed" in d.stdout, d.stderr
+    assert not [n for n in testbed.list_namespaces() if n.startswith(testbed.UP_PREFIX + "-")]
+    assert not testbed.UP_DIR.exists()
+    assert "longfat_ltcp" in registered()  # the user's load, not the testbed's
+    d = subprocess.run([*cli, "testbed", "down"], capture_output=True, text=True, timeout=60)
+    assert d.returncode == 0 and "no standing testbed" in d.stdout
+
+
 # The glue's events against the kernel's own counts, over a lossy path:
 # sender namespace S -- router M (tbf bottleneck, a short queue) -- receiver R.
 # From 0.1 s to 0.3 s the queue shrinks to 4 full packets (about 1 more in

@@ -510,6 +510,45 @@ def cmd_testbed_agree(args) -> int:
     return 0
 
 
+def cmd_testbed_up(args) -> int:
+    from longfat import testbed
+    from longfat.runner import prepare
+    from longfat.scenario import find_scenario
+
+    spec, sim = prepare(find_scenario(args.scenario), overrides=args.set or ())
+    del sim
+
+    def log(text: str) -> None:
+        err_console.print(text, highlight=False, markup=False)
+
+    with err_console.status("building the testbed and checking its RTT with ping"):
+        st = testbed.up(spec, delay_direction=args.delay_direction, rps=not args.no_rps, iperf3=not args.no_iperf3, log=log)
+    recv = st["receiver"]
+    console.print(f"testbed up ({st['scenario'] or args.scenario}): bottleneck {st['rate_bps'] / 1e6:g} Mbit/s, {st['bottleneck']['qdisc']}", highlight=False, soft_wrap=True)
+    for g, s in st["senders"].items():
+        ping = (st.get("ping") or {}).get(g, {}).get("measured_median_ms")
+        console.print(f"  sender   {s['namespace']:<10} {s['address']:<12} RTT {s['rtt_ms']:g} ms (ping {ping:.2f} ms)", highlight=False)
+    console.print(f"  receiver {recv['namespace']:<10} {recv['address']:<12}" + (f" iperf3 server on port {st['iperf3_port']}" if st["iperf3_port"] else ""), highlight=False)
+    s0 = next(iter(st["senders"].values()))["namespace"]
+    if st["iperf3_port"]:
+        console.print(f"try:   longfat kernel load ltcp && ip netns exec {s0} iperf3 -c {recv['address']} -C longfat_ltcp -t 20", highlight=False, soft_wrap=True)
+    console.print("watch: ip netns exec " + st["router"] + " tc -s qdisc show dev rd", highlight=False)
+    console.print("remove it: longfat testbed down", highlight=False)
+    return 0
+
+
+def cmd_testbed_down(_args) -> int:
+    from longfat import testbed
+
+    gone = testbed.down()
+    if not gone["namespaces"]:
+        console.print("no standing testbed was up")
+    else:
+        extra = f"; unloaded {', '.join(gone['unloaded'])}" if gone["unloaded"] else ""
+        console.print(f"testbed down: removed {', '.join(gone['namespaces'])}{extra}", highlight=False)
+    return 0
+
+
 def cmd_testbed_clean(_args) -> int:
     from longfat import testbed
 
@@ -635,6 +674,15 @@ def build_parser() -> argparse.ArgumentParser:
     ta.add_argument("--no-rps", action="store_true", help="as for testbed run")
     ta.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     ta.set_defaults(func=cmd_testbed_agree)
+    tu = tbs.add_parser("up", help="build a scenario's dumbbell and leave it standing (with an iperf3 server) for your own traffic")
+    tu.add_argument("scenario", nargs="?", default="kernel/agree", help="scenario TOML file, or the name of a shipped one (default kernel/agree: 100 Mbit/s x 70 ms, 1 BDP); only its network and flow groups are used")
+    tu.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario field (as for run)")
+    tu.add_argument("--delay-direction", choices=("ack", "data"), default="ack", help="as for testbed run")
+    tu.add_argument("--no-rps", action="store_true", help="as for testbed run")
+    tu.add_argument("--no-iperf3", action="store_true", help="do not start an iperf3 server on the receiver")
+    tu.set_defaults(func=cmd_testbed_up)
+    td = tbs.add_parser("down", help="remove the standing testbed (namespaces, delay line, iperf3 server, programs it loaded)")
+    td.set_defaults(func=cmd_testbed_down)
     tc = tbs.add_parser("clean", help="remove namespaces, devices and processes left by killed testbed runs")
     tc.set_defaults(func=cmd_testbed_clean)
 

@@ -424,11 +424,11 @@ class Testbed:
     removes them all (and is called on leaving a ``with`` block, whatever
     the reason)."""
 
-    def __init__(self, plan: Plan, work: Path, *, delay_direction: str = "ack", rps: bool = True, rt_priority: int = DELAY_LINE_RT_PRIORITY, log: Callable[[str], None] = lambda s: None):
+    def __init__(self, plan: Plan, work: Path, *, delay_direction: str = "ack", rps: bool = True, rt_priority: int = DELAY_LINE_RT_PRIORITY, log: Callable[[str], None] = lambda s: None, prefix: str | None = None):
         self.plan = plan
         self.rt_priority = rt_priority
         self.work = work
-        self.prefix = f"lf{os.getpid()}"
+        self.prefix = prefix or f"lf{os.getpid()}"
         self.delay_direction = delay_direction
         self.rps = rps
         self.log = log
@@ -1047,3 +1047,91 @@ def run(
         if plot:
             plot_run(result, tmp / "plot.png")
     return result
+
+
+# ---- a standing testbed (up / down) --------------------------------------------------
+
+UP_PREFIX = "lfup"
+UP_DIR = Path("/run/longfat/testbed-up")
+IPERF3_PORT = 5201
+
+
+def _up_state() -> dict | None:
+    try:
+        return json.loads((UP_DIR / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _up_namespaces() -> list[str]:
+    return [ns for ns in list_namespaces() if ns.startswith(UP_PREFIX + "-")]
+
+
+def up(spec: dict, *, delay_direction: str = "ack", rps: bool = True, iperf3: bool = True, log: Callable[[str], None] = lambda s: None) -> dict:
+    """Builds the scenario's dumbbell and leaves it standing (with its delay
+    line and, unless told not to, an iperf3 server on the receiver) for
+    the user's own traffic; ``down()`` removes it. Returns what was built:
+    namespaces, addresses, the ping check and the commands to use it."""
+    p = prepare_run(spec, delay_direction)
+    if _up_namespaces() or _up_state() is not None:
+        raise ScenarioError("testbed up: a standing testbed is already up; remove it first with `longfat testbed down`", "")
+    if iperf3 and shutil.which("iperf3") is None:
+        raise ScenarioError("testbed up: iperf3 is not installed (Debian: apt-get install iperf3); or pass --no-iperf3", "")
+    stale = clean_stale()
+    if stale:
+        log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
+    UP_DIR.mkdir(parents=True, exist_ok=True)
+    tb = Testbed(p, UP_DIR, delay_direction=delay_direction, rps=rps, log=log, prefix=UP_PREFIX)
+    try:
+        tb.build()
+        tb.ping_check()
+        if iperf3:
+            tb.spawn(tb.receiver, ["iperf3", "--server", "--forceflush", "--bind", "10.78.0.1", "--port", str(IPERF3_PORT)], "iperf3-server")
+            deadline = time.monotonic() + 10.0
+            while not tb.sh(tb.receiver, "ss", "-Hltn", f"sport = :{IPERF3_PORT}").stdout.strip():
+                if tb.procs[-1].poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"testbed up: the iperf3 server did not start: {' '.join((UP_DIR / 'iperf3-server.log').read_text().split())[-300:]}")
+                time.sleep(0.05)
+        senders = {str(g.index): {"namespace": tb.sender(g.index), "address": f"10.77.{g.index}.1", "rtt_ms": g.rtt_ns / 1e6} for g in p.groups}
+        state = {
+            "scenario": spec.get("name"),
+            "rate_bps": p.rate_bps,
+            "queue": list(p.queue) if p.class_queues is None else [list(q) for q in p.class_queues],
+            "namespaces": list(tb.namespaces),
+            "router": tb.router,
+            "receiver": {"namespace": tb.receiver, "address": "10.78.0.1"},
+            "senders": senders,
+            "iperf3_port": IPERF3_PORT if iperf3 else None,
+            "loaded_programs": list(tb.loaded),
+            "delay_line_pid": tb.delayline.pid if tb.delayline else None,
+            "bottleneck": tb.meta.get("bottleneck"),
+            "ping": tb.meta.get("ping"),
+            "tcp_usec_ts": tb.meta.get("tcp_usec_ts"),
+        }
+        tmp = UP_DIR / "state.json.part"
+        tmp.write_text(json.dumps(state, indent=1))
+        tmp.rename(UP_DIR / "state.json")
+    except BaseException:
+        tb.close()
+        shutil.rmtree(UP_DIR, ignore_errors=True)
+        raise
+    # Left standing: the processes run in sessions of their own and outlive
+    # this one; down() finds everything from the state file and the prefix.
+    return state
+
+
+def down() -> dict:
+    """Removes the standing testbed: its processes, namespaces (with their
+    devices and qdiscs) and the BPF programs ``up`` loaded. Returns what it
+    removed; removing nothing is not an error."""
+    check_environment()
+    state = _up_state() or {}
+    removed = []
+    with deferred_signals():
+        for ns in _up_namespaces():
+            _remove_namespace(ns)  # kills the delay line, the iperf3 server and any user process in it
+            removed.append(ns)
+        unload_congestion_controls(state.get("loaded_programs", []))
+        shutil.rmtree(UP_DIR, ignore_errors=True)
+    return {"namespaces": removed, "unloaded": state.get("loaded_programs", [])}
+
