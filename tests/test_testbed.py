@@ -345,7 +345,10 @@ def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
                 "bytes_sent": 100_000 * k, "data_segs_out": 70 * k}
 
     (tmp_path / "recv.json").write_text(json.dumps({"samples": [[k, [125_000 * k]] for k in range(1, 5)], "errors": [], "done_at_ns": [None]}))
-    (tmp_path / "send0.json").write_text(json.dumps({"samples": [[k, {"0": info(k)}] for k in range(1, 5)], "errors": []}))
+    # the namespace's TcpExt counters: 1 SACK recovery at each of ticks 1..4, 5 at 3
+    rec = {0: 0, 1: 1, 2: 2, 3: 7, 4: 8}
+    netstat = [[k, {"TCPSackRecovery": rec[k], "TCPRenoRecovery": 0, "TCPLossProbes": 9}] for k in range(0, 5)]
+    (tmp_path / "send0.json").write_text(json.dumps({"samples": [[k, {"0": info(k)}] for k in range(1, 5)], "errors": [], "netstat": netstat}))
     q = lambda k: {"1": {"kind": "htb", "bytes": 0, "packets": 0, "qlen": 0, "backlog": 0, "drops": 0},
                    "10": {"kind": "bfifo", "bytes": 1514 * 100 * k, "packets": 100 * k, "qlen": k, "backlog": 1514 * k, "drops": 2 * k}}
     (tmp_path / "qdisc.json").write_text(json.dumps({"samples": [[k, q(k)] for k in range(0, 5)], "errors": []}))
@@ -364,6 +367,7 @@ def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
     # window (0.5, 1.0]: samples 3 and 4, against sample 2
     assert fl["goodput_bps"] == pytest.approx(2 * 125_000 * 8 / 0.5)
     assert fl["retransmits"] == 2 and fl["sent_pkts"] == 140 and fl["retransmit_rate"] == pytest.approx(2 / 140)
+    assert fl["fast_recoveries"] == 8 - 2  # the group's only flow: its namespace's count over the window
     (ln,) = s["links"]
     assert ln["drops_overflow"] == 4 and ln["offered_pkts"] == 204 and ln["loss_rate"] == pytest.approx(4 / 204)
     assert ln["mean_queue_pkts"] == pytest.approx(3.5)

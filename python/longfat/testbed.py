@@ -876,6 +876,19 @@ def results(plan: Plan, work: Path, meta: dict):
     segs = col("data_segs_out")
     done = recv.get("done_at_ns") or [None] * nf
     t0 = meta["t0_ns"]
+    # Fast recoveries: the sender namespace's TcpExt counters over the window,
+    # for a group of one flow (a namespace's counters mix its flows).
+    recoveries: dict[int, int] = {}
+    for g in plan.groups:
+        ns = {k: c for k, c in sends[g.index].get("netstat", [])}
+        if len(g.flows) != 1 or not ns:
+            continue
+        before = max((k for k in ns if k <= ticks[j0 - 1]), default=None) if j0 > 0 else 0
+        last = max(ns)
+        if before is None or before not in ns:
+            continue
+        rec = lambda c: c.get("TCPSackRecovery", 0) + c.get("TCPRenoRecovery", 0)
+        recoveries[g.flows[0].index] = rec(ns[last]) - rec(ns[before])
     flow_rows = []
     for f in flows:
         i = f.index
@@ -891,7 +904,7 @@ def results(plan: Plan, work: Path, meta: dict):
             "algorithm": f.cc,
             "base_rtt_ms": plan.groups[f.group].rtt_ns / 1e6,
             "completion_time_s": ct,
-            "fast_recoveries": None,  # not in TCP_INFO
+            "fast_recoveries": recoveries.get(i),  # None: the flow shares its namespace's counters
             "final_cwnd_pkts": last.get("snd_cwnd"),
             "flow": i,
             "goodput_bps": goodput_i,

@@ -198,6 +198,25 @@ def recv(args) -> int:
 # ---- sender ------------------------------------------------------------------------
 
 
+#: The sender namespace's TcpExt counters sampled with TCP_INFO: fast
+#: recoveries are not in TCP_INFO, but the namespace holds only its group's
+#: flows (one flow: exactly its counts).
+NETSTAT_FIELDS = ("TCPSackRecovery", "TCPRenoRecovery", "TCPLossProbes", "TCPSackRecoveryFail", "TCPLossUndo", "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo")
+
+
+def netstat_counters() -> dict:
+    """This namespace's TcpExt counters named in NETSTAT_FIELDS."""
+    try:
+        lines = open("/proc/net/netstat").read().splitlines()
+    except OSError:
+        return {}
+    for head, vals in zip(lines[::2], lines[1::2]):
+        if head.startswith("TcpExt:"):
+            d = dict(zip(head.split()[1:], vals.split()[1:]))
+            return {k: int(d[k]) for k in NETSTAT_FIELDS if k in d}
+    return {}
+
+
 def send(args) -> int:
     agent = Agent(args)
     flows = json.loads(args.flows)  # [{"index", "cc", "start_ns", "stop_ns", "size_bytes"}]
@@ -247,6 +266,7 @@ def send(args) -> int:
     threads = [threading.Thread(target=run_flow, args=(f,), daemon=True) for f in flows]
     for t in threads:
         t.start()
+    counters: list = [[0, netstat_counters()]]
     for k in agent.ticks():
         row = {}
         for i, s in list(socks.items()):
@@ -255,10 +275,11 @@ def send(args) -> int:
             except OSError:
                 pass
         agent.samples.append([k, row])
+        counters.append([k, netstat_counters()])
     agent.stop.set()
     for t in threads:
         t.join(timeout=1.0)
-    agent.write({"finished_ns": finished})
+    agent.write({"finished_ns": finished, "netstat": counters})
     for s in socks.values():
         s.close()
     return 0

@@ -54,9 +54,18 @@ def metrics(result: RunResult) -> dict:
     bn = _bottleneck(s)
     sent = sum(f["sent_pkts"] for f in s["flows"])
     rtx = sum(f["retransmits"] for f in s["flows"])
+    recs = [f.get("fast_recoveries") for f in s["flows"]]
+    recs = None if any(r is None for r in recs) else sum(recs)
+    drops = (bn.get("drops_overflow") or 0) + (bn.get("drops_random") or 0) if bn else None
     return {
         "goodput_bps": s["tcp_goodput_bps"],
         "loss_rate": bn.get("loss_rate"),
+        # The loss rate split into how often the flows met a loss episode
+        # and how many packets each episode cost.
+        "drops": drops,
+        "fast_recoveries": recs,
+        "timeouts": sum(f.get("timeouts") or 0 for f in s["flows"]),
+        "drops_per_episode": (drops / recs) if drops is not None and recs else None,
         "retransmit_rate": rtx / sent if sent else 0.0,
         "mean_queue_pkts": bn.get("mean_queue_pkts"),
         "utilization": bn.get("utilization"),
@@ -153,14 +162,15 @@ def report_markdown(name: str, rows: list[dict], meta: dict, command: str) -> st
     lines.append(f"Targets (issue 15): goodput within {GOODPUT_TOLERANCE:.0%}, loss rate within a factor {LOSS_FACTOR:g}. "
                  f"The simulator runs `tcp.profile = \"linux\"` with delayed ACKs and 52-byte headers; the testbed runs the kernel's TCP (Linux {meta['kernel']}).")
     lines.append("")
-    lines.append("| algorithm | goodput sim / testbed (Mbit/s) | diff | loss rate sim / testbed | factor | retransmit rate sim / testbed | mean queue sim / testbed (pkts) | targets met | testbed faithful |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+    lines.append("| algorithm | goodput sim / testbed (Mbit/s) | diff | loss rate sim / testbed | factor | drops sim / testbed | fast recoveries sim / testbed | retransmit rate sim / testbed | mean queue sim / testbed (pkts) | targets met | testbed faithful |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         s, t = r["simulator"], r["testbed"]
         met = ("goodput" if r["goodput_within_target"] else "~~goodput~~") + ", " + ("loss" if r["loss_within_target"] else "~~loss~~")
         lines.append(
             f"| {r['algorithm']} (`{r['kernel_cc']}`) | {_fmt(s['goodput_bps'], 1e-6)} / {_fmt(t['goodput_bps'], 1e-6)} | {_fmt(r['goodput_rel_diff'], 100, '+.1f', ' %')} "
             f"| {_fmt(s['loss_rate'], 1, '.2e')} / {_fmt(t['loss_rate'], 1, '.2e')} | {_fmt(r['loss_rate_factor'], 1, '.2f')} "
+            f"| {_fmt(s.get('drops'), 1, 'd')} / {_fmt(t.get('drops'), 1, 'd')} | {_fmt(s.get('fast_recoveries'), 1, 'd')} / {_fmt(t.get('fast_recoveries'), 1, 'd')} "
             f"| {_fmt(s['retransmit_rate'], 1, '.2e')} / {_fmt(t['retransmit_rate'], 1, '.2e')} "
             f"| {_fmt(s['mean_queue_pkts'], 1, '.0f')} / {_fmt(t['mean_queue_pkts'], 1, '.0f')} | {met} | {'yes' if r['testbed_faithful'] else 'no'} |"
         )
