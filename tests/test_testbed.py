@@ -9,6 +9,7 @@ silently). About 1 minute in all.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -421,3 +422,45 @@ def test_the_data_direction_can_carry_the_delay_instead(tmp_path):
     assert tb["delay_line"]["direction"] == "data"
     assert abs(tb["ping"]["0"]["measured_median_ms"] - 50) <= 1.5
     assert r.summary["flows"][0]["goodput_bps"] >= 0.80 * 100e6
+
+
+def _cuts_s(result) -> list[float]:
+    f = result.flows.to_pydict()
+    t, c = f["time_s"], f["cwnd_pkts"]
+    return [t[i] for i in range(1, len(c)) if c[i] < 0.9 * c[i - 1]]
+
+
+def test_agree_runs_the_kernel_programs_controller_in_the_simulator():
+    """The BPF programs implement the controllers' defaults; the simulator's
+    `linux` profile would run Linux's tcp_highspeed (its increase once per
+    ACK, so half the growth per packet under delayed ACKs) and tcp_htcp's
+    variant. The agreement's simulator side must run what the kernel runs:
+    HighSpeed's cycle (100 Mbit/s x 70 ms, 1 BDP) is the same with delayed
+    ACKs as with an ACK per packet, and about twice as long under the
+    profile's own default (the comparison that missed, 6.5x on loss)."""
+    from longfat.compare import with_algorithm
+    from longfat.scenario import find_scenario, load_scenario
+    from longfat.testbed_agree import simulator_spec
+
+    base = load_scenario(find_scenario("kernel/agree"))
+    base["run"]["duration"] = "25s"
+    spec = simulator_spec(with_algorithm(base, "highspeed"), "highspeed")
+    assert spec["flows"][0]["tcp"]["delayed_ack"] is True
+
+    def period(s: dict) -> float:
+        cuts = [t for t in _cuts_s(execute(*prepare(s))) if t > 2.0]  # after slow start
+        assert len(cuts) >= 2, cuts
+        return (cuts[-1] - cuts[0]) / (len(cuts) - 1)
+
+    ours = period(spec)
+    per_packet = copy.deepcopy(spec)
+    per_packet["flows"][0]["tcp"]["delayed_ack"] = False
+    assert abs(ours / period(per_packet) - 1) <= 0.1
+    linux_module = copy.deepcopy(spec)
+    del linux_module["flows"][0]["params"]
+    assert 1.7 <= period(linux_module) / ours <= 2.3
+    # H-TCP: every parameter the profile changes is set back to the default
+    h = simulator_spec(with_algorithm(base, "htcp"), "htcp")["flows"][0]["params"]
+    assert h["rtt_scaling"] == 0 and h["bandwidth_switch"] == 0 and h["beta_max"] == 0.8
+    # the kernel's own reno and cubic run as the Linux modules, unchanged
+    assert "params" not in simulator_spec(with_algorithm(base, "cubic"), "cubic")["flows"][0]

@@ -27,6 +27,27 @@ from longfat.runner import RunResult, execute, prepare
 
 #: The simulator's transport for the comparison.
 SIM_TRANSPORT = {"profile": "linux", "delayed_ack": True, "header_size": "52B"}
+#: The parameters that make the simulator's controller the BPF program's.
+#: The programs implement the controllers' own defaults (kernel/algo/<name>.h,
+#: ``*_default_cfg``), but the ``linux`` profile turns HighSpeed and H-TCP
+#: into the Linux modules' variants (crates/longfat-sim/src/tcp/profile.rs):
+#: tcp_highspeed.c's table, added once per ACK whatever it acknowledges (half
+#: the growth per packet under delayed ACKs), and tcp_htcp.c's RTT scaling,
+#: bandwidth switch, beta_max 102/128 and RTTmax from raw samples. These set
+#: every parameter the profile changes back to the controller's default.
+KERNEL_PROGRAM_PARAMS = {
+    "highspeed": {"linux_table": 0},
+    "htcp": {
+        "rtt_scaling": 0,
+        "scale_min": 0.5,
+        "scale_max": 10.0,
+        "bandwidth_switch": 0,
+        "rtt_max_fade": 7 / 8,
+        "rtt_max_from_samples": 0,
+        "adaptive_min_rtt": 0,
+        "beta_max": 0.8,
+    },
+}
 #: Issue 15's targets.
 GOODPUT_TOLERANCE = 0.10
 LOSS_FACTOR = 2.0
@@ -42,6 +63,19 @@ TRANSPORT_DIFFERENCES = [
     "Measurement: the testbed samples TCP_INFO (smoothed RTT, not the latest sample) and the qdisc's backlog from userspace at the sampling instants; the simulator records exact values.",
     "Timing: the delay line releases packets up to tens of microseconds late (the report gives its percentiles); the simulator is exact.",
 ]
+
+
+def simulator_spec(spec: dict, algo: str) -> dict:
+    """The scenario (every flow running ``algo``) as the simulator runs it
+    for the comparison: the Linux transport profile with the kernel's
+    delayed ACKs and headers, and the controller the kernel runs (for a
+    BPF program, its defaults; for reno and cubic, the Linux modules')."""
+    out = copy.deepcopy(spec)
+    for f in out.get("flows", []):
+        f.setdefault("tcp", {}).update(SIM_TRANSPORT)
+        if algo in KERNEL_PROGRAM_PARAMS and testbed.kernel_cc(algo).startswith("longfat_"):
+            f["params"] = dict(KERNEL_PROGRAM_PARAMS[algo])
+    return out
 
 
 def _bottleneck(summary: dict) -> dict:
@@ -230,10 +264,7 @@ def agree(
     runs = []
     for a in algos:
         spec = with_algorithm(base, a)
-        sim_spec = copy.deepcopy(spec)
-        for f in sim_spec.get("flows", []):
-            f.setdefault("tcp", {}).update(SIM_TRANSPORT)
-        sim_spec, sim = prepare(sim_spec)
+        sim_spec, sim = prepare(simulator_spec(spec, a))
         plan = testbed.prepare_run(spec, delay_direction)
         runs.append((a, sim_spec, sim, plan))
     check_output_dir(out, force)
