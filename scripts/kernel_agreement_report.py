@@ -34,8 +34,8 @@ def main(runs: Path, out: Path) -> int:
         "longfat's BPF programs (and the kernel's own reno and cubic)."
     )
     lines.append("")
-    lines.append("| path | algorithm | goodput sim / kernel (Mbit/s) | diff | loss rate sim / kernel | factor | mean queue sim / kernel (pkts) | targets | testbed faithful |")
-    lines.append("|---|---|---|---|---|---|---|---|---|")
+    lines.append("| path | algorithm | goodput sim / kernel (Mbit/s) | diff | loss rate sim / kernel | factor | drops sim / kernel | fast recoveries sim / kernel | mean queue sim / kernel (pkts) | targets | testbed faithful |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     met = total = 0
     figures = []
     for d in sorted(p for p in runs.iterdir() if (p / "agreement.json").exists()):
@@ -50,6 +50,7 @@ def main(runs: Path, out: Path) -> int:
             lines.append(
                 f"| {d.name} | {r['algorithm']} | {fmt(s['goodput_bps'], 1e-6)} / {fmt(t['goodput_bps'], 1e-6)} | {fmt(r['goodput_rel_diff'], 100, '+.1f', ' %')} "
                 f"| {fmt(s['loss_rate'], 1, '.2e')} / {fmt(t['loss_rate'], 1, '.2e')} | {fmt(r['loss_rate_factor'], 1, '.2f')} "
+                f"| {fmt(s.get('drops'), 1, 'd')} / {fmt(t.get('drops'), 1, 'd')} | {fmt(s.get('fast_recoveries'), 1, 'd')} / {fmt(t.get('fast_recoveries'), 1, 'd')} "
                 f"| {fmt(s['mean_queue_pkts'], 1, '.0f')} / {fmt(t['mean_queue_pkts'], 1, '.0f')} "
                 f"| {'met' if ok else ('goodput ' if not r['goodput_within_target'] else '') + ('loss ' if not r['loss_within_target'] else '') + 'missed'} "
                 f"| {'yes' if tm.get('faithful', True) else 'no'}{why} |"

@@ -343,7 +343,7 @@ def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
 
     def info(k):
         return {"snd_cwnd": 10 * k, "snd_ssthresh": 0x7FFFFFFF if k < 3 else 20, "rtt_us": 50_000 + k, "total_retrans": k, "total_rto": 0,
-                "bytes_sent": 100_000 * k, "data_segs_out": 70 * k}
+                "bytes_sent": 100_000 * k, "data_segs_out": 70 * k, "rwnd_limited_us": 50_000 * k, "sndbuf_limited_us": 0}
 
     (tmp_path / "recv.json").write_text(json.dumps({"samples": [[k, [125_000 * k]] for k in range(1, 5)], "errors": [], "done_at_ns": [None]}))
     # the namespace's TcpExt counters: 1 SACK recovery at each of ticks 1..4, 5 at 3
@@ -369,6 +369,7 @@ def test_results_turn_the_agents_samples_into_the_simulators_tables(tmp_path):
     assert fl["goodput_bps"] == pytest.approx(2 * 125_000 * 8 / 0.5)
     assert fl["retransmits"] == 2 and fl["sent_pkts"] == 140 and fl["retransmit_rate"] == pytest.approx(2 / 140)
     assert fl["fast_recoveries"] == 8 - 2  # the group's only flow: its namespace's count over the window
+    assert fl["rwnd_limited_frac"] == pytest.approx(2 * 0.05 / 0.5) and fl["sndbuf_limited_frac"] == 0
     (ln,) = s["links"]
     assert ln["drops_overflow"] == 4 and ln["offered_pkts"] == 204 and ln["loss_rate"] == pytest.approx(4 / 204)
     assert ln["mean_queue_pkts"] == pytest.approx(3.5)

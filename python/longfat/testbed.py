@@ -889,6 +889,13 @@ def results(plan: Plan, work: Path, meta: dict):
             continue
         rec = lambda c: c.get("TCPSackRecovery", 0) + c.get("TCPRenoRecovery", 0)
         recoveries[g.flows[0].index] = rec(ns[last]) - rec(ns[before])
+    def limited_frac(name: str, i: int) -> float | None:
+        v = col(name, math.nan)[:, i]
+        if not np.isfinite(v[-1]):
+            return None
+        v0 = at_start(np.nan_to_num(col(name)))[i]
+        return float((v[-1] - v0) / 1e6 / span)
+
     flow_rows = []
     for f in flows:
         i = f.index
@@ -915,6 +922,11 @@ def results(plan: Plan, work: Path, meta: dict):
             "throughput_bps": s_bytes[i] * 8 / span,
             "timeouts": int(rtos[-1, i] - at_start(rtos)[i]),
             "kernel_cc": f.kernel_cc,
+            # Shares of the window the kernel says the flow was limited by
+            # the receiver's window or its send buffer (the sending
+            # application), not by cwnd (tcpi_rwnd_limited, tcpi_sndbuf_limited).
+            "rwnd_limited_frac": limited_frac("rwnd_limited_us", i),
+            "sndbuf_limited_frac": limited_frac("sndbuf_limited_us", i),
         })
     sel = win
     w_drops = float(drops[sel].sum())

@@ -44,8 +44,12 @@ TCP_INFO_FIELDS = {
     "bytes_acked": (120, "Q"),
     "data_segs_out": (156, "I"),
     "delivered": (192, "I"),
+    "busy_time_us": (168, "Q"),
+    "rwnd_limited_us": (176, "Q"),
+    "sndbuf_limited_us": (184, "Q"),
     "bytes_sent": (200, "Q"),
     "bytes_retrans": (208, "Q"),
+    "snd_wnd": (228, "I"),
     "total_rto": (240, "H"),
 }
 #: Bytes of ``struct tcp_info`` needed for the fields above (tcpi_total_rto

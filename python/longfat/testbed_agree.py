@@ -229,7 +229,9 @@ def report_markdown(name: str, rows: list[dict], meta: dict, command: str) -> st
         lines.append(
             f"- {r['algorithm']}: load average at start {', '.join(f'{x:.2f}' for x in (tm.get('load_average_at_start') or []))}, at the end {', '.join(f'{x:.2f}' for x in (tm.get('load_average_at_end') or []))}; "
             f"ping RTT {ping} ms; delay line {dl.get('forwarded')} packets, late p50/p99/p99.9 {dl.get('lateness_p50_us')}/{dl.get('lateness_p99_us')}/{dl.get('lateness_p999_us')} us, "
-            f"{dl.get('late_over_1ms')} more than 1 ms late" + ("" if tm.get("faithful") else f"; NOT faithful: {'; '.join(tm.get('unfaithful_because') or [])}")
+            f"{dl.get('late_over_1ms')} more than 1 ms late"
+            + "".join(f"; flow {f['name']} limited by the receive window {_fmt(f.get('rwnd_limited_frac'), 100, '.1f', ' %')}, by the send buffer {_fmt(f.get('sndbuf_limited_frac'), 100, '.1f', ' %')} of the time" for f in r.get("testbed_flows", []))
+            + ("" if tm.get("faithful") else f"; NOT faithful: {'; '.join(tm.get('unfaithful_because') or [])}")
             + (f"; warning: {tm['busy_warning']}" if tm.get("busy_warning") else "")
         )
     lines.append("")
@@ -291,6 +293,7 @@ def agree(
             write_marker(d, "run")
             row = compare_row(a, sim_result, tb_result)
             row["testbed_meta"] = tb_result.summary["testbed"]
+            row["testbed_flows"] = [{k: f.get(k) for k in ("name", "rwnd_limited_frac", "sndbuf_limited_frac")} for f in tb_result.summary["flows"]]
             rows.append(row)
             plot_overlay(a, sim_result, tb_result, tmp / f"{a}.png")
         name = base.get("name") or "scenario"
