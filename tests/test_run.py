@@ -67,3 +67,22 @@ def test_save_replaces_an_older_result_only_when_forced(tmp_path):
     assert not (out / "stale.txt").exists()
     assert json.loads((out / "summary.json").read_text())["end_s"] == 7.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_summary_counts_fast_recoveries_over_the_measurement_window_only():
+    """Like every per-flow total in summary.json: one Reno flow on 100 Mbit/s
+    x 70 ms with a 0.2 BDP buffer meets its one fast recovery when slow start
+    overshoots (before 2 s) and no other for 20 s, so a window from 5 s
+    counts none; the same run measured from 0 counts it."""
+    from longfat.runner import execute, prepare
+
+    spec = {
+        "network": {"topology": "dumbbell", "bottleneck": {"rate": "100Mbps", "delay": "35ms", "queue": "0.2bdp"}},
+        "flows": [{"cc": "reno"}],
+        "run": {"duration": "20s", "measure_from": "0s"},
+    }
+    whole = execute(*prepare(spec)).summary["flows"][0]
+    assert whole["fast_recoveries"] >= 1 and whole["retransmits"] > 0
+    spec["run"]["measure_from"] = "5s"
+    late = execute(*prepare(spec)).summary["flows"][0]
+    assert late["retransmits"] == 0 and late["fast_recoveries"] == 0

@@ -62,6 +62,7 @@ struct FlowSnap {
     sent_pkts: u64,
     retransmits: u64,
     timeouts: u64,
+    fast_recoveries: u64,
     modules: ModuleSnap,
 }
 
@@ -96,6 +97,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
             sent_pkts: sender.counters.sent_pkts,
             retransmits: sender.counters.retransmits,
             timeouts: sender.counters.timeouts,
+            fast_recoveries: sender.counters.fast_recoveries,
             modules: ModuleSnap::default(),
         },
         // Retransmissions: the HCM's own and the LCM losses either module resent;
@@ -109,6 +111,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
                 sent_pkts: c.sent_pkts,
                 retransmits: h.retransmits + sender.manager().lcm_losses_resent + sender.manager().lcm_losses_resent_by_lcm,
                 timeouts: h.timeouts,
+                fast_recoveries: h.fast_recoveries,
                 modules: ModuleSnap {
                     hcm_sent: h.sent_pkts,
                     lcm_sent: l.sent_pkts,
@@ -129,6 +132,7 @@ fn flow_snap(f: &Flow) -> FlowSnap {
             sent_pkts: u.counters.sent_pkts,
             retransmits: 0,
             timeouts: 0,
+            fast_recoveries: 0,
             modules: ModuleSnap::default(),
         },
     }
@@ -332,7 +336,7 @@ impl Metrics {
                 let bits = receiver_payload_bits(sender.config());
                 tcp_goodputs.push(goodput);
                 let lcm = sender.lcm();
-                row["fast_recoveries"] = json!(sender.hcm().counters.fast_recoveries);
+                row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
                 row["final_cwnd_pkts"] = json!(finite_or_null(sender.hcm().cc().cwnd()));
                 row["final_lcm_cwnd_pkts"] = json!(lcm.cwnd());
                 row["hcm_goodput_bps"] = json!(rate_of(secs, (m.hcm_new - pm.hcm_new) as f64 * bits));
@@ -351,7 +355,7 @@ impl Metrics {
             }
             if let Endpoints::Tcp { sender, .. } = &f.endpoints {
                 tcp_goodputs.push(goodput);
-                row["fast_recoveries"] = json!(sender.counters.fast_recoveries);
+                row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
                 row["final_cwnd_pkts"] = json!(finite_or_null(sender.cc().cwnd()));
                 row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
                     (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),

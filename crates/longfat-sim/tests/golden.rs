@@ -195,7 +195,7 @@ fn golden_parking_lot_with_cross_traffic() {
         seed = 11
         measure_from = "2s"
         "#,
-        0xe9b62a8565aae68b,
+        0xb3fafdcda438a7c1,
     );
 }
 
