@@ -1,4 +1,4 @@
-//! The event queue: a 4-ary heap ordered by (time, sequence number), so that
+//! The event queue, ordered by (time, sequence number), so that
 //! events at the same nanosecond run in the order they were scheduled.
 //! Pending events grow with links and flows, not with packets: a link keeps
 //! one event for the head of its pipe, a flow one per timer kind.
@@ -93,41 +93,49 @@ fn key(time_ns: u64, seq: u64) -> u128 {
     (u128::from(time_ns) << 64) | u128::from(seq)
 }
 
-/// Children per heap node: a 4-ary heap is half as deep as a binary one and
-/// a node's four children's keys share one or two cache lines.
-const ARITY: usize = 4;
+/// Most entries the near list holds (see `EventQueue`).
+const NEAR_CAP: usize = 64;
 
-/// A 4-ary min-heap on (time, sequence).
-///
-/// Keys and events live in two arrays of plain integers (struct of arrays):
-/// a sift compares keys only, and every entry is written and read back with
-/// the same access width, so loads never wait on a partly matching store
-/// (store-to-load forwarding fails when a wide load spans narrower stores,
-/// and that stall was the largest cost of an array of structs here).
-///
-/// Most events reschedule something at once (a link's next arrival, a
-/// sender's next packet), so `pop` leaves its slot at the root as a hole
-/// and the next `schedule` drops its entry straight into the hole and sifts
-/// it down: one sift instead of a sift-down for the pop and a sift-up for
-/// the push. The order of events is exactly (time, sequence) either way.
-/// Entries the front buffer holds.
-const FRONT: usize = 8;
+/// How many pending events a new one may have to pass to enter the near
+/// list; one that would go deeper goes to the heap. At most `NEAR_CAP / 2`
+/// (a spill keeps the insertion point, see `EventQueue::spill`).
+const NEAR_DEPTH: usize = 32;
 
 /// Pending events ordered by (time, sequence).
 ///
-/// The few earliest events live in a small sorted buffer in front of a
-/// 4-ary heap: with a handful of pending events (one flow: six links and a
-/// timer), scheduling is an insertion into a short sorted array and popping
-/// takes its last entry, with no sift. Every key in the buffer is below
-/// every key in the heap, so the order is exactly (time, sequence).
-#[derive(Debug, Default)]
+/// Most events are scheduled a moment ahead of now: a link's next arrival
+/// one transmission time after the last, a packet's next hop over a short
+/// access link. With 10 and 100 flows a new event has on average fewer
+/// than 2 pending events before it (traces of `benches/many-10.toml` and
+/// `many-100.toml`, 2026-11-25). So the queue keeps a sorted *near list*:
+/// an array in descending order, the next event last, where scheduling
+/// walks back from the end past the few earlier events, and popping takes
+/// the last entry. An event that would have to pass more than `NEAR_DEPTH`
+/// entries (a timer, an arrival over a long pipe) goes to a 4-ary heap
+/// instead, and so do the later half of the list when it fills up. The
+/// two overlap in time: `pop` takes the lesser of the list's last entry and
+/// the heap's root, compared on the full (time, sequence) key, so the order
+/// is exactly (time, sequence).
+#[derive(Debug)]
 pub struct EventQueue {
     /// Descending: the next event is the last.
-    front_keys: [u128; FRONT],
-    front_events: [u64; FRONT],
-    front_len: usize,
+    near_keys: [u128; NEAR_CAP],
+    near_events: [u64; NEAR_CAP],
+    near_len: usize,
     heap: Heap,
     next_seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self {
+            near_keys: [0; NEAR_CAP],
+            near_events: [0; NEAR_CAP],
+            near_len: 0,
+            heap: Heap::default(),
+            next_seq: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -140,50 +148,62 @@ impl EventQueue {
         let k = key(time_ns, self.next_seq);
         self.next_seq += 1;
         let ev = event.pack();
-        let n = self.front_len;
-        if n > 0 && k < self.front_keys[0] {
-            if n == FRONT {
-                // Spill the buffer's largest: it is below the heap's least.
-                self.heap.push(self.front_keys[0], self.front_events[0]);
-                self.front_keys.copy_within(1..FRONT, 0);
-                self.front_events.copy_within(1..FRONT, 0);
-                self.front_len -= 1;
-            }
-            self.front_insert(k, ev);
-        } else if n < FRONT
-            && self.heap.min_key_keeping_hole().is_none_or(|m| k < m)
-        {
-            // Below everything in the heap, whatever its size: with many
-            // flows this is a packet's next hop over a short access link,
-            // which a push would sift all the way up to the root.
-            // (callgrind, 100 flows: 3.4 % fewer instructions than sending
-            // every event into the heap once it holds more than 8.)
-            self.front_insert(k, ev);
-        } else {
-            self.heap.push(k, ev);
+        if self.near_len == NEAR_CAP {
+            self.spill();
         }
-    }
-
-    /// Inserts into the buffer, which has room, keeping it descending.
-    #[inline]
-    fn front_insert(&mut self, k: u128, ev: u64) {
-        let mut i = self.front_len;
-        while i > 0 && self.front_keys[i - 1] < k {
-            self.front_keys[i] = self.front_keys[i - 1];
-            self.front_events[i] = self.front_events[i - 1];
+        let n = self.near_len;
+        assert!(n < NEAR_CAP, "the near list has room");
+        // Its sequence number is the highest yet, so `k` goes after every
+        // entry at a later time and before every entry at the same time or
+        // earlier: a comparison of times alone places it.
+        let time = |k: u128| (k >> 64) as u64;
+        if n >= NEAR_DEPTH && time(self.near_keys[n - NEAR_DEPTH]) <= time_ns {
+            self.heap.push(k, ev);
+            return;
+        }
+        let mut i = n;
+        while i > 0 && time(self.near_keys[i - 1]) <= time_ns {
+            self.near_keys[i] = self.near_keys[i - 1];
+            self.near_events[i] = self.near_events[i - 1];
             i -= 1;
         }
-        self.front_keys[i] = k;
-        self.front_events[i] = ev;
-        self.front_len += 1;
+        self.near_keys[i] = k;
+        self.near_events[i] = ev;
+        self.near_len = n + 1;
+    }
+
+    /// Moves the later half of the full near list to the heap.
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self) {
+        const HALF: usize = NEAR_CAP / 2;
+        for i in 0..HALF {
+            self.heap.push(self.near_keys[i], self.near_events[i]);
+        }
+        self.near_keys.copy_within(HALF..NEAR_CAP, 0);
+        self.near_events.copy_within(HALF..NEAR_CAP, 0);
+        self.near_len = NEAR_CAP - HALF;
+    }
+
+    /// Whether the next event is the near list's (else the heap's; the
+    /// list is then empty or its next entry later).
+    #[inline(always)]
+    fn next_is_near(&self) -> bool {
+        self.near_len > 0
+            && self
+                .heap
+                .min_key()
+                .is_none_or(|m| self.near_keys[self.near_len - 1] < m)
     }
 
     #[inline]
     pub fn peek_time(&mut self) -> Option<u64> {
-        if self.front_len > 0 {
-            return Some((self.front_keys[self.front_len - 1] >> 64) as u64);
-        }
-        self.heap.min_key().map(|k| (k >> 64) as u64)
+        let k = if self.next_is_near() {
+            self.near_keys[self.near_len - 1]
+        } else {
+            self.heap.min_key()?
+        };
+        Some((k >> 64) as u64)
     }
 
     #[inline]
@@ -195,9 +215,9 @@ impl EventQueue {
     /// link arrivals (`PackedEvent::link_arrival`).
     #[inline]
     pub fn pop_packed(&mut self) -> Option<(u64, PackedEvent)> {
-        let (k, ev) = if self.front_len > 0 {
-            self.front_len -= 1;
-            (self.front_keys[self.front_len], self.front_events[self.front_len])
+        let (k, ev) = if self.next_is_near() {
+            self.near_len -= 1;
+            (self.near_keys[self.near_len], self.near_events[self.near_len])
         } else {
             self.heap.pop()?
         };
@@ -205,7 +225,7 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.front_len + self.heap.len()
+        self.near_len + self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -213,67 +233,51 @@ impl EventQueue {
     }
 }
 
+/// Children per heap node: a 4-ary heap is half as deep as a binary one and
+/// a node's four children's keys share one or two cache lines.
+const ARITY: usize = 4;
+
+/// A 4-ary min-heap on (time, sequence), for the events that the near list
+/// does not take.
+///
+/// Keys and events live in two arrays of plain integers (struct of arrays):
+/// a sift compares keys only, and every entry is written and read back with
+/// the same access width, so loads never wait on a partly matching store
+/// (store-to-load forwarding fails when a wide load spans narrower stores,
+/// and that stall was the largest cost of an array of structs here).
 #[derive(Debug, Default)]
 struct Heap {
     keys: Vec<u128>,
     events: Vec<u64>,
-    /// The root was popped and not yet refilled.
-    hole: bool,
 }
 
 impl Heap {
-    #[inline(always)]
+    #[inline]
     fn push(&mut self, k: u128, ev: u64) {
-        if self.hole {
-            self.hole = false;
-            self.sift_down(0, k, ev);
-        } else {
-            self.keys.push(k);
-            self.events.push(ev);
-            self.sift_up(self.keys.len() - 1, k, ev);
-        }
+        self.keys.push(k);
+        self.events.push(ev);
+        self.sift_up(self.keys.len() - 1, k, ev);
     }
 
-    /// Closes a hole left by `pop` with the last entry.
-    #[inline]
-    fn fill_hole(&mut self) {
-        if self.hole {
-            self.hole = false;
-            let k = self.keys.pop().expect("a hole is a slot of the heap");
-            let ev = self.events.pop().expect("one event per key");
-            if !self.keys.is_empty() {
-                self.sift_down(0, k, ev);
-            }
-        }
-    }
-
-    #[inline]
-    fn min_key(&mut self) -> Option<u128> {
-        self.fill_hole();
+    #[inline(always)]
+    fn min_key(&self) -> Option<u128> {
         self.keys.first().copied()
     }
 
-    /// The least key, without closing a hole (the least of the root's
-    /// children then).
     #[inline]
-    fn min_key_keeping_hole(&self) -> Option<u128> {
-        if !self.hole {
-            return self.keys.first().copied();
-        }
-        let n = self.keys.len();
-        (1..(1 + ARITY).min(n)).map(|c| self.keys[c]).min()
-    }
-
-    #[inline(always)]
     fn pop(&mut self) -> Option<(u128, u64)> {
-        self.fill_hole();
         let k = *self.keys.first()?;
-        self.hole = true;
-        Some((k, self.events[0]))
+        let ev = self.events[0];
+        let last_k = self.keys.pop().expect("non-empty");
+        let last_ev = self.events.pop().expect("one event per key");
+        if !self.keys.is_empty() {
+            self.sift_down(0, last_k, last_ev);
+        }
+        Some((k, ev))
     }
 
     fn len(&self) -> usize {
-        self.keys.len() - usize::from(self.hole)
+        self.keys.len()
     }
 
     /// Moves entry (`k`, `ev`) up from free slot `i`.
@@ -294,7 +298,7 @@ impl Heap {
     }
 
     /// Moves entry (`k`, `ev`) down from free slot `i`.
-    #[inline]
+    #[inline(never)]
     fn sift_down(&mut self, mut i: usize, k: u128, ev: u64) {
         let n = self.keys.len();
         let keys = &mut self.keys[..n];
@@ -385,6 +389,39 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn ties_between_the_near_list_and_the_heap_keep_schedule_order() {
+        // 100 events at one time: past NEAR_DEPTH of them, each new one
+        // would pass too many to enter the list and goes to the heap. They
+        // pop in the order scheduled, from either.
+        let mut q = EventQueue::new();
+        for i in 0..100 {
+            q.schedule(7, Event::LinkArrival(i));
+        }
+        q.schedule(3, Event::Sample);
+        assert!(q.heap.len() > 0, "some went to the heap");
+        assert_eq!(q.pop(), Some((3, Event::Sample)));
+        for i in 0..100 {
+            assert_eq!(q.pop(), Some((7, Event::LinkArrival(i))));
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_full_near_list_spills_to_the_heap() {
+        // Each event earlier than all before it enters the list at its end;
+        // past NEAR_CAP the later half moves to the heap.
+        let mut q = EventQueue::new();
+        for i in 0..100u32 {
+            q.schedule(1000 - u64::from(i), Event::LinkArrival(i));
+        }
+        assert!(q.heap.len() > 0, "the list spilled");
+        for i in (0..100u32).rev() {
+            assert_eq!(q.pop(), Some((1000 - u64::from(i), Event::LinkArrival(i))));
+        }
+        assert!(q.is_empty());
+    }
 }
 
 #[cfg(test)]
@@ -397,10 +434,11 @@ mod properties {
         #![proptest_config(ProptestConfig { cases: 512, rng_seed: proptest::test_runner::RngSeed::Fixed(17), ..ProptestConfig::default() })]
 
         /// Any interleaving of schedules and pops gives exactly the order of
-        /// a sorted map on (time, sequence), hole or no hole. `fill` sets how
-        /// often an operation is a schedule (in eighths), so some runs keep a
-        /// few events pending (front buffer only) and others hundreds
-        /// (spills, the heap, and the buffer bypassed past 8 in the heap).
+        /// a sorted map on (time, sequence). `fill` sets how often an
+        /// operation is a schedule (in eighths), so some runs keep a few
+        /// events pending (near list only) and others hundreds (events too
+        /// deep for the list, spills of a full list, pops that alternate
+        /// between list and heap).
         #[test]
         fn matches_a_sorted_reference(
             fill in 2u8..8,
