@@ -206,6 +206,29 @@ impl EventQueue {
         Some((k >> 64) as u64)
     }
 
+    /// Pops the next event if it is due at or before `until_ns`: one look
+    /// at the two structures instead of `peek_time` and then `pop_packed`.
+    #[inline(always)]
+    pub fn pop_due(&mut self, until_ns: u64) -> Option<(u64, PackedEvent)> {
+        let near = self.next_is_near();
+        let k = if near {
+            self.near_keys[self.near_len - 1]
+        } else {
+            self.heap.min_key()?
+        };
+        let t = (k >> 64) as u64;
+        if t > until_ns {
+            return None;
+        }
+        let ev = if near {
+            self.near_len -= 1;
+            self.near_events[self.near_len]
+        } else {
+            self.heap.pop().expect("peeked").1
+        };
+        Some((t, PackedEvent(ev)))
+    }
+
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
         self.pop_packed().map(|(t, w)| (t, w.unpack()))
@@ -452,6 +475,17 @@ mod properties {
                 let op = if roll < fill { 1 } else if other == 0 { 2 } else { 0 };
                 if op == 2 {
                     prop_assert_eq!(q.peek_time(), reference.keys().next().map(|k| k.0));
+                } else if op == 0 && other == 2 {
+                    // `pop_due` with a limit that the next event may pass.
+                    let until = now + dt / 4;
+                    let due = reference.keys().next().is_some_and(|k| k.0 <= until);
+                    let want = if due {
+                        reference.pop_first().map(|((t, _), l)| (t, Event::LinkArrival(l)))
+                    } else {
+                        None
+                    };
+                    prop_assert_eq!(q.pop_due(until).map(|(t, e)| (t, e.unpack())), want);
+                    if let Some((t, _)) = want { now = t; }
                 } else if op == 0 {
                     let want = reference.pop_first().map(|((t, _), l)| (t, Event::LinkArrival(l)));
                     prop_assert_eq!(q.pop(), want);

@@ -190,18 +190,25 @@ impl Simulation {
     pub fn run_until_limited(&mut self, until_ns: u64, max_events: u64) -> RunStatus {
         let until = until_ns.min(self.end_ns);
         let mut budget = max_events;
-        while let Some(t) = self.events.peek_time() {
-            if t > until {
+        loop {
+            // Checked before the next event is taken, so a stop leaves it
+            // pending.
+            if self.over_budget() {
+                if self.events.peek_time().is_some_and(|t| t <= until) {
+                    return RunStatus::OverBudget;
+                }
                 break;
             }
-            if self.over_budget() {
-                return RunStatus::OverBudget;
-            }
             if budget == 0 {
-                return RunStatus::EventLimit;
+                if self.events.peek_time().is_some_and(|t| t <= until) {
+                    return RunStatus::EventLimit;
+                }
+                break;
             }
+            let Some((t, ev)) = self.events.pop_due(until) else {
+                break;
+            };
             budget -= 1;
-            let (t, ev) = self.events.pop_packed().expect("peeked");
             self.now_ns = t;
             self.events_processed += 1;
             match ev.link_arrival() {
