@@ -318,7 +318,10 @@ impl Simulation {
     }
 
     /// Packet `id` reached the end of a link: on to its next hop, or to its
-    /// endpoint.
+    /// endpoint. Inlined into the event loop, its one caller: the call's
+    /// prologue and epilogue saved and restored every callee-saved register
+    /// on every packet-hop (callgrind: 2 % fewer instructions).
+    #[inline(always)]
     fn forward(&mut self, id: PacketId) {
         let p = self.packets.get_mut(id);
         let next = usize::from(p.hop) + 1;
