@@ -99,6 +99,100 @@ struct Slot {
     corrupted: bool,
 }
 
+/// The slots a link holds, first in first out: a ring whose capacity is a
+/// power of two, so a position is `(head + i) & mask` with no wrap-around
+/// test (`VecDeque` tests for the wrap on every access; about ten accesses
+/// per packet-hop). Grows by doubling, as `VecDeque` does, and never shrinks.
+#[derive(Debug, Default)]
+struct SlotRing {
+    /// Every element is a slot (live or stale); the length is the capacity.
+    buf: Vec<Slot>,
+    head: usize,
+    len: usize,
+}
+
+impl SlotRing {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn pos(&self, i: usize) -> usize {
+        (self.head + i) & self.buf.len().wrapping_sub(1)
+    }
+
+    /// The slot `i` places behind the head.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&Slot> {
+        if i < self.len {
+            Some(&self.buf[self.pos(i)])
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&Slot> {
+        self.get(0)
+    }
+
+    /// Hints the cache to load the place `i` behind the head, whether or
+    /// not it holds a live slot (a stale one costs nothing).
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        prefetch(self.buf.get(self.pos(i)));
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, s: Slot) {
+        if self.len == self.buf.len() {
+            self.grow(s);
+        }
+        let i = self.pos(self.len);
+        self.buf[i] = s;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Slot> {
+        if self.len == 0 {
+            return None;
+        }
+        let s = self.buf[self.head];
+        self.head = self.pos(1);
+        self.len -= 1;
+        Some(s)
+    }
+
+    /// Doubles the capacity (at least 4), the slots in order from 0.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, filler: Slot) {
+        let cap = (2 * self.buf.len()).max(4);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend((0..self.len).map(|i| self.buf[self.pos(i)]));
+        buf.resize(cap, filler);
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
+impl std::ops::Index<usize> for SlotRing {
+    type Output = Slot;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &Slot {
+        debug_assert!(i < self.len, "a live slot");
+        &self.buf[self.pos(i)]
+    }
+}
+
 /// A packet waiting in a strict-priority class or in service.
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
@@ -171,7 +265,7 @@ struct PriorityQueue {
 #[repr(C, align(64))]
 pub struct Link {
     /// FIFO: every packet held; priority: packets propagating.
-    ring: VecDeque<Slot>,
+    ring: SlotRing,
     queue: Queue,
     /// Propagation delay (a copy of `spec.delay_ns`, kept with the hot fields).
     delay_ns: u64,
@@ -223,7 +317,7 @@ impl Link {
             loss_threshold,
             rng,
             queue,
-            ring: VecDeque::new(),
+            ring: SlotRing::default(),
             tx_size_bytes: 0,
             tx_time_ns: spec.rate.tx_time_ns(0),
             delay_ns: spec.delay_ns,
@@ -256,7 +350,7 @@ impl Link {
         } = &mut self.queue
         {
             while *n_departed < self.ring.len() {
-                prefetch(self.ring.get(*n_departed + PREFETCH_AHEAD));
+                self.ring.prefetch(*n_departed + PREFETCH_AHEAD);
                 let e = &self.ring[*n_departed];
                 if e.tx_end_ns > now_ns {
                     break;
@@ -504,7 +598,7 @@ impl Link {
             .ring
             .pop_front()
             .expect("arrival event with an empty pipe");
-        prefetch(self.ring.get(PREFETCH_AHEAD));
+        self.ring.prefetch(PREFETCH_AHEAD);
         debug_assert_eq!(head.arrive_ns, now_ns);
         if let Queue::Fifo {
             n_departed,
@@ -546,6 +640,42 @@ impl Link {
 mod tests {
     use super::*;
     use rand_core::SeedableRng;
+
+    #[test]
+    fn slot_ring_is_first_in_first_out_across_wraps_and_growth() {
+        let slot = |i: u64| Slot {
+            tx_end_ns: i,
+            arrive_ns: i,
+            id: PacketId(i as u32),
+            size_bytes: 0,
+            corrupted: false,
+        };
+        let mut ring = SlotRing::default();
+        let mut model = VecDeque::new();
+        let (mut pushed, mut popped) = (0u64, 0u64);
+        // Push runs of growing length between pops, so the ring grows while
+        // its live part wraps around the end of the buffer.
+        for round in 0..40u64 {
+            for _ in 0..(round % 7 + 1) {
+                ring.push_back(slot(pushed));
+                model.push_back(pushed);
+                pushed += 1;
+            }
+            for _ in 0..(round % 5) {
+                let want = model.pop_front();
+                assert_eq!(ring.pop_front().map(|s| s.arrive_ns), want);
+                popped += u64::from(want.is_some());
+            }
+            assert_eq!(ring.len(), model.len());
+            for (i, &v) in model.iter().enumerate() {
+                assert_eq!(ring[i].arrive_ns, v);
+                assert_eq!(ring.get(i).map(|s| s.arrive_ns), Some(v));
+            }
+            assert!(ring.get(model.len()).is_none());
+            assert_eq!(ring.front().map(|s| s.arrive_ns), model.front().copied());
+        }
+        assert!(popped > 0 && ring.buf.len().is_power_of_two());
+    }
 
     fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
         Link::new(
