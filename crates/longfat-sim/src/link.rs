@@ -391,21 +391,34 @@ impl Link {
     /// How many more packets of `size_bytes` this link accepts now without a
     /// tail drop (a packet that finds the link idle goes straight into
     /// service). Priority links report no limit: they are never host queues.
+    /// Asked before every ACK a sender handles, so it reads the FIFO state
+    /// directly rather than through `queue_len`.
+    #[inline]
     pub fn room_pkts(&mut self, now_ns: u64, size_bytes: u64) -> u64 {
-        let (queued_pkts, queued_bytes) = self.queue_len(now_ns);
-        match &self.queue {
-            Queue::Fifo {
-                limit, n_departed, ..
-            } => {
-                let idle = u64::from(self.ring.len() == *n_departed);
-                let waiting_room = match *limit {
-                    QueueLimit::Packets(n) => n.saturating_sub(queued_pkts),
-                    QueueLimit::Bytes(b) => b.saturating_sub(queued_bytes) / size_bytes.max(1),
-                };
-                waiting_room.saturating_add(idle)
-            }
-            Queue::Priority(_) => u64::MAX,
-        }
+        self.advance(now_ns);
+        let Queue::Fifo {
+            limit,
+            n_departed,
+            sys_bytes,
+            ..
+        } = &self.queue
+        else {
+            return u64::MAX;
+        };
+        let in_system = self.ring.len() - n_departed;
+        // Waiting packets and bytes (the head is in service), and one more
+        // for the packet an idle link takes straight into service.
+        let (queued_pkts, queued_bytes, idle) = if in_system == 0 {
+            (0, 0, 1)
+        } else {
+            let head = u64::from(self.ring[*n_departed].size_bytes);
+            (in_system as u64 - 1, sys_bytes - head, 0)
+        };
+        let waiting_room = match *limit {
+            QueueLimit::Packets(n) => n.saturating_sub(queued_pkts),
+            QueueLimit::Bytes(b) => b.saturating_sub(queued_bytes) / size_bytes.max(1),
+        };
+        waiting_room.saturating_add(idle)
     }
 
     /// When the packet now in service finishes serializing, so a waiting one
