@@ -148,11 +148,14 @@ impl EventQueue {
         let k = key(time_ns, self.next_seq);
         self.next_seq += 1;
         let ev = event.pack();
-        if self.near_len == NEAR_CAP {
+        // Room for one more (`n` is then provably below NEAR_CAP, so the
+        // walk below needs no bounds checks).
+        let n = if self.near_len < NEAR_CAP {
+            self.near_len
+        } else {
             self.spill();
-        }
-        let n = self.near_len;
-        assert!(n < NEAR_CAP, "the near list has room");
+            NEAR_CAP - NEAR_CAP / 2
+        };
         // Its sequence number is the highest yet, so `k` goes after every
         // entry at a later time and before every entry at the same time or
         // earlier: a comparison of times alone places it.
