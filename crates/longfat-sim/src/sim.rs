@@ -381,7 +381,7 @@ impl Simulation {
 
     /// Room left in the queue of flow `f`'s sending host (its first link),
     /// in packets of the flow's data size.
-    #[inline]
+    #[inline(always)]
     fn host_room_pkts(&mut self, f: usize) -> u64 {
         let flow = &self.flows[f];
         let size = match &flow.endpoints {
