@@ -33,6 +33,9 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from longfat._native import ScenarioError
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+#: How many times a task whose result a dying worker took with it is run
+#: again (under a new key) before it counts as failed.
+MAX_RESUBMITS = 3
 
 
 @dataclass
@@ -223,10 +226,13 @@ class Executor:
         client = self.client
         futures = {}
         cost = {}
+        task = {}
+        resubmitted: dict[str, int] = {}
         for t in order:
             f = client.submit(t.fn, *t.args, key=t.key, priority=t.cost, retries=0, pure=False)
             futures[f] = t.key
             cost[t.key] = t.cost
+            task[t.key] = t
         pending = set(futures)
         last_poll = 0.0
         try:
@@ -249,6 +255,18 @@ class Executor:
                 for f in done:
                     pending.discard(f)
                     key = futures[f]
+                    if f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS:
+                        # Neither a result nor an error: its result was lost
+                        # with a worker that died holding it (or the worker
+                        # died mid-run and the scheduler gave the key up).
+                        # Run it again under a new key.
+                        n = resubmitted[key] = resubmitted.get(key, 0) + 1
+                        t = task[key]
+                        f.release()
+                        nf = client.submit(t.fn, *t.args, key=f"{t.key}-again{n}", priority=t.cost, retries=0, pure=False)
+                        futures[nf] = key
+                        pending.add(nf)
+                        continue
                     status.done_cost += cost[key]
                     if f.status == "finished":
                         value = f.result()
@@ -259,7 +277,9 @@ class Executor:
                             on_status(status, key)
                         yield key, True, value
                     else:
-                        exc = f.exception()
+                        exc = f.exception() if f.status == "error" else None
+                        if exc is None:
+                            exc = RuntimeError(f"its result was lost {resubmitted.get(key, 0) + 1} times (status {f.status!r}: workers died holding it)")
                         f.release()
                         if stop_on_failure:
                             raise exc
