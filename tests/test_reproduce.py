@@ -131,3 +131,109 @@ def test_malformed_reproduce_table_is_refused_by_field(tmp_path):
         p.write_text(src.replace("seeds = [1]", bad))
         with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
             load_experiment("htcp", p, quick=False)
+
+
+# ---- criteria stated in the scenario files (criteria.py) ----------------------
+
+
+def _criteria(table):
+    from pathlib import Path
+
+    from longfat.reproduce.criteria import check_criteria
+
+    return check_criteria(Path("x.toml"), table)
+
+
+@pytest.mark.parametrize(
+    "spec, field, words",
+    [
+        ({"kind": "range", "lo": 0.95}, "reproduce.criteria.q", "needs both lo and hi"),
+        ({"kind": "range", "lo": 1, "hi": 2, "one_sided": "x"}, "reproduce.criteria.q", "exactly one of lo and hi"),
+        ({"kind": "factor", "paper": 1e-4, "factor": 3}, "reproduce.criteria.q.factor", "must be in (1, 2.414]"),
+        ({"kind": "rel", "paper": 10, "tol": 1.0}, "reproduce.criteria.q.tol", "must be in (0, 1)"),
+        ({"kind": "ci", "lo": 0, "hi": 2.5, "paper": 1}, "reproduce.criteria.q", "at least twice the paper's value"),
+        ({"kind": "ci", "lo": 2, "hi": 3, "paper": 1}, "reproduce.criteria.q", "must lie in [lo, hi]"),
+        ({"kind": "ci", "paper": 1}, "reproduce.criteria.q", "either paper and tol, or lo and hi"),
+        ({"kind": "ci", "lo": 1, "hi": float("inf")}, "reproduce.criteria.q.hi", "a finite number"),
+        ({"kind": "separate", "claim": ">="}, "reproduce.criteria.q.claim", "must be"),
+        ({"kind": "between", "lo": 1}, "reproduce.criteria.q.kind", "must be one of"),
+        ({"kind": "rel", "paper": 1, "tol": 0.1, "tolerance": 2}, "reproduce.criteria.q.tolerance", "unknown field"),
+        ({"kind": "rel", "paper": 1, "tol": 0.1, "control": "nope"}, "reproduce.criteria.q.control", "no criterion 'nope'"),
+        ({"kind": "rel", "paper": 1, "tol": 0.1, "control": "q"}, "reproduce.criteria.q.control", "must be a control"),
+    ],
+)
+def test_a_bad_criterion_is_refused_by_field(spec, field, words):
+    from longfat._native import ScenarioError
+
+    with pytest.raises(ScenarioError) as e:
+        _criteria({"q": spec})
+    assert e.value.args[1] == field and words in e.value.args[0], e.value.args
+
+
+def _probe_checks(exp):
+    """Every criterion of an experiment, completed with plausible intervals."""
+    from longfat.reproduce.criteria import criterion
+
+    for cid, spec in exp.criteria.items():
+        if spec["kind"] == "ci":
+            mid = (spec["lo"] + spec["hi"]) / 2
+            yield cid, criterion(exp, cid, ci=(mid, mid))
+        elif spec["kind"] == "separate":
+            yield cid, criterion(exp, cid, a=(2.0, 3.0), b=(0.0, 1.0))
+        else:
+            yield cid, criterion(exp, cid)
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_no_shipped_criterion_passes_a_missing_nan_or_infinite_value(quick):
+    """Every criterion stated in a paper's scenario files refuses a missing,
+    NaN or infinite measurement, and a NaN or infinite interval."""
+    from longfat.reproduce import PAPERS
+    from longfat.reproduce.core import load_paper
+    from longfat.reproduce.criteria import criterion
+
+    bad = [None, float("nan"), float("inf"), float("-inf")]
+    n = 0
+    for paper in PAPERS:
+        for exp in load_paper(paper, quick):
+            for cid, check in _probe_checks(exp):
+                n += 1
+                for v in bad:
+                    assert evaluate(check, v) != AGREES, (exp.path, cid, v)
+                if check["kind"] == "ci":
+                    for lo, hi in ((float("nan"), 1.0), (0.0, float("inf")), (float("-inf"), float("inf"))):
+                        assert evaluate(criterion(exp, cid, ci=(lo, hi)), 1.0) != AGREES, (exp.path, cid)
+                if check["kind"] == "separate":
+                    for iv in ((float("nan"), 1.0), (0.0, float("inf"))):
+                        assert evaluate(criterion(exp, cid, a=iv, b=(5.0, 6.0)), 1.0) != AGREES, (exp.path, cid)
+                        assert evaluate(criterion(exp, cid, a=(5.0, 6.0), b=iv), 1.0) != AGREES, (exp.path, cid)
+    assert n >= 0
+
+
+def test_a_claim_counts_only_if_its_negative_control_differs():
+    from longfat.reproduce.criteria import CONTROL_DIFFERS, CONTROL_PASSES, NOT_EVIDENCE, criterion, settle
+
+    class Exp:
+        path = "x.toml"
+        criteria = _criteria({"fair": {"kind": "ci", "lo": 0.9, "hi": 1.0, "control": "fair_reno"}, "fair_reno": {"kind": "ci", "lo": 0.9, "hi": 1.0}})
+
+    def rows(ctl_ci, group="g"):
+        return [Row("claim", "p", "m", 0.95, criterion(Exp, "fair", ci=(0.92, 0.97), group="g")),
+                Row("control", "p", "m", 0.5, criterion(Exp, "fair_reno", ci=ctl_ci, group=group))]
+
+    r = rows((0.4, 0.6))
+    settle(r)
+    assert [x.verdict for x in r] == [AGREES, CONTROL_DIFFERS] and r[0].control_verdict == CONTROL_DIFFERS
+    r = rows((0.92, 0.99))
+    settle(r)
+    assert [x.verdict for x in r] == [NOT_EVIDENCE, CONTROL_PASSES] and r[0].raw_verdict == AGREES
+    r = rows((0.4, 0.6), group="other")  # the control's row is for another group: missing
+    settle(r)
+    assert r[0].verdict == NOT_EVIDENCE and r[0].control_verdict == "missing"
+    # A claim that differs on its own stays a difference whatever the control does.
+    r = [Row("claim", "p", "m", 0.5, criterion(Exp, "fair", ci=(0.4, 0.6), group="g")), rows((0.4, 0.6))[1]]
+    settle(r)
+    assert r[0].verdict == DIFFERS
+    # settle is idempotent (the reports and the tests both run it).
+    settle(r)
+    assert r[0].verdict == DIFFERS and r[1].verdict == CONTROL_DIFFERS

@@ -12,6 +12,7 @@ from typing import Callable
 
 from longfat._native import ScenarioError
 from longfat.reproduce.core import Point, load_paper, run_points
+from longfat.reproduce.criteria import settle
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir
@@ -96,9 +97,11 @@ def reproduce(
                 sections.append(analyse(Runs(pairs), tmp, e))
             for extra in getattr(mod, "EXTRA", []):
                 sections.append(extra(tmp))
+            settle([r for s in sections for r in s.rows])
             meta = {
                 "paper": p,
                 "title": mod.TITLE,
+                "authors": getattr(mod, "AUTHORS", ""),
                 "citation": mod.CITATION,
                 "notes": getattr(mod, "NOTES", ""),
                 **({"spread": mod.SPREAD} if hasattr(mod, "SPREAD") else {}),

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from longfat._native import ScenarioError, Simulation
+from longfat.reproduce.criteria import check_criteria
 from longfat.scenario import _kind, check_document, check_key, key_path, load_scenario, set_path, shipped_dir
 
 #: The papers' scenario files: ``<paper>/*.toml`` in the shipped scenarios.
@@ -58,6 +59,7 @@ class Experiment:
     title: str
     doc: dict  # the scenario file as loaded, [reproduce] included
     points: list[Point] = field(default_factory=list)
+    criteria: dict = field(default_factory=dict)  # [reproduce.criteria], checked (criteria.py)
 
 
 def _rate_bps(text: str) -> float:
@@ -123,6 +125,7 @@ def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
     cases, vary, seeds = _check_reproduce(path, rep)
     base = {k: v for k, v in doc.items() if k != "reproduce"}
     exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc)
+    exp.criteria = check_criteria(path, rep.get("criteria", {}))
     keys = list(vary)
     name = f"{paper}-{path.stem}"
     built: set[bytes] = set()
@@ -197,7 +200,7 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
     def bad(field: str, what: str):
         raise _field_err(path, f"reproduce.{field}", what)
 
-    known = {"title", "seeds", "cases", "vary", "quick"}
+    known = {"title", "seeds", "cases", "vary", "quick", "criteria"}
     for k in rep:
         if k not in known:
             raise _field_err(path, key_path("reproduce", k), f"unknown field; allowed: {', '.join(sorted(known))}")
@@ -313,8 +316,8 @@ def evaluate(check: dict, value: float | None) -> str:
     kind = check["kind"]
     if kind == "none":
         return NO_NUMBER
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return DIFFERS
+    if not _finite(value):
+        return DIFFERS  # a missing, NaN or infinite measurement never passes
     v = float(value)
     if kind == "ci":
         ci, lo, hi = check.get("ci") or [None, None], check.get("lo"), check.get("hi")
@@ -347,6 +350,17 @@ def evaluate(check: dict, value: float | None) -> str:
 
 
 def describe(check: dict) -> str:
+    text = _describe(check)
+    if check.get("role") == "control":
+        text = "negative control, the same check: " + text
+    elif "control" in check:
+        text += f"; shown only if its negative control ({check['control']}) differs"
+    if check.get("id"):
+        text += f" [{check['id']}]"
+    return text
+
+
+def _describe(check: dict) -> str:
     kind = check["kind"]
     if kind == "rel":
         return f"within {check['tol'] * 100:g} % of the paper"
@@ -356,7 +370,8 @@ def describe(check: dict) -> str:
         lo, hi = check.get("lo"), check.get("hi")
         if lo is not None and hi is not None:
             return f"between {lo:g} and {hi:g}"
-        return f">= {lo:g}" if lo is not None else f"<= {hi:g}"
+        bound = f">= {lo:g}" if lo is not None else f"<= {hi:g}"
+        return bound + (f" (the paper's claim is one-sided: {check['one_sided']})" if check.get("one_sided") else "")
     if kind == "ci":
         return f"95 % CI inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
     if kind == "separate":
@@ -376,6 +391,8 @@ class Row:
     check: dict
     note: str = ""  # why it likely differs (shown when it does) or context
     verdict: str = ""
+    raw_verdict: str = ""  # the check's own verdict, before pairing with a negative control (criteria.settle)
+    control_verdict: str = ""  # a claim's: its control's verdict
 
     def __post_init__(self) -> None:
         if self.value is not None:
@@ -392,6 +409,8 @@ class Row:
             "check": self.check,
             "criterion": describe(self.check),
             "verdict": self.verdict,
+            **({"raw_verdict": self.raw_verdict} if self.raw_verdict else {}),
+            **({"control_verdict": self.control_verdict} if self.control_verdict else {}),
             "note": self.note,
         }
 

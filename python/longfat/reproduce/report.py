@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from longfat.reproduce.core import AGREES, DIFFERS, NOT_SEPARABLE, Section
+from longfat.reproduce.criteria import CONTROL_DIFFERS, CONTROL_PASSES, CONTROL_UNCLEAR, NOT_EVIDENCE
 
 
 def machine() -> str:
@@ -47,10 +48,20 @@ def git_commit() -> str:
 
 
 def _counts(sections: list[Section]) -> dict[str, int]:
-    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0}
+    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0, NOT_EVIDENCE: 0,
+         CONTROL_DIFFERS: 0, CONTROL_PASSES: 0, CONTROL_UNCLEAR: 0}
     for s in sections:
         for r in s.rows:
             c[r.verdict] = c.get(r.verdict, 0) + 1
+    return c
+
+
+def verdict_counts(rows: list[dict]) -> dict[str, int]:
+    """The same counts from results.json rows (for the README's table)."""
+    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0, NOT_EVIDENCE: 0,
+         CONTROL_DIFFERS: 0, CONTROL_PASSES: 0, CONTROL_UNCLEAR: 0}
+    for r in rows:
+        c[r["verdict"]] = c.get(r["verdict"], 0) + 1
     return c
 
 
@@ -58,14 +69,20 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not separable*", "not compared": "not compared"}
+VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not separable*", "not compared": "not compared",
+                NOT_EVIDENCE: "**not evidence**", CONTROL_DIFFERS: "control differs", CONTROL_PASSES: "**control passes too**",
+                CONTROL_UNCLEAR: "*control not separable*"}
 
 
 def _verdict_line(c: dict[str, int]) -> str:
-    """The verdict counts; "not separable" (confidence-interval checks) only
-    when a report has such rows, so that the other reports keep their form."""
-    sep = f", {c[NOT_SEPARABLE]} not separable" if c[NOT_SEPARABLE] else ""
-    return f"{c[AGREES]} agree, {c[DIFFERS]} differ{sep}, {c['not compared']} not compared"
+    """The claims' verdict counts, then the negative controls'."""
+    line = f"{c[AGREES]} agree, {c[DIFFERS]} differ, {c[NOT_SEPARABLE]} not separable, {c['not compared']} not compared"
+    if c[NOT_EVIDENCE]:
+        line += f", {c[NOT_EVIDENCE]} not evidence (their negative control passes the same check, or is unclear)"
+    n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
+    if n_ctl:
+        line += f"; negative controls: {c[CONTROL_DIFFERS]} of {n_ctl} differ as the paper says they should"
+    return line
 
 
 def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
@@ -73,6 +90,7 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
     lines = [
         f"# Reproduction: {meta['title']}",
         "",
+        *([f"**{meta['authors']}**", ""] if meta.get("authors") else []),
         f"*{meta['citation']}*",
         "",
         f"- Mode: **{meta['mode']}**" + (" (scaled down for smoke tests: not a reproduction)" if meta["mode"] == "quick" else ""),
@@ -124,7 +142,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
         "th{background:#f3f3f3}.agrees{color:#17663a}.differs{color:#b3261e;font-weight:bold}.notsep{color:#8a5a00;font-style:italic}.none{color:#777}"
         "img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}</style></head><body>",
-        f"<h1>Reproduction: {e(meta['title'])}</h1><p><em>{e(meta['citation'])}</em></p><ul>",
+        f"<h1>Reproduction: {e(meta['title'])}</h1>" + (f"<p><b>{e(meta['authors'])}</b></p>" if meta.get("authors") else "") + f"<p><em>{e(meta['citation'])}</em></p><ul>",
         f"<li>Mode: <b>{e(meta['mode'])}</b></li>",
         f"<li>Command: <code>{e(meta['command'])}</code></li>",
         f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
@@ -142,7 +160,8 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
             out.append(f"<p><img alt='{e(s.title)}' src='data:image/png;base64,{data}'></p>")
         out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
         for r in s.rows:
-            cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep"}.get(r.verdict, "none")
+            cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep", NOT_EVIDENCE: "differs", CONTROL_DIFFERS: "agrees",
+                   CONTROL_PASSES: "differs", CONTROL_UNCLEAR: "notsep"}.get(r.verdict, "none")
             note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
             note = note.removeprefix("if differs: ")
             out.append(
