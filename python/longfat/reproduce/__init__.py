@@ -19,6 +19,26 @@ from longfat.outdir import atomic_dir, check_container, check_output_dir
 
 PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
+#: Bottleneck packets one worker simulates per second, for ``--plan``'s
+#: estimate; measured on the 2-core machine of docs/performance.md
+#: (2026-11-26, 2 workers): LTCP Fig. 5 (one flow, 192 M packets) 3.7 M/s,
+#: H-TCP Figs. 8-10 (two flows, 337 M) 7 M/s; the lower one, rounded down.
+PACKETS_PER_WORKER_S = 3.5e6
+
+
+def load_papers(papers: list[str], quick: bool, only: list[str] | None = None) -> dict:
+    """Each paper's experiments, or with ``only`` the named ones of the one
+    paper (an unknown name is refused, listing the allowed ones)."""
+    experiments = {p: load_paper(p, quick) for p in papers}
+    if only is not None:
+        (p, exps), = experiments.items()
+        names = [e.name for e in exps]
+        for n in only:
+            if n not in names:
+                raise ScenarioError(f"--only: {p} has no experiment {n!r}; allowed: {', '.join(names)}", "--only")
+        experiments[p] = [e for e in exps if e.name in only]
+    return experiments
+
 
 def paper_module(paper: str):
     return importlib.import_module(f"longfat.reproduce.{paper}")
@@ -34,6 +54,7 @@ def reproduce(
     progress: Callable[[int, int, float, float, str], None] | None = None,
     force: bool = False,
     scheduler: str | None = None,
+    only: list[str] | None = None,
 ) -> dict[str, Path]:
     """Runs every experiment of ``papers`` on the executor (``jobs`` local
     Dask workers, or the Dask cluster at ``scheduler``), then writes
@@ -42,7 +63,7 @@ def reproduce(
     be missing or empty, or with ``force`` an earlier longfat result; all of
     them are checked before the first run. ``progress(done_runs, total_runs,
     done_cost, total_cost, label)`` is called after each run."""
-    experiments = {p: load_paper(p, quick) for p in papers}
+    experiments = load_papers(papers, quick, only)
     check_container(out)
     for p in papers:
         check_output_dir(out / p, force)
@@ -106,6 +127,7 @@ def reproduce(
                 "notes": getattr(mod, "NOTES", ""),
                 **({"spread": mod.SPREAD} if hasattr(mod, "SPREAD") else {}),
                 "mode": "quick" if quick else "full",
+                **({"only": only} if only else {}),
                 "command": command,
                 "runs": sum(len(e.points) for e in exps),
                 "wall_s": wall_by_paper[p],
