@@ -69,13 +69,16 @@ def test_quick_reproduction_end_to_end(paper, tmp_path):
             assert f"]({fig})" in md
         for row in s["rows"]:
             n_rows += 1
-            # Each verdict follows from the stored measured value and check.
-            assert row["verdict"] == evaluate(row["check"], row["value"]), row
+            # Each verdict follows from the stored measured value and check
+            # (before pairing with a negative control; settled below).
+            assert row.get("raw_verdict", row["verdict"]) == evaluate(row["check"], row["value"]), row
+            _assert_row_meets_the_standard(s["experiment"], row, quick=True)
             if row["check"]["kind"] != "none" and row["verdict"] == AGREES:
                 # A ratio is infinite when one flow got nothing; never NaN.
                 assert row["value"] is not None and not math.isnan(row["value"]), row
             assert row["measured"] and row["paper"]
     assert n_rows >= 8
+    _assert_controls_pair_up(doc)
     assert html.count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"])
     # No temporary directories left beside the output.
     assert sorted(p.name for p in tmp_path.iterdir()) == [paper]
@@ -237,3 +240,63 @@ def test_a_claim_counts_only_if_its_negative_control_differs():
     # settle is idempotent (the reports and the tests both run it).
     settle(r)
     assert r[0].verdict == DIFFERS and r[1].verdict == CONTROL_DIFFERS
+
+
+# ---- the standard every report row meets (issue 16) ----------------------------
+
+
+def _assert_row_meets_the_standard(experiment: str, row: dict, quick: bool) -> None:
+    """A row compares only under a criterion stated in its scenario file; a
+    comparison carries both intervals; a full-mode interval is over at
+    least 5 seeds."""
+    c = row["check"]
+    where = f"{experiment}: {row['item']}"
+    if c["kind"] == "none":
+        return
+    assert c.get("id"), f"{where}: its criterion is not stated in the scenario file"
+    if c["kind"] == "range":
+        assert (c.get("lo") is not None and c.get("hi") is not None) or c.get("one_sided"), f"{where}: a one-sided range with no one-sided claim"
+    if c["kind"] == "separate":
+        assert len(c["a"]) == 2 and len(c["b"]) == 2 and c["claim"] in (">", "<"), where
+    if c["kind"] == "ci":
+        assert len(c["ci"]) == 2, where
+    if not quick and c["kind"] in ("ci", "separate"):
+        n = c.get("n")
+        ns = n if isinstance(n, list) else [n]
+        assert all(isinstance(x, int) and x >= 5 for x in ns), f"{where}: an interval over {n} runs; the standard asks for 5 seeds or more"
+
+
+def _assert_controls_pair_up(doc: dict) -> None:
+    """Every claim that names a negative control has the control's row (same
+    group) in the report, and the stored verdicts are settle()'s."""
+    import copy
+
+    from longfat.reproduce.criteria import settle
+
+    rows = [r for s in doc["sections"] for r in s["rows"]]
+    for r in rows:
+        c = r["check"]
+        if "control" in c and c.get("role") != "control":
+            partners = [x for x in rows if x["check"].get("id") == c["control"] and x["check"].get("group", "") == c.get("group", "")]
+            assert partners, f"{r['item']}: its negative control {c['control']!r} has no row"
+    again = copy.deepcopy(rows)
+    for r in again:
+        r["verdict"] = r.get("raw_verdict", r["verdict"])
+    settle(again)
+    assert [r["verdict"] for r in again] == [r["verdict"] for r in rows]
+
+
+def test_plan_runs_nothing_and_only_picks_experiments(tmp_path):
+    r = run_cli("reproduce", "htcp", "--plan", "--only", "fig6,fig3", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert "fig6" in r.stdout and "fig3" in r.stdout and "fig7" not in r.stdout and "about" in r.stdout
+    assert not (tmp_path / "o").exists()
+    r = run_cli("reproduce", "htcp", "--only", "fig99", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "--only: htcp has no experiment 'fig99'; allowed: " in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("reproduce", "all", "--only", "fig6", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "--only: names experiments of one paper" in r.stderr
+    assert not (tmp_path / "o").exists()
+    r = run_cli("reproduce", "htcp", "--quick", "--only", "fig6", "--jobs", "1", "--out", str(tmp_path / "o"), "-q")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "o" / "htcp" / "results.json").read_text())
+    assert [s["experiment"] for s in doc["sections"]] == ["fig6"] and doc["meta"]["only"] == ["fig6"]

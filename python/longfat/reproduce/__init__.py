@@ -116,7 +116,7 @@ def reproduce(
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                 analyse = mod.ANALYSES[e.name]
                 sections.append(analyse(Runs(pairs), tmp, e))
-            for extra in getattr(mod, "EXTRA", []):
+            for extra in ([] if only else getattr(mod, "EXTRA", [])):  # --only: just the named experiments
                 sections.append(extra(tmp))
             settle([r for s in sections for r in s.rows])
             meta = {

@@ -42,7 +42,13 @@ def git_commit() -> str:
         return "unknown"
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or "unknown"
+        commit = out.stdout.strip()
+        if not commit:
+            return "unknown"
+        # Numbers from a tree whose simulator or analysis differs from the commit say so.
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "crates", "python"],
+                               capture_output=True, text=True, timeout=5)
+        return commit + (" with uncommitted changes to crates/ or python/" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -187,3 +193,24 @@ def write_json(path: Path, meta: dict, sections: list[Section]) -> None:
         ],
     }
     path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+PAPER_NAMES = {"ltcp": "LTCP", "htcp": "H-TCP", "ehstcp": "eHSTCP", "tcpgt": "TCP-GT", "plt": "PLT"}
+
+
+def verdict_table(root: Path, papers: tuple[str, ...]) -> str:
+    """The README's verdict table, from the committed reports' results.json
+    under ``root`` (``docs/reproductions``): each paper's claims by verdict,
+    then its negative controls."""
+    lines = [
+        "| paper | report | agree | differ | not separable | not compared | not evidence | negative controls that differ |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for p in papers:
+        doc = json.loads((root / p / "results.json").read_text(encoding="utf-8"))
+        c = verdict_counts([r for s in doc["sections"] for r in s["rows"]])
+        n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
+        name = PAPER_NAMES.get(p, p)
+        link = f"[{root.as_posix()}/{p}/report.md]({root.as_posix()}/{p}/report.md)"
+        lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c['not compared']} | {c[NOT_EVIDENCE]} | {c[CONTROL_DIFFERS]} of {n_ctl} |")
+    return "\n".join(lines)
