@@ -395,3 +395,86 @@ def test_axes_that_would_overwrite_each_other_are_refused(tmp_path, grid, cc, me
     # Without the conflicting partner the same axis is accepted.
     if len(grid) == 2:
         expand(base, grid_from_args(grid[:1], cc, None, 5, Grid()))
+
+
+class _FakeFuture:
+    def __init__(self, key, status, value=None, exc=None):
+        self.key, self.status, self._value, self._exc = key, status, value, exc
+        self.released = False
+
+    def result(self):
+        return self._value
+
+    def exception(self):
+        return self._exc
+
+    def release(self):
+        self.released = True
+
+
+class _FakeClient:
+    """A Dask client whose futures end as scripted, by the number of times
+    a task was submitted: 'lost' (neither finished nor erred: its result
+    died with a worker), 'finished' or 'error'."""
+
+    def __init__(self, script):
+        self.script = script  # task key -> list of outcomes, one per submission
+        self.submitted = []
+        self.cancelled = []
+
+    def submit(self, fn, *args, key, **kw):
+        base = key.split("-again")[0]
+        outcome = self.script[base][sum(1 for k in self.submitted if k.split("-again")[0] == base)]
+        self.submitted.append(key)
+        if outcome == "finished":
+            return _FakeFuture(key, "finished", value=fn(*args))
+        if outcome == "error":
+            return _FakeFuture(key, "error", exc=ValueError(f"{base} failed"))
+        return _FakeFuture(key, "lost")
+
+    def processing(self):
+        return {}
+
+    def cancel(self, futures, force=False):
+        self.cancelled += [f.key for f in futures]
+
+
+def _fake_executor(monkeypatch, script):
+    import dask.distributed
+
+    from longfat.executor import Executor
+
+    monkeypatch.setattr(dask.distributed, "wait", lambda fs, timeout=None, return_when=None: (set(fs), set()))
+    ex = Executor(scheduler="tcp://fake:8786")
+    ex.client = _FakeClient(script)
+    return ex
+
+
+def test_a_result_lost_with_a_worker_runs_again_under_a_new_key(monkeypatch):
+    """The executor's lost-result path, deterministically: a task whose
+    future ends neither finished nor erred is submitted again under a new
+    key and yielded once under its own key; after MAX_RESUBMITS losses it
+    fails saying so; a real error is not retried."""
+    from longfat.executor import MAX_RESUBMITS, Task
+
+    square = lambda x: x * x  # noqa: E731
+    script = {
+        "a": ["lost", "finished"],
+        "b": ["finished"],
+        "c": ["lost"] * (MAX_RESUBMITS + 1),
+        "d": ["error"],
+    }
+    ex = _fake_executor(monkeypatch, script)
+    tasks = [Task(k, square, (i + 2,), 1.0) for i, k in enumerate("abcd")]
+    out = {k: (ok, v) for k, ok, v in ex.run(tasks, poll_s=0.0)}
+    assert out["a"] == (True, 4) and out["b"] == (True, 9)
+    assert out["c"][0] is False and f"its result was lost {MAX_RESUBMITS + 1} times" in out["c"][1]
+    assert out["d"] == (False, "ValueError: d failed")
+    subs = ex.client.submitted
+    assert subs.count("a") == 1 and "a-again1" in subs and "a-again2" not in subs
+    assert [k for k in subs if k.startswith("c")] == ["c"] + [f"c-again{n}" for n in range(1, MAX_RESUBMITS + 1)]
+    assert [k for k in subs if k.startswith("d")] == ["d"]  # an error is the task's own: not run again
+    # With stop_on_failure the lost task's error is raised, and the rest cancelled.
+    ex = _fake_executor(monkeypatch, {"c": ["lost"] * (MAX_RESUBMITS + 1), "b": ["finished"]})
+    with pytest.raises(RuntimeError, match="its result was lost"):
+        list(ex.run([Task("c", square, (1,), 2.0), Task("b", square, (3,), 1.0)], stop_on_failure=True, poll_s=0.0))
