@@ -26,6 +26,21 @@ PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 PACKETS_PER_WORKER_S = 3.5e6
 
 
+def inputs_digest(paper: str) -> str:
+    """SHA-256 over what decides a paper's report besides the simulator: its
+    scenario files and its analysis module (so a committed report can be
+    checked to come from the current ones)."""
+    import hashlib
+
+    from longfat.reproduce.core import SCENARIO_ROOT
+
+    h = hashlib.sha256()
+    files = sorted((Path(SCENARIO_ROOT) / paper).glob("*.toml")) + [Path(paper_module(paper).__file__)]
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def load_papers(papers: list[str], quick: bool, only: list[str] | None = None) -> dict:
     """Each paper's experiments, or with ``only`` the named ones of the one
     paper (an unknown name is refused, listing the allowed ones)."""
@@ -136,6 +151,7 @@ def reproduce(
                 "executor": f"{jobs} parallel jobs" if scheduler is None else f"the workers of the Dask cluster at {scheduler}",
                 "machine": machine(),
                 "commit": git_commit(),
+                "inputs": inputs_digest(p),
             }
             write_markdown(tmp / "report.md", meta, sections)
             write_html(tmp / "report.html", tmp, meta, sections)

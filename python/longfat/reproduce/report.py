@@ -198,7 +198,7 @@ def write_json(path: Path, meta: dict, sections: list[Section]) -> None:
 PAPER_NAMES = {"ltcp": "LTCP", "htcp": "H-TCP", "ehstcp": "eHSTCP", "tcpgt": "TCP-GT", "plt": "PLT"}
 
 
-def verdict_table(root: Path, papers: tuple[str, ...]) -> str:
+def verdict_table(root: Path, papers: tuple[str, ...], link_prefix: str = "docs/reproductions") -> str:
     """The README's verdict table, from the committed reports' results.json
     under ``root`` (``docs/reproductions``): each paper's claims by verdict,
     then its negative controls."""
@@ -211,6 +211,6 @@ def verdict_table(root: Path, papers: tuple[str, ...]) -> str:
         c = verdict_counts([r for s in doc["sections"] for r in s["rows"]])
         n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
         name = PAPER_NAMES.get(p, p)
-        link = f"[{root.as_posix()}/{p}/report.md]({root.as_posix()}/{p}/report.md)"
+        link = f"[{link_prefix}/{p}/report.md]({link_prefix}/{p}/report.md)"
         lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c['not compared']} | {c[NOT_EVIDENCE]} | {c[CONTROL_DIFFERS]} of {n_ctl} |")
     return "\n".join(lines)
