@@ -204,11 +204,28 @@ def fig7(runs: Runs, out: Path, exp) -> Section:
 # Every check below is a criterion stated in the figure's scenario file
 # ([reproduce.criteria]), applied to the mean over seeds and its 95 % interval.
 
+# (imported here too, so this part stands on its own beside Figs. 1-7's)
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text  # noqa: E402, F811
 from longfat.reproduce.criteria import criterion  # noqa: E402
-from longfat.reproduce.measure import ci95, fmt_ci, mean_goodput  # noqa: E402
+from longfat.reproduce.measure import Runs, ci95, convergence_time, flow_series, fmt_ci, mean_goodput  # noqa: E402, F811
 
 #: The payload share of a 1500-byte packet with 40 bytes of headers: the most goodput a link can carry.
 MAX_EFF = 1460 / 1500
+
+
+def _alg(p, i: int = 0) -> str:
+    """The algorithm of flow ``i`` of a run."""
+    return p.scenario["flows"][i]["cc"]
+
+
+def _path_rtt_ms(p, flow: int = 0) -> int:
+    """Nominal round-trip propagation delay (ms) of ``flow``: its sender access
+    link, the receiver's access link and the bottleneck, both ways (without
+    the seed's RTT jitter)."""
+    net = p.scenario["network"]
+    acc_dst = _secs(net.get("access", {}).get("delay", "0s"))
+    acc = _secs(p.scenario["flows"][flow].get("access_delay", net.get("access", {}).get("delay", "0s")))
+    return int(round(2 * (acc + acc_dst + _secs(net["bottleneck"]["delay"])) * 1000))
 
 
 def _goodput_bps(r, flow: int) -> float:
@@ -232,7 +249,7 @@ def _ratio_second_half(r, a: int, b: int) -> float:
 def _point(p, flow: int = 0) -> tuple[float, str, int]:
     """(rate bit/s, rate as written, nominal RTT ms of ``flow``) of a run."""
     rate = p.scenario["network"]["bottleneck"]["rate"]
-    return _rate_bps(rate), rate, int(_rtt_ms(p, flow))
+    return _rate_bps(rate), rate, _path_rtt_ms(p, flow)
 
 
 def _group(rate: str, rtt_ms: int) -> str:
@@ -264,7 +281,7 @@ def fig8_10(runs: Runs, out: Path, exp) -> Section:
     done: dict[tuple, dict[str, list[float]]] = {}  # 1 if converged within the run
     late: dict[tuple, dict[str, list[float]]] = {}  # smaller / larger goodput over the last 100 s
     for p, r in runs.pairs:
-        cc = _cc(p)
+        cc = _alg(p)
         key = _point(p)
         start2 = _start_s(r, 1, _secs(p.scenario["flows"][1]["start"]))
         span = float(r.summary["end_s"]) - start2
@@ -390,7 +407,7 @@ def fig9(runs: Runs, out: Path, exp) -> Section:
     eff2: dict[str, dict[float, list[float]]] = {}
     rtx: dict[str, dict[float, list[float]]] = {}
     for p, r in runs.pairs:
-        cc = _cc(p)
+        cc = _alg(p)
         q = float(str(p.scenario["network"]["bottleneck"]["queue"]).removesuffix("bdp"))
         rate = _rate_bps(p.scenario["network"]["bottleneck"]["rate"])
         flows = r.summary["flows"]
@@ -508,7 +525,7 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
     eq21: dict[tuple, list[float]] = {}
     eq21sq: dict[tuple, list[float]] = {}
     for p, r in runs.pairs:
-        cc = _cc(p)
+        cc = _alg(p)
         key = _point(p, 1)
         ratio.setdefault(key, {}).setdefault(cc, []).append(_ratio(r, 1, 0))
         half.setdefault(key, {}).setdefault(cc, []).append(_ratio_second_half(r, 1, 0))
@@ -591,8 +608,8 @@ def fig12(runs: Runs, out: Path, exp) -> Section:
     half: dict[tuple, dict[str, list[float]]] = {}
     for p, r in runs.pairs:
         key = _point(p)
-        ratio.setdefault(key, {}).setdefault(_cc(p, 1), []).append(_ratio(r, 1, 0))
-        half.setdefault(key, {}).setdefault(_cc(p, 1), []).append(_ratio_second_half(r, 1, 0))
+        ratio.setdefault(key, {}).setdefault(_alg(p, 1), []).append(_ratio(r, 1, 0))
+        half.setdefault(key, {}).setdefault(_alg(p, 1), []).append(_ratio_second_half(r, 1, 0))
     rows = []
     keys = sorted(ratio)
     for key in keys:
