@@ -430,7 +430,7 @@ def fig7(runs: Runs, out: Path, exp) -> Section:
     ax[0][0].set_ylabel("standard / adaptive")
     ax[0][0].set_title("Fig. 7: adaptive backoff vs standard TCP (95 % CI over seeds)")
     ax[0][0].legend()
-    return Section("fig7", exp.title, setup_text(exp), rows, [figs.save(fig, out, "htcp_fig7.png")], scenario_comment(exp))
+    return Section(exp.name, exp.title, setup_text(exp), rows, [figs.save(fig, out, f"htcp_{exp.name}.png")], scenario_comment(exp))
 
 
 FIG7_NOTE = (
@@ -922,4 +922,5 @@ EXTRA = [table1]
 # (criteria in fig5.toml), no longer as an extra one.
 ANALYSES["fig5"] = fig5
 ANALYSES["fig6_utilization"] = fig6_utilization
+ANALYSES["fig7_rfc"] = fig7
 EXTRA = []
