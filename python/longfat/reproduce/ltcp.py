@@ -174,7 +174,7 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
         rows.append(Row(
             f"{ALG[cc]} at {rate}: packet loss rate (%)",
             f"{paper[1]:.3g}" if paper and paper[1] is not None else "- (none given)",
-            f"{loss:.3g} ({bottleneck(r)['drops_overflow']} drops in the run)",
+            f"{loss:.3g} ({bottleneck(r)['drops_overflow']} drops in the window)",
             loss,
             criterion(exp, lkey) if paper and paper[1] is not None and _has(exp, lkey) else NONE,
             _fig6_loss_note(cc, rate),
@@ -192,11 +192,11 @@ def _fig6_loss_note(cc: str, rate: str) -> str:
         bdp = _rate_bps(rate) * 0.070 / (8 * 1040)
         floor = 100 / (1.5 * bdp * bdp)
         return (
-            "The rate counts every drop of the run, the slow-start overshoot's included. "
+            "The rate counts the drops in the measurement window. "
             f"A Reno sawtooth with a BDP buffer (window BDP..2 BDP, BDP = {bdp:.0f} packets) loses at least one "
             f"packet per cycle of 1.5 BDP^2 packets: {floor:.2g} % in steady state."
         )
-    return "The rate counts every drop of the run. One loss event more or less moves a lone flow's loss rate by a large factor; LTCP loses up to K packets per event (one per layer added in the last RTT)."
+    return "One loss event more or less moves a lone flow's loss rate by a large factor; LTCP loses up to K packets per event (one per layer added in the last RTT)."
 
 
 def _fig6_note(cc: str, rate: str) -> str:
