@@ -268,22 +268,24 @@ def _assert_row_meets_the_standard(experiment: str, row: dict, quick: bool) -> N
 
 def _assert_controls_pair_up(doc: dict) -> None:
     """Every claim that names a negative control has the control's row (same
-    group) in the report, and the stored verdicts are settle()'s."""
+    group, same section: one scenario file's criteria) in the report, and
+    the stored verdicts are settle()'s."""
     import copy
 
     from longfat.reproduce.criteria import settle
 
-    rows = [r for s in doc["sections"] for r in s["rows"]]
-    for r in rows:
-        c = r["check"]
-        if "control" in c and c.get("role") != "control":
-            partners = [x for x in rows if x["check"].get("id") == c["control"] and x["check"].get("group", "") == c.get("group", "")]
-            assert partners, f"{r['item']}: its negative control {c['control']!r} has no row"
-    again = copy.deepcopy(rows)
-    for r in again:
-        r["verdict"] = r.get("raw_verdict", r["verdict"])
-    settle(again)
-    assert [r["verdict"] for r in again] == [r["verdict"] for r in rows]
+    for s in doc["sections"]:
+        rows = s["rows"]
+        for r in rows:
+            c = r["check"]
+            if "control" in c and c.get("role") != "control":
+                partners = [x for x in rows if x["check"].get("id") == c["control"] and x["check"].get("group", "") == c.get("group", "")]
+                assert partners, f"{s['experiment']}: {r['item']}: its negative control {c['control']!r} has no row"
+        again = copy.deepcopy(rows)
+        for r in again:
+            r["verdict"] = r.get("raw_verdict", r["verdict"])
+        settle(again)
+        assert [r["verdict"] for r in again] == [r["verdict"] for r in rows], s["experiment"]
 
 
 def test_plan_runs_nothing_and_only_picks_experiments(tmp_path):

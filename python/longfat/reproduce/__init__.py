@@ -133,7 +133,8 @@ def reproduce(
                 sections.append(analyse(Runs(pairs), tmp, e))
             for extra in ([] if only else getattr(mod, "EXTRA", [])):  # --only: just the named experiments
                 sections.append(extra(tmp))
-            settle([r for s in sections for r in s.rows])
+            for s in sections:  # a claim and its control are criteria of one scenario file: one section
+                settle(s.rows)
             meta = {
                 "paper": p,
                 "title": mod.TITLE,
