@@ -2,10 +2,14 @@
 robustness to a sudden change in load (Fig. 8), comparison with SACK,
 HSTCP, FAST and CUBIC (Figs. 9-12) and the limits of sect. IV-F.
 
-Every criterion is fixed here and in the scenario files before any run;
-where the paper states a property of TCP-GT that loss-based TCP lacks, the
-same measurement on Reno is reported as a control row with the paper's claim
-about it."""
+Every check is a criterion stated in the experiment's scenario file
+([reproduce.criteria], with the paper's section or figure beside it) before
+any run; every row over several flows is a mean over five seeds with
+randomized start times and per-flow RTTs, reported with its 95 % interval.
+Where the paper states a property of TCP-GT that loss-based TCP lacks (no
+drop, a small queue, fairness, the shape of the rise), the same check on
+Reno (SACK) is a negative control paired with the claim: the claim counts
+only if Reno fails it."""
 
 from __future__ import annotations
 
@@ -15,17 +19,23 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, between, rel, scenario_comment, setup_text
-from longfat.reproduce.measure import Runs, bottleneck, convergence_time, flow_series, fmt_spread, jain, mean_goodput, mean_sd
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
+from longfat.reproduce.criteria import criterion
+from longfat.reproduce.measure import Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, jain, mean_goodput, mean_sd
 
 TITLE = "TCP-GT: A New Approach to Congestion Control Based on Goodput and Throughput"
+AUTHORS = "Hyungsoo Jung, Shin-Gyu Kim, Heon Young Yeom, and Sooyong Kang"
 CITATION = "Jung, Kim, Yeom, Kang: TCP-GT (tcp-gt.md), section IV: ns-2 simulations on a dumbbell with DropTail queues of one BDP"
 NOTES = (
     "The paper's figures are plots without tables, except Table 1; most rows test a stated claim (no drop, the smallest "
-    "queue, utilization above 90 %, convergence in about 60 s). Where a claim is a property TCP-GT has and loss-based TCP "
-    "lacks, a control row runs the same measurement on Reno (SACK) and tests the paper's claim about it, so that each "
-    "TCP-GT check is shown able to fail. No public implementation of TCP-GT exists; longfat's follows the paper's "
-    "equations and Algorithm 1, with the choices it leaves open listed in docs/algorithms.md."
+    "queue, utilization above 90 %, convergence in about 60 s), with the criterion stated in the scenario file. Runs with "
+    "several flows use five seeds (randomized start times, per-flow RTTs up to 2 ms longer) and report the mean with its "
+    "95 % interval; a comparison with another protocol holds only if the intervals separate. Where a claim is a property "
+    "TCP-GT has and loss-based TCP lacks, a negative control applies the same check to Reno (SACK): the claim counts only "
+    "if the control fails it. Figs. 9-12 are run at two or three points of each sweep (five protocols x five seeds at "
+    "every point of the paper's sweeps would exceed this paper's share of the run budget), for 60 s with the metrics' "
+    "second half shown against the whole window. No public implementation of TCP-GT exists; longfat's follows the "
+    "paper's equations and Algorithm 1, with the choices it leaves open listed in docs/algorithms.md."
 )
 
 NAMES = {"tcpgt": "TCP-GT", "reno": "SACK", "highspeed": "HSTCP", "fast": "FAST", "cubic": "CUBIC"}
@@ -67,14 +77,6 @@ def _buffer_pkts(res) -> float:
     return rate * rtt / PKT_BITS
 
 
-def _util_hi(p) -> float:
-    """The highest utilization a window of samples can show: 1, plus one
-    packet per sample interval (a sample counts the transmissions that end
-    in it, so one that began in the previous interval can push it past 1)."""
-    rate = _rate_bps(p.scenario["network"]["bottleneck"]["rate"])
-    return 1.0 + PKT_BITS / (rate * _secs(p.scenario["run"]["sample_interval"]))
-
-
 def _cc(p, i: int = 0) -> str:
     return p.scenario["flows"][i]["cc"]
 
@@ -105,43 +107,99 @@ def _rise_exponents(t: np.ndarray, w: np.ndarray, t_from: float) -> list[float]:
     return out
 
 
+def _by_seed(runs: Runs, key) -> dict:
+    """{key(p): [(seed, p, r), ...]} with each list in seed order."""
+    out: dict = {}
+    for p, r in runs.pairs:
+        out.setdefault(key(p), []).append((p.seed, p, r))
+    for v in out.values():
+        v.sort(key=lambda x: x[0])
+    return out
+
+
+def _drops_text(ds) -> str:
+    return fmt_ci(ci95(ds), digits=6) + " (per seed: " + ", ".join(str(int(d)) for d in ds) + ")"
+
+
+def _group(exp, group: str) -> str:
+    """A row's group, prefixed with its experiment: criteria.settle pairs a
+    claim with its control by (criterion id, group) over the whole report,
+    and several experiments use the same ids (no_drop, no_drop_reno)."""
+    return f"{exp.name} {group}".strip()
+
+
+def _ci_row(exp, cid: str, item: str, paper: str, xs, *, group: str = "", digits: int = 4, unit: str = "",
+            scale: float = 1.0, note: str = "", measured: str | None = None) -> Row:
+    """A row checked by the ci criterion ``cid`` on the per-seed values ``xs``."""
+    st = ci95(xs)
+    text = measured if measured is not None else fmt_ci(st, scale=scale, digits=digits, unit=unit)
+    return Row(item, paper, text, st[0], criterion(exp, cid, ci=st, group=_group(exp, group)), note)
+
+
+def _sep_row(exp, cid: str, item: str, paper: str, a, b, what: tuple[str, str], *, group: str = "",
+             digits: int = 4, note: str = "", extra: str = "") -> Row:
+    """A row checked by the separate criterion ``cid``: per-seed values ``a`` against ``b``."""
+    ca, cb = ci95(a), ci95(b)
+    text = f"{what[0]} {fmt_ci(ca, digits=digits)}; {what[1]} {fmt_ci(cb, digits=digits)}" + extra
+    return Row(item, paper, text, ca[0] - cb[0], criterion(exp, cid, a=ca, b=cb, what=what, group=_group(exp, group)), note)
+
+
+def _no_drop_rows(exp, cid: str, ctl: str | None, tcpgt_drops, reno_drops, paper: str, *, group: str = "",
+                  where: str = "") -> list[Row]:
+    rows = [_ci_row(exp, cid, f"TCP-GT: packets dropped at the bottleneck over a run{where}", paper, tcpgt_drops,
+                    group=group, measured=_drops_text(tcpgt_drops))]
+    if ctl and reno_drops:
+        rows.append(_ci_row(exp, ctl, f"control, SACK (Reno): packets dropped over a run{where}",
+                            "loss-based TCP drops (sect. IV-E: the competitors \"drop thousands of packets\")", reno_drops,
+                            group=group, measured=_drops_text(reno_drops)))
+    return rows
+
+
 # ---- Fig. 4 -------------------------------------------------------------------
 
 
 def fig4(runs: Runs, out: Path, exp) -> Section:
     rows = []
     fig, ax = figs.new(2, 1, h=3.0)
-    for k, (p, r) in enumerate(runs.pairs):
-        cc = _cc(p)
-        t0, t1 = _window(p)
-        start2 = _secs(p.scenario["flows"][1]["start"])
-        for f in (0, 1):
-            t, _, w = flow_series(r, f)
-            ax[k][0].plot(t, w, lw=0.8, label=f"flow {f + 1}")
-        ax[k][0].set_title(f"{NAMES[cc]}: cwnd of two flows, 100 Mbit/s, 40 ms (the second starts at {start2:g} s)")
-        ax[k][0].set_ylabel("cwnd (packets)")
-        ax[k][0].legend(fontsize=8)
-        t, _, w = flow_series(r, 0)
-        b = _rise_exponents(t, w, start2)
-        med = float(np.median(b)) if b else float("nan")
-        shown = f"{med:.2f} (median of {len(b)} rises; quartiles {np.percentile(b, 25):.2f}..{np.percentile(b, 75):.2f})" if b else "no rise found"
-        if cc == "tcpgt":
-            rows.append(Row("TCP-GT: exponent b of a rise of the window, w - w0 ∝ (t - t0)^b",
-                            "cwnd shows a quadratic behavior in an increasing phase (window splitting): b about 2, at least well above AIMD's 1",
-                            shown, med, between(1.5, 3.5),
-                            "b = 2 is a window quadratic in time, b = 3 one whose per-epoch increase is quadratic (p ∝ s², eq. (15)); "
-                            "the band takes both and excludes AIMD's linear rise."))
-            g = [mean_goodput(r, f, t0, t1) for f in (0, 1)]
-            jf = jain(g)
-            rows.append(Row(f"TCP-GT: Jain's index of the two flows over {t0:.0f}-{t1:.0f} s", "the flows converge to fairness",
-                            f"{jf:.4f} ({g[0] / 1e6:.1f} and {g[1] / 1e6:.1f} Mbit/s)", jf, between(0.95, 1.0)))
-            d = _drops(r)
-            rows.append(Row("TCP-GT: packets dropped at the bottleneck over the run", "none (sect. I: TCP-GT never dropped a packet in the paper's simulations)",
-                            str(d), d, between(0, 0)))
-        else:
-            rows.append(Row("control, SACK (Reno): the same exponent b", "AIMD rises linearly (b = 1; sect. III-D, Fig. 3)",
-                            shown, med, between(0.5, 1.5)))
+    m: dict[str, dict[str, list]] = {}
+    for k, (cc, items) in enumerate(sorted(_by_seed(runs, _cc).items(), key=lambda kv: list(NAMES).index(kv[0]))):
+        d = m.setdefault(cc, {"b": [], "rises": [], "jain": [], "drops": []})
+        for seed, p, r in items:
+            t0, t1 = _window(p)
+            start2 = _secs(p.scenario["flows"][1]["start"])
+            t, _, w = flow_series(r, 0)
+            b = _rise_exponents(t, w, start2)
+            d["b"].append(float(np.median(b)) if b else float("nan"))
+            d["rises"].append(len(b))
+            d["jain"].append(jain([mean_goodput(r, f, t0, t1) for f in (0, 1)]))
+            d["drops"].append(_drops(r))
+            if seed == items[0][0] and k < 2:
+                for f in (0, 1):
+                    tt, _, ww = flow_series(r, f)
+                    ax[k][0].plot(tt, ww, lw=0.8, label=f"flow {f + 1}")
+                ax[k][0].set_title(f"{NAMES[cc]}: cwnd of two flows, 100 Mbit/s, 40 ms (second from {start2:g} s; seed {seed})")
+                ax[k][0].set_ylabel("cwnd (packets)")
+                ax[k][0].legend(fontsize=8)
     ax[-1][0].set_xlabel("time (s)")
+    p0 = runs.pairs[0][0]
+    t0, t1 = _window(p0)
+    g, c = m.get("tcpgt"), m.get("reno")
+    if g:
+        rows.append(_ci_row(exp, "rise_exponent", "TCP-GT: exponent b of a rise of the window, w - w0 ∝ (t - t0)^b (median over a run's rises)",
+                            "cwnd shows a quadratic behavior in an increasing phase (window splitting): b about 2", g["b"], digits=3,
+                            measured=fmt_ci(ci95(g["b"]), digits=3) + f" ({sum(g['rises'])} rises in all)",
+                            note="eqs. (14)-(15) put b between 1.5 (a window growing from zero) and 3 (a per-epoch increase quadratic in time while cwnd barely moves)."))
+    if c:
+        rows.append(_ci_row(exp, "rise_exponent_reno", "control, SACK (Reno): the same exponent b", "AIMD rises linearly (b = 1; sect. III-D, Fig. 3)",
+                            c["b"], digits=3, measured=fmt_ci(ci95(c["b"]), digits=3) + f" ({sum(c['rises'])} rises in all)"))
+    if g:
+        rows.append(_ci_row(exp, "jain_two", f"TCP-GT: Jain's index of the two flows over {t0:.0f}-{t1:.0f} s", "the flows converge to fairness (Fig. 4)", g["jain"]))
+    if c:
+        rows.append(_ci_row(exp, "jain_two_reno", f"control, SACK (Reno): Jain's index over {t0:.0f}-{t1:.0f} s",
+                            "AIMD converges only in its decreasing phases (sect. III-D, Fig. 3)", c["jain"]))
+    if g:
+        rows += _no_drop_rows(exp, "no_drop", "no_drop_reno" if c else None, g["drops"], c["drops"] if c else [],
+                              "none (sect. I: TCP-GT never dropped a packet in the paper's simulations)")
     return Section("fig4", exp.title, setup_text(exp), rows, [figs.save(fig, out, "tcpgt_fig4.png")], scenario_comment(exp))
 
 
@@ -156,10 +214,11 @@ def _rtt_ms(p) -> int:
 
 
 def fig5(runs: Runs, out: Path, exp) -> Section:
-    conv: dict[tuple[str, int], list[float]] = {}
-    censored: dict[tuple[str, int], bool] = {}
+    conv: dict[tuple[str, int], dict[int, float]] = {}
+    censored: dict[tuple[str, int], int] = {}
     fig, ax = figs.new(1, 2, w=12, h=3.4)
     plotted = set()
+    all_rtts = sorted({_rtt_ms(q) for q, _ in runs.pairs})
     for p, r in runs.pairs:
         cc, rtt = _cc(p), _rtt_ms(p)
         start2 = _secs(p.scenario["flows"][1]["start"])
@@ -168,11 +227,11 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
         if math.isnan(c):
             # Never within the run: the time left is a lower bound.
             c = end - start2
-            censored[(cc, rtt)] = True
-        conv.setdefault((cc, rtt), []).append(c)
-        if cc == "tcpgt" and rtt not in plotted:
+            censored[(cc, rtt)] = censored.get((cc, rtt), 0) + 1
+        conv.setdefault((cc, rtt), {})[p.seed] = c
+        if cc == "tcpgt" and rtt not in plotted and len(all_rtts) <= 2:
             plotted.add(rtt)
-            k = sorted({_rtt_ms(q) for q, _ in runs.pairs}).index(rtt)
+            k = all_rtts.index(rtt)
             for f in (0, 1):
                 t, g, _ = flow_series(r, f)
                 ax[0][k].plot(t, g / 1e6, lw=0.8, label=f"flow {f + 1}")
@@ -180,32 +239,43 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
             ax[0][k].set_xlabel("time (s)")
             ax[0][k].set_ylabel("goodput (Mbit/s)")
             ax[0][k].legend(fontsize=8)
-    rows = []
-    rtts = sorted({k[1] for k in conv})
+
+    def vals(key) -> list[float]:
+        return [conv[key][s] for s in sorted(conv[key])]
 
     def shown(key) -> str:
-        s = fmt_spread(conv[key], digits=3, unit=" s")
-        return s + (" (at least once not converged by the end: the time left counted)" if censored.get(key) else "")
+        n = censored.get(key, 0)
+        return fmt_ci(ci95(vals(key)), digits=3, unit=" s") + (f" ({n} run(s) never converged: the time left counted, a lower bound)" if n else "")
 
-    for rtt in rtts:
+    rows = []
+    for rtt in all_rtts:
+        grp = f"{rtt} ms"
         if ("tcpgt", rtt) in conv:
-            m = _mean(conv[("tcpgt", rtt)])
-            rows.append(Row(f"TCP-GT: time to converge at {rtt} ms (trailing 5 s goodputs within 10 %)", "about 60 s",
-                            shown(("tcpgt", rtt)), None if censored.get(("tcpgt", rtt)) else m, between(40, 80),
-                            "if differs: the paper's \"about 60 s\" is read off one run's plot; the band is a third of it either side, and the spread over seeds is shown."))
-    if len(rtts) == 2 and all(("tcpgt", x) in conv for x in rtts):
-        a, b = (_mean(conv[("tcpgt", x)]) for x in rtts)
-        ratio = b / a if a > 0 else float("inf")
-        rows.append(Row(f"TCP-GT: convergence time at {rtts[1]} ms / at {rtts[0]} ms", "almost the same (the RTT compensation factor f)",
-                        f"{ratio:.2f}", ratio, between(0.75, 1.33)))
-    for rtt in rtts:
-        if ("reno", rtt) in conv and ("tcpgt", rtt) in conv:
-            lo = _mean(conv[("reno", rtt)]) / max(_mean(conv[("tcpgt", rtt)]), 1e-9)
-            rows.append(Row(f"control, SACK (Reno): convergence time at {rtt} ms / TCP-GT's", "AIMD converges only in its decreasing phases, far slower (sect. III-D, Fig. 3): at least 2",
-                            f"{'at least ' if censored.get(('reno', rtt)) else ''}{lo:.2f} (SACK: {shown(('reno', rtt))})", lo, between(lo=2.0),
-                            "if differs: with one BDP of DropTail buffer, equal RTTs and losses that hit both flows in the same round trip, "
-                            "two Reno flows' windows can meet within a few cycles (see the spread over seeds); the slow AIMD convergence "
-                            "of the paper's Fig. 3 shows when losses fall on one flow at a time."))
+            rows.append(_ci_row(exp, "conv_time", f"TCP-GT: time to converge at {rtt} ms (trailing 5 s goodputs within 10 %)",
+                                "about 60 s (sect. IV-A)", vals(("tcpgt", rtt)), group=grp, measured=shown(("tcpgt", rtt))))
+        if ("reno", rtt) in conv:
+            rows.append(_ci_row(exp, "conv_time_reno", f"control, SACK (Reno): time to converge at {rtt} ms",
+                                "AIMD converges only in its decreasing phases, far slower (sect. III-D, Fig. 3)",
+                                vals(("reno", rtt)), group=grp, measured=shown(("reno", rtt))))
+    if len(all_rtts) == 2:
+        lo_rtt, hi_rtt = all_rtts
+        for cc, cid, item, paper in (
+            ("tcpgt", "conv_same", f"TCP-GT: convergence time at {hi_rtt} ms / at {lo_rtt} ms (per seed)", "almost the same (the RTT compensation factor f, sect. IV-A)"),
+            ("reno", "conv_same_reno", f"control, SACK (Reno): convergence time at {hi_rtt} ms / at {lo_rtt} ms",
+             "AIMD gains one packet per RTT: about twice as long at twice the RTT"),
+        ):
+            a, b = conv.get((cc, hi_rtt), {}), conv.get((cc, lo_rtt), {})
+            seeds = sorted(set(a) & set(b))
+            if seeds:
+                ratios = [a[s] / b[s] if b[s] > 0 else float("inf") for s in seeds]
+                note = "a ratio involving a run that never converged compares lower bounds." if censored.get((cc, hi_rtt)) or censored.get((cc, lo_rtt)) else ""
+                rows.append(_ci_row(exp, cid, item, paper, ratios, digits=3, note=note))
+    for rtt in all_rtts:
+        if ("tcpgt", rtt) in conv and ("reno", rtt) in conv:
+            rows.append(_sep_row(exp, "faster_than_aimd", f"time to converge at {rtt} ms: TCP-GT against SACK (Reno)",
+                                 "IIMD converges faster than AIMD (sect. III-D, Fig. 3)", vals(("tcpgt", rtt)), vals(("reno", rtt)),
+                                 ("TCP-GT", "SACK"), group=f"{rtt} ms", digits=3,
+                                 note="a SACK run that never converged counts the time left, a lower bound." if censored.get(("reno", rtt)) else ""))
     return Section("fig5", exp.title, setup_text(exp), rows, [figs.save(fig, out, "tcpgt_fig5.png")], scenario_comment(exp))
 
 
@@ -215,52 +285,50 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
 def fig6(runs: Runs, out: Path, exp) -> Section:
     m: dict[str, dict[str, list[float]]] = {}
     fig, ax = figs.new(3, 1, h=2.6)
-    shown_cc = set()
-    for p, r in runs.pairs:
-        cc = _cc(p)
-        t0, t1 = _window(p)
-        flows = r.summary["flows"]
-        g = [mean_goodput(r, f["flow"], t0, t1) for f in flows]
-        d = m.setdefault(cc, {"drops": [], "jain": [], "util": [], "queue": []})
-        d["drops"].append(_drops(r))
-        d["jain"].append(jain(g))
-        d["util"].append(_window_mean(r, "utilization", 10.0, t1))
-        d["queue"].append(bottleneck(r)["mean_queue_pkts"] / _buffer_pkts(r))
-        if cc not in shown_cc:
-            shown_cc.add(cc)
-            if cc == "tcpgt":
-                for f in flows:
-                    t, gg, _ = flow_series(r, f["flow"])
-                    ax[0][0].plot(t, gg / 1e6, lw=0.8)
-                ax[0][0].set_ylabel("goodput (Mbit/s)")
-                ax[0][0].set_title(f"TCP-GT: five flows starting 20 s apart, 500 Mbit/s, 80 ms (seed {p.seed})")
-            s = _link(r)
-            ax[1][0].plot(s["time_s"], s["utilization"], lw=0.8, label=NAMES[cc])
-            ax[2][0].plot(s["time_s"], s["queue_pkts"], lw=0.8, label=NAMES[cc])
+    for cc, items in sorted(_by_seed(runs, _cc).items(), key=lambda kv: list(NAMES).index(kv[0])):
+        d = m.setdefault(cc, {"drops": [], "jain": [], "util": [], "queue": [], "queue_h2": []})
+        for seed, p, r in items:
+            t0, t1 = _window(p)
+            flows = r.summary["flows"]
+            g = [mean_goodput(r, f["flow"], t0, t1) for f in flows]
+            d["drops"].append(_drops(r))
+            d["jain"].append(jain(g))
+            d["util"].append(_window_mean(r, "utilization", 10.0, t1))
+            buf = _buffer_pkts(r)
+            d["queue"].append(_window_mean(r, "queue_pkts", t0, t1) / buf)
+            d["queue_h2"].append(_window_mean(r, "queue_pkts", (t0 + t1) / 2, t1) / buf)
+            if seed == items[0][0]:
+                if cc == "tcpgt":
+                    for f in flows:
+                        t, gg, _ = flow_series(r, f["flow"])
+                        ax[0][0].plot(t, gg / 1e6, lw=0.8)
+                    ax[0][0].set_ylabel("goodput (Mbit/s)")
+                    ax[0][0].set_title(f"TCP-GT: five flows starting 20 s apart, 500 Mbit/s, 80 ms (seed {seed})")
+                s = _link(r)
+                ax[1][0].plot(s["time_s"], s["utilization"], lw=0.8, label=NAMES[cc])
+                ax[2][0].plot(s["time_s"], s["queue_pkts"], lw=0.8, label=NAMES[cc])
     ax[1][0].set_ylabel("utilization")
     ax[1][0].legend(fontsize=8)
     ax[2][0].set_ylabel("queue (packets)")
     ax[2][0].set_xlabel("time (s)")
     ax[2][0].legend(fontsize=8)
     rows = []
-    p0 = runs.pairs[0][0]
-    t0, t1 = _window(p0)
-    if "tcpgt" in m:
-        d = m["tcpgt"]
-        rows.append(Row("TCP-GT: packets dropped at the bottleneck over the run (most over the seeds)", "none (\"we observed no packet drop\")",
-                        f"{max(d['drops'])} (per seed: {', '.join(map(str, d['drops']))})", max(d["drops"]), between(0, 0)))
-        rows.append(Row(f"TCP-GT: Jain's index of the five flows over {t0:.0f}-{t1:.0f} s", "old and new flows converge to fairness",
-                        fmt_spread(d["jain"]), _mean(d["jain"]), between(0.95, 1.0)))
-        rows.append(Row(f"TCP-GT: utilization over 10-{t1:.0f} s", "all flows utilize the bottleneck link efficiently (Fig. 6(b)); at least 0.9",
-                        fmt_spread(d["util"]), _mean(d["util"]), between(0.9, _util_hi(p0))))
-        rows.append(Row(f"TCP-GT: mean queue over {t0:.0f}-{t1:.0f} s, as a fraction of the buffer", "low persistent queue size: under a tenth of the buffer",
-                        fmt_spread(d["queue"], digits=3), _mean(d["queue"]), between(0, 0.1)))
-    if "reno" in m:
-        d = m["reno"]
-        rows.append(Row("control, SACK (Reno): packets dropped over the run (fewest over the seeds)", "loss-based TCP drops (sect. IV-E: the competitors drop thousands)",
-                        f"{min(d['drops'])}", min(d["drops"]), between(lo=1)))
-        rows.append(Row("control, SACK (Reno): mean queue as a fraction of the buffer", "loss-based TCP fills the buffer: more than a tenth",
-                        fmt_spread(d["queue"], digits=3), _mean(d["queue"]), between(0.1, 1.0)))
+    t0, t1 = _window(runs.pairs[0][0])
+    g, c = m.get("tcpgt"), m.get("reno")
+    if g:
+        rows += _no_drop_rows(exp, "no_drop", "no_drop_reno" if c else None, g["drops"], c["drops"] if c else [],
+                              "none (\"we observed no packet drop\", sect. IV-B)")
+        rows.append(_ci_row(exp, "jain5", f"TCP-GT: Jain's index of the five flows over {t0:.0f}-{t1:.0f} s", "old and new flows converge to fairness (Fig. 6(a))", g["jain"]))
+    if c:
+        rows.append(_ci_row(exp, "jain5_reno", f"control, SACK (Reno): Jain's index over {t0:.0f}-{t1:.0f} s",
+                            "AIMD converges only in its decreasing phases (sect. III-D)", c["jain"]))
+    if g:
+        rows.append(_ci_row(exp, "util", f"TCP-GT: utilization over 10-{t1:.0f} s", "all flows utilize the bottleneck link efficiently (Fig. 6(b))", g["util"]))
+        rows.append(_ci_row(exp, "queue_small", f"TCP-GT: mean queue over {t0:.0f}-{t1:.0f} s, as a fraction of the buffer", "low persistent queue size (sect. IV-B)",
+                            g["queue"], digits=3, measured=fmt_ci(ci95(g["queue"]), digits=3) + f" (second half of the window: {fmt_ci(ci95(g['queue_h2']), digits=3)})"))
+    if c:
+        rows.append(_ci_row(exp, "queue_small_reno", "control, SACK (Reno): mean queue as a fraction of the buffer", "loss-based TCP fills the buffer (sect. IV-E.1)",
+                            c["queue"], digits=3))
     return Section("fig6", exp.title, setup_text(exp), rows, [figs.save(fig, out, "tcpgt_fig6.png")], scenario_comment(exp))
 
 
@@ -268,40 +336,69 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
 
 TABLE1 = {10: 0.98, 20: 0.92, 30: 0.88, 40: 0.86}
 
+TABLE1_NOTE = ("the first flow (40 ms, alone for 20 s) keeps several times the four later flows' rate, which share nearly "
+               "equally (goodput-by-RTT panel). With RTTs that differ, the flows' decreases fall in different epochs and never "
+               "drain the queue together: a standing queue builds, every local minimum RTT (eq. 5) takes it in, and eq. (16) "
+               "sees only changes above it, so nothing moves the first flow's share down.")
+
+
+def _spread_ms(p) -> int:
+    """The case's RTT spread: twice the second flow's extra access delay over the first's."""
+    base = _secs(p.scenario["network"]["access"]["delay"])
+    a0 = _secs(p.scenario["flows"][0].get("access_delay", base))
+    a1 = _secs(p.scenario["flows"][1].get("access_delay", base))
+    return int(round(2000 * (a1 - a0) / 10.0)) * 10
+
 
 def fig7_table1(runs: Runs, out: Path, exp) -> Section:
-    by_spread: dict[int, list[tuple[float, list[float]]]] = {}
-    for p, r in runs.pairs:
+    # (cc, spread) -> per seed: jain, jain over the window's second half, goodputs by RTT order
+    by: dict[tuple[str, int], dict[str, list]] = {}
+    for p, r in sorted(runs.pairs, key=lambda pr: pr[0].seed):
         t0, t1 = _window(p)
         rtts = sorted((f["base_rtt_ms"], f["flow"]) for f in r.summary["flows"])
-        spread = int(round((rtts[1][0] - rtts[0][0]) / 10.0)) * 10
         g = [mean_goodput(r, f, t0, t1) for _, f in rtts]
-        by_spread.setdefault(spread, []).append((jain(g), g))
+        g2 = [mean_goodput(r, f, (t0 + t1) / 2, t1) for _, f in rtts]
+        d = by.setdefault((_cc(p), _spread_ms(p)), {"jain": [], "jain_h2": [], "g": []})
+        d["jain"].append(jain(g))
+        d["jain_h2"].append(jain(g2))
+        d["g"].append(g)
     rows = []
-    for spread in sorted(by_spread):
-        js = [j for j, _ in by_spread[spread]]
+    t0, t1 = _window(runs.pairs[0][0])
+    spreads = sorted(s for c, s in by if c == "tcpgt")
+    for spread in spreads:
+        d = by[("tcpgt", spread)]
         if spread in TABLE1:
-            rows.append(Row(f"Table 1: Jain's index, RTT spread {spread} ms", f"{TABLE1[spread]:.2f}", fmt_spread(js, digits=3),
-                            _mean(js), rel(TABLE1[spread], 0.05),
-                            "if differs: the first flow (40 ms, alone for 20 s) keeps several times the four later flows' rate, which "
-                            "share nearly equally (goodput-by-RTT panel). With RTTs that differ, the flows' decreases fall in different "
-                            "epochs and never drain the queue together: a standing queue builds, every local minimum RTT (eq. 5) takes "
-                            "it in, and eq. (16) sees only changes above it, so nothing moves the first flow's share down."))
-    if 10 in by_spread:
-        ratios = [g[-1] / g[0] if g[0] > 0 else float("inf") for _, g in by_spread[10]]
-        rows.append(Row("Fig. 7 (spread 10 ms): goodput of the 80 ms flow / the 40 ms flow",
-                        "the longer-RTT flow consumes more bandwidth (sect. IV-C), within a fair share (Jain 0.98): between 1 and 2",
-                        fmt_spread(ratios, digits=3), _mean(ratios), between(1.0, 2.0),
-                        "if differs: the 40 ms flow is also the first flow; see the Table 1 rows."))
+            rows.append(_ci_row(exp, f"jain_spread{spread}", f"Table 1: Jain's index of the five TCP-GT flows, RTT spread {spread} ms ({t0:.0f}-{t1:.0f} s)",
+                                f"{TABLE1[spread]:.2f}", d["jain"], digits=3,
+                                measured=fmt_ci(ci95(d["jain"]), digits=3) + f" (second half of the window: {fmt_ci(ci95(d['jain_h2']), digits=3)})",
+                                note=TABLE1_NOTE))
+    for spread in spreads:
+        d = by[("tcpgt", spread)]
+        longest, shortest = [g[-1] for g in d["g"]], [g[0] for g in d["g"]]
+        item = f"goodput of the {40 + 4 * spread} ms flow against the 40 ms flow (RTT spread {spread} ms), Mbit/s"
+        paper = "a longer RTT flow consumes more bandwidth than a shorter RTT flow (sect. IV-C)"
+        if spread == 10:
+            rows.append(_sep_row(exp, "longer_rtt_more", "TCP-GT: " + item, paper, [x / 1e6 for x in longest], [x / 1e6 for x in shortest],
+                                 (f"{40 + 4 * spread} ms", "40 ms"), group=f"spread {spread} ms", digits=3,
+                                 note="the 40 ms flow is also the first flow; see the Table 1 rows."))
+            if ("reno", spread) in by:
+                dr = by[("reno", spread)]
+                rows.append(_sep_row(exp, "longer_rtt_more_reno", "control, SACK (Reno): " + item,
+                                     "\"the traditional RTT unfairness that a flow with a shorter RTT consumes more bandwidth\" (sect. IV-C)",
+                                     [g[-1] / 1e6 for g in dr["g"]], [g[0] / 1e6 for g in dr["g"]],
+                                     (f"{40 + 4 * spread} ms", "40 ms"), group=f"spread {spread} ms", digits=3))
+        else:
+            ratio = ci95([a / b if b > 0 else float("inf") for a, b in zip(longest, shortest)])
+            rows.append(Row("TCP-GT: " + item + " (ratio)", paper, fmt_ci(ratio, digits=3), ratio[0], NONE,
+                            "shown for the other spreads; the check is made at Fig. 7's spread of 10 ms, where its control runs."))
     fig, ax = figs.new(1, 2, w=12, h=3.4)
-    sp = sorted(by_spread)
-    figs.bars(ax[0][0], [f"{s} ms" for s in sp], {"paper": [TABLE1.get(s, float("nan")) for s in sp],
-                                                   "longfat (mean)": [_mean([j for j, _ in by_spread[s]]) for s in sp]},
+    figs.bars(ax[0][0], [f"{s} ms" for s in spreads], {"paper": [TABLE1.get(s, float("nan")) for s in spreads],
+                                                        "longfat (mean)": [_mean(by[("tcpgt", s)]["jain"]) for s in spreads]},
               "Jain's index", "Table 1: fairness of five flows vs RTT spread")
     ax[0][0].set_ylim(0.5, 1.02)
-    for s in sp:
-        g = np.mean([gg for _, gg in by_spread[s]], axis=0) / 1e6
-        ax[0][1].plot([40 + k * s for k in range(len(g))], g, "o-", label=f"spread {s} ms")
+    for (cc, s) in sorted(by):
+        g = np.mean(by[(cc, s)]["g"], axis=0) / 1e6
+        ax[0][1].plot([40 + k * s for k in range(len(g))], g, "o-" if cc == "tcpgt" else "s--", label=f"{NAMES[cc]}, spread {s} ms")
     ax[0][1].set_xlabel("flow RTT (ms)")
     ax[0][1].set_ylabel("goodput (Mbit/s), mean over seeds")
     ax[0][1].set_title("goodput by RTT")
@@ -313,26 +410,40 @@ def fig7_table1(runs: Runs, out: Path, exp) -> Section:
 
 
 def fig8(runs: Runs, out: Path, exp) -> Section:
-    growth, u_in, u_after, drops = [], [], [], []
-    for p, r in runs.pairs:
-        before = _window_mean(r, "queue_pkts", 30, 50)
-        during = _window_mean(r, "queue_pkts", 70, 100)
-        growth.append(during / before if before > 0 else float("inf"))
-        u_in.append(_window_mean(r, "utilization", 60, 100))
-        u_after.append(_window_mean(r, "utilization", 110, 150))
-        drops.append(_drops(r))
-    rows = [
-        Row("queue over 70-100 s / over 30-50 s (10 flows, then 110)", "the bottleneck queue increases less than 10 times (between 1 and 10)",
-            fmt_spread(growth, digits=3), _mean(growth), between(1.0, 10.0),
-            "if differs below 1: the queue shrank. With ten flows a standing queue builds up over the first 50 s (see the figure): "
-            "each flow's local minimum RTT (eq. 5) takes in the queue that the flows' decreases never drain, so eq. (16) stops "
-            "seeing it; the 100 new flows' decreases drain it, and it stays lower while they run."),
-        Row("utilization over 60-100 s (110 flows)", "TCP-GT adapts quickly to a sudden increase: at least 0.9", fmt_spread(u_in), _mean(u_in), between(0.9, _util_hi(runs.pairs[0][0]))),
-        Row("utilization over 110-150 s (back to 10 flows)", "and quickly to a sudden decrease: at least 0.9", fmt_spread(u_after), _mean(u_after), between(0.9, _util_hi(runs.pairs[0][0]))),
-        Row("packets dropped at the bottleneck over the run (most over the seeds)", "none (sect. I: no drop in the paper's simulations)",
-            f"{max(drops)} (per seed: {', '.join(map(str, drops))})", max(drops), between(0, 0)),
-    ]
-    p, r = runs.pairs[0]
+    m: dict[str, dict[str, list[float]]] = {}
+    for cc, items in _by_seed(runs, _cc).items():
+        d = m.setdefault(cc, {"growth": [], "qburst": [], "u_in": [], "u_after": [], "drops": []})
+        for _, p, r in items:
+            before = _window_mean(r, "queue_pkts", 30, 50)
+            during = _window_mean(r, "queue_pkts", 70, 100)
+            d["growth"].append(during / before if before > 0 else float("inf"))
+            d["qburst"].append(during / _buffer_pkts(r))
+            d["u_in"].append(_window_mean(r, "utilization", 60, 100))
+            d["u_after"].append(_window_mean(r, "utilization", 110, 150))
+            d["drops"].append(_drops(r))
+    rows = []
+    g, c = m.get("tcpgt"), m.get("reno")
+    if g:
+        rows.append(_ci_row(exp, "queue_growth", "TCP-GT: mean queue over 70-100 s / over 30-50 s (10 flows, then 110)",
+                            "the bottleneck queue increases less than 10 times (sect. IV-D)", g["growth"], digits=3,
+                            note="below 1 the queue shrank: with ten flows a standing queue builds up over the first 50 s (see the figure): "
+                                 "each flow's local minimum RTT (eq. 5) takes in the queue that the flows' decreases never drain, so eq. (16) "
+                                 "stops seeing it; the 100 new flows' decreases drain it, and it stays lower while they run."))
+    if c:
+        rows.append(_ci_row(exp, "queue_growth_reno", "control, SACK (Reno): the same ratio", "a loss-based flow fills the buffer with 10 or 110 flows",
+                            c["growth"], digits=3))
+    if g:
+        rows.append(_ci_row(exp, "queue_small_burst", "TCP-GT: mean queue over 70-100 s (110 flows), as a fraction of the buffer",
+                            "TCP-GT effectively prevents the bottleneck queue from building up (sect. IV-D)", g["qburst"], digits=3))
+    if c:
+        rows.append(_ci_row(exp, "queue_small_burst_reno", "control, SACK (Reno): the same fraction", "a loss-based flow fills the buffer",
+                            c["qburst"], digits=3))
+    if g:
+        rows.append(_ci_row(exp, "util_burst", "TCP-GT: utilization over 60-100 s (110 flows)", "TCP-GT adapts quickly to a sudden increase (Fig. 8(b))", g["u_in"]))
+        rows.append(_ci_row(exp, "util_after", "TCP-GT: utilization over 110-150 s (back to 10 flows)", "and quickly to a sudden decrease (Fig. 8(b))", g["u_after"]))
+        rows += _no_drop_rows(exp, "no_drop", "no_drop_reno" if c else None, g["drops"], c["drops"] if c else [],
+                              "none (sect. I: no drop in the paper's simulations)")
+    p, r = sorted(((p, r) for p, r in runs.pairs if _cc(p) == "tcpgt"), key=lambda pr: pr[0].seed)[0] if g else runs.pairs[0]
     fig, ax = figs.new(3, 1, h=2.6)
     fl = r.summary["flows"]
     for name, color in (("long", "C0"), ("burst", "C1")):
@@ -342,11 +453,13 @@ def fig8(runs: Runs, out: Path, exp) -> Section:
         ax[0][0].plot(t, tot / len(ids) / 1e6, color=color, lw=0.8, label=f"{name}: mean per flow ({len(ids)} flows)")
     ax[0][0].set_ylabel("goodput (Mbit/s)")
     ax[0][0].legend(fontsize=8)
-    ax[0][0].set_title(f"Fig. 8: 10 flows, 100 more from 50 s to 100 s, 500 Mbit/s, 40 ms (seed {p.seed})")
-    s = _link(r)
-    ax[1][0].plot(s["time_s"], s["utilization"], lw=0.8)
+    ax[0][0].set_title(f"Fig. 8: {NAMES[_cc(p)]}, 10 flows, 100 more from 50 s to 100 s, 500 Mbit/s, 40 ms (seed {p.seed})")
+    for cc, items in _by_seed(runs, _cc).items():
+        s = _link(items[0][2])
+        ax[1][0].plot(s["time_s"], s["utilization"], lw=0.8, label=NAMES[cc])
+        ax[2][0].plot(s["time_s"], s["queue_pkts"], lw=0.8, label=NAMES[cc])
     ax[1][0].set_ylabel("utilization")
-    ax[2][0].plot(s["time_s"], s["queue_pkts"], lw=0.8)
+    ax[1][0].legend(fontsize=8)
     ax[2][0].set_ylabel("queue (packets)")
     ax[2][0].set_xlabel("time (s)")
     return Section("fig8", exp.title, setup_text(exp), rows, [figs.save(fig, out, "tcpgt_fig8.png")], scenario_comment(exp))
@@ -355,20 +468,20 @@ def fig8(runs: Runs, out: Path, exp) -> Section:
 # ---- Figs. 9-12 ---------------------------------------------------------------
 
 
-def _sweep_table(runs: Runs, xof) -> dict[tuple[str, float], dict[str, float]]:
-    """(cc, x) -> mean over seeds of utilization, mean queue (packets), drops."""
+def _sweep_table(runs: Runs, xof) -> dict[tuple[str, float], dict[str, list[float]]]:
+    """(cc, x) -> per seed (in seed order): utilization and mean queue
+    (packets) over the window and over its second half, drops over the run."""
     acc: dict[tuple[str, float], dict[str, list[float]]] = {}
-    for p, r in runs.pairs:
-        b = bottleneck(r)
-        d = acc.setdefault((_cc(p), xof(p)), {"util": [], "queue": [], "drops": [], "util_hi": []})
-        d["util"].append(b["utilization"])
+    for p, r in sorted(runs.pairs, key=lambda pr: pr[0].seed):
         t0, t1 = _window(p)
-        # The window's utilization can pass 1 by the one packet whose
-        # transmission began before the window.
-        d["util_hi"].append(1.0 + PKT_BITS / (_rate_bps(p.scenario["network"]["bottleneck"]["rate"]) * (t1 - t0)))
-        d["queue"].append(b["mean_queue_pkts"])
+        mid = (t0 + t1) / 2
+        d = acc.setdefault((_cc(p), xof(p)), {"util": [], "queue": [], "drops": [], "util_h2": [], "queue_h2": []})
+        d["util"].append(_window_mean(r, "utilization", t0, t1))
+        d["util_h2"].append(_window_mean(r, "utilization", mid, t1))
+        d["queue"].append(_window_mean(r, "queue_pkts", t0, t1))
+        d["queue_h2"].append(_window_mean(r, "queue_pkts", mid, t1))
         d["drops"].append(_drops(r))
-    return {k: {m: _mean(v) for m, v in d.items()} for k, d in acc.items()}
+    return acc
 
 
 def _sweep_plot(table, xs, out: Path, name: str, title: str, xlabel: str, logx: bool = True) -> str:
@@ -376,10 +489,11 @@ def _sweep_plot(table, xs, out: Path, name: str, title: str, xlabel: str, logx: 
     ccs = [c for c in NAMES if any((c, x) in table for x in xs)]
     for j, (m, label) in enumerate((("util", "utilization"), ("queue", "mean queue (packets)"), ("drops", "drops (whole run)"))):
         for c in ccs:
-            pts = [(x, table[(c, x)][m]) for x in xs if (c, x) in table]
-            ax[0][j].plot([x for x, _ in pts], [v for _, v in pts], "o-", label=NAMES[c], lw=1)
+            pts = [(x, ci95(table[(c, x)][m])) for x in xs if (c, x) in table]
+            ax[0][j].errorbar([x for x, _ in pts], [v[0] for _, v in pts],
+                              yerr=[[v[0] - v[1] for _, v in pts], [v[2] - v[0] for _, v in pts]], fmt="o-", label=NAMES[c], lw=1, capsize=3)
         ax[0][j].set_xlabel(xlabel)
-        ax[0][j].set_ylabel(label)
+        ax[0][j].set_ylabel(label + " (mean, 95 % CI)")
         if logx:
             ax[0][j].set_xscale("log")
         if m == "drops":
@@ -389,107 +503,162 @@ def _sweep_plot(table, xs, out: Path, name: str, title: str, xlabel: str, logx: 
     return figs.save(fig, out, name)
 
 
-UTIL_NOTE = ("if differs: with one BDP of buffer the loss-based protocols never let the queue empty and keep the link at 100 %; "
-                 "TCP-GT's decrease (eq. 17) removes the whole excess it measured, and flows that measure the same queue in the "
-                 "same epoch take it together, which briefly empties the queue (as in Fig. 6's utilization panel).")
-
-LONG_RTT_NOTE = ("if differs at the longest RTTs: there f = rtt / 50 ms is 6.4 and 20, and the paper itself warns that \"f^2 becomes huge "
-                 "enough to make our algorithm work unreliably due to the increased sensitivity of the large compensation factor\" "
-                 "(end of sect. IV-C); each epoch also lasts a whole RTT, so 300 s are only 300 epochs.")
+UTIL_NOTE = ("with one BDP of buffer the loss-based protocols never let the queue empty and keep the link at 100 %; "
+             "TCP-GT's decrease (eq. 17) removes the whole excess it measured, and flows that measure the same queue in the "
+             "same epoch take it together, which briefly empties the queue (as in Fig. 6's utilization panel).")
 
 
-def _hi(table) -> float:
-    return max(v["util_hi"] for v in table.values())
+def _vs_others(exp, cid: str, table, x: float, metric: str, claim: str, item: str, paper: str, *, group: str,
+               digits: int = 4, note: str = "") -> Row | None:
+    """TCP-GT against every other protocol at ``x``: the row compares it with
+    the one whose interval comes closest to TCP-GT's in the claimed
+    direction (if TCP-GT's interval is apart from that one, it is apart from
+    all); the other means are listed."""
+    if ("tcpgt", x) not in table:
+        return None
+    others = [(c, ci95(table[(c, x)][metric])) for c in NAMES if c != "tcpgt" and (c, x) in table]
+    if not others:
+        return None
+
+    def closeness(o) -> float:
+        m, lo, hi, _ = o[1]
+        if not math.isfinite(m):
+            return math.inf  # an interval that is not finite never passes: the decisive one
+        return -lo if claim == "<" else hi
+
+    c, _ = max(others, key=closeness)
+    rest = ", ".join(f"{NAMES[o]} {st[0]:.{digits}g}" for o, st in others if o != c)
+    return _sep_row(exp, cid, item, paper, table[("tcpgt", x)][metric], table[(c, x)][metric], ("TCP-GT", NAMES[c]),
+                    group=group, digits=digits, note=note, extra=f" (the closest; other means: {rest})" if rest else "")
 
 
-def _sweep_rows(table, xs, xname: str, *, util_lo: float | None, drop_free_upto: float | None = None) -> list[Row]:
-    rows: list[Row] = []
-    ccs = [c for c in NAMES if any((c, x) in table for x in xs)]
-    others = [c for c in ccs if c != "tcpgt"]
-    pts = [x for x in xs if ("tcpgt", x) in table]
-    if util_lo is not None:
-        for c in ccs:
-            us = [table[(c, x)]["util"] for x in xs if (c, x) in table]
-            rows.append(Row(f"{NAMES[c]}: lowest utilization over the {xname}s", f"utilization above {util_lo:g} for all",
-                            f"{min(us):.4f} (" + ", ".join(f"{u:.3f}" for u in us) + ")", min(us), between(util_lo, _hi(table)),
-                            UTIL_NOTE if c == "tcpgt" else ""))
-    if others and pts:
-        smallest = [x for x in pts if all(table[("tcpgt", x)]["queue"] < table[(c, x)]["queue"] for c in others if (c, x) in table)]
-        frac = len(smallest) / len(pts)
-        detail = "; ".join(f"{x:g}: " + ", ".join(f"{NAMES[c]} {table[(c, x)]['queue']:.0f}" for c in ccs if (c, x) in table) for x in pts)
-        rows.append(Row(f"fraction of {xname}s where TCP-GT's mean queue is the smallest", "TCP-GT's queue is significantly smaller than the others' (all points)",
-                        f"{len(smallest)}/{len(pts)} (mean queue, packets: {detail})", frac, between(1.0, 1.0), LONG_RTT_NOTE if xname == "RTT" else ""))
-        upto = [x for x in pts if drop_free_upto is None or x <= drop_free_upto]
-        worst = max(table[("tcpgt", x)]["drops"] for x in upto)
-        where = "" if drop_free_upto is None else f" up to {drop_free_upto:g} {xname}s"
-        rows.append(Row(f"TCP-GT: most packets dropped at one {xname}{where} (mean over seeds)", "TCP-GT never drops any packets",
-                        f"{worst:g} (" + ", ".join(f"{x:g}: {table[('tcpgt', x)]['drops']:g}" for x in pts) + ")", worst, between(0, 0),
-                        LONG_RTT_NOTE if xname == "RTT" else ""))
-        for c in others:
-            ds = [table[(c, x)]["drops"] for x in pts if (c, x) in table]
-            if ds:
-                note = ""
-                if c == "fast":
-                    note = ("if differs: FAST here keeps its alpha packets per flow queued, sized to hold in the buffer (see the "
-                            "scenario file); a FAST whose alpha exceeds the buffer's share drops like the loss-based protocols.")
-                rows.append(Row(f"{NAMES[c]}: packets dropped at the {xname} with the most (mean over seeds)", "other TCP implementations drop thousands of packets",
-                                f"{max(ds):g}", max(ds), between(lo=1000), note))
+def _steady_row(table, xs, fmtx) -> Row:
+    """Not a check: each protocol's metrics over the window's second half
+    against the whole window (the run is in a steady state if the two agree
+    within their intervals)."""
+    parts, steady, total = [], 0, 0
+    for c in NAMES:
+        for x in xs:
+            if (c, x) not in table:
+                continue
+            d = table[(c, x)]
+            for m in ("util", "queue"):
+                w, h = ci95(d[m]), ci95(d[m + "_h2"])
+                total += 1
+                ok = math.isfinite(w[0]) and math.isfinite(h[0]) and (w[1] <= h[0] <= w[2] or h[1] <= w[0] <= h[2])
+                steady += ok
+                if c == "tcpgt":
+                    parts.append(f"{fmtx(x)} {m}: {w[0]:.4g} vs {h[0]:.4g}")
+    return Row("steady state: mean over the window's second half against the whole window",
+               "(not a claim: the check that the runs are long enough)",
+               f"{steady}/{total} protocol-point metrics agree within their intervals; TCP-GT whole vs second half: " + "; ".join(parts),
+               None, NONE)
+
+
+def _sweep_common(exp, table, xs, fmtx, *, queue_cid: str, paper_queue: str, drops_upto: float | None = None,
+                  no_drop_cid: str = "no_drop", fewer_cid: str | None = None) -> list[Row]:
+    rows = []
+    for x in xs:
+        r = _vs_others(exp, queue_cid, table, x, "queue", "<", f"mean queue (packets) at {fmtx(x)}: TCP-GT against the others",
+                       paper_queue, group=fmtx(x), digits=4)
+        if r:
+            rows.append(r)
+    for x in xs:
+        if ("tcpgt", x) not in table or (drops_upto is not None and x > drops_upto):
+            continue
+        ctl = no_drop_cid + "_reno"
+        rows += _no_drop_rows(exp, no_drop_cid, ctl, table[("tcpgt", x)]["drops"], table.get(("reno", x), {}).get("drops", []),
+                              "TCP-GT never drops any packets", group=fmtx(x), where=f" at {fmtx(x)}")
+    if fewer_cid:
+        for x in xs:
+            r = _vs_others(exp, fewer_cid, table, x, "drops", "<", f"packets dropped over a run at {fmtx(x)}: TCP-GT against the others",
+                           "TCP-GT never drops, \"whereas other TCP implementations drop thousands of packets\"", group=fmtx(x), digits=6)
+            if r:
+                rows.append(r)
     return rows
 
 
 def fig9_capacity(runs: Runs, out: Path, exp) -> Section:
     xof = lambda p: _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6  # noqa: E731
+    fmtx = lambda x: f"{x:g} Mbit/s"  # noqa: E731
     table = _sweep_table(runs, xof)
     xs = sorted({x for _, x in table})
-    rows = _sweep_rows(table, xs, "capacity", util_lo=0.9)
+    rows = []
+    for c in NAMES:
+        for x in xs:
+            if (c, x) in table:
+                rows.append(_ci_row(exp, "util_all", f"{NAMES[c]}: utilization at {fmtx(x)}", "higher than 90 % in all participants (Fig. 9(a))",
+                                    table[(c, x)]["util"], group=f"{NAMES[c]} {fmtx(x)}", note=UTIL_NOTE if c == "tcpgt" else ""))
+    rows += _sweep_common(exp, table, xs, fmtx, queue_cid="queue_smaller",
+                          paper_queue="TCP-GT's bottleneck queue size is significantly smaller than others (Fig. 9(b))", fewer_cid="drops_fewer")
+    rows.append(_steady_row(table, xs, fmtx))
     png = _sweep_plot(table, xs, out, "tcpgt_fig9.png", "Fig. 9: 50 flows, 80 ms", "capacity (Mbit/s)")
     return Section("fig9_capacity", exp.title, setup_text(exp), rows, [png], scenario_comment(exp))
 
 
 def fig10_rtt(runs: Runs, out: Path, exp) -> Section:
     table = _sweep_table(runs, lambda p: float(_rtt_ms(p)))
+    fmtx = lambda x: f"{x:g} ms"  # noqa: E731
     xs = sorted({x for _, x in table})
-    rows = _sweep_rows(table, xs, "RTT", util_lo=None)
-    if "tcpgt" in {c for c, _ in table}:
-        pts = [x for x in xs if ("tcpgt", x) in table]
-        best = [x for x in pts if all(table[("tcpgt", x)]["util"] >= table[(c, x)]["util"] for c, xx in table if xx == x)]
-        detail = "; ".join(f"{x:g}: " + ", ".join(f"{NAMES[c]} {table[(c, x)]['util']:.3f}" for c in NAMES if (c, x) in table) for x in pts)
-        rows.insert(0, Row("fraction of RTTs where TCP-GT's utilization is the highest", "TCP-GT achieves a higher utilization than other TCP implementations",
-                           f"{len(best)}/{len(pts)} ({detail})", len(best) / len(pts), between(1.0, 1.0), UTIL_NOTE))
-        u = [table[("tcpgt", x)]["util"] for x in pts]
-        falls = float(u[-1] < u[0]) if len(u) > 1 else float("nan")
-        rows.insert(1, Row(f"TCP-GT: utilization at {pts[-1]:g} ms below that at {pts[0]:g} ms (1 = yes)", "as the RTT increases, the utilization decreases in all TCP implementations including TCP-GT",
-                           f"{int(falls) if not math.isnan(falls) else 'n/a'} ({u[0]:.3f} -> {u[-1]:.3f})", falls, between(1, 1)))
+    rows = []
+    for x in xs:
+        r = _vs_others(exp, "util_higher", table, x, "util", ">", f"utilization at {fmtx(x)}: TCP-GT against the others",
+                       "TCP-GT achieves a higher utilization than other TCP implementations (sect. IV-E.2)", group=fmtx(x), note=UTIL_NOTE)
+        if r:
+            rows.append(r)
+    if len(xs) >= 2:
+        for c in NAMES:
+            if (c, xs[0]) in table and (c, xs[-1]) in table:
+                rows.append(_sep_row(exp, "util_falls", f"{NAMES[c]}: utilization at {fmtx(xs[0])} against at {fmtx(xs[-1])}",
+                                     "as the RTT increases, the utilization decreases in all TCP implementations including TCP-GT",
+                                     table[(c, xs[0])]["util"], table[(c, xs[-1])]["util"], (fmtx(xs[0]), fmtx(xs[-1])), group=NAMES[c]))
+    rows += _sweep_common(exp, table, xs, fmtx, queue_cid="queue_smaller",
+                          paper_queue="TCP-GT's bottleneck queue size remains at a low level (Fig. 10(b))")
+    rows.append(_steady_row(table, xs, fmtx))
     png = _sweep_plot(table, xs, out, "tcpgt_fig10.png", "Fig. 10: 50 flows, 500 Mbit/s", "RTT (ms)")
     return Section("fig10_rtt", exp.title, setup_text(exp), rows, [png], scenario_comment(exp))
 
 
 def fig11_flows(runs: Runs, out: Path, exp) -> Section:
     table = _sweep_table(runs, lambda p: float(p.scenario["flows"][0].get("count", 1)))
+    fmtx = lambda x: f"{x:g} flows"  # noqa: E731
     xs = sorted({x for _, x in table})
-    rows = _sweep_rows(table, xs, "flow count", util_lo=None)
-    if ("tcpgt", xs[0]) in table:
-        x = xs[0]
-        u = table[("tcpgt", x)]["util"]
-        best = max(v["util"] for (c, xx), v in table.items() if xx == x)
-        rows.insert(0, Row(f"TCP-GT's utilization with {x:g} flows minus the best", "with a small number of flows, TCP-GT shows the best utilization",
-                           f"{u - best:+.4f} (TCP-GT {u:.4f})", u - best, between(0.0, 0.0), UTIL_NOTE))
-        us = [table[("tcpgt", x)]["util"] for x in xs if ("tcpgt", x) in table]
-        rows.insert(1, Row("TCP-GT: lowest utilization over the flow counts", "overall, TCP-GT exhibits high utilization: at least 0.9",
-                           f"{min(us):.4f} (" + ", ".join(f"{v:.3f}" for v in us) + ")", min(us), between(0.9, _hi(table)), UTIL_NOTE))
+    rows = []
+    r = _vs_others(exp, "util_best_few", table, xs[0], "util", ">", f"utilization with {fmtx(xs[0])}: TCP-GT against the others",
+                   "with small number of flows, TCP-GT shows best utilization (Fig. 11)", group=fmtx(xs[0]), note=UTIL_NOTE)
+    if r:
+        rows.append(r)
+    for x in xs:
+        if ("tcpgt", x) in table:
+            rows.append(_ci_row(exp, "util_high", f"TCP-GT: utilization with {fmtx(x)}", "overall, TCP-GT exhibits high utilization (Fig. 11(a))",
+                                table[("tcpgt", x)]["util"], group=fmtx(x), note=UTIL_NOTE))
+    rows += _sweep_common(exp, table, xs, fmtx, queue_cid="queue_smaller", paper_queue="small queue size (Fig. 11(b))")
+    rows.append(_steady_row(table, xs, fmtx))
     png = _sweep_plot(table, xs, out, "tcpgt_fig11.png", "Fig. 11: 300 Mbit/s, 80 ms", "number of flows")
     return Section("fig11_flows", exp.title, setup_text(exp), rows, [png], scenario_comment(exp))
 
 
 def fig12_web(runs: Runs, out: Path, exp) -> Section:
     table = _sweep_table(runs, lambda p: float(p.scenario["web"][0]["sessions"]))
+    fmtx = lambda x: f"{x:g} sessions"  # noqa: E731
     xs = sorted({x for _, x in table})
-    rows = _sweep_rows(table, xs, "session count", util_lo=0.95, drop_free_upto=600)
-    if "tcpgt" in {c for c, _ in table}:
-        pts = [x for x in xs if ("tcpgt", x) in table]
-        fewer = [x for x in pts if all(table[("tcpgt", x)]["drops"] < table[(c, x)]["drops"] for c, xx in table if xx == x and c != "tcpgt")]
-        rows.append(Row("fraction of session counts where TCP-GT drops fewer packets than every other", "TCP-GT always drops fewer packets than other protocols do",
-                        f"{len(fewer)}/{len(pts)}", len(fewer) / len(pts), between(1.0, 1.0)))
+    rows = []
+    for c in NAMES:
+        for x in xs:
+            if (c, x) in table:
+                rows.append(_ci_row(exp, "util_near_full", f"{NAMES[c]}: utilization with {fmtx(x)}",
+                                    "near 100 % for TCP-GT and all other participants (Fig. 12(a))", table[(c, x)]["util"],
+                                    group=f"{NAMES[c]} {fmtx(x)}", note=UTIL_NOTE if c == "tcpgt" else ""))
+    rows += _sweep_common(exp, table, xs, fmtx, queue_cid="queue_lowest",
+                          paper_queue="its queue size is at lowest level among all competitors (Fig. 12(b))",
+                          drops_upto=600, no_drop_cid="no_drop_upto600", fewer_cid="drops_fewer")
+    below = [x for x in xs if x <= 600]
+    above = [x for x in xs if x > 600]
+    if below and above and ("tcpgt", below[-1]) in table and ("tcpgt", above[-1]) in table:
+        rows.append(_sep_row(exp, "starts_dropping", f"TCP-GT: packets dropped with {fmtx(above[-1])} against with {fmtx(below[-1])}",
+                             "as the number of sessions exceeds 600, TCP-GT starts to drop packets (Fig. 12(c))",
+                             table[("tcpgt", above[-1])]["drops"], table[("tcpgt", below[-1])]["drops"], (fmtx(above[-1]), fmtx(below[-1])), digits=6))
+    rows.append(_steady_row(table, xs, fmtx))
     png = _sweep_plot(table, xs, out, "tcpgt_fig12.png", "Fig. 12: 50 flows + web sessions, 500 Mbit/s, 40 ms", "web sessions")
     return Section("fig12_web", exp.title, setup_text(exp), rows, [png], scenario_comment(exp))
 
@@ -499,7 +668,7 @@ def fig12_web(runs: Runs, out: Path, exp) -> Section:
 
 def sect4f_limits(runs: Runs, out: Path, exp) -> Section:
     by: dict[tuple[bool, float, int], list[int]] = {}
-    for p, r in runs.pairs:
+    for p, r in sorted(runs.pairs, key=lambda pr: pr[0].seed):
         literal = float(p.scenario["flows"][0].get("params", {}).get("max_increase", 1.0)) > 1.0
         key = (literal, _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6, _rtt_ms(p))
         by.setdefault(key, []).append(_drops(r))
@@ -511,20 +680,20 @@ def sect4f_limits(runs: Runs, out: Path, exp) -> Section:
             continue
         ref = max(mine, key=lambda k: (k[1], k[2]))
         variant = "eq. (15) unbounded" if literal else "longfat's TCP-GT (increase capped at 1 packet per packet)"
+        group = "unbounded" if literal else "capped"
         for k in mine:
-            d = by[k]
-            label = f"{variant}, {k[1]:g} Mbit/s x {k[2]} ms"
-            per_seed = ", ".join(map(str, d))
-            if k == ref:
-                rows.append(Row(f"{label} (reference): most packets dropped over a run", "stable: no drop", f"{max(d)} (per seed: {per_seed})", max(d), between(0, 0)))
-            else:
-                why = "below 50 Mbit/s" if k[1] < 50 else "below 20 ms"
-                note = ""
-                if not literal and k[1] < 50:
-                    note = ("if differs: the cap bounds the per-packet feedback of eq. (15), which sect. IV-F names as the cause; "
-                            "the unbounded rows show the instability the paper describes.")
-                rows.append(Row(f"{label}: fewest packets dropped over a run", f"unstable {why}: TCP-GT overshoots and drops many packets (at least 100 in every run)",
-                                f"{min(d)} (per seed: {per_seed})", min(d), between(lo=100), note))
+            if k == ref or not (k[1] < 50 or k[2] < 20):
+                continue
+            low_rate = k[1] < 50
+            note = ""
+            if not literal and low_rate:
+                note = ("the cap bounds the per-packet feedback of eq. (15), which sect. IV-F names as the cause; "
+                        "the unbounded rows show the instability the paper describes.")
+            rows.append(_sep_row(exp, "unstable_low_rate" if low_rate else "unstable_short_rtt",
+                                 f"{variant}: packets dropped over a run at {k[1]:g} Mbit/s x {k[2]} ms against at {ref[1]:g} Mbit/s x {ref[2]} ms",
+                                 f"unstable {'below 50 Mbit/s' if low_rate else 'below 20 ms'}: TCP-GT overshoots and drops many packets (sect. IV-F)",
+                                 by[k], by[ref], (f"{k[1]:g} Mbit/s x {k[2]} ms", f"{ref[1]:g} Mbit/s x {ref[2]} ms"), group=group, note=note, digits=6,
+                                 extra=f" (per seed: {', '.join(map(str, by[k]))} against {', '.join(map(str, by[ref]))})"))
     fig, ax = figs.new(1, 1, w=11)
     for j, k in enumerate(keys):
         ax[0][0].bar(j, _mean(by[k]), yerr=mean_sd(by[k])[1], color="C1" if k[0] else "C0")
@@ -549,4 +718,4 @@ ANALYSES = {
     "sect4f_limits": sect4f_limits,
 }
 
-__all__ = ["ANALYSES", "CITATION", "NOTES", "TITLE", "NONE"]
+__all__ = ["ANALYSES", "AUTHORS", "CITATION", "NOTES", "TITLE", "NONE"]
