@@ -358,17 +358,17 @@ def fig7_table1(runs: Runs, out: Path, exp) -> Section:
         rtts = sorted((f["base_rtt_ms"], f["flow"]) for f in r.summary["flows"])
         g = [mean_goodput(r, f, t0, t1) for _, f in rtts]
         g2 = [mean_goodput(r, f, (t0 + t1) / 2, t1) for _, f in rtts]
-        d = by.setdefault((_cc(p), _spread_ms(p)), {"jain": [], "jain_h2": [], "g": []})
+        d = by.setdefault((_cc(p), _spread_ms(p)), {"jain": [], "jain_h2": [], "g": [], "window": (t0, t1)})
         d["jain"].append(jain(g))
         d["jain_h2"].append(jain(g2))
         d["g"].append(g)
     rows = []
-    t0, t1 = _window(runs.pairs[0][0])
     spreads = sorted(s for c, s in by if c == "tcpgt")
     for spread in spreads:
         d = by[("tcpgt", spread)]
         if spread in TABLE1:
-            rows.append(_ci_row(exp, f"jain_spread{spread}", f"Table 1: Jain's index of the five TCP-GT flows, RTT spread {spread} ms ({t0:.0f}-{t1:.0f} s)",
+            w0, w1 = d["window"]
+            rows.append(_ci_row(exp, f"jain_spread{spread}", f"Table 1: Jain's index of the five TCP-GT flows, RTT spread {spread} ms ({w0:.0f}-{w1:.0f} s)",
                                 f"{TABLE1[spread]:.2f}", d["jain"], digits=3,
                                 measured=fmt_ci(ci95(d["jain"]), digits=3) + f" (second half of the window: {fmt_ci(ci95(d['jain_h2']), digits=3)})",
                                 note=TABLE1_NOTE))
