@@ -498,6 +498,7 @@ def _sweep_plot(table, xs, out: Path, name: str, title: str, xlabel: str, logx: 
             ax[0][j].set_xscale("log")
         if m == "drops":
             ax[0][j].set_yscale("symlog", linthresh=1)
+            ax[0][j].set_ylim(bottom=0)
     ax[0][0].set_title(title)
     ax[0][0].legend(fontsize=8)
     return figs.save(fig, out, name)
