@@ -506,8 +506,8 @@ def fig10_emulation(runs: Runs, out: Path, exp) -> Section:
                 f"the run: LTCP {fmt_ci(ci95(sd_half[lt]), digits=3)}, TCP {fmt_ci(ci95(sd_half[tc]), digits=3)}",
                 ci95(sd[lt])[0] - ci95(sd[tc])[0],
                 criterion(exp, "sd_ltcp_below_tcp", a=ci95(sd[lt]), b=ci95(sd[tc]), what=("LTCP", "TCP"), group=grp),
-                "The runs are 90 s, not the paper's 900 s (fig10_emulation.toml): the spread over the second half "
-                "of the run, beside the whole run's, shows whether it was still shrinking.",
+                "The runs are the paper's 900 s; the spread over the second half of the run, beside the whole "
+                "run's, shows whether it was still shrinking.",
             ))
         for k, cid in ((lt, "jain_ltcp"), (tc, "jain_tcp")):
             if k not in jn:
