@@ -19,7 +19,7 @@ import numpy as np
 from longfat.reproduce import figs
 from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
-from longfat.reproduce.measure import Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain
+from longfat.reproduce.measure import Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain, link_series
 
 TITLE = "TCP - Congestion Control Algorithm for Enhancing High-Speed Networks"
 AUTHORS = "V. Sasirekha, C. Chandrasekar"
@@ -80,6 +80,16 @@ def _goodput(r, base: str, t0: float, t1: float | None = None) -> float:
         m = (t > t0) & (t <= t1)
         tot += float(np.mean(g[m])) if m.any() else float("nan")
     return tot
+
+
+def _util_halves(r, t0: float, t1: float) -> tuple[float, float]:
+    """The bottleneck's mean utilization over the window's samples, and over
+    its second half (steady state)."""
+    t, u, _ = link_series(r)
+    tm = (t0 + t1) / 2
+    whole, second = (t > t0) & (t <= t1), (t > tm) & (t <= t1)
+    return (float(np.mean(u[whole])) if whole.any() else float("nan"),
+            float(np.mean(u[second])) if second.any() else float("nan"))
 
 
 def _stability(r, flows: list[dict], t0: float) -> float:
@@ -145,8 +155,10 @@ def _metrics_t2(p, r) -> dict:
         "loss": b["loss_rate"],
         "jain": jain(f["goodput_bps"] for f in hs),
         "cov": _stability(r, hs, t0),
+        "timeouts": float(np.mean([f["timeouts"] for f in hs])) if hs else float("nan"),
         "share": tcp_g / (tcp_g + hs_g) if tcp_g + hs_g > 0 else float("nan"),
         "share2": tcp2 / (tcp2 + hs2) if tcp2 + hs2 > 0 else float("nan"),
+        **dict(zip(("util_s", "util2"), _util_halves(r, t0, t1))),
     }
 
 
@@ -169,6 +181,8 @@ def table2_friendliness(runs: Runs, out: Path, exp) -> Section:
     # Table 2 (section 4.1), at the fastest rate.
     rows.append(Row(f"Table 2 at {g2}: link utilization per protocol", "(Table 2's values are not in the text)",
                     "; ".join(f"{NAMES[c]} {_fmt(vals('util', c))}" for c in CCS if c in t["util"]), None, NONE))
+    rows.append(Row(f"at {g2}: retransmission timeouts per high-speed flow in the run (context for the utilization)", "(not in the paper)",
+                    "; ".join(f"{NAMES[c]} {_fmt(vals('timeouts', c), 3)}" for c in CCS if c in t["timeouts"]), None, NONE))
     if {"ehstcp", "scalable"} <= t["util"].keys():
         rows.append(_ci_row(exp, "util_comparable_stcp", f"utilization at {g2}: eHSTCP / STCP (per seed)",
                             "link utilization of eHSTCP is relatively comparable to that of STCP (4.1)",
@@ -242,6 +256,9 @@ def table2_friendliness(runs: Runs, out: Path, exp) -> Section:
             if c in m[rate]["share"]:
                 rows.append(_half_row(f"standard TCP's share under {NAMES[c]} at {_rate_label(rate)}",
                                       vals("share", c, rate), vals("share2", c, rate), 3))
+    for c in CCS:
+        if c in t["util_s"]:
+            rows.append(_half_row(f"utilization under {NAMES[c]} at {g2} (1 s samples)", vals("util_s", c), vals("util2", c)))
 
     fig, ax = figs.new(1, 5, w=18, h=3.4)
     for j, (k, label) in enumerate((("util", "utilization"), ("loss", "loss rate"), ("jain", "Jain index"), ("cov", "throughput sd/mean"))):
@@ -346,6 +363,10 @@ def tables4_5_dynamic(runs: Runs, out: Path, exp) -> Section:
         put("util", cc, s, b["utilization"])
         put("loss", cc, s, b["loss_rate"])
         put("cov", cc, s, _stability(r, _group(r, "hs"), t0))
+        put("timeouts", cc, s, float(np.mean([f["timeouts"] for f in _group(r, "hs")])))
+        u, u2 = _util_halves(r, t0, t1)
+        put("util_s", cc, s, u)
+        put("util2", cc, s, u2)
 
     def vals(k, cc):
         d = m.get(k, {}).get(cc, {})
@@ -361,6 +382,8 @@ def tables4_5_dynamic(runs: Runs, out: Path, exp) -> Section:
         rows.append(Row(f"Table 5 under {NAMES[c]}: loss rate; stability (sd / mean of each high-speed flow's throughput)",
                         "(Table 5's values are not in the text; section 4.4 states no claim about them)",
                         f"loss {_fmt(vals('loss', c), 3)}; stability {_fmt(vals('cov', c), 3)}", None, NONE))
+    rows.append(Row("retransmission timeouts per high-speed flow in the run (context for the utilization)", "(not in the paper)",
+                    "; ".join(f"{NAMES[c]} {_fmt(vals('timeouts', c), 3)}" for c in ccs), None, NONE))
     for c in ("highspeed", "scalable", "ehstcp"):
         if {"bic", c} <= set(ccs):
             rows.append(_sep_row(exp, "bic_unused", f"utilization: BIC vs {NAMES[c]}", "unused bandwidth increases in BIC scenario (4.4)",
@@ -383,6 +406,8 @@ def tables4_5_dynamic(runs: Runs, out: Path, exp) -> Section:
                              vals("tcp", "ehstcp"), vals("tcp", "scalable"), ("eHSTCP", "STCP"), "", digits=3))
     for c in ccs:
         rows.append(_half_row(f"standard TCP's share of the link under {NAMES[c]}", vals("tcp", c), vals("tcp2", c), 3))
+    for c in ccs:
+        rows.append(_half_row(f"utilization under {NAMES[c]} (1 s samples)", vals("util_s", c), vals("util2", c)))
 
     fig, ax = figs.new(1, 2, w=12, h=3.6)
     bottom = np.zeros(len(ccs))
