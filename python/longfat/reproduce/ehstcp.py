@@ -32,7 +32,7 @@ NOTES = (
     "has the lowest loss rate, the best stability, the best RTT fairness, and so on). Each compared row turns one "
     "claim into a test stated in the scenario file before the runs. Every point runs on 5 seeds (randomized start "
     "times, per-flow RTTs, web arrivals and sizes); a row gives the mean over seeds and its 95 % t-interval, "
-    "\"m [lo, hi] (n=k)\". A comparison between two protocols (lower loss, fairer, friendlier) agrees only when "
+    "\"m [lo, hi] (n=k)\" (the low end cut at 0, below which no quantity here can go). A comparison between two protocols (lower loss, fairer, friendlier) agrees only when "
     "the two intervals are apart; overlapping intervals are \"not separable\". Where a row claims a property of "
     "eHSTCP that another protocol is said to lack (Jain's index about 1; the friendliest), the same check is run "
     "on that protocol (STCP) as a negative control, and the claim counts only if the control's verdict differs. "
@@ -104,7 +104,13 @@ def _stability(r, flows: list[dict], t0: float) -> float:
 
 
 def _ci(xs) -> tuple:
-    return ci95(list(xs))
+    """ci95 with the low end cut at 0: every quantity here (ratios, shares,
+    rates, indices) is non-negative, and a t-interval of a skewed one (a
+    throughput ratio) can reach below 0. Cutting at 0 changes no verdict:
+    a separation needs one interval wholly above the other, which a bound
+    raised to 0 cannot create."""
+    m, lo, hi, n = ci95(list(xs))
+    return (m, max(lo, 0.0) if lo == lo else lo, hi, n)
 
 
 def _fmt(xs, digits: int = 4, scale: float = 1.0, unit: str = "") -> str:
