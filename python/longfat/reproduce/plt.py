@@ -135,6 +135,13 @@ def _lcm_share(f: dict) -> float:
     return lo / (h + lo)
 
 
+def _nanmean(xs) -> float:
+    """The mean of the finite values (NaN, quietly, if there are none)."""
+    a = np.asarray(xs, dtype=float)
+    a = a[np.isfinite(a)]
+    return float(a.mean()) if len(a) else float("nan")
+
+
 def _loss_label(x: float) -> str:
     return "0" if x == 0 else f"{x:.0e}".replace("e-0", "e-")
 
@@ -267,7 +274,7 @@ def _sweep_plot(table, out: Path, name: str, title: str) -> str:
     ax[0][1].set_xlabel("random loss rate")
     ax[0][1].set_ylabel("PLT goodput by module (Mbit/s)")
     ax[0][1].legend(fontsize=8)
-    ll = [np.nanmean(table[("plt", x)]["lcm_loss"]) if ("plt", x) in table else float("nan") for x in losses]
+    ll = [_nanmean(table[("plt", x)]["lcm_loss"]) if ("plt", x) in table else float("nan") for x in losses]
     ax[0][2].plot(xs, ll, "o-", label="LCM loss rate (lost / sent)")
     ax[0][2].axhline(MU, color="C3", ls="--", lw=1, label="target mu = 0.5 %")
     ax[0][2].set_yscale("log")
@@ -294,10 +301,8 @@ def _either(d) -> str:
 
 
 def _steady(d, who: str = "") -> str:
-    """The steady-state check of a shortened run, on the goodput fraction
-    (empty for a run of the paper's length)."""
-    if not d.get("short"):
-        return ""
+    """The steady-state check on the goodput fraction (shown for every run:
+    those shorter than the paper's 1200 s rely on it)."""
     return _half_text(d["whole"], d["half"], scale=1.0, unit="", digits=3).replace("; steady state:", f"; steady state{who}, goodput fraction:")
 
 
@@ -829,7 +834,7 @@ def noninterference(runs: Runs, out: Path, exp) -> Section:
         if case == "plt":
             g = [x for x, _ in extra[(loss, case)]]
             sh = [y for _, y in extra[(loss, case)]]
-            s += f"; the PLT flow itself {np.mean(g) / 1e6:.1f} Mbit/s, {np.nanmean(sh) * 100:.0f} % of it through the LCM"
+            s += f"; the PLT flow itself {np.mean(g) / 1e6:.1f} Mbit/s, {_nanmean(sh) * 100:.0f} % of it through the LCM"
         return s + _half_text(ratio(loss, case, base, sums_all), ratio(loss, case, base, sums_half), scale=1.0, unit="", digits=4)
 
     rows: list[Row] = []
@@ -965,10 +970,10 @@ def hcm_variants(runs: Runs, out: Path, exp) -> Section:
             if (c, h) not in table:
                 continue
             d = table[(c, h)]
-            shown = (f" = {_mbps(ci95(d['gbps']))}, {(1 - np.nanmean(d['share'])) * 100:.0f} % of it through the HCM; "
+            shown = (f" = {_mbps(ci95(d['gbps']))}, {(1 - _nanmean(d['share'])) * 100:.0f} % of it through the HCM; "
                      f"the HCM's fast recoveries over a run: {np.mean(d['fr']):.0f} on average")
             if ref is not None and h != "reno":
-                shown += f" (PLT-Reno: {np.mean(ref['gbps']) / 1e6:.1f} Mbit/s, {(1 - np.nanmean(ref['share'])) * 100:.0f} % through the HCM)"
+                shown += f" (PLT-Reno: {np.mean(ref['gbps']) / 1e6:.1f} Mbit/s, {(1 - _nanmean(ref['share'])) * 100:.0f} % through the HCM)"
             shown += _half_text(d["whole"], d["half"], scale=1.0, unit="", digits=3)
             note = ""
             if h == "fast":
