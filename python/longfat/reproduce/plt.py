@@ -121,13 +121,6 @@ def _link(res, name: str) -> dict[str, np.ndarray]:
     return cache[name]
 
 
-def _link_row(res, name: str) -> dict:
-    for row in res.summary["links"]:
-        if row["name"] == name:
-            return row
-    raise KeyError(name)
-
-
 def _lcm_share(f: dict) -> float:
     h, lo = f.get("hcm_goodput_bps"), f.get("lcm_goodput_bps")
     if h is None or lo is None or h + lo <= 0:
@@ -622,7 +615,7 @@ def fig9_short_flows(runs: Runs, out: Path, exp) -> Section:
     def tail(cc: str, key: str) -> str:
         d = by[cc]
         return (f" ({int(np.mean(d['n']))} transfers a run; not completed by the end: {np.mean(d['open']) * 100:.2f} %)"
-                + _half_text(d[key], d[key + "_half"], scale=1.0, unit="", digits=3).replace("second half of the window", "transfers started in the second half"))
+                + _half_text(d[key], d[key + "_half"], scale=1.0, unit="", digits=3).replace("second half of the window", "transfers started in the second half").replace(" (sampled)", ""))
 
     if "plt" in by:
         rows.append(_ci_row(exp, "plt_one_rtt", "PLT: fraction of transfers done within one RTT (+ their own transfer time, + 10 %)",
@@ -692,27 +685,28 @@ def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
     for p, r in runs.pairs:
         cc, u = _cc(p), _udp_mbps(p)
         paths = _hops(p)
-        t = _secs(p.scenario["run"]["duration"]) - _secs(p.scenario["run"].get("measure_from", "0s"))
+        # lcm_losses_resent counts over the whole run: against the whole run's capacity.
         size, _ = _packet(p)
-        cap_pkts = _rate(p) * t / (8 * size)
+        cap_pkts = _rate(p) * _secs(p.scenario["run"]["duration"]) / (8 * size)
         d = by.setdefault((cc, u), {"u1": [], "u2": [], "umin": [], "umean": [], "resent": [], "gbps": [], "umin_all": [], "umin_half": []})
-        u1, u2 = _link_row(r, "hop1")["utilization"], _link_row(r, "hop2")["utilization"]
-        d["u1"].append(u1)
-        d["u2"].append(u2)
-        d["umin"].append(min(u1, u2))
-        d["umean"].append((u1 + u2) / 2)
-        # The steady-state check: the less used hop over the second half of the run against the whole (sampled).
+        # Each hop's utilization over the measurement window, and over its
+        # second half (the steady-state check), from the sampled series.
         t0, t1 = _secs(p.scenario["run"].get("measure_from", "0s")), _secs(p.scenario["run"]["duration"])
-        halves = []
+        win = []
         for a_, b_ in ((t0, t1), ((t0 + t1) / 2, t1)):
             us = []
             for hop in ("hop1", "hop2"):
                 ls = _link(r, hop)
                 m = (ls["time_s"] > a_) & (ls["time_s"] <= b_)
                 us.append(float(np.mean(ls["utilization"][m])) if m.any() else float("nan"))
-            halves.append(min(us))
-        d["umin_all"].append(halves[0])
-        d["umin_half"].append(halves[1])
+            win.append(us)
+        u1, u2 = win[0]
+        d["u1"].append(u1)
+        d["u2"].append(u2)
+        d["umin"].append(min(u1, u2))
+        d["umean"].append((u1 + u2) / 2)
+        d["umin_all"].append(min(u1, u2))
+        d["umin_half"].append(min(win[1]))
         resent = {1: 0, 2: 0}
         gp = 0.0
         for f in r.summary["flows"]:
@@ -736,13 +730,13 @@ def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
                                 "PLT yields about 90 % average utilization in both bottleneck links even at high UDP rates (at least 0.85)",
                                 d["umin"], group=g, clip=(0.0, 1.001),
                                 extra=f" (hop 1 {np.mean(d['u1']):.3f}, hop 2 {np.mean(d['u2']):.3f})"
-                                + _half_text(d["umin_all"], d["umin_half"], scale=1.0, unit="", digits=3)))
+                                + _half_text(d["umin_all"], d["umin_half"], scale=1.0, unit="", digits=3).replace(" (sampled)", "")))
         if ("reno", u) in by:
             d = by[("reno", u)]
             rows.append(_ci_row(exp, "tcp_util_both_hops_ctl", f"TCP, UDP {_udp_label(u)} Mbit/s: utilization of the less used hop",
                                 "(the control of PLT's row above: TCP's cutbacks lower the utilization)", d["umin"], group=g, clip=(0.0, 1.001),
                                 extra=f" (hop 1 {np.mean(d['u1']):.3f}, hop 2 {np.mean(d['u2']):.3f})"
-                                + _half_text(d["umin_all"], d["umin_half"], scale=1.0, unit="", digits=3)))
+                                + _half_text(d["umin_all"], d["umin_half"], scale=1.0, unit="", digits=3).replace(" (sampled)", "")))
     u50 = [u for u in rates if abs(u - 50) < 1e-9]
     for u in u50:
         if ("plt", u) in by and ("reno", u) in by:
@@ -774,7 +768,7 @@ def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
     ax[0][0].set_xticks(xs)
     ax[0][0].set_xticklabels([_udp_label(u) for u in rates])
     ax[0][0].set_xlabel("UDP rate on hop 2 (Mbit/s)")
-    ax[0][0].set_ylabel("utilization over the run")
+    ax[0][0].set_ylabel("utilization over the window")
     ax[0][0].set_ylim(0, 1.05)
     ax[0][0].set_title("Fig. 10: nine transfers over two hops in series")
     ax[0][0].legend(fontsize=7, loc="lower left")
@@ -977,9 +971,9 @@ def hcm_variants(runs: Runs, out: Path, exp) -> Section:
             shown += _half_text(d["whole"], d["half"], scale=1.0, unit="", digits=3)
             note = ""
             if h == "fast":
-                note = ("if differs: FAST aims to keep alpha = 200 packets queued, most of a class-0 buffer of 250 packets; its "
-                        "bursts overflow it (the fast recoveries), each cutting the HCM's window, and the LCM's losses, which the "
-                        "HCM must resend first, add to its load.")
+                note = ("if differs: FAST aims to keep alpha packets queued (here half the buffer, which it shares with the LCM's "
+                        "packets until it pushes them out); its bursts can overflow it (the fast recoveries), each cutting the HCM's "
+                        "window, and the LCM's losses, which the HCM must resend first, add to its load.")
             rows.append(_ci_row(exp, "plt_high_goodput_any_hcm", f"{c}: PLT with HCM {h}, goodput fraction",
                                 "PLT's high goodput whatever the HCM (open question, sect. 5): at least 0.9", d["frac"],
                                 group=f"{c}, {h}", extra=shown, note=note, clip=NONNEG))
