@@ -5,11 +5,14 @@ bottlenecks in series (Fig. 10); then the paper's central promise
 (non-interference with TCP) and two open questions of section 5 (fairness
 among PLT flows, the choice of the HCM).
 
-Every criterion is fixed here and in the scenario files before the full
-runs. Where runs are random the rows give the mean over seeds with its 95 %
-t-interval, and the verdict comes from the interval: inside the claimed
-band agrees, wholly outside differs, across a bound "not separable"; a
-comparison (PLT above TCP) holds only when the two intervals are apart."""
+Every criterion is stated in the scenario files' [reproduce.criteria]
+before the full runs and applied here through ``criterion``. The rows give
+the mean over five seeds with its 95 % t-interval, and the verdict comes
+from the interval: inside the claimed band agrees, wholly outside differs,
+across a bound "not separable"; a comparison (PLT above TCP) holds only
+when the two intervals are apart. A claim about PLT (or TCP) is paired, by
+its group, with the same check on the algorithm or condition the paper says
+differs (its negative control)."""
 
 from __future__ import annotations
 
@@ -54,7 +57,7 @@ SPREAD = "mean over seeds with its 95 % t-interval, m [lo, hi] (n=k), where ther
 ORDER = ["fig3_loss", "fig6_8_small_buffer", "fig9_short_flows", "fig10_multi_bottleneck",
          "noninterference", "fairness", "hcm_variants"]
 
-NAMES = {"plt": "PLT", "reno": "TCP (Reno)"}
+NAMES = {"plt": "PLT", "reno": "TCP (Reno)", "scalable": "Scalable TCP"}
 
 
 # ---- scenario and result access -------------------------------------------------
@@ -880,8 +883,9 @@ def noninterference(runs: Runs, out: Path, exp) -> Section:
 
 
 def _either_half(p, r, flows: list[int]) -> list[float]:
-    """Each flow's data first delivered by either module (bit/s) over the
-    second half of the measurement window, from the sampled series."""
+    """Each flow's data first delivered by either module (bit/s; a TCP
+    flow's goodput) over the second half of the measurement window, from
+    the sampled series."""
     t0 = _secs(p.scenario["run"].get("measure_from", "0s"))
     t1 = _secs(p.scenario["run"]["duration"])
     mid = (t0 + t1) / 2
@@ -889,13 +893,19 @@ def _either_half(p, r, flows: list[int]) -> list[float]:
     for f in flows:
         s = _series(r, f)
         m = (s["time_s"] > mid) & (s["time_s"] <= t1)
-        out.append(float(np.mean(s["hcm_goodput_bps"][m] + s["lcm_goodput_bps"][m])) if m.any() else float("nan"))
+        v = s["hcm_goodput_bps"][m] + s["lcm_goodput_bps"][m] if _cc(p) == "plt" else s["goodput_bps"][m]
+        out.append(float(np.mean(v)) if m.any() else float("nan"))
     return out
+
+
+def _delivered(p, f: dict) -> float:
+    """A flow's data first delivered by either module (bit/s); a TCP flow's goodput."""
+    return f["hcm_goodput_bps"] + f["lcm_goodput_bps"] if _cc(p) == "plt" else f["goodput_bps"]
 
 
 def fairness(runs: Runs, out: Path, exp) -> Section:
     rows: list[Row] = []
-    by: dict[tuple[float, int], dict[str, list]] = {}
+    by: dict[tuple[float, int, str], dict[str, list]] = {}
     for p, r in sorted(runs.pairs, key=lambda q: q[0].seed):
         fl = r.summary["flows"]
         # The data each flow got through the network: what either module
@@ -903,34 +913,47 @@ def fairness(runs: Runs, out: Path, exp) -> Section:
         # with stalls of in-order delivery (an LCM loss found only by a
         # backed-off timeout) and the catch-up after them, so it is shown
         # but not judged.
-        g = [f["hcm_goodput_bps"] + f["lcm_goodput_bps"] for f in fl]
-        d = by.setdefault((_loss(p), len(fl)), {"jain": [], "jain_inorder": [], "jain_half": [], "shares": [], "first": None})
+        g = [_delivered(p, f) for f in fl]
+        d = by.setdefault((_loss(p), len(fl), _cc(p)), {"jain": [], "jain_inorder": [], "jain_half": [], "shares": [], "first": None})
         d["jain"].append(jain(g))
         d["jain_inorder"].append(jain([f["goodput_bps"] for f in fl]))
         d["jain_half"].append(jain(_either_half(p, r, list(range(len(fl))))))
-        d["shares"].append([_lcm_share(f) for f in fl])
+        d["shares"].append([_lcm_share(f) if _cc(p) == "plt" else float("nan") for f in fl])
         if d["first"] is None:
-            d["first"] = (p.seed, [f["hcm_goodput_bps"] / 1e6 for f in fl], [f["lcm_goodput_bps"] / 1e6 for f in fl], g)
-    keys = sorted(by)
+            if _cc(p) == "plt":
+                parts = ([f["hcm_goodput_bps"] / 1e6 for f in fl], [f["lcm_goodput_bps"] / 1e6 for f in fl])
+            else:
+                parts = ([f["goodput_bps"] / 1e6 for f in fl], [0.0] * len(fl))
+            d["first"] = (p.seed, parts[0], parts[1], g)
+    keys = sorted(by, key=lambda k: (k[0], k[1], k[2] != "plt"))
     fig, ax = figs.new(1, len(keys), w=4 * len(keys), h=3.6)
     for k, key in enumerate(keys):
-        loss, n = key
+        loss, n, cc = key
         d = by[key]
-        lab = f"{n} PLT flows, {'zero loss' if loss == 0 else 'loss ' + _loss_label(loss)}"
+        lab = f"{n} {'PLT' if cc == 'plt' else NAMES.get(cc, cc)} flows, {'zero loss' if loss == 0 else 'loss ' + _loss_label(loss)}"
+        group = f"{n} flows, {'zero loss' if loss == 0 else 'loss ' + _loss_label(loss)}"
         seed, h, lw, g = d["first"]
-        shown = (f" (seed {seed}: " + ", ".join(f"{x / 1e6:.1f}" for x in g) + " Mbit/s, LCM shares "
-                 + ", ".join(f"{x:.2f}" for x in d["shares"][0]) + f"; Jain of the in-order goodputs over the seeds {fmt_ci(ci95(d['jain_inorder']), digits=3)})"
+        shares = "" if cc != "plt" else ", LCM shares " + ", ".join(f"{x:.2f}" for x in d["shares"][0])
+        shown = (f" (seed {seed}: " + ", ".join(f"{x / 1e6:.1f}" for x in g) + " Mbit/s" + shares
+                 + f"; Jain of the in-order goodputs over the seeds {fmt_ci(ci95(d['jain_inorder']), digits=3)})"
                  + _half_text(d["jain"], d["jain_half"], scale=1.0, unit="", digits=3).replace("over the whole (sampled)", "over the whole"))
-        rows.append(_ci_row(exp, "plt_fair", f"{lab}: Jain's index of the data each got through (first delivered by either module)",
-                            "PLT remains fair (sect. 1; open question in sect. 5): at least 0.9", d["jain"], group=lab, extra=shown,
-                            clip=FRACTION,
-                            note="if differs: the LCM's rule is multiplicative both ways (+10 % an epoch, x0.95), and flows that see the same "
-                            "losses scale their windows by the same factors, which keeps their ratio; a later flow starts from the LCM's "
-                            "initial window of one BDP, not from its fair share." if loss > 0 else
-                            "if differs: at zero loss the LCMs starve and PLT is its HCM, Reno, whose flows with a tail-drop buffer of one "
-                            "BDP and losses in the same round trip converge slowly."))
-        ax[0][k].bar(range(len(h)), h, label="HCM")
-        ax[0][k].bar(range(len(h)), lw, bottom=h, label="LCM")
+        if cc != "plt":
+            rows.append(_ci_row(exp, "scalable_fair_ctl", f"{lab}: Jain's index of their goodputs",
+                                "(the control of the row above: MIMD at TCP's priority, which keeps its flows' window ratio)",
+                                d["jain"], group=group, extra=shown, clip=FRACTION))
+        else:
+            rows.append(_ci_row(exp, "plt_fair_zero_loss" if loss == 0 else "plt_fair_lossy",
+                                f"{lab}: Jain's index of the data each got through (first delivered by either module)",
+                                "PLT remains fair (sect. 1; open question in sect. 5): at least 0.9", d["jain"], group=group, extra=shown,
+                                clip=FRACTION,
+                                note="if differs: the LCM's rule is multiplicative both ways (+10 % an epoch, x0.95), and flows that see the same "
+                                "losses scale their windows by the same factors, which keeps their ratio; a later flow starts from the LCM's "
+                                "initial window of one BDP, not from its fair share." if loss > 0 else
+                                "if differs: at zero loss the LCMs starve and PLT is its HCM, Reno, whose flows with a tail-drop buffer of one "
+                                "BDP and losses in the same round trip converge slowly."))
+        ax[0][k].bar(range(len(h)), h, label="HCM" if cc == "plt" else NAMES.get(cc, cc))
+        if cc == "plt":
+            ax[0][k].bar(range(len(h)), lw, bottom=h, label="LCM")
         ax[0][k].set_title(f"{lab} (seed {seed})", fontsize=9)
         ax[0][k].set_xlabel("flow (in order of arrival)")
         ax[0][k].set_ylabel("goodput first delivered (Mbit/s)")
