@@ -302,3 +302,25 @@ def test_plan_runs_nothing_and_only_picks_experiments(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "o" / "htcp" / "results.json").read_text())
     assert [s["experiment"] for s in doc["sections"]] == ["fig6"] and doc["meta"]["only"] == ["fig6"]
+
+
+def test_runs_wait_on_disk_in_a_scratch_directory_that_always_goes(tmp_path):
+    """reproduce keeps finished runs on disk until their experiment is
+    analysed (SpilledResults), in a hidden directory inside --out that is
+    removed however the command ends."""
+    from longfat.outdir import scratch_dir
+    from longfat.reproduce.core import SpilledResults
+
+    with scratch_dir(tmp_path / "runs") as d:
+        s = SpilledResults(d)
+        s.put(3, {"a": [1, 2]})
+        assert s[3] == {"a": [1, 2]} and 3 in s and 2 not in s and len(s) == 1
+        with pytest.raises(KeyError):
+            s[2]
+        assert d.parent == tmp_path and d.name.startswith(".runs.longfat-tmp-")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(RuntimeError):
+        with scratch_dir(tmp_path / "runs") as d:
+            SpilledResults(d).put(0, 1)
+            raise RuntimeError("a failed run")
+    assert list(tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@ figure, how longfat's numbers compare with the published ones."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
@@ -11,11 +12,11 @@ from pathlib import Path
 from typing import Callable
 
 from longfat._native import ScenarioError
-from longfat.reproduce.core import Point, load_paper, run_points
+from longfat.reproduce.core import Point, SpilledResults, load_paper, run_points
 from longfat.reproduce.criteria import settle
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
-from longfat.outdir import atomic_dir, check_container, check_output_dir
+from longfat.outdir import atomic_dir, check_container, check_output_dir, scratch_dir
 
 PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
@@ -91,7 +92,6 @@ def reproduce(
                 owner.append((p, e.name))
     total_cost = sum(pt.cost for pt in points)
     state = {"n": 0, "cost": 0.0}
-    wall_by_paper: dict[str, float] = {p: 0.0 for p in papers}
     started = time.perf_counter()
 
     def on_done(pt: Point) -> None:
@@ -101,18 +101,28 @@ def reproduce(
             progress(state["n"], len(points), state["cost"], total_cost, pt.label())
 
     cache = os.environ.get("LONGFAT_REPRODUCE_CACHE")
-    if cache and Path(cache).is_file():
-        # Developer aid: re-analyse the runs of an earlier invocation.
-        with open(cache, "rb") as fh:
-            labels, results, total_wall = pickle.load(fh)
-        if labels != [pt.label() for pt in points]:
-            raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
-    else:
-        results = run_points(points, jobs, on_done, scheduler=scheduler)
-        total_wall = time.perf_counter() - started
-        if cache:
-            with open(cache, "wb") as fh:
-                pickle.dump(([pt.label() for pt in points], results, total_wall), fh)
+    with contextlib.ExitStack() as stack:
+        if cache and Path(cache).is_file():
+            # Developer aid: re-analyse the runs of an earlier invocation.
+            with open(cache, "rb") as fh:
+                labels, results, total_wall = pickle.load(fh)
+            if labels != [pt.label() for pt in points]:
+                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
+        else:
+            # The runs wait on disk, beside the reports, for their analysis:
+            # a paper-length reproduction's time series do not fit in memory.
+            spill = SpilledResults(stack.enter_context(scratch_dir(Path(out) / "runs")))
+            results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill)
+            total_wall = time.perf_counter() - started
+            if cache:
+                with open(cache, "wb") as fh:
+                    pickle.dump(([pt.label() for pt in points], {i: results[i] for i in range(len(points))}, total_wall), fh)
+        return _write_reports(experiments, points, owner, results, total_wall, total_cost, papers, out, force, quick, command, jobs, scheduler, only)
+
+
+def _write_reports(experiments, points, owner, results, total_wall, total_cost, papers, out, force, quick, command, jobs, scheduler, only):
+    """Each paper's analysis and report, one experiment's runs in memory at a time."""
+    wall_by_paper: dict[str, float] = {p: 0.0 for p in papers}
     for i, pt in enumerate(points):
         # Each paper's share of the wall time, in proportion to its work.
         wall_by_paper[owner[i][0]] += total_wall * (pt.cost / total_cost if total_cost else 1 / len(points))
@@ -131,6 +141,7 @@ def reproduce(
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                 analyse = mod.ANALYSES[e.name]
                 sections.append(analyse(Runs(pairs), tmp, e))
+                del pairs  # this experiment's runs leave memory before the next one's are loaded
             for extra in ([] if only else getattr(mod, "EXTRA", [])):  # --only: just the named experiments
                 sections.append(extra(tmp))
             for s in sections:  # a claim and its control are criteria of one scenario file: one section

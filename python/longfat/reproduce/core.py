@@ -266,13 +266,48 @@ def run_point(spec: dict) -> Any:
     return run(spec)
 
 
-def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None) -> dict[int, Any]:
+class SpilledResults:
+    """Run results kept on disk until asked for (``results[i]`` unpickles run
+    i), so that a paper-length reproduction holds one experiment's runs in
+    memory at a time, not every run's time series."""
+
+    def __init__(self, directory: Path):
+        self.dir = Path(directory)
+        self.done: set[int] = set()
+
+    def put(self, i: int, value: Any) -> None:
+        import pickle
+
+        tmp = self.dir / f"{i}.pkl.part"
+        with open(tmp, "wb") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, self.dir / f"{i}.pkl")
+        self.done.add(i)
+
+    def __getitem__(self, i: int) -> Any:
+        import pickle
+
+        if i not in self.done:
+            raise KeyError(i)
+        with open(self.dir / f"{i}.pkl", "rb") as fh:
+            return pickle.load(fh)
+
+    def __contains__(self, i: object) -> bool:
+        return i in self.done
+
+    def __len__(self) -> int:
+        return len(self.done)
+
+
+def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None,
+               spill: SpilledResults | None = None) -> dict[int, Any] | SpilledResults:
     """Runs every point (longest first) on the executor (``longfat.executor``:
     this process if ``jobs`` is 1, else a local Dask cluster of ``jobs``
     worker processes, or the Dask cluster at ``scheduler``); returns results
-    by position in ``points``. A failed run, an interruption (Ctrl-C,
-    SIGTERM) cancels the rest and stops the local workers; local workers
-    also die with this process if it is killed."""
+    by position in ``points`` (in ``spill``, on disk, if given). A failed
+    run, an interruption (Ctrl-C, SIGTERM) cancels the rest and stops the
+    local workers; local workers also die with this process if it is
+    killed."""
     from longfat.executor import Executor, Task
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -282,10 +317,14 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
     with Executor(scheduler, jobs, field="--scheduler") as ex:
         for key, _ok, value in ex.run(tasks, stop_on_failure=True):
             i = index[key]
-            results[i] = value
+            if spill is not None:
+                spill.put(i, value)
+                del value
+            else:
+                results[i] = value
             if on_done:
                 on_done(points[i])
-    return results
+    return spill if spill is not None else results
 
 
 # ---- verdicts -----------------------------------------------------------------
