@@ -444,7 +444,21 @@ def _fake_executor(monkeypatch, script):
 
     from longfat.executor import Executor
 
-    monkeypatch.setattr(dask.distributed, "wait", lambda fs, timeout=None, return_when=None: (set(fs), set()))
+    class AsCompleted:  # every future is complete as soon as it is submitted
+        def __init__(self, fs):
+            self.ready = list(fs)
+
+        def add(self, f):
+            self.ready.append(f)
+
+        def next_batch(self, block=True):
+            batch, self.ready = self.ready, []
+            return batch
+
+        def clear(self):
+            self.ready = []
+
+    monkeypatch.setattr(dask.distributed, "as_completed", AsCompleted)
     ex = Executor(scheduler="tcp://fake:8786")
     ex.client = _FakeClient(script)
     return ex
