@@ -33,6 +33,18 @@ def main(argv: list[str]) -> int:
         added = [k for k in new if k not in old]
         removed = [k for k in old if k not in new]
         print(f"## {p}: {len(changed)} changed, {len(added)} added, {len(removed)} removed, {sum(1 for k in new if k in old) - len(changed)} unchanged\n")
+        # Per experiment, the verdict counts before and after (rows are often reworded, so this is the summary that survives).
+        exps = sorted({e for e, _ in old} | {e for e, _ in new})
+        print("| experiment | old verdicts | new verdicts |\n|---|---|---|")
+        for e in exps:
+            def count(rows):
+                c = {}
+                for (x, _), r in rows.items():
+                    if x == e:
+                        c[r["verdict"]] = c.get(r["verdict"], 0) + 1
+                return ", ".join(f"{n} {v}" for v, n in sorted(c.items(), key=lambda kv: -kv[1])) or "-"
+            print(f"| {e} | {count(old)} | {count(new)} |")
+        print()
         for (e, item), a, b in changed:
             print(f"- {e}: {item}: {a} -> **{b}**")
         if added:

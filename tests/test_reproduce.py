@@ -324,3 +324,57 @@ def test_runs_wait_on_disk_in_a_scratch_directory_that_always_goes(tmp_path):
             SpilledResults(d).put(0, 1)
             raise RuntimeError("a failed run")
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- the committed reports (docs/reproductions) --------------------------------
+
+PAPER_FILES = {"ltcp": "ltcp.md", "htcp": "htcp.md", "ehstcp": "ehstcp.md", "tcpgt": "tcp-gt.md", "plt": "plt.md"}
+
+
+def _words(text: str) -> str:
+    import re
+
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt", "plt"])
+def test_committed_report_meets_the_standard(paper):
+    """Each committed report: paper length, from the current scenario files
+    and analysis (regenerate after changing them), at a commit, with the
+    paper's exact title and authors; every row under a criterion stated in
+    its scenario file, intervals over >= 5 seeds, controls paired, every
+    stated criterion reported."""
+    from longfat.reproduce import inputs_digest, paper_module
+    from longfat.reproduce.core import load_paper
+
+    doc = json.loads((ROOT / "docs" / "reproductions" / paper / "results.json").read_text())
+    meta = doc["meta"]
+    assert meta["mode"] == "full" and "only" not in meta
+    assert meta["inputs"] == inputs_digest(paper), "the scenario files or the analysis changed since this report: regenerate it"
+    assert meta["commit"] != "unknown" and "uncommitted" not in meta["commit"]
+    mod = paper_module(paper)
+    assert meta["title"] == mod.TITLE and meta["authors"] == mod.AUTHORS
+    text = (ROOT.parent / "shared" / "papers" / PAPER_FILES[paper])
+    if text.is_file():  # ../shared sits beside the clone in CI
+        head = _words(text.read_text(encoding="utf-8")[:3000])
+        assert _words(mod.TITLE) in head, "the title is not the paper's"
+        for name in mod.AUTHORS.split(", "):
+            assert _words(name.split()[-1]) in head, f"{name} is not among the paper's authors"
+    used = set()
+    for s in doc["sections"]:
+        for row in s["rows"]:
+            assert row.get("raw_verdict", row["verdict"]) == evaluate(row["check"], row["value"]), row
+            _assert_row_meets_the_standard(s["experiment"], row, quick=False)
+            used.add((s["experiment"], row["check"].get("id")))
+    _assert_controls_pair_up(doc)
+    for exp in load_paper(paper, quick=False):
+        for cid in exp.criteria:
+            assert (exp.name, cid) in used, f"{exp.path.name}: criterion {cid} is stated but no row of the report applies it"
+
+
+def test_readme_verdict_table_is_the_reports():
+    from longfat.reproduce import PAPERS
+    from longfat.reproduce.report import verdict_table
+
+    table = verdict_table(ROOT / "docs" / "reproductions", PAPERS)
+    assert table in (ROOT / "README.md").read_text(), "README's verdict table differs from the committed reports:\n" + table
