@@ -356,7 +356,7 @@ fn estimate_covers_the_packets_held_by_shipped_scenarios() {
         "headline.toml",
         "ltcp/fig6.toml",
         "htcp/fig7.toml",
-        "ehstcp/table2_utilization.toml",
+        "ehstcp/table2_friendliness.toml",
     ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
         let mut doc: toml::Value = toml::from_str(&text).unwrap();
