@@ -304,25 +304,19 @@ def test_plan_runs_nothing_and_only_picks_experiments(tmp_path):
     assert [s["experiment"] for s in doc["sections"]] == ["fig6"] and doc["meta"]["only"] == ["fig6"]
 
 
-def test_runs_wait_on_disk_in_a_scratch_directory_that_always_goes(tmp_path):
+def test_runs_wait_on_disk_in_a_file_that_never_shows(tmp_path):
     """reproduce keeps finished runs on disk until their experiment is
-    analysed (SpilledResults), in a hidden directory inside --out that is
-    removed however the command ends."""
-    from longfat.outdir import scratch_dir
+    analysed (SpilledResults), in a file unlinked as it is created: nothing
+    appears in --out, and nothing stays if the process is killed."""
     from longfat.reproduce.core import SpilledResults
 
-    with scratch_dir(tmp_path / "runs") as d:
-        s = SpilledResults(d)
+    with SpilledResults(tmp_path) as s:
         s.put(3, {"a": [1, 2]})
-        assert s[3] == {"a": [1, 2]} and 3 in s and 2 not in s and len(s) == 1
+        s.put(0, "x" * 100_000)
+        assert s[3] == {"a": [1, 2]} and s[0] == "x" * 100_000 and 3 in s and 2 not in s and len(s) == 2
         with pytest.raises(KeyError):
             s[2]
-        assert d.parent == tmp_path and d.name.startswith(".runs.longfat-tmp-")
-    assert list(tmp_path.iterdir()) == []
-    with pytest.raises(RuntimeError):
-        with scratch_dir(tmp_path / "runs") as d:
-            SpilledResults(d).put(0, 1)
-            raise RuntimeError("a failed run")
+        assert list(tmp_path.iterdir()) == []
     assert list(tmp_path.iterdir()) == []
 
 

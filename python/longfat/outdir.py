@@ -387,27 +387,6 @@ def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = 
             os.close(lock_fd)
 
 
-@contextmanager
-def scratch_dir(beside: str | Path, field: str = "--out") -> Iterator[Path]:
-    """A hidden, locked temporary directory beside ``beside`` (for data a
-    command needs only while it runs, such as runs waiting for their
-    analysis), removed when the block ends however it ends; a process killed
-    before that leaves it for ``clean_stale``, like atomic_dir's."""
-    target = _normalize(beside, field)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp: Path | None = None
-    lock_fd: int | None = None
-    try:
-        with deferred_signals():
-            tmp, lock_fd = _make_temp_dir(target)
-        yield tmp
-    finally:
-        if tmp is not None:
-            _remove_despite_signals(tmp)
-        if lock_fd is not None:
-            os.close(lock_fd)
-
-
 def _remove_despite_signals(tmp: Path) -> None:
     """Removes a temporary directory even if a second signal interrupts the
     removal (its exception is raised once the directory is gone)."""

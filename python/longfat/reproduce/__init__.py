@@ -16,7 +16,7 @@ from longfat.reproduce.core import Point, SpilledResults, load_paper, run_points
 from longfat.reproduce.criteria import settle
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
-from longfat.outdir import atomic_dir, check_container, check_output_dir, scratch_dir
+from longfat.outdir import atomic_dir, check_container, check_output_dir
 
 PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
@@ -109,9 +109,10 @@ def reproduce(
             if labels != [pt.label() for pt in points]:
                 raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
         else:
-            # The runs wait on disk, beside the reports, for their analysis:
+            # The runs wait on disk (an unlinked file in --out) for their analysis:
             # a paper-length reproduction's time series do not fit in memory.
-            spill = SpilledResults(stack.enter_context(scratch_dir(Path(out) / "runs")))
+            Path(out).mkdir(parents=True, exist_ok=True)
+            spill = stack.enter_context(SpilledResults(Path(out)))
             results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill)
             total_wall = time.perf_counter() - started
             if cache:

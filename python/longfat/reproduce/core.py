@@ -269,34 +269,40 @@ def run_point(spec: dict) -> Any:
 class SpilledResults:
     """Run results kept on disk until asked for (``results[i]`` unpickles run
     i), so that a paper-length reproduction holds one experiment's runs in
-    memory at a time, not every run's time series."""
+    memory at a time, not every run's time series. They go to one
+    temporary file in ``directory`` that is unlinked as it is created, so
+    it never shows there and a killed process leaves nothing behind."""
 
     def __init__(self, directory: Path):
-        self.dir = Path(directory)
-        self.done: set[int] = set()
+        import tempfile
+
+        self.file = tempfile.TemporaryFile(dir=directory)
+        self.offset: dict[int, int] = {}
+
+    def __enter__(self) -> "SpilledResults":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
 
     def put(self, i: int, value: Any) -> None:
         import pickle
 
-        tmp = self.dir / f"{i}.pkl.part"
-        with open(tmp, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, self.dir / f"{i}.pkl")
-        self.done.add(i)
+        self.file.seek(0, os.SEEK_END)
+        self.offset[i] = self.file.tell()
+        pickle.dump(value, self.file, protocol=pickle.HIGHEST_PROTOCOL)
 
     def __getitem__(self, i: int) -> Any:
         import pickle
 
-        if i not in self.done:
-            raise KeyError(i)
-        with open(self.dir / f"{i}.pkl", "rb") as fh:
-            return pickle.load(fh)
+        self.file.seek(self.offset[i])  # KeyError for a run not stored
+        return pickle.load(self.file)
 
     def __contains__(self, i: object) -> bool:
-        return i in self.done
+        return i in self.offset
 
     def __len__(self) -> int:
-        return len(self.done)
+        return len(self.offset)
 
 
 def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None,
