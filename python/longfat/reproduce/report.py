@@ -54,12 +54,7 @@ def git_commit() -> str:
 
 
 def _counts(sections: list[Section]) -> dict[str, int]:
-    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0, NOT_EVIDENCE: 0,
-         CONTROL_DIFFERS: 0, CONTROL_PASSES: 0, CONTROL_UNCLEAR: 0}
-    for s in sections:
-        for r in s.rows:
-            c[r.verdict] = c.get(r.verdict, 0) + 1
-    return c
+    return verdict_counts([{"verdict": r.verdict} for s in sections for r in s.rows])
 
 
 def verdict_counts(rows: list[dict]) -> dict[str, int]:
