@@ -32,9 +32,9 @@ NOTES = (
     "several flows use five seeds (randomized start times, per-flow RTTs up to 2 ms longer) and report the mean with its "
     "95 % interval; a comparison with another protocol holds only if the intervals separate. Where a claim is a property "
     "TCP-GT has and loss-based TCP lacks, a negative control applies the same check to Reno (SACK): the claim counts only "
-    "if the control fails it. Figs. 9-12 are run at two or three points of each sweep (five protocols x five seeds at "
-    "every point of the paper's sweeps would exceed this paper's share of the run budget), for 60 s with the metrics' "
-    "second half shown against the whole window. No public implementation of TCP-GT exists; longfat's follows the "
+    "if the control fails it. Figs. 9-12 are run at six points of each sweep (the paper's "
+    "range in a 1-2-5 series; its figures give no point list), five protocols x five seeds each, for 60 s with the "
+    "metrics' second half shown against the whole window. No public implementation of TCP-GT exists; longfat's follows the "
     "paper's equations and Algorithm 1, with the choices it leaves open listed in docs/algorithms.md."
 )
 
