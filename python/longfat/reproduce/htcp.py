@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import math
+
 import numpy as np
 
 from longfat._native import epoch_growth
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, between, rel, scenario_comment, setup_text
-from longfat.reproduce.measure import Runs, bottleneck, convergence_time, flow_series, fmt_spread, link_series
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
+from longfat.reproduce.criteria import criterion
+from longfat.reproduce.measure import Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_spread, link_series, mean_goodput
 
 TITLE = "H-TCP: A framework for congestion control in high-speed and long-distance networks"
 AUTHORS = "D.J. Leith, R.N. Shorten, Y. Lee"
@@ -48,10 +51,7 @@ def _rtt_ms(p, flow: int = 0) -> float:
 # ([reproduce.criteria]); rows over several seeds give the mean and its 95 %
 # t-interval.
 
-import math  # noqa: E402
 
-from longfat.reproduce.criteria import criterion  # noqa: E402
-from longfat.reproduce.measure import ci95, fmt_ci, mean_goodput  # noqa: E402
 
 #: Two samples of a window count as one congestion event when they are this
 #: close (10 RTTs at 100 ms: a fast recovery, or the two flows' losses at one
@@ -449,10 +449,6 @@ FIG7_NOTE = (
 # Every check below is a criterion stated in the figure's scenario file
 # ([reproduce.criteria]), applied to the mean over seeds and its 95 % interval.
 
-# (imported here too, so this part stands on its own beside Figs. 1-7's)
-from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text  # noqa: E402, F811
-from longfat.reproduce.criteria import criterion  # noqa: E402
-from longfat.reproduce.measure import Runs, ci95, convergence_time, flow_series, fmt_ci, mean_goodput  # noqa: E402, F811
 
 #: The payload share of a 1500-byte packet with 40 bytes of headers: the most goodput a link can carry.
 MAX_EFF = 1460 / 1500
