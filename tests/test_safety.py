@@ -447,3 +447,38 @@ def test_saving_the_same_result_gives_identical_files(tmp_path):
         assert sorted(p.name for p in (tmp_path / d).iterdir()) == names
         for n in names:
             assert (tmp_path / d / n).read_bytes() == (tmp_path / "a" / n).read_bytes(), (d, n)
+
+
+def test_a_failed_write_leaves_no_directories_it_made(tmp_path):
+    # atomic_dir, atomic_file and made_dirs create missing parents; when the
+    # block fails they remove again what they made (and only that).
+    (tmp_path / "kept").mkdir()
+    for make in (lambda p: outdir.atomic_dir(p, kind="compare"), outdir.atomic_file, outdir.made_dirs):
+        target = tmp_path / "kept" / "a" / "b" / "out"
+        with pytest.raises(RuntimeError):
+            with make(target):
+                raise RuntimeError("interrupted")
+        assert list((tmp_path / "kept").iterdir()) == [], make
+    # A directory that gained a file meanwhile is not the command's to remove.
+    with pytest.raises(RuntimeError):
+        with outdir.made_dirs(tmp_path / "kept" / "a" / "b"):
+            (tmp_path / "kept" / "a" / "other").write_text("user's")
+            raise RuntimeError("interrupted")
+    assert sorted(p.name for p in (tmp_path / "kept" / "a").iterdir()) == ["other"]
+    # On success everything made stays.
+    with outdir.made_dirs(tmp_path / "x" / "y") as made:
+        pass
+    assert made.is_dir()
+
+
+def test_a_failed_reproduce_leaves_no_out_directory(tmp_path, monkeypatch):
+    import longfat.reproduce as rp
+
+    def lost(*args, **kwargs):
+        raise RuntimeError("the cluster went away")
+
+    monkeypatch.setattr(rp, "run_points", lost)
+    out = tmp_path / "a" / "b"
+    with pytest.raises(RuntimeError):
+        rp.reproduce(["ltcp"], quick=True, jobs=1, out=out, command="test")
+    assert list(tmp_path.iterdir()) == []

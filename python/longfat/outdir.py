@@ -356,6 +356,30 @@ def _commit(tmp: Path, out: Path, force: bool, field: str) -> None:
 
 
 @contextmanager
+def made_dirs(path: str | Path) -> Iterator[Path]:
+    """Makes directory ``path`` and its missing parents; if the block fails
+    (an exception or an interruption), removes again, deepest first, those
+    it made that are still empty, so a failed command leaves no empty
+    directories behind."""
+    path = Path(os.path.abspath(os.fspath(path)))
+    missing: list[Path] = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        yield path
+    except BaseException:
+        for d in missing:
+            try:
+                d.rmdir()
+            except OSError:  # not empty (or not ours any more): keep it and its parents
+                break
+        raise
+
+
+@contextmanager
 def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = "--out") -> Iterator[Path]:
     """Yields a fresh hidden temporary directory beside ``out`` to write a
     result into; when the block finishes it gets the marker and is renamed
@@ -366,25 +390,25 @@ def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = 
     out = _normalize(out, field)
     marker_text(kind)  # an unknown kind is a bug: fail before any work
     check_output_dir(shown, force, field)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp: Path | None = None
     lock_fd: int | None = None
-    try:
-        # Created with signals held back, inside the try: a signal can no
-        # longer land between making the directory and owning its removal.
-        with deferred_signals():
-            tmp, lock_fd = _make_temp_dir(out)
-        yield tmp
-        write_marker(tmp, kind)
-        check_output_dir(shown, force, field, clean=False)  # something may have appeared meanwhile
-        _commit(tmp, out, force, field)
-    except BaseException:
-        if tmp is not None:
-            _remove_despite_signals(tmp)
-        raise
-    finally:
-        if lock_fd is not None:
-            os.close(lock_fd)
+    with made_dirs(out.parent):
+        try:
+            # Created with signals held back, inside the try: a signal can no
+            # longer land between making the directory and owning its removal.
+            with deferred_signals():
+                tmp, lock_fd = _make_temp_dir(out)
+            yield tmp
+            write_marker(tmp, kind)
+            check_output_dir(shown, force, field, clean=False)  # something may have appeared meanwhile
+            _commit(tmp, out, force, field)
+        except BaseException:
+            if tmp is not None:
+                _remove_despite_signals(tmp)
+            raise
+        finally:
+            if lock_fd is not None:
+                os.close(lock_fd)
 
 
 def _remove_despite_signals(tmp: Path) -> None:
@@ -408,20 +432,20 @@ def atomic_file(out: str | Path) -> Iterator[Path]:
     with check_output_file); on success it replaces ``out`` in one rename,
     on any error it is removed."""
     out = Path(os.path.abspath(os.fspath(out)))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        tmp = _hidden_sibling(out, "tmp")
+    with made_dirs(out.parent):
+        while True:
+            tmp = _hidden_sibling(out, "tmp")
+            try:
+                os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                break
+            except FileExistsError:
+                continue
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            break
-        except FileExistsError:
-            continue
-    try:
-        yield tmp
-        with deferred_signals():
-            os.replace(tmp, out)
-            COMMITTED.append(out)
-    except BaseException:
-        with deferred_signals():
-            tmp.unlink(missing_ok=True)
-        raise
+            yield tmp
+            with deferred_signals():
+                os.replace(tmp, out)
+                COMMITTED.append(out)
+        except BaseException:
+            with deferred_signals():
+                tmp.unlink(missing_ok=True)
+            raise

@@ -16,7 +16,7 @@ from longfat.reproduce.core import Point, SpilledResults, load_paper, run_points
 from longfat.reproduce.criteria import settle
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
-from longfat.outdir import atomic_dir, check_container, check_output_dir
+from longfat.outdir import atomic_dir, check_container, check_output_dir, made_dirs
 
 PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
@@ -111,8 +111,7 @@ def reproduce(
         else:
             # The runs wait on disk (an unlinked file in --out) for their analysis:
             # a paper-length reproduction's time series do not fit in memory.
-            Path(out).mkdir(parents=True, exist_ok=True)
-            spill = stack.enter_context(SpilledResults(Path(out)))
+            spill = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
             results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill)
             total_wall = time.perf_counter() - started
             if cache:
