@@ -62,9 +62,13 @@ def test_save_replaces_an_older_result_only_when_forced(tmp_path):
         newer.save(out, plot=False)
     assert (out / "stale.txt").read_text() == "old"
     assert json.loads((out / "summary.json").read_text())["end_s"] == 6.0
-    # With force, an earlier longfat result (it has the marker) is replaced whole.
+    # Not even with force while it holds a file longfat did not write...
+    with pytest.raises(longfat.ScenarioError, match="did not write there: stale.txt"):
+        newer.save(out, plot=False, force=True)
+    assert (out / "stale.txt").read_text() == "old"
+    # ... but an earlier longfat result holding only its own files is replaced.
+    (out / "stale.txt").unlink()
     newer.save(out, plot=False, force=True)
-    assert not (out / "stale.txt").exists()
     assert json.loads((out / "summary.json").read_text())["end_s"] == 7.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 

@@ -164,9 +164,15 @@ def test_force_replaces_an_earlier_longfat_result(tmp_path):
     r = run_cli("run", str(scenario), "-q", "--out", str(out))
     assert r.returncode == 2 and "pass --force" in r.stderr
     assert (out / "leftover.txt").exists()
+    # --force replaces an earlier result's own files only: a file added
+    # since is named, and the result is left as it was.
+    r = run_cli("run", str(scenario), "-q", "--out", str(out), "--force", "--seed", "9")
+    assert r.returncode == 2 and "holds what longfat did not write there: leftover.txt" in r.stderr
+    assert (out / "leftover.txt").read_text() == "x" and not (out / "plot.png").exists()
+    (out / "leftover.txt").unlink()
     r = run_cli("run", str(scenario), "-q", "--out", str(out), "--force", "--seed", "9")
     assert r.returncode == 0, r.stderr
-    assert not (out / "leftover.txt").exists() and (out / "plot.png").is_file()
+    assert (out / "plot.png").is_file() and json.loads((out / "summary.json").read_text())["seed"] == 9
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
     # An empty directory is used as it is.
     (tmp_path / "empty").mkdir()
@@ -482,3 +488,188 @@ def test_a_failed_reproduce_leaves_no_out_directory(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         rp.reproduce(["ltcp"], quick=True, jobs=1, out=out, command="test")
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- issue 27: --force replaces only what longfat wrote; outputs never nest ----
+
+
+def test_force_keeps_user_notes_and_a_study_added_to_a_result(tmp_path):
+    """The issue's reproducer: notes added to a run's result, and a study
+    made inside it, made the next `run --force` delete both."""
+    scenario = small_toml(tmp_path)
+    res = tmp_path / "R"
+    assert run_cli("run", str(scenario), "-q", "--no-plot", "--out", str(res)).returncode == 0
+    (res / "notes.md").write_text("my analysis")
+    # A study may not be made inside a result (the result's --force would take it).
+    r = run_cli("sweep", str(scenario), "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(res / "study"))
+    assert r.returncode == 2 and f"is inside the longfat run result {res}" in r.stderr, r.stderr
+    assert not (res / "study").exists()
+    # A study made elsewhere and moved in is the user's: --force refuses, naming it.
+    st = tmp_path / "st"
+    assert run_cli("sweep", str(scenario), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(st)).returncode == 0
+    st.rename(res / "study")
+    before = sorted(p.relative_to(res).as_posix() for p in res.rglob("*"))
+    r = run_cli("run", str(scenario), "-q", "--no-plot", "--out", str(res), "--force")
+    assert r.returncode == 2 and "notes.md" in r.stderr and "study/" in r.stderr, r.stderr
+    assert sorted(p.relative_to(res).as_posix() for p in res.rglob("*")) == before
+    assert (res / "notes.md").read_text() == "my analysis"
+    # An edited result file is the user's work too.
+    (res / "notes.md").unlink()
+    shutil.rmtree(res / "study")
+    (res / "summary.json").write_text("{}\n")
+    r = run_cli("run", str(scenario), "-q", "--no-plot", "--out", str(res), "--force")
+    assert r.returncode == 2 and "summary.json (changed since longfat wrote it)" in r.stderr
+    assert (res / "summary.json").read_text() == "{}\n"
+
+
+def test_marker_lists_every_file_and_plot_keeps_it_current(tmp_path):
+    res = tmp_path / "R"
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res, plot=False)
+    marker = json.loads((res / outdir.MARKER).read_text())
+    assert sorted(marker["files"]) == ["flows.parquet", "links.parquet", "scenario.json", "summary.json"]
+    assert marker["files"]["summary.json"]["size"] == (res / "summary.json").stat().st_size
+    assert outdir.foreign_entries(res) == []
+    # `longfat plot DIR` draws plot.png into the result: still longfat's own.
+    assert run_cli("plot", str(res)).returncode == 0
+    assert "plot.png" in json.loads((res / outdir.MARKER).read_text())["files"]
+    assert outdir.foreign_entries(res) == []
+    assert run_cli("run", str(small_toml(tmp_path)), "-q", "--no-plot", "--out", str(res), "--force").returncode == 0
+
+
+def test_force_refuses_a_result_whose_marker_lists_no_files(tmp_path):
+    """A marker from before the manifest cannot tell longfat's files from
+    the user's: --force refuses rather than guess."""
+    res = tmp_path / "R"
+    res.mkdir()
+    (res / outdir.MARKER).write_text('{"kind": "run", "longfat": "0.1.0"}\n')
+    (res / "summary.json").write_text("{}")
+    r = run_cli("run", str(small_toml(tmp_path)), "-q", "--no-plot", "--out", str(res), "--force")
+    assert r.returncode == 2 and "lists no files" in r.stderr and "summary.json" in r.stderr
+    assert sorted(p.name for p in res.iterdir()) == [outdir.MARKER, "summary.json"]
+
+
+@pytest.mark.parametrize("study", ["C/st", "C", "."])
+def test_suite_card_and_study_may_not_nest(tmp_path, study):
+    """`suite --out C --study C/st --force` deleted the runs it had just
+    made; `--out X --study X` was refused only after all its runs. Both are
+    refused before anything runs."""
+    out = tmp_path / "C"
+    st = tmp_path / study if study != "." else tmp_path
+    r = run_cli("suite", "--quick", "--cc", "reno", "--out", str(out), "--study", str(st), "--force", "--workers", "1", "-q", timeout=60)
+    assert r.returncode == 2 and ("--study" in r.stderr) and ("inside" in r.stderr or "same directory" in r.stderr), r.stderr
+    assert not out.exists() and (study == "." or not st.exists())
+
+
+def test_outputs_inside_a_study_are_refused(tmp_path):
+    scenario = small_toml(tmp_path)
+    st = tmp_path / "st"
+    assert run_cli("sweep", str(scenario), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(st)).returncode == 0
+    for args in (["run", str(scenario), "--out", str(st / "r")], ["sweep", str(scenario), "--out", str(st / "inner")], ["reproduce", "ltcp", "--quick", "--out", str(st / "rep")]):
+        r = run_cli(*args, "-q")
+        assert r.returncode == 2 and f"inside the longfat study {st}" in r.stderr, (args, r.stderr)
+    assert sorted(p.name for p in st.iterdir()) == sorted([outdir.MARKER, "study.json", "study.duckdb", "runs", "flows", "links", "transfers", "failed"])
+
+
+@pytest.mark.parametrize("cmd", ["run", "compare", "sweep", "suite-out", "suite-study", "reproduce"])
+def test_empty_out_is_refused_not_the_default(tmp_path, cmd):
+    scenario = str(small_toml(tmp_path))
+    argv = {
+        "run": ["run", scenario, "--out", ""],
+        "compare": ["compare", scenario, "--cc", "reno", "--out", ""],
+        "sweep": ["sweep", scenario, "--out", ""],
+        "suite-out": ["suite", "--quick", "--out", ""],
+        "suite-study": ["suite", "--quick", "--study", ""],
+        "reproduce": ["reproduce", "ltcp", "--out", ""],
+    }[cmd]
+    r = run_cli(*argv, "-q", cwd=tmp_path)
+    assert r.returncode == 2 and "must not be empty" in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]
+
+
+def test_an_empty_out_directory_keeps_its_owner_mode_and_attributes(tmp_path):
+    out = tmp_path / "shared"
+    out.mkdir()
+    os.chmod(out, 0o2750)
+    try:
+        os.setxattr(out, "user.project", b"longfat")
+        xattr = True
+    except OSError:  # a file system without user attributes
+        xattr = False
+    if os.geteuid() == 0:
+        os.chown(out, 4242, 4343)
+    before = os.stat(out)
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(out, plot=False)
+    after = os.stat(out)
+    assert after.st_ino != before.st_ino  # replaced by the finished result ...
+    assert (after.st_uid, after.st_gid, stat_mode(after)) == (before.st_uid, before.st_gid, 0o2750)  # ... as it was
+    if xattr:
+        assert os.getxattr(out, "user.project") == b"longfat"
+
+
+def stat_mode(st) -> int:
+    import stat as _stat
+
+    return _stat.S_IMODE(st.st_mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a file system needs root")
+def test_an_empty_mount_point_is_refused_before_the_run(tmp_path):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "none", str(mnt)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        t0 = time.monotonic()
+        r = run_cli("run", str(RENO), "-q", "--no-plot", "--out", str(mnt))
+        assert r.returncode == 2 and "is a mount point" in r.stderr, r.stderr
+        assert time.monotonic() - t0 < 30  # refused before the (several seconds) run
+        assert list(mnt.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
+# ---- issue 27: a signal that something swallowed still interrupts ------------
+
+
+def _swallow_a_signal(signum: int):
+    """What DuckDB does to a signal that lands in a query (and matplotlib in
+    a callback): the handler's exception becomes another, or is ignored."""
+    try:
+        os.kill(os.getpid(), signum)
+        time.sleep(5)  # the handler runs at once and raises
+    except KeyboardInterrupt:
+        return RuntimeError("INTERRUPT Error: Interrupted!")
+    raise AssertionError("the signal handler did not run")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_the_study_database_rebuild_is_an_interruption(tmp_path, monkeypatch, capsys, sig):
+    """11 of 15 signals that landed in the rebuild of study.duckdb became a
+    warning and exit status 0."""
+    from longfat import store
+
+    def rebuild(_study):
+        raise _swallow_a_signal(sig)
+
+    monkeypatch.setattr(store, "refresh_database", rebuild)
+    code = longfat.cli.main(["sweep", str(small_toml(tmp_path)), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(tmp_path / "st")])
+    assert code == 128 + sig
+    err = capsys.readouterr().err
+    assert "interrupted: 1 runs stored" in err and "warning" not in err
+
+
+def test_signal_swallowed_while_the_card_is_drawn_writes_no_card(tmp_path, monkeypatch, capsys):
+    """A SIGTERM in a matplotlib callback ("Exception ignored ...
+    Interrupted") let suite write its card and exit 0."""
+    from longfat import suite
+
+    real = suite.write_card
+
+    def write_card(card, directory, meta):
+        real(card, directory, meta)
+        _swallow_a_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(suite, "write_card", write_card)
+    code = longfat.cli.main(["suite", "--quick", "--cc", "reno", "--workers", "1", "-q", "--out", str(tmp_path / "card"), "--study", str(tmp_path / "st")])
+    assert code == 128 + signal.SIGTERM
+    assert not (tmp_path / "card").exists() and no_temporaries(tmp_path)

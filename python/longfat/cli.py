@@ -321,6 +321,7 @@ def cmd_sweep(args) -> int:
     grid = grid_from_args(args.grid, args.cc, args.seeds, base_seed(base), file_grid)
     name = base["name"] if "name" in base else Path(args.scenario).stem
     out = Path(args.out) if args.out else outdir.default_output(name, "-sweep")
+    outdir.check_not_nested(out, "--out")
     if out.exists() and not out.is_symlink() and out.is_dir() and any(out.iterdir()):
         store.open_study(out, "--out", create=False)  # an earlier study (resumed), nothing else
     with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
@@ -364,8 +365,11 @@ def cmd_suite(args) -> int:
         raise ScenarioError(f"--seeds: {e}", "--seeds") from None
     out = Path(args.out)
     study = Path(args.study) if args.study else outdir.RESULTS / ("suite-quick-study" if args.quick else "suite-study")
-    # Where the card and the runs go is settled before anything runs.
+    # Where the card and the runs go is settled before anything runs: the
+    # card's --force must never reach the runs (--study inside --out).
+    outdir.check_apart(out, "--out", study, "--study")
     outdir.check_output_dir(out, args.force)
+    outdir.check_not_nested(study, "--study")
     if study.exists() and not study.is_symlink() and study.is_dir() and any(study.iterdir()):
         store.open_study(study, "--study", create=False)
     with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
@@ -726,17 +730,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C, SIGTERM or SIGHUP: unwinds like Ctrl-C (temporary files are
-    removed on the way) and exits with 128 + the signal's number."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _raise_interrupted(signum: int, _frame) -> None:
-    raise Interrupted(signum)
+Interrupted = outdir.Interrupted
 
 
 @contextmanager
@@ -747,7 +741,7 @@ def _terminating_signals_interrupt():
     try:
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             if signal.getsignal(s) != signal.SIG_IGN:
-                previous[s] = signal.signal(s, _raise_interrupted)
+                previous[s] = signal.signal(s, outdir.on_terminating_signal)
     except ValueError:  # not the main thread: leave signals alone
         pass
     try:
@@ -809,7 +803,13 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "repeat", 1) < 1:
         err_console.print("[red]error:[/red] --repeat: must be >= 1")
         return 2
+    for name in ("out", "study"):
+        # An empty path is a mistake (an unset shell variable), not "the default".
+        if getattr(args, name, None) == "":
+            err_console.print(f"error: --{name}: must not be empty; give a directory, or leave --{name} out for the default", style="red", highlight=False, markup=False)
+            return 2
     already_written = len(outdir.COMMITTED)
+    outdir.reset_interrupted()
     try:
         if getattr(args, "memory_budget", None) is not None:
             from longfat.runner import BUDGET_ENV, parse_memory_budget
@@ -817,7 +817,9 @@ def main(argv: list[str] | None = None) -> int:
             # Through the environment, so reproduce's worker processes get it too.
             os.environ[BUDGET_ENV] = str(parse_memory_budget(args.memory_budget))
         with _terminating_signals_interrupt():
-            return args.func(args)
+            code = args.func(args)
+            outdir.check_interrupted()  # a signal swallowed on the way is no success
+            return code
     except ScenarioError as e:
         err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
         return 2

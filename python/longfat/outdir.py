@@ -2,10 +2,16 @@
 
 The rule: longfat never deletes or replaces a file or directory it did not
 create. Every result directory longfat writes (``run``, ``compare``, each
-paper of ``reproduce``) carries a marker file, ``.longfat-result``; an
-existing output directory is used only if it is empty, or, with an explicit
-``--force``, if it carries that marker. Symbolic links and non-directories
-are never written through or replaced.
+paper of ``reproduce``, ``suite``'s card) carries a marker file,
+``.longfat-result``, that lists every file longfat wrote there with its size
+and SHA-256 (the manifest). An existing output directory is used only if it
+is empty, or, with an explicit ``--force``, if it carries that marker and
+holds exactly the files of its manifest, unchanged: a file the user added
+(notes, a study made inside it) or edited since makes ``--force`` refuse,
+naming it. Output directories (results and studies) are never nested inside
+one another, so replacing one can never take another with it. Symbolic
+links, mount points and non-directories are never written through or
+replaced.
 
 A result is first written into a hidden temporary directory beside its
 final place, ``.<name>.longfat-tmp-<pid>-<random>``, and renamed into place
@@ -26,12 +32,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
 import secrets
 import shutil
 import signal
+import stat
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,29 +74,158 @@ def _version() -> str:
         return "unknown"
 
 
-def marker_text(kind: str) -> str:
-    """The marker file's content: deterministic (no time, no host), so that
-    saving the same result twice gives identical directories."""
+def marker_text(kind: str, files: dict[str, dict] | None = None) -> str:
+    """The marker file's content: the kind, the version and the manifest
+    (``files``: relative path -> size and SHA-256). Deterministic (no time,
+    no host), so that saving the same result twice gives identical
+    directories."""
     if kind not in KINDS:
         raise ValueError(f"unknown result kind {kind!r}")
-    return json.dumps({"kind": kind, "longfat": _version()}, sort_keys=True) + "\n"
+    return json.dumps({"kind": kind, "longfat": _version(), "files": files or {}}, sort_keys=True, indent=1) + "\n"
+
+
+def _digest(path: Path) -> dict:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return {"size": size, "sha256": h.hexdigest()}
+
+
+def _walk(directory: Path) -> Iterator[tuple[str, os.DirEntry]]:
+    """Every entry below ``directory`` (relative path with '/', entry),
+    parents before children; links are reported, never followed."""
+    stack = [("", Path(directory))]
+    while stack:
+        prefix, d = stack.pop()
+        with os.scandir(d) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            rel = prefix + e.name
+            yield rel, e
+            if e.is_dir(follow_symlinks=False):
+                stack.append((rel + "/", Path(e.path)))
+
+
+def manifest(directory: Path) -> dict[str, dict]:
+    """The manifest of a result directory being written: every regular
+    file below it (its own marker and lock excepted)."""
+    return {rel: _digest(Path(e.path)) for rel, e in _walk(directory) if e.is_file(follow_symlinks=False) and rel not in (MARKER, LOCK)}
 
 
 def write_marker(directory: Path, kind: str) -> None:
-    (Path(directory) / MARKER).write_text(marker_text(kind))
+    """Marks ``directory`` as a finished result of ``kind``, listing every
+    file in it (write the marker last)."""
+    (Path(directory) / MARKER).write_text(marker_text(kind, manifest(Path(directory))))
+
+
+def _marker(path: Path) -> dict | None:
+    """The marker of directory ``path`` (a regular file holding a JSON
+    object), or None."""
+    m = path / MARKER
+    if path.is_symlink() or not path.is_dir() or m.is_symlink() or not m.is_file():
+        return None
+    try:
+        data = json.loads(m.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def is_result_dir(path: str | Path) -> bool:
     """True if ``path`` is a real directory holding a longfat marker (a
     regular file whose JSON names one of our kinds)."""
+    m = _marker(Path(path))
+    return m is not None and m.get("kind") in KINDS
+
+
+def foreign_entries(path: str | Path) -> list[str]:
+    """What in the result directory ``path`` longfat did not write there,
+    by its marker's manifest: files added (or replaced by another kind of
+    entry) since, files changed since, and directories holding no listed
+    file. Empty if ``--force`` may replace the directory whole. A marker
+    without a manifest (written before longfat kept one) lists nothing, so
+    everything counts."""
     p = Path(path)
-    m = p / MARKER
-    if p.is_symlink() or not p.is_dir() or m.is_symlink() or not m.is_file():
-        return False
+    m = _marker(p) or {}
+    files = m.get("files")
+    files = files if isinstance(files, dict) else {}
+    listed_dirs = {"/".join(rel.split("/")[:i]) for rel in files for i in range(1, rel.count("/") + 1)}
+    out = []
+    for rel, e in _walk(p):
+        if rel in (MARKER, LOCK):
+            continue
+        if e.is_dir(follow_symlinks=False) and rel in listed_dirs:
+            continue
+        if e.is_file(follow_symlinks=False) and rel in files:
+            if _digest(Path(e.path)) == files[rel]:
+                continue
+            out.append(f"{rel} (changed since longfat wrote it)")
+            continue
+        out.append(rel + ("/" if e.is_dir(follow_symlinks=False) else ""))
+    return out
+
+
+def record_file(directory: Path, rel: str) -> None:
+    """Adds (or updates) one file in the manifest of the result directory
+    ``directory`` after longfat wrote it there (``plot DIR`` redraws
+    plot.png), so that the manifest keeps listing everything longfat
+    wrote. The marker is replaced in one rename."""
+    m = _marker(directory)
+    if m is None or m.get("kind") not in KINDS:
+        return
+    files = m.get("files") if isinstance(m.get("files"), dict) else {}
+    files[rel] = _digest(directory / rel)
+    tmp = _hidden_sibling(directory / MARKER, "tmp")
     try:
-        return json.loads(m.read_text()).get("kind") in KINDS
-    except (OSError, ValueError, AttributeError):
-        return False
+        tmp.write_text(marker_text(m["kind"], files))
+        with deferred_signals():
+            os.replace(tmp, directory / MARKER)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+#: Kinds of the directories longfat owns whole (results, and studies, whose
+#: kind longfat.store declares).
+_OWNED_KINDS = (*KINDS, "study")
+
+
+def enclosing_owned(path: str | Path) -> tuple[Path, str] | None:
+    """The nearest directory above ``path`` (symbolic links resolved) that
+    longfat owns whole: a result directory or a study, with its kind; None
+    if there is none."""
+    real = Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+    for a in real.parents:
+        m = _marker(a)
+        if m is not None and m.get("kind") in _OWNED_KINDS:
+            return a, m["kind"]
+    return None
+
+
+def check_not_nested(path: str | Path, field: str) -> None:
+    """Refuses an output (result directory or study) inside another
+    directory longfat owns whole: replacing that one (``--force``) would
+    take this one with it, and this one would make that one's ``--force``
+    refuse."""
+    inside = enclosing_owned(path)
+    if inside is not None:
+        where, kind = inside
+        what = "study" if kind == "study" else f"{kind} result"
+        raise ScenarioError(f"{field}: {path} is inside the longfat {what} {where}; longfat does not nest its outputs, choose a directory outside it", field)
+
+
+def check_apart(a: str | Path, field_a: str, b: str | Path, field_b: str) -> None:
+    """Refuses two outputs of one command that are the same directory or
+    one inside the other (``suite --out C --study C/st``)."""
+    ra = Path(os.path.realpath(os.path.abspath(os.fspath(a))))
+    rb = Path(os.path.realpath(os.path.abspath(os.fspath(b))))
+    if ra == rb:
+        raise ScenarioError(f"{field_b}: {b} is the same directory as {field_a} {a}; give them different directories, neither inside the other", field_b)
+    if ra in rb.parents or rb in ra.parents:
+        inner, outer = (b, a) if ra in rb.parents else (a, b)
+        raise ScenarioError(f"{field_b}: {inner} is inside {outer}; give {field_a} and {field_b} directories neither of which is inside the other", field_b)
 
 
 # ---- names and paths ----------------------------------------------------------
@@ -152,17 +289,36 @@ def check_output_dir(path: str | Path, force: bool, field: str = "--out", *, cle
     if p.exists():
         if not p.is_dir():
             raise ScenarioError(f"{field}: {path} exists and is not a directory; longfat does not replace it, choose another path", field)
+        if os.path.ismount(p):
+            # A result is renamed into place, and a mount point cannot be
+            # renamed onto (EBUSY): say so before the run, not after it.
+            raise ScenarioError(f"{field}: {path} is a mount point; longfat writes a result as a new directory renamed into place, so choose a directory inside it (e.g. {p / 'results'})", field)
         if any(p.iterdir()):
             if not force:
                 raise ScenarioError(f"{field}: {path} is not empty; choose another directory, or pass --force to replace an earlier longfat result", field)
             if not is_result_dir(p):
                 raise ScenarioError(f"{field}: {path} is not a longfat result directory (no {MARKER} marker); longfat replaces only its own results", field)
+            _refuse_foreign(p, path, field)
     else:
         _check_parent(p, path, field)
     if _OURS.match(p.name):
         raise ScenarioError(f"{field}: {path}: that name is reserved for longfat's temporary directories", field)
+    check_not_nested(p, field)
     if clean:
         clean_stale(p.parent)
+
+
+def _refuse_foreign(p: Path, shown: str | Path, field: str) -> None:
+    """--force replaces an earlier result only if it holds nothing but the
+    files longfat wrote there, unchanged."""
+    foreign = foreign_entries(p)
+    if foreign:
+        listed = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        why = "" if isinstance((_marker(p) or {}).get("files"), dict) else " (its marker, from an older longfat, lists no files)"
+        raise ScenarioError(
+            f"{field}: {shown} holds what longfat did not write there{why}: {listed}; --force replaces only an earlier result's own files: move these out, or choose another directory",
+            field,
+        )
 
 
 def check_container(path: str | Path, field: str = "--out") -> None:
@@ -274,6 +430,44 @@ def clean_stale(parent: str | Path) -> list[Path]:
 _TERMINATING = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, SIGTERM or SIGHUP: unwinds like Ctrl-C (temporary files are
+    removed on the way) and exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: The first terminating signal this command received (None before one).
+#: The handler raises Interrupted at once, but code between the handler and
+#: the command (DuckDB turning it into its own exception, matplotlib
+#: printing "Exception ignored" in a callback, Dask starting a cluster) can
+#: swallow it: the flag stays set, and check_interrupted raises it again at
+#: the next safe point (before a result is committed, after the study's
+#: database is rebuilt, before the command reports success).
+_RECEIVED: list[int] = []
+
+
+def on_terminating_signal(signum: int, _frame=None) -> None:
+    """The command line's handler: remember the signal, then raise."""
+    if not _RECEIVED:
+        _RECEIVED.append(signum)
+    raise Interrupted(signum)
+
+
+def check_interrupted() -> None:
+    """Raises Interrupted if a terminating signal arrived, even one whose
+    exception something swallowed."""
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED[0])
+
+
+def reset_interrupted() -> None:
+    """Forgets received signals (a new command in the same process)."""
+    _RECEIVED.clear()
+
+
 @contextmanager
 def deferred_signals() -> Iterator[None]:
     """Holds back SIGINT, SIGTERM and SIGHUP for the duration of a short
@@ -333,10 +527,11 @@ def _commit(tmp: Path, out: Path, force: bool, field: str) -> None:
             if out.exists() and any(out.iterdir()):
                 old = _hidden_sibling(out, "old")
                 out.rename(old)
-                if not is_result_dir(old):  # swapped for something else meanwhile
+                if not is_result_dir(old) or foreign_entries(old):  # swapped or added to meanwhile
                     old.rename(out)
                     old = None
-                    raise ScenarioError(f"{field}: {out} is not a longfat result directory (no {MARKER} marker); longfat replaces only its own results", field)
+                    check_output_dir(out, force, field, clean=False)  # names what is there
+                    raise ScenarioError(f"{field}: {out} changed while the results were being computed; nothing replaced", field)
             try:
                 tmp.rename(out)
             except OSError as e:
@@ -401,6 +596,8 @@ def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = 
             yield tmp
             write_marker(tmp, kind)
             check_output_dir(shown, force, field, clean=False)  # something may have appeared meanwhile
+            _take_over_attributes(out, tmp)
+            check_interrupted()  # a signal a library swallowed while the result was written
             _commit(tmp, out, force, field)
         except BaseException:
             if tmp is not None:
@@ -409,6 +606,30 @@ def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = 
         finally:
             if lock_fd is not None:
                 os.close(lock_fd)
+
+
+def _take_over_attributes(out: Path, tmp: Path) -> None:
+    """The directory that replaces an existing one (empty, or an earlier
+    result) keeps its owner, group, mode and extended attributes (POSIX
+    ACLs are extended attributes), as if longfat had written into it."""
+    try:
+        st = os.stat(out, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        pass  # not root: the result stays ours, as any new file would be
+    try:
+        names = os.listxattr(out, follow_symlinks=False)
+    except OSError:  # no extended attributes on this file system
+        names = []
+    for name in names:
+        try:
+            os.setxattr(tmp, name, os.getxattr(out, name, follow_symlinks=False), follow_symlinks=False)
+        except OSError:
+            pass  # an attribute only its owner or root may set
+    os.chmod(tmp, stat.S_IMODE(st.st_mode))
 
 
 def _remove_despite_signals(tmp: Path) -> None:
@@ -442,9 +663,12 @@ def atomic_file(out: str | Path) -> Iterator[Path]:
                 continue
         try:
             yield tmp
+            check_interrupted()
             with deferred_signals():
                 os.replace(tmp, out)
                 COMMITTED.append(out)
+            if is_result_dir(out.parent):  # plot.png redrawn in a result directory
+                record_file(out.parent, out.name)
         except BaseException:
             with deferred_signals():
                 tmp.unlink(missing_ok=True)

@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longfat._native import ScenarioError
-from longfat.outdir import MARKER, _normalize, _check_parent, clean_stale, deferred_signals
+from longfat.outdir import MARKER, _check_parent, _normalize, check_not_nested, clean_stale, deferred_signals
 
 #: The tables of a study, each a directory of one Parquet file per run.
 TABLES = ("runs", "flows", "links", "transfers")
@@ -119,6 +119,7 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
         raise ScenarioError(f"{field}: {path} does not exist", field)
     else:
         _check_parent(p, path, field)
+    check_not_nested(p, field)
     if not create:
         if not is_study(p):
             raise ScenarioError(f"{field}: {path} is not a longfat study (no {MARKER} marker of kind study)", field)

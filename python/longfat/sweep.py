@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from longfat._native import ScenarioError, Simulation
+from longfat.outdir import check_interrupted
 from longfat.scenario import MAX_DEPTH, _disp, _kind, _parse_value, _split_key, apply_overrides, check_document, check_key, key_path, load_scenario, set_path
 from longfat.store import result_files, run_id
 
@@ -358,4 +359,7 @@ def run_cells(
         refresh_database(study)
     except Exception as e:  # duckdb.Error and MemoryError alike
         database_error = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+    # DuckDB turns a signal that lands in the rebuild into its own
+    # exception: that is an interruption, not a database error.
+    check_interrupted()
     return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0, database_error)
