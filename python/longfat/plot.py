@@ -182,7 +182,8 @@ def _running_mean(x: np.ndarray, n: int) -> np.ndarray:
 
 def plot_comparison(results: dict, out: str | Path) -> Path:
     """cwnd and goodput over time, one colour per algorithm (every TCP flow
-    of that algorithm's run), with the bottleneck queue below."""
+    of that algorithm's run, or with more than MAX_LEGEND flows their median,
+    so labelled), with the bottleneck queue below."""
     from longfat.compare import WHAT_IT_DOES
 
     fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(15, 9), sharex=True, constrained_layout=True)
@@ -195,14 +196,21 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
         fidx = np.asarray(flows["flow"])
         cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
         goodput = np.asarray(flows["goodput_bps"]) / 1e6
-        for k, f in enumerate(np.unique(fidx)):
-            sel = fidx == f
-            label = algo if k == 0 else None
-            what = WHAT_IT_DOES.get(algo)
-            long_label = (f"{algo}: {what}" if what else algo) if k == 0 else None
-            ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=long_label)
-            ts, g = t[sel], goodput[sel]
-            ax_g.plot(ts, _running_mean(g, _samples_in(ts, GOODPUT_MEAN_S)), lw=1, color=colour, label=label)
+        what = WHAT_IT_DOES.get(algo)
+        long_label = f"{algo}: {what}" if what else algo
+        ids, rows = _groups(fidx)
+        if len(ids) > MAX_LEGEND:
+            # One line per algorithm and panel: the median across its flows.
+            median = f" (median of {len(ids):,} flows)"
+            times, (_, c, _) = _across_flows(t, fidx, ids, cwnd)
+            ax_c.plot(times, c, lw=1, color=colour, label=long_label + median)
+            times, (_, g, _) = _across_flows(t, fidx, ids, goodput)
+            ax_g.plot(times, _running_mean(g, _samples_in(times, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo + median)
+        else:
+            for k, sel in enumerate(rows):
+                ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=long_label if k == 0 else None)
+                ts, g = t[sel], goodput[sel]
+                ax_g.plot(ts, _running_mean(g, _samples_in(ts, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo if k == 0 else None)
         lt = np.asarray(links["time_s"])
         lidx = np.asarray(links["link"])
         q = np.asarray(links["queue_pkts"])
