@@ -132,6 +132,18 @@ def plot_run(result, out: str | Path) -> Path:
     return _draw(result.flows, result.links, f"{name} (seed {result.summary.get('seed')})", Path(out))
 
 
+#: The columns _draw reads (the PLT module columns only where present).
+FLOW_COLUMNS = ("time_s", "flow", "flow_name", "goodput_bps", "cwnd_pkts", "hcm_cwnd_pkts", "lcm_cwnd_pkts")
+LINK_COLUMNS = ("time_s", "link", "link_name", "queue_pkts")
+
+
+def _read_columns(path: Path, columns: tuple[str, ...]):
+    """The file's table with only those of ``columns`` it has: a saved run's
+    other columns would take memory the plot never uses."""
+    present = set(pq.read_schema(path).names)
+    return pq.read_table(path, columns=[c for c in columns if c in present])
+
+
 def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = False) -> Path:
     """Draws a saved result directory (flows.parquet, links.parquet,
     summary.json) to ``out`` (default ``run_dir/plot.png``). An existing
@@ -150,7 +162,7 @@ def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = F
     check_output_file(target, force, replaceable=out is None and is_result_dir(d))
     summary = json.loads((d / "summary.json").read_text())
     title = f"{summary.get('scenario') or d.name} (seed {summary.get('seed')})"
-    flows, links = pq.read_table(d / "flows.parquet"), pq.read_table(d / "links.parquet")
+    flows, links = _read_columns(d / "flows.parquet", FLOW_COLUMNS), _read_columns(d / "links.parquet", LINK_COLUMNS)
     with atomic_file(target) as tmp:
         _draw(flows, links, title, tmp, fmt)
     return target
