@@ -121,3 +121,53 @@ def test_every_algorithm_says_what_it_does_differently():
 
     assert set(WHAT_IT_DOES) == set(algorithms())
     assert all(0 < len(line) <= 90 for line in WHAT_IT_DOES.values())
+
+
+MANY_FLOWS = """
+name = "many"
+[network]
+topology = "dumbbell"
+[network.bottleneck]
+rate = "100Mbps"
+delay = "20ms"
+queue = "1bdp"
+[[flows]]
+cc = "reno"
+count = 300
+start_spacing = "1ms"
+[run]
+duration = "20s"
+sample_interval = "100ms"
+"""
+
+
+def test_compare_is_refused_up_front_when_all_its_results_pass_the_budget(tmp_path):
+    """Each run of 300 flows fits 40 MiB on its own (about 23 MiB), but
+    compare holds all four results until it writes and draws them: the
+    command is refused before anything runs, in one line naming the budget."""
+    path = tmp_path / "s.toml"
+    path.write_text(MANY_FLOWS)
+    out = tmp_path / "out"
+    p = run_cli("compare", str(path), "--cc", "reno,cubic,htcp,bic", "--out", str(out), "--memory-budget", "40MiB", "-q")
+    assert p.returncode == 2, p.stdout + p.stderr
+    line = " ".join(p.stderr.split())
+    assert line.startswith("error: the 4 runs could need 46.2 MiB of memory"), line
+    assert "more than the memory budget of 40.0 MiB; compare fewer algorithms" in line
+    assert "Traceback" not in p.stderr and not out.exists()
+    # Two of them fit.
+    p = run_cli("compare", str(path), "--cc", "reno,cubic", "--out", str(out), "--memory-budget", "40MiB", "-q", "--no-plot")
+    assert p.returncode == 0, p.stderr
+
+
+def test_a_comparison_of_many_flows_draws_each_algorithms_median(tmp_path, monkeypatch):
+    import longfat.plot
+
+    s = small_scenario(duration="5s", measure_from="0s")
+    s["flows"] = [{"cc": "reno", "count": 11, "start_spacing": "10ms"}]
+    figures = []
+    close = longfat.plot.plt.close
+    monkeypatch.setattr(longfat.plot.plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    longfat.plot.plot_comparison(compare(s, ["reno", "cubic"]), tmp_path / "c.png")
+    ax_c, ax_g, _ = figures[0].axes
+    assert [line.get_label() for line in ax_g.get_lines()] == ["reno (median of 11 flows)", "cubic (median of 11 flows)"]
+    assert len(ax_c.get_lines()) == 2

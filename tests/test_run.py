@@ -90,3 +90,63 @@ def test_summary_counts_fast_recoveries_over_the_measurement_window_only():
     spec["run"]["measure_from"] = "5s"
     late = execute(*prepare(spec)).summary["flows"][0]
     assert late["retransmits"] == 0 and late["fast_recoveries"] == 0
+
+
+def _drawn_figure(monkeypatch, result, out):
+    """Draws ``result`` to ``out`` and returns the figure (kept from plt.close)."""
+    import longfat.plot
+
+    figures = []
+    close = longfat.plot.plt.close
+    monkeypatch.setattr(longfat.plot.plt, "close", lambda fig: (figures.append(fig), close(fig)))
+    longfat.plot.plot_run(result, out)
+    return figures[0]
+
+
+def test_a_plot_of_many_flows_draws_aggregates_in_bounded_memory(tmp_path, monkeypatch):
+    """1,000 flows: the plot draws the 5 with most goodput and the median and
+    10-90 % band across flows, says so, and needs less than half what the
+    estimate allows for the series (the engine's copy and the tables take the
+    rest): no Python object per row, no line per flow."""
+    import tracemalloc
+
+    import longfat.plot  # noqa: F401  (imported before memory is traced)
+    from longfat.runner import execute, prepare
+
+    s = small_scenario(duration="10s", measure_from="0s")
+    s["network"]["bottleneck"]["rate"] = "100Mbps"
+    s["flows"] = [{"cc": "reno", "count": 1000, "start_spacing": "1ms"}]
+    spec, sim = prepare(s)
+    series_bytes = sim.estimate()["series_bytes"]
+    result = execute(spec, sim)
+    assert result.flows.num_rows == 100_000
+    tracemalloc.start()
+    try:
+        fig = _drawn_figure(monkeypatch, result, tmp_path / "plot.png")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < series_bytes / 2, (peak, series_bytes)
+    assert "1,000 flows" in fig._suptitle.get_text()
+    ax_g, ax_c, _ = fig.axes
+    for ax in (ax_g, ax_c):
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert labels[-2:] == ["10-90 % of 1,000 flows", "median of 1,000 flows"]
+        assert ax.get_legend().get_title().get_text() == "top 5 by mean goodput"
+        assert len(ax.get_lines()) == 6  # the top 5 and the median
+    top = labels[:5]
+    mean = {f["name"]: g for f, g in zip(result.summary["flows"], _mean_goodput(result.flows))}
+    assert min(mean[n] for n in top) >= max(g for n, g in mean.items() if n not in top)
+
+
+def _mean_goodput(flows) -> np.ndarray:
+    """Each flow's mean sampled goodput, in flow order."""
+    f = np.asarray(flows["flow"])
+    return np.bincount(f, weights=np.asarray(flows["goodput_bps"])) / np.bincount(f)
+
+
+def test_a_plot_of_few_flows_names_every_flow(tmp_path, monkeypatch):
+    fig = _drawn_figure(monkeypatch, longfat.run(small_scenario()), tmp_path / "plot.png")
+    ax_g, ax_c, _ = fig.axes
+    assert [t.get_text() for t in ax_g.get_legend().get_texts()] == ["reno0", "reno1"]
+    assert len(ax_g.get_lines()) == 2 and fig._suptitle.get_text() == "small (seed 1)"

@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 from longfat._native import ScenarioError, algorithms
 from longfat.outdir import atomic_dir, write_marker
-from longfat.runner import RunResult, execute, prepare
+from longfat.runner import RESULT_SHARE_OF_SERIES, RunResult, execute, human_bytes, memory_budget, prepare
 from longfat.scenario import apply_overrides, load_scenario
 
 NS = 1_000_000_000
@@ -69,17 +69,40 @@ def compare(
     before_run: Callable[[], None] | None = None,
 ) -> dict[str, RunResult]:
     """Runs the scenario once per algorithm; ``progress(algorithm, done_s, total_s)``.
-    Every algorithm's scenario is validated first; then ``before_run()`` is
-    called (the command line checks its output directory there), then the runs."""
+    Every algorithm's scenario is validated first, and the memory all the
+    results will hold (see ``check_held_results``); then ``before_run()`` is
+    called (the command line checks its output directory there), then the
+    runs, each engine freed as soon as its run is done."""
     base = apply_overrides(load_scenario(scenario), overrides)
     prepared = [(a, *prepare(with_algorithm(base, a), seed=seed)) for a in algorithms_to_run]  # validate all first
+    check_held_results([sim.estimate() for _, _, sim in prepared], memory_budget())
     if before_run is not None:
         before_run()
     results = {}
-    for algo, spec, sim in prepared:
+    while prepared:
+        algo, spec, sim = prepared.pop(0)
         cb = None if progress is None else (lambda done, total, a=algo: progress(a, done, total))
         results[algo] = execute(spec, sim, cb)
+        del sim
     return results
+
+
+def check_held_results(estimates: list[dict], budget: int) -> None:
+    """Refuses, before anything runs, runs whose results together would pass
+    the memory budget: each run fits on its own (the engine checked), but
+    the results of all of them are held until they are written and drawn,
+    so the command needs the largest run's estimate plus every run's tables."""
+    held = sum(e["series_bytes"] for e in estimates) * RESULT_SHARE_OF_SERIES
+    need = max((e["memory_bytes"] for e in estimates), default=0) + held
+    if need > budget:
+        rows = sum(e["series_rows"] for e in estimates)
+        raise ScenarioError(
+            f"the {len(estimates)} runs could need {human_bytes(need)} of memory (the largest run's estimate, "
+            f"plus {human_bytes(held)} for the {rows} time-series rows of all the results, held until they are written), "
+            f"more than the memory budget of {human_bytes(budget)}; compare fewer algorithms, use a longer "
+            "run.sample_interval or a shorter run, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+            "run.sample_interval",
+        )
 
 
 def summary_rows(results: dict[str, RunResult]) -> list[dict]:

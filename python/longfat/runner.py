@@ -123,6 +123,23 @@ def parse_memory_budget(text: str | int, field: str = "--memory-budget") -> int:
     return value
 
 
+def human_bytes(b: float) -> str:
+    """Bytes in the largest binary unit that keeps the number at least 1,
+    as the engine's budget messages write them."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return f"{int(b)} B"
+
+
+#: What a finished run's RunResult keeps, as a share of the series bytes in
+#: the engine's estimate. That estimate counts four copies of each
+#: time-series row (budget.rs FLOW_ROW_BYTES: the engine's, the tables', and
+#: two for writing and plotting); the tables alone are one copy plus the
+#: time in seconds and the name indices: about a third.
+RESULT_SHARE_OF_SERIES = 1 / 3
+
+
 def memory_budget(budget: str | int | None = None) -> int:
     """The memory budget of a run: ``budget`` if given, else the
     LONGFAT_MEMORY_BUDGET environment variable, else the engine's default
