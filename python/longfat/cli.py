@@ -93,6 +93,7 @@ def cmd_run(args) -> int:
             bar.update(task, completed=done, total=total)
 
         result = execute(spec, sim, progress)
+    del sim  # the engine's own copy of the series is not needed to save and plot
     result.save(out, plot=not args.no_plot, force=args.force)
     if not args.quiet:
         print_summary(result.summary)

@@ -133,11 +133,13 @@ impl Simulation {
             RunStatus::EventLimit => Ok(false),
             RunStatus::OverBudget => {
                 let sim = &self.inner;
-                let gib = (sim.peak_packets_held() * longfat_sim::budget::PACKET_BYTES) as f64
-                    / (1u64 << 30) as f64;
+                let held = longfat_sim::budget::human(
+                    sim.peak_packets_held()
+                        .saturating_mul(longfat_sim::budget::PACKET_BYTES),
+                );
                 Err(ScenarioError::new_err((
                     format!(
-                        "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {gib:.1} GiB), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+                        "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {held}), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
                         sim.now_ns() as f64 / 1e9,
                         sim.peak_packets_held(),
                     ),

@@ -86,8 +86,9 @@ pub struct RunShape<'a> {
     pub bottleneck_links: &'a [usize],
 }
 
-/// Bytes in the largest binary unit that keeps the number at least 1.
-fn human(b: u64) -> String {
+/// Bytes in the largest binary unit that keeps the number at least 1
+/// ("1.5 GiB", "12.0 MiB", "300 B": never "0.0 GiB").
+pub fn human(b: u64) -> String {
     const UNITS: [(&str, u64); 4] = [
         ("TiB", 1 << 40),
         ("GiB", 1 << 30),
