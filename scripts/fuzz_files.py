@@ -229,6 +229,10 @@ def damage_study(rng: random.Random, w: Path, s: Path) -> tuple[Path, str]:
         row = row.set_column(row.column_names.index("build"), "build", pa.array(["0.0.9+000000000000"]))
         row = row.set_column(row.column_names.index("run_id"), "run_id", pa.array(["0" * 20]))
         pq.write_table(row, s / "runs" / ("0" * 20 + ".parquet"))
+        for t in ("flows", "links"):  # its series, as a whole run of that build has them
+            series = pq.read_table(s / t / runs[0].name)
+            series = series.set_column(0, "run_id", pa.array(["0" * 20] * series.num_rows))
+            pq.write_table(series, s / t / ("0" * 20 + ".parquet"))
     elif how == "export-file":
         shutil.copy(files[0], s / table / "export.parquet")
     elif how == "json-link":
