@@ -683,3 +683,24 @@ def test_a_run_stopped_by_the_budget_says_how_much_its_links_held():
     with pytest.raises(longfat.ScenarioError, match=r"memory budget: the run stopped at .* packets \(about [1-9][0-9.]* MiB\)") as e:
         longfat.run(spec, memory_budget_bytes="8MiB")
     assert "0.0 GiB" not in e.value.args[0]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_commands_imports_is_quiet(tmp_path, sig):
+    """Ctrl-C in the first half second (numpy, pyarrow and the engine being
+    imported) printed a traceback from inside an import."""
+    child = (
+        "import os, signal, sys\n"
+        "class Kill:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        f"            os.kill(os.getpid(), {int(sig)})\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Kill())\n"
+        f"sys.argv = ['longfat', 'run', {str(small_toml(tmp_path))!r}, '--out', {str(tmp_path / 'out')!r}]\n"
+        "from longfat._entry import main\n"
+        "sys.exit(main())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60, preexec_fn=signals_as_from_a_terminal)
+    assert r.returncode == 128 + sig and r.stderr == "interrupted: no results written\n", r.stderr
+    assert not (tmp_path / "out").exists()
