@@ -128,7 +128,9 @@ class Owner:
     start: int | None = None
 
     def alive(self) -> bool:
-        return self.pid is None or (_pid_alive(self.pid) and _start_time(self.pid) == self.start)
+        if self.pid is None:
+            return True
+        return _pid_alive(self.pid) and (self.start is None or _start_time(self.pid) == self.start)
 
     def __str__(self) -> str:
         return self.command if self.pid is None else f"{self.command} (pid {self.pid})"
@@ -269,23 +271,24 @@ class _Registry:
 
     def let_go(self, owner: Owner, algo: str, ca: str) -> str:
         """``owner`` lets the program go (and so do owners that are gone):
-        it is unloaded when it was longfat's and nobody else holds it."""
+        it is unloaded when it was longfat's and nobody else holds it. The
+        claims go after the unload: a command killed in between leaves
+        claims on a pin that is no more, never a program nobody claims."""
         held = self.holders(algo, ca)
         gone = [o for o in held if o.key == owner.key or not o.alive()]
-        for o in gone:
-            self.drop(o.key, ca)
-        self.drop(owner.key, ca)  # a claim on a pin that is no more
         others = [o for o in held if o not in gone]
         if others:
-            return "left loaded: in use by " + ", ".join(map(str, others))
-        if gone:
+            what = "left loaded: in use by " + ", ".join(map(str, others))
+        elif gone:
             with deferred_signals():
                 kernel_unload([algo])
             self.registered.discard(ca)
-            return "unloaded"
-        if ca in self.registered:
-            return "left loaded: not loaded by longfat"
-        return "not loaded"
+            what = "unloaded"
+        else:
+            what = "left loaded: not loaded by longfat" if ca in self.registered else "not loaded"
+        for key in {owner.key, *(o.key for o in gone)}:
+            self.drop(key, ca)  # the owner's claim also when it names a pin that is no more
+        return what
 
 
 def _resolve_all(names: list[str]) -> list[tuple[str, str]]:
@@ -392,7 +395,7 @@ def status() -> dict:
     ``held_by``: the owners longfat recorded for the current pin (none: not
     longfat's, or not loaded)."""
     s = kernel_status()
-    held = holders() if RECORD_DIR.is_dir() else {}
+    held = holders()
     for a in s["algos"]:
         a["held_by"] = [str(o) for o in held.get(a["ca_name"], [])]
     return s
