@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import longfat_cli, run_cli, signals_as_from_a_terminal
+from test_kernel import UNAVAILABLE as _NO_KERNEL  # why the BPF programs cannot load here, or None
 from longfat import kernel, testbed
 from longfat._native import ScenarioError
 from longfat.runner import execute, prepare
@@ -294,8 +295,6 @@ def test_cleanup_after_a_signal(tmp_path, sig):
 
 # ---- the BPF programs a command loaded, and the standing testbed's lock ------------------
 
-from test_kernel import UNAVAILABLE as _NO_KERNEL  # noqa: E402 - the kernel tests' probe
-
 needs_programs = pytest.mark.skipif(_NO_KERNEL is not None, reason=f"BPF programs unavailable: {_NO_KERNEL}")
 
 
@@ -303,25 +302,16 @@ def registered() -> list[str]:
     return testbed.available_congestion_controls()
 
 
-def _until(what, timeout: float = 60.0) -> None:
-    """Polls ``what()`` until it is true (a state, not a delay: no race)."""
-    deadline = time.monotonic() + timeout
-    while not what():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what.__doc__ or what}")
-        time.sleep(0.02)
-
-
 @pytest.fixture
 def no_longfat_programs():
     """The tests below count longfat_ programs: none may be loaded before
     (another test's or user's would be counted), none is left after."""
+    from longfat._native import kernel_unload
+
     if [c for c in registered() if c.startswith("longfat_")]:
         pytest.skip(f"longfat programs already loaded here: {registered()}")
     yield
     for ca in (c for c in registered() if c.startswith("longfat_")):
-        from longfat._native import kernel_unload
-
         kernel_unload([ca])  # whatever a failed test left, by its pin
 
 
@@ -356,12 +346,9 @@ def test_a_killed_testbed_ups_programs_are_unloaded_by_testbed_down(no_longfat_p
     """Issue 27 item 12: `testbed up` SIGKILLed the moment its program is
     registered (mid-build, before its state file); `testbed down` unloads it."""
     p = subprocess.Popen(longfat_cli() + ["testbed", "up", "--no-iperf3", "--set", 'flows[0].cc="ltcp"'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-    def loaded() -> bool:
-        """longfat_ltcp registered by testbed up"""
-        return "longfat_ltcp" in registered() or p.poll() is not None
-
-    _until(loaded)
+    deadline = time.monotonic() + 60
+    while "longfat_ltcp" not in registered() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # polls a state: the kill lands right after the load, mid-build
     p.kill()
     _, err = p.communicate(timeout=10)
     assert p.returncode == -signal.SIGKILL, err
