@@ -9,6 +9,7 @@ is missing they are skipped with the reason, never passed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -260,6 +261,87 @@ def test_cli_load_status_unload_all(loaded_cleanup):
     assert not left, f"still registered after unload all: {left}"
     pins = list(Path("/sys/fs/bpf/longfat").iterdir()) if Path("/sys/fs/bpf/longfat").exists() else []
     assert not pins, f"still pinned: {pins}"
+
+
+# ---- what longfat loaded (issue 27 item 12) ------------------------------------------
+#
+# "longfat did not load it" means: no longfat record names the program's
+# current pin (/sys/fs/bpf/longfat/<algo>, by inode and creation time). A
+# program registered by another tool, pinned at longfat's path by another
+# tool (here: the bare loader, which records nothing), or loaded by an
+# older longfat, is used but never unloaded by longfat.
+
+
+@pytest.fixture
+def ltcp_unloaded():
+    """longfat_ltcp is not registered before the test, and is not after it."""
+    from longfat._native import kernel_unload
+
+    if "longfat_ltcp" in registered():
+        pytest.skip("longfat_ltcp is loaded here already (another user's?)")
+    yield
+    kernel_unload(["ltcp"])  # by its pin, whatever the test left
+
+
+@needs_kernel
+def test_kernel_unload_all_never_unloads_a_program_longfat_did_not_load(ltcp_unloaded):
+    from longfat._native import kernel_load
+
+    kernel_load(["ltcp"], str(kernel.default_log_dir()))  # pinned where longfat pins, with no record: another tool's
+    cli = longfat_cli()
+    p = subprocess.run([*cli, "kernel", "unload", "all"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "longfat_ltcp" in registered(), p.stdout
+    assert "longfat_ltcp: left loaded: not loaded by longfat" in p.stdout, p.stdout
+    # a load uses it as it is, and does not make it longfat's
+    p = subprocess.run([*cli, "kernel", "load", "ltcp"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "longfat_ltcp: already loaded, not by longfat" in p.stdout, p.stdout + p.stderr
+    assert kernel.unload(["ltcp"]) == [("longfat_ltcp", "left loaded: not loaded by longfat")]
+
+
+@needs_kernel
+def test_kernel_unload_all_leaves_another_users_programs(ltcp_unloaded, monkeypatch):
+    monkeypatch.setattr(kernel, "_login_uid", lambda: 4242)
+    assert kernel.load(["ltcp"]) == [("longfat_ltcp", "loaded")]
+    monkeypatch.setattr(kernel, "_login_uid", lambda: 4343)
+    (ca, what), = [x for x in kernel.unload(["all"]) if x[0] == "longfat_ltcp"]
+    assert what == "left loaded: in use by `longfat kernel load` by uid 4242", what
+    assert "longfat_ltcp" in registered()
+    monkeypatch.setattr(kernel, "_login_uid", lambda: 4242)
+    assert kernel.unload(["ltcp"]) == [("longfat_ltcp", "unloaded")]
+    assert "longfat_ltcp" not in registered()
+
+
+def _dead_owner_record(since_ns: int) -> Path:
+    """The record a command leaves when SIGKILLed after it recorded that it
+    is loading ltcp, before the pin's identity (see kernel._adopt_pending)."""
+    child = subprocess.Popen(["true"])
+    child.wait()  # a pid that names no process
+    path = kernel.RECORD_DIR / f"pid{child.pid}-test.json"
+    rec = {"owner": path.stem, "command": "a killed test", "pid": child.pid, "start": 1, "programs": {"longfat_ltcp": {"algo": "ltcp", "pin": None, "since_ns": since_ns}}}
+    kernel.RECORD_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec))
+    return path
+
+
+@needs_kernel
+def test_a_command_killed_between_its_load_and_its_record_still_owns_the_pin(ltcp_unloaded):
+    from longfat._native import kernel_load
+
+    record = _dead_owner_record(time.time_ns())
+    kernel_load(["ltcp"], str(kernel.default_log_dir()))  # the load the killed command made
+    assert [(ca, o.command) for ca, o in kernel.reap()] == [("longfat_ltcp", "a killed test")]
+    assert "longfat_ltcp" not in registered() and not record.exists()
+
+
+@needs_kernel
+def test_a_pin_older_than_a_killed_commands_claim_is_not_adopted(ltcp_unloaded):
+    from longfat._native import kernel_load
+
+    kernel_load(["ltcp"], str(kernel.default_log_dir()))  # another tool's, before the claim
+    record = _dead_owner_record(time.time_ns() + 10 * kernel._CLOCK_SLACK_NS)
+    assert kernel.reap() == []
+    assert "longfat_ltcp" in registered() and not record.exists()
 
 
 @needs_kernel

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import longfat_cli, run_cli, signals_as_from_a_terminal
-from longfat import testbed
+from test_kernel import UNAVAILABLE as _NO_KERNEL  # why the BPF programs cannot load here, or None
+from longfat import kernel, testbed
 from longfat._native import ScenarioError
 from longfat.runner import execute, prepare
 
@@ -143,7 +144,7 @@ def test_every_algorithm_has_a_kernel_name_the_kernel_accepts():
 def test_a_longfat_algorithm_not_loaded_is_refused_with_the_load_command():
     # a name no program registers, so that the test does not depend on what is loaded
     with pytest.raises(ScenarioError, match=r"run .longfat kernel load longfat_nosuch. first"):
-        testbed.ensure_congestion_controls(["reno", "longfat_nosuch"])
+        testbed.ensure_congestion_controls(["reno", "longfat_nosuch"], kernel.process_owner("test"))
 
 
 # ---- on the machine (root) --------------------------------------------------------------
@@ -259,8 +260,8 @@ def test_cleanup_after_an_exception(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
 
 
-def _start_and_wait_for_the_testbed(tmp_path: Path) -> tuple[subprocess.Popen, list[str], list[int]]:
-    path = write(tmp_path, scenario(duration="60s"))
+def _start_and_wait_for_the_testbed(tmp_path: Path, cc: str = "reno") -> tuple[subprocess.Popen, list[str], list[int]]:
+    path = write(tmp_path, scenario(duration="60s", flows=[{"cc": cc}]))
     p = subprocess.Popen(longfat_cli() + ["testbed", "run", str(path), "--out", str(tmp_path / "out"), "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=signals_as_from_a_terminal)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -292,12 +293,39 @@ def test_cleanup_after_a_signal(tmp_path, sig):
     assert [x.name for x in tmp_path.iterdir()] == ["s.toml"]  # no temporary directory left
 
 
+# ---- the BPF programs a command loaded, and the standing testbed's lock ------------------
+
+needs_programs = pytest.mark.skipif(_NO_KERNEL is not None, reason=f"BPF programs unavailable: {_NO_KERNEL}")
+
+
+def registered() -> list[str]:
+    return testbed.available_congestion_controls()
+
+
+@pytest.fixture
+def no_longfat_programs():
+    """The tests below count longfat_ programs: none may be loaded before
+    (another test's or user's would be counted), none is left after."""
+    from longfat._native import kernel_unload
+
+    if [c for c in registered() if c.startswith("longfat_")]:
+        pytest.skip(f"longfat programs already loaded here: {registered()}")
+    yield
+    for ca in (c for c in registered() if c.startswith("longfat_")):
+        kernel_unload([ca])  # whatever a failed test left, by its pin
+
+
 @needs_testbed
-def test_a_killed_run_is_swept_by_testbed_clean(tmp_path):
-    p, ns, pids = _start_and_wait_for_the_testbed(tmp_path)
+def test_a_killed_run_is_swept_by_testbed_clean(tmp_path, no_longfat_programs):
+    """A SIGKILLed run's namespaces and processes go at `testbed clean`; so
+    does the BPF program it loaded (issue 27 item 12: LTCP where the
+    programs are built, Reno elsewhere)."""
+    cc = "ltcp" if _NO_KERNEL is None else "reno"
+    p, ns, pids = _start_and_wait_for_the_testbed(tmp_path, cc=cc)
     p.kill()  # SIGKILL: no cleanup possible
     p.communicate(timeout=10)
     assert set(ns) <= set(testbed.list_namespaces())
+    assert (cc == "reno") != ("longfat_ltcp" in registered())
     r = run_cli("testbed", "clean")
     assert r.returncode == 0, r.stderr
     assert f"removed {len(ns)} namespaces" in r.stdout, r.stdout
@@ -306,6 +334,95 @@ def test_a_killed_run_is_swept_by_testbed_clean(tmp_path):
     while [x for x in pids if alive(x)] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [x for x in pids if alive(x)]
+    assert "longfat_ltcp" not in registered(), r.stdout
+    if cc == "ltcp":
+        assert f"unloaded longfat_ltcp (held by longfat testbed run (pid {p.pid}), which is gone)" in r.stdout, r.stdout
+    assert not list(kernel.RECORD_DIR.glob(f"pid{p.pid}-*.json"))
+
+
+@needs_testbed
+@needs_programs
+def test_a_killed_testbed_ups_programs_are_unloaded_by_testbed_down(no_longfat_programs):
+    """Issue 27 item 12: `testbed up` SIGKILLed the moment its program is
+    registered (mid-build, before its state file); `testbed down` unloads it."""
+    p = subprocess.Popen(longfat_cli() + ["testbed", "up", "--no-iperf3", "--set", 'flows[0].cc="ltcp"'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while "longfat_ltcp" not in registered() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # polls a state: the kill lands right after the load, mid-build
+    p.kill()
+    _, err = p.communicate(timeout=10)
+    assert p.returncode == -signal.SIGKILL, err
+    assert "longfat_ltcp" in registered()
+    r = run_cli("testbed", "down")
+    assert r.returncode == 0, r.stderr
+    assert "longfat_ltcp" not in registered(), r.stdout
+    assert "unloaded longfat_ltcp" in r.stdout, r.stdout
+    assert not [n for n in testbed.list_namespaces() if n.startswith(testbed.UP_PREFIX + "-")]
+    assert not testbed.UP_DIR.exists()
+
+
+@needs_testbed
+@needs_programs
+def test_kernel_unload_all_leaves_a_running_testbeds_program(tmp_path, no_longfat_programs):
+    """Issue 27 item 12: `kernel unload all` from another session while a
+    `testbed run` uses longfat_ltcp leaves it loaded and names the run;
+    the run's own cleanup unloads it."""
+    p, ns, _ = _start_and_wait_for_the_testbed(tmp_path, cc="ltcp")
+    try:
+        r = run_cli("kernel", "unload", "all")
+        assert r.returncode == 0, r.stderr
+        assert f"longfat_ltcp: left loaded: in use by longfat testbed run (pid {p.pid})" in r.stdout, r.stdout
+        assert "longfat_ltcp" in registered()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    assert "longfat_ltcp" not in registered()
+    assert not set(testbed.list_namespaces()) & set(ns)
+
+
+@needs_testbed
+def test_testbed_up_and_down_are_refused_while_another_holds_the_standing_testbed():
+    """Issue 27 item 12: a second `testbed up` (or a `down`) while one is
+    building is refused at once, in one line naming the holder, and builds
+    or removes nothing. Here this test holds the lock as `up` would."""
+    import fcntl
+
+    testbed.UP_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    before = set(testbed.list_namespaces())
+    with open(testbed.UP_LOCK, "r+" if testbed.UP_LOCK.exists() else "w+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.truncate(0)
+        fh.write(f"`longfat testbed up` (pid {os.getpid()})")
+        fh.flush()
+        for command in (["up", "--no-iperf3"], ["down"]):
+            r = run_cli("testbed", *command, timeout=120)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1, r.stderr
+            assert f"`longfat testbed up` (pid {os.getpid()}) is using the standing testbed" in lines[0], r.stderr
+            assert set(testbed.list_namespaces()) == before
+
+
+@needs_testbed
+def test_two_testbed_ups_at_once_build_one_testbed(no_longfat_programs):
+    """Issue 27 item 12: two `testbed up` started together (LTCP when the
+    programs are built: its load widens the race) could both fail; now one
+    builds and the other is refused in one line; `down` then leaves nothing."""
+    cc = ["--set", 'flows[0].cc="ltcp"'] if _NO_KERNEL is None else []
+    cmd = longfat_cli() + ["testbed", "up", "--no-iperf3", *cc]
+    ps = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in ps]
+    try:
+        codes = sorted(p.returncode for p in ps)
+        assert codes == [0, 2], outs
+        refused = outs[[p.returncode for p in ps].index(2)][1].strip().splitlines()
+        assert len(refused) == 1 and ("is using the standing testbed" in refused[0] or "already up" in refused[0]), refused
+        st = json.loads((testbed.UP_DIR / "state.json").read_text())
+        assert set(st["namespaces"]) <= set(testbed.list_namespaces())
+    finally:
+        d = run_cli("testbed", "down")
+    assert d.returncode == 0, d.stderr
+    assert not [n for n in testbed.list_namespaces() if n.startswith(testbed.UP_PREFIX + "-")]
+    assert not [c for c in registered() if c.startswith("longfat_")]
 
 
 @needs_testbed

@@ -575,11 +575,13 @@ def cmd_testbed_down(_args) -> int:
     from longfat import testbed
 
     gone = testbed.down()
-    if not gone["namespaces"]:
+    if not gone["namespaces"] and not gone["unloaded"]:
         console.print("no standing testbed was up")
     else:
         extra = f"; unloaded {', '.join(gone['unloaded'])}" if gone["unloaded"] else ""
-        console.print(f"testbed down: removed {', '.join(gone['namespaces'])}{extra}", highlight=False)
+        console.print(f"testbed down: removed {', '.join(gone['namespaces']) or 'no namespaces'}{extra}", highlight=False)
+    for line in gone["left"]:
+        console.print(line, highlight=False, markup=False)
     return 0
 
 
@@ -587,8 +589,7 @@ def cmd_testbed_clean(_args) -> int:
     from longfat import testbed
 
     testbed.check_environment()
-    removed = testbed.clean_stale()
-    console.print(f"removed {len(removed)} namespaces left by killed testbed runs{': ' + ', '.join(removed) if removed else ''}", highlight=False)
+    console.print(testbed.stale_message(testbed.clean_stale()), highlight=False, markup=False)
     return 0
 
 
@@ -719,7 +720,7 @@ def build_parser() -> argparse.ArgumentParser:
     tu.set_defaults(func=cmd_testbed_up)
     td = tbs.add_parser("down", help="remove the standing testbed (namespaces, delay line, iperf3 server, programs it loaded)")
     td.set_defaults(func=cmd_testbed_down)
-    tc = tbs.add_parser("clean", help="remove namespaces, devices and processes left by killed testbed runs")
+    tc = tbs.add_parser("clean", help="remove namespaces, devices, processes and BPF programs left by killed testbed runs")
     tc.set_defaults(func=cmd_testbed_clean)
 
     sc = sub.add_parser("scenarios", help="list the scenario files shipped with longfat, and where they are")

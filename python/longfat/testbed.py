@@ -23,12 +23,14 @@ the reasons for every refusal.
 With ``delay_direction = "data"`` the rule is ``iif r<g>`` instead and the
 data is delayed before the bottleneck. Everything is created under the
 prefix ``lf<pid>-`` and removed on success, on error, on SIGINT and on
-SIGTERM; namespaces left by a killed run (its pid gone) are removed by the
-next run or by ``longfat testbed clean``.
+SIGTERM; namespaces left by a killed run (its pid gone), and the BPF
+programs it loaded (recorded as its own, see longfat.kernel), are removed
+by the next run or by ``longfat testbed clean``.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -40,9 +42,10 @@ import statistics
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -124,17 +127,18 @@ def available_congestion_controls() -> list[str]:
         return []
 
 
-def ensure_congestion_controls(names: Iterable[str]) -> list[str]:
+def ensure_congestion_controls(names: Iterable[str], owner: kernel.Owner) -> list[str]:
     """Makes sure every kernel congestion control in ``names`` is registered,
-    loading longfat's BPF programs that are not (``longfat kernel load``);
-    returns the kernel names this call loaded, which
-    :func:`unload_congestion_controls` removes at cleanup. Programs that were
-    registered before are left as they are."""
+    loading longfat's BPF programs that are not, and records longfat's
+    programs as held by ``owner`` (kernel.load): they stay loaded while it
+    holds them, and ``kernel.release(owner)`` at cleanup unloads those that
+    nobody else holds. Returns the kernel names it holds. A program another
+    tool registered is used as it is and never unloaded."""
+    names = list(names)
     have = set(available_congestion_controls())
-    missing = [n for n in names if n not in have]
     ours = {ca for _, ca in kernel.built()}
-    for n in missing:
-        if n not in ours:
+    for n in names:
+        if n not in have and n not in ours:
             reason = kernel.not_built_reason()
             why = f" (this build has no BPF programs: {reason})" if reason else ""
             raise ScenarioError(
@@ -142,23 +146,14 @@ def ensure_congestion_controls(names: Iterable[str]) -> list[str]:
                 f" (available: {', '.join(sorted(have)) or 'none'}; run `longfat kernel load {n}` first if it is one)",
                 "flows",
             )
-    loaded: list[str] = []
+    wanted = [n for n in names if n in ours]
+    if not wanted:
+        return []
     try:
-        for n in missing:
-            for ca, what in kernel.load([n]):
-                if what == "loaded":
-                    loaded.append(ca)
+        return [ca for ca, what in kernel.load(wanted, owner=owner) if what in ("loaded", "already loaded")]
     except kernel.KernelError as e:
-        unload_congestion_controls(loaded)
+        kernel.release(owner)
         raise ScenarioError(f"testbed: {e}", "flows") from None
-    return loaded
-
-
-def unload_congestion_controls(names: Iterable[str]) -> None:
-    """Unloads what :func:`ensure_congestion_controls` loaded."""
-    names = list(names)
-    if names:
-        kernel.unload(names)
 
 
 # ---- the plan: what to build, or why not -----------------------------------------
@@ -403,17 +398,35 @@ def _remove_namespace(ns: str) -> None:
     _run(["ip", "netns", "del", ns], check=False)
 
 
-def clean_stale(only_dead: bool = True) -> list[str]:
-    """Removes the namespaces (with their devices, qdiscs and processes) of
-    testbed runs whose process is gone; returns their names."""
+def clean_stale() -> tuple[list[str], list[tuple[str, kernel.Owner]]]:
+    """Removes what testbed runs whose process is gone left: their
+    namespaces (with their devices, qdiscs and processes) and the BPF
+    programs they held and nobody else holds (kernel.reap). Returns (the
+    namespaces, (program, its dead owner) per program unloaded)."""
     removed = []
     for ns in list_namespaces():
         m = NS_PATTERN.match(ns)
-        if not m or (only_dead and _pid_alive(int(m["pid"]))):
+        if not m or _pid_alive(int(m["pid"])):
             continue
         _remove_namespace(ns)
         removed.append(ns)
-    return removed
+    return removed, kernel.reap()
+
+
+def stale_message(stale: tuple[list[str], list[tuple[str, kernel.Owner]]]) -> str:
+    """One line on what :func:`clean_stale` removed."""
+    namespaces, programs = stale
+    msg = f"removed {len(namespaces)} namespaces left by killed testbed runs" + (f": {', '.join(namespaces)}" if namespaces else "")
+    if programs:
+        msg += "; unloaded " + ", ".join(f"{ca} (held by {o}, which is gone)" for ca, o in programs)
+    return msg
+
+
+def sweep_stale(log: Callable[[str], None]) -> None:
+    """:func:`clean_stale` before a run builds, saying what it removed."""
+    stale = clean_stale()
+    if stale[0] or stale[1]:
+        log(stale_message(stale))
 
 
 # ---- building and running ---------------------------------------------------------
@@ -424,8 +437,11 @@ class Testbed:
     removes them all (and is called on leaving a ``with`` block, whatever
     the reason)."""
 
-    def __init__(self, plan: Plan, work: Path, *, delay_direction: str = "ack", rps: bool = True, rt_priority: int = DELAY_LINE_RT_PRIORITY, log: Callable[[str], None] = lambda s: None, prefix: str | None = None):
+    def __init__(self, plan: Plan, work: Path, *, delay_direction: str = "ack", rps: bool = True, rt_priority: int = DELAY_LINE_RT_PRIORITY, log: Callable[[str], None] = lambda s: None, prefix: str | None = None, owner: kernel.Owner | None = None):
         self.plan = plan
+        #: Who holds the BPF programs it uses (default: this process, so
+        #: that a SIGKILLed run's are unloaded by the next clean_stale).
+        self.owner = owner or kernel.process_owner("longfat testbed run")
         self.rt_priority = rt_priority
         self.work = work
         self.prefix = prefix or f"lf{os.getpid()}"
@@ -435,6 +451,7 @@ class Testbed:
         self.namespaces: list[str] = []
         self.procs: list[subprocess.Popen] = []
         self.delayline: subprocess.Popen | None = None
+        #: The BPF programs it holds (kernel names).
         self.loaded: list[str] = []
         self.meta: dict = {}
 
@@ -473,7 +490,7 @@ class Testbed:
             for ns in reversed(self.namespaces):
                 _remove_namespace(ns)
             self.namespaces.clear()
-            unload_congestion_controls(self.loaded)
+            kernel.release(self.owner)
             self.loaded.clear()
 
     # helpers
@@ -501,7 +518,7 @@ class Testbed:
     # the build
     def build(self) -> None:
         plan = self.plan
-        self.loaded = ensure_congestion_controls(sorted({f.kernel_cc for f in plan.flows}))
+        self.loaded = ensure_congestion_controls(sorted({f.kernel_cc for f in plan.flows}), self.owner)
         # Namespaces under this prefix that exist before the build are a
         # dead process's (this pid, reused): not ours, and in the way.
         for ns in list_namespaces():
@@ -1061,9 +1078,7 @@ def run(
 
     p = prepare_run(spec, delay_direction)
     check_output_dir(out, force)
-    stale = clean_stale()
-    if stale:
-        log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
+    sweep_stale(log)
     with atomic_dir(out, force=force, kind="run") as tmp:
         work = tmp / "testbed"
         work.mkdir()
@@ -1079,6 +1094,33 @@ def run(
 UP_PREFIX = "lfup"
 UP_DIR = Path("/run/longfat/testbed-up")
 IPERF3_PORT = 5201
+#: flock()ed by `testbed up` while it builds and by `testbed down`.
+UP_LOCK = Path("/run/longfat/testbed-up.lock")
+#: The holder of the standing testbed's BPF programs: it has no process
+#: (`up` exits and leaves the testbed standing); `down` lets them go.
+STANDING = kernel.Owner("testbed-up", "the standing testbed (`longfat testbed down` removes it)")
+
+
+@contextmanager
+def _standing_lock(command: str) -> Iterator[None]:
+    """One `testbed up` or `testbed down` at a time: two at once would build
+    the same namespaces (each tearing down the other's) or remove a testbed
+    being built. Refused at once, in one line naming the holder: waiting
+    would only lead to "already up". The lock goes with the process, even
+    a SIGKILLed one."""
+    UP_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(UP_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another longfat command"
+            raise ScenarioError(f"testbed {command}: {holder} is using the standing testbed (lock {UP_LOCK}); try again when it has finished", "") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"`longfat testbed {command}` (pid {os.getpid()})".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
 
 
 def _up_state() -> dict | None:
@@ -1098,15 +1140,19 @@ def up(spec: dict, *, delay_direction: str = "ack", rps: bool = True, iperf3: bo
     the user's own traffic; ``down()`` removes it. Returns what was built:
     namespaces, addresses, the ping check and the commands to use it."""
     p = prepare_run(spec, delay_direction)
-    if _up_namespaces() or _up_state() is not None:
-        raise ScenarioError("testbed up: a standing testbed is already up; remove it first with `longfat testbed down`", "")
     if iperf3 and shutil.which("iperf3") is None:
         raise ScenarioError("testbed up: iperf3 is not installed (Debian: apt-get install iperf3); or pass --no-iperf3", "")
-    stale = clean_stale()
-    if stale:
-        log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
+    with _standing_lock("up"):
+        if _up_namespaces() or _up_state() is not None:
+            raise ScenarioError("testbed up: a standing testbed is already up; remove it first with `longfat testbed down`", "")
+        sweep_stale(log)
+        return _build_standing(p, spec, delay_direction=delay_direction, rps=rps, iperf3=iperf3, log=log)
+
+
+def _build_standing(p: Plan, spec: dict, *, delay_direction: str, rps: bool, iperf3: bool, log: Callable[[str], None]) -> dict:
+    """The build of :func:`up`, under its lock."""
     UP_DIR.mkdir(parents=True, exist_ok=True)
-    tb = Testbed(p, UP_DIR, delay_direction=delay_direction, rps=rps, log=log, prefix=UP_PREFIX)
+    tb = Testbed(p, UP_DIR, delay_direction=delay_direction, rps=rps, log=log, prefix=UP_PREFIX, owner=STANDING)
     try:
         tb.build()
         tb.ping_check()
@@ -1141,22 +1187,29 @@ def up(spec: dict, *, delay_direction: str = "ack", rps: bool = True, iperf3: bo
         shutil.rmtree(UP_DIR, ignore_errors=True)
         raise
     # Left standing: the processes run in sessions of their own and outlive
-    # this one; down() finds everything from the state file and the prefix.
+    # this one; down() finds everything from the prefix and the programs
+    # from their record (kernel.release(STANDING)).
     return state
 
 
 def down() -> dict:
     """Removes the standing testbed: its processes, namespaces (with their
-    devices and qdiscs) and the BPF programs ``up`` loaded. Returns what it
-    removed; removing nothing is not an error."""
+    devices and qdiscs) and the BPF programs ``up`` loaded, also when ``up``
+    was killed half-way (its programs are recorded as the standing
+    testbed's from the moment it loads them); a program that another longfat
+    command or user also holds stays loaded. Returns what it removed and
+    what it left loaded; removing nothing is not an error."""
     check_environment()
-    state = _up_state() or {}
-    removed = []
-    with deferred_signals():
-        for ns in _up_namespaces():
-            _remove_namespace(ns)  # kills the delay line, the iperf3 server and any user process in it
-            removed.append(ns)
-        unload_congestion_controls(state.get("loaded_programs", []))
-        shutil.rmtree(UP_DIR, ignore_errors=True)
-    return {"namespaces": removed, "unloaded": state.get("loaded_programs", [])}
-
+    with _standing_lock("down"):
+        removed = []
+        with deferred_signals():
+            for ns in _up_namespaces():
+                _remove_namespace(ns)  # kills the delay line, the iperf3 server and any user process in it
+                removed.append(ns)
+            released = kernel.release(STANDING)
+            shutil.rmtree(UP_DIR, ignore_errors=True)
+    return {
+        "namespaces": removed,
+        "unloaded": [ca for ca, what in released if what == "unloaded"],
+        "left": [f"{ca}: {what}" for ca, what in released if what.startswith("left")],
+    }

@@ -270,9 +270,7 @@ def agree(
         plan = testbed.prepare_run(spec, delay_direction)
         runs.append((a, sim_spec, sim, plan))
     check_output_dir(out, force)
-    stale = testbed.clean_stale()
-    if stale:
-        log(f"removed {len(stale)} namespaces left by killed testbed runs: {', '.join(stale)}")
+    testbed.sweep_stale(log)
     rows = []
     meta = testbed.machine_meta()
     with atomic_dir(out, force=force, kind="compare") as tmp:
