@@ -257,7 +257,7 @@ def done_runs(study: Path) -> set[str]:
 #: done; ``transfers`` exists only for runs that generated transfers.
 REQUIRED_TABLES = ("runs", "flows", "links")
 #: Rows per batch when a query's answer is streamed.
-BATCH_ROWS = 10_000
+BATCH_ROWS = 2048
 
 
 @dataclass
