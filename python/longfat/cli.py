@@ -342,7 +342,7 @@ def cmd_sweep(args) -> int:
         f"({outcome.wall_s:.1f} s); study in {out}/ ({store.size_bytes(out) / 1e6:.1f} MB)",
         highlight=False,
     )
-    _database_warning(outcome)
+    _study_warnings(outcome)
     note = store.builds_note(outcome.other_builds, store.build_id())
     if note:
         err_console.print(store.printable(note), style="yellow", highlight=False, markup=False)
@@ -387,7 +387,7 @@ def cmd_suite(args) -> int:
         n = len(store.done_runs(study)) if study.exists() else 0
         err_console.print(f"interrupted: {n} runs stored in {study}; run the same command again to resume (no card written)", style="yellow", highlight=False, markup=False)
         return 128 + getattr(e, "signum", signal.SIGINT)
-    _database_warning(outcome)
+    _study_warnings(outcome)
     if outcome.failed:
         for cell, error in outcome.failed[:5]:
             err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
@@ -412,7 +412,7 @@ def cmd_suite(args) -> int:
     return 0
 
 
-def _database_warning(outcome) -> None:
+def _study_warnings(outcome) -> None:
     """Warns of stored runs whose damaged files made them run again, and of
     a study.duckdb that could not be rebuilt."""
     from longfat import store
@@ -441,7 +441,7 @@ def cmd_query(args) -> int:
     from longfat import store
 
     with store.session(args.study, all_builds=args.all_builds) as q:
-        damaged = store.damaged_note(q.scan.damaged_files(), "their runs left out of the views (longfat sweep or suite on the study runs them again)")
+        damaged = store.damaged_note(q.scan.damaged_files(), "their runs left out of the views (the next sweep or suite that holds them runs them again)")
         if damaged:
             err_console.print("warning: " + store.printable(damaged), style="yellow", highlight=False, markup=False)
         note = None if args.all_builds else store.builds_note(q.scan.other_builds(), q.scan.build)
