@@ -691,7 +691,7 @@ def test_run_cells_redoes_a_run_with_a_damaged_file(tmp_path):
 def test_query_streams_csv_and_json_and_caps_the_table(tmp_path):
     """Issue 27 item 6: csv and json are written batch by batch (a 300 MB
     answer, or 600,000 rows, in about the memory of a one-row answer), json
-    as one array; the table shows the first 1,000 rows and says how many
+    as one strict JSON array (no Infinity or NaN); the table shows the first 1,000 rows and says how many
     there are."""
     study, _ = _small_study(tmp_path, ccs=("reno",))
     r = run_cli("query", str(study), "SELECT range AS i FROM range(1500)")
@@ -699,6 +699,8 @@ def test_query_streams_csv_and_json_and_caps_the_table(tmp_path):
     assert "1500 rows; the first 1,000 shown" in r.stdout and " 999 " in r.stdout and " 1000 " not in r.stdout
     r = run_cli("query", str(study), "SELECT range AS i, 'x' AS s FROM range(25000)", "--format", "json")
     assert r.returncode == 0 and json.loads(r.stdout) == [{"i": i, "s": "x"} for i in range(25000)]
+    r = run_cli("query", str(study), "SELECT 'inf'::DOUBLE AS a, '-inf'::FLOAT AS b, 'nan'::DOUBLE AS c, 1.5::DOUBLE AS d", "--format", "json")
+    assert json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON")) == [{"a": None, "b": None, "c": None, "d": 1.5}]
     r = run_cli("query", str(study), "SELECT range AS i FROM range(25000)", "--format", "csv")
     assert r.returncode == 0 and r.stdout.splitlines() == ["i"] + [str(i) for i in range(25000)]
     # Peak memory of a 300 MB answer: about that of a one-row one.

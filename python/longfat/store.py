@@ -667,14 +667,24 @@ def write_csv(cols: list[str], batches: Iterable[pa.RecordBatch], out, escape: b
     return n
 
 
+def _finite(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with its infinite and NaN floats null: JSON has no number
+    for them (a flow's ssthresh is infinite until its first loss), and a
+    strict reader refuses Python's ``Infinity``."""
+    import pyarrow.compute as pc
+
+    cols = [pc.if_else(pc.is_finite(c), c, pa.scalar(None, c.type)) if pa.types.is_floating(c.type) else c for c in batch.columns]
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
+
+
 def write_json(cols: list[str], batches: Iterable[pa.RecordBatch], out) -> int:
     """Streams the answer to ``out`` as one JSON array of row objects, one
     object per line, batch by batch; returns the rows written. Control
-    characters (and all non-ASCII) are JSON escapes; values JSON lacks
-    (dates, decimals) are their text."""
+    characters (and all non-ASCII) are JSON escapes; values JSON lacks are
+    their text (dates, decimals) or null (infinite and NaN floats)."""
     n = 0
     for b in batches:
-        for r in rows(b):
+        for r in rows(_finite(b)):
             out.write(("[\n" if n == 0 else ",\n") + json.dumps(dict(zip(cols, r)), default=str))
             n += 1
     out.write("\n]\n" if n else "[]\n")
