@@ -343,6 +343,8 @@ def scan(study: str | Path) -> Scan:
     suite redoes it."""
     study = Path(study).resolve()
     out = Scan(study, build_id(), files={t: {} for t in TABLES})
+    # runs/ listed first: a run's row is its commit, written after its
+    # series, so a run committed while this lists is either unseen or whole.
     entries = {t: _run_files(study / t) for t in TABLES}
     schemas: dict[str, list[pa.Schema]] = {t: [] for t in TABLES}
     for rid in sorted(entries["runs"]):
