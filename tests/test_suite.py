@@ -271,3 +271,26 @@ def test_card_values_plausible(quick_card):
     # Reno against Reno: neither starved
     for path in card.paths:
         assert 0.3 <= card.scores["reno_share"]["reno"][path]["-"].mean <= 1.7
+
+
+# ---- the suite's study ----------------------------------------------------------------
+
+
+def test_the_suite_redoes_runs_whose_files_are_damaged(tmp_path):
+    """Issue 27 item 5: a zero-byte flows file and a missing links file in
+    the suite's study are runs not done: the next suite runs them again
+    (saying so in one line) and writes its card, instead of crashing."""
+    from conftest import run_cli
+
+    study = tmp_path / "st"
+    common = ["suite", "--quick", "--cc", "reno", "--seeds", "1", "--study", str(study), "--workers", "1", "-q"]
+    r = run_cli(*common, "--out", str(tmp_path / "card1"))
+    assert r.returncode == 0, r.stderr
+    rids = sorted(p.stem for p in (study / "runs").iterdir())
+    (study / "flows" / f"{rids[0]}.parquet").write_bytes(b"")
+    (study / "links" / f"{rids[1]}.parquet").unlink()
+    r = run_cli(*common, "--out", str(tmp_path / "card2"))
+    assert r.returncode == 0, r.stderr
+    assert f"{len(rids)} runs, 2 made now, {len(rids) - 2} from" in r.stdout
+    assert r.stderr.startswith("warning: 2 missing or unreadable run file(s), so their runs were run again") and len(r.stderr.strip().splitlines()) == 1
+    assert (tmp_path / "card2" / "card.html").is_file()

@@ -4,6 +4,7 @@ over the study."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -492,3 +493,267 @@ def test_a_result_lost_with_a_worker_runs_again_under_a_new_key(monkeypatch):
     ex = _fake_executor(monkeypatch, {"c": ["lost"] * (MAX_RESUBMITS + 1), "b": ["finished"]})
     with pytest.raises(RuntimeError, match="its result was lost"):
         list(ex.run([Task("c", square, (1,), 2.0), Task("b", square, (3,), 1.0)], stop_on_failure=True, poll_s=0.0))
+
+
+# ---- a study under attack: read-only SQL, exact file lists, builds, damaged files -----------
+
+
+def _small_study(tmp_path, ccs=("reno", "cubic", "htcp"), name="study") -> tuple[Path, list]:
+    """A study of one 1 s run per algorithm, made in this process (the runs
+    of ``sweep grid.toml --cc ... --seeds 1 --grid 'network.bottleneck.rate=["20Mbps"]'``)."""
+    base, grid = load_sweep(grid_file(tmp_path, "1s"))
+    grid.ccs, grid.seeds, grid.axes = list(ccs), [5], {}
+    cells = expand(base, grid)
+    study = tmp_path / name
+    assert run_cells(cells, study, workers=1).ran == len(cells)
+    return study, cells
+
+
+def _snapshot(directory: Path) -> dict:
+    return {str(p.relative_to(directory)): (p.read_bytes() if p.is_file() else None) for p in sorted(directory.rglob("*"))}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COPY (SELECT * FROM runs) TO '{study}/runs' (FORMAT parquet, PARTITION_BY cc, OVERWRITE)",
+        "COPY (SELECT * FROM runs) TO '{study}/runs/export.parquet'",
+        "COPY (SELECT * FROM runs LIMIT 0) TO '{run_file}' (FORMAT parquet, USE_TMP_FILE false)",
+        "COPY (SELECT 1 AS x) TO 'here.csv'",
+        "EXPORT DATABASE '{study}/export'",
+        "ATTACH '{study}/other.duckdb' AS o",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_parquet('{run_file}')",
+        "SELECT * FROM glob('{study}/*')",
+        "SET enable_external_access = true",
+        "RESET lock_configuration",
+        "SET temp_directory = '{study}'",
+        "PRAGMA enable_profiling = 'json'",
+    ],
+)
+def test_query_cannot_write_or_read_anything_but_the_views(tmp_path, sql):
+    """Issue 27 item 2: the SQL of longfat query runs on a connection that
+    refuses every write and every other file, whatever it says, with one
+    line; the study, the working directory and the views are untouched."""
+    study, cells = _small_study(tmp_path, ccs=("reno",))
+    before = _snapshot(study)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    r = run_cli("query", str(study), sql.format(study=study, run_file=study / "runs" / f"{cells[0].run_id}.parquet"), "--format", "csv", cwd=cwd)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.startswith("error: SQL:") and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    after = _snapshot(study)
+    after.pop("study.duckdb", None), before.pop("study.duckdb", None)  # longfat's own, rebuilt by query
+    assert after == before and list(cwd.iterdir()) == []
+    assert store.query(study, "SELECT count(*) FROM runs")[1] == [(1,)]
+
+
+def test_the_views_read_only_files_named_like_a_run(tmp_path):
+    """Issue 27 item 2: a Parquet file put into runs/ or flows/ under another
+    name (an export, a copy) is not a run: it is not counted twice."""
+    study, cells = _small_study(tmp_path, ccs=("reno",))
+    rid = cells[0].run_id
+    for t in ("runs", "flows"):
+        (study / t / "export.parquet").write_bytes((study / t / f"{rid}.parquet").read_bytes())
+        (study / t / f"{rid}.parquet.bak.parquet").write_bytes((study / t / f"{rid}.parquet").read_bytes())
+    n_flows = store.read_series(study, "flows", rid).num_rows
+    assert store.query(study, "SELECT count(*) FROM runs")[1] == [(1,)]
+    assert store.query(study, "SELECT count(*) FROM flows")[1] == [(n_flows,)]
+    store.refresh_database(study)
+    import duckdb
+
+    con = duckdb.connect(str(study / "study.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    assert con.execute("SELECT count(*) FROM flows").fetchall() == [(n_flows,)]
+    con.close()
+
+
+def test_glob_characters_in_a_study_path_read_that_study_only(tmp_path):
+    """Issue 27 item 3: the views list the study's files, so a study named
+    grid[1], study* or exp[2024] reads itself, not grid1 or a union of
+    studies; study.duckdb the same."""
+    import duckdb
+
+    made, cells = _small_study(tmp_path, ccs=("reno", "cubic"), name="made")
+    by_cc = {c.labels["cc"]: c.run_id for c in cells}
+
+    def study_of(name, cc):  # a copy of the study holding only cc's run
+        d = tmp_path / name
+        shutil.copytree(made, d)
+        for other, rid in by_cc.items():
+            if other != cc:
+                for t in ("runs", "flows", "links"):
+                    (d / t / f"{rid}.parquet").unlink()
+        (d / "study.duckdb").unlink(missing_ok=True)
+        return d
+
+    study_of("grid1", "reno")
+    study_of("study-x", "reno")
+    for name in ("grid[1]", "study*", "exp[2024]", "q?"):
+        d = study_of(name, "cubic")
+        r = run_cli("query", str(d), "SELECT cc, count(*) FROM runs GROUP BY cc", "--format", "csv")
+        assert r.returncode == 0 and r.stdout.splitlines() == ["cc,count_star()", "cubic,1"], (name, r.stdout, r.stderr)
+        if "?" in name:  # DuckDB cannot open a database file there (it puts ".wal" before the "?")
+            assert not (d / "study.duckdb").exists()
+            continue
+        con = duckdb.connect(str(d / "study.duckdb"), read_only=True)
+        assert con.execute("SELECT cc, count(*) FROM runs GROUP BY cc").fetchall() == [("cubic", 1)], name
+        assert con.execute("SELECT DISTINCT run_id FROM flows").fetchall() == [(by_cc["cubic"],)], name
+        con.close()
+
+
+def _as_other_build(study: Path, rid: str, build: str = "0.0.9+0123456789ab") -> str:
+    """Copies a stored run as if another longfat build had made it (its
+    files under a new key, its build column changed); returns the key."""
+    import hashlib
+
+    new = hashlib.sha256((rid + build).encode()).hexdigest()[:20]
+    for t in ("runs", "flows", "links"):
+        table = pq.read_table(study / t / f"{rid}.parquet")
+        table = table.set_column(0, "run_id", __import__("pyarrow").array([new] * table.num_rows))
+        if t == "runs":
+            table = table.set_column(table.schema.get_field_index("build"), "build", __import__("pyarrow").array([build]))
+        pq.write_table(table, study / t / f"{new}.parquet")
+    return new
+
+
+def test_a_study_holding_two_builds_shows_this_builds_runs_and_says_so(tmp_path):
+    """Issue 27 item 4: runs of another build (a sweep resumed after a
+    rebuild) are left out of runs/flows/... by default and named in one
+    line by query and sweep; --all-builds and all_runs include them."""
+    import duckdb
+
+    study, cells = _small_study(tmp_path, ccs=("reno", "cubic"))
+    others = [_as_other_build(study, c.run_id) for c in cells]
+    mine_flows = sum(store.read_series(study, "flows", c.run_id).num_rows for c in cells)
+    r = run_cli("query", str(study), "SELECT count(*) FROM runs", "--format", "csv")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == "2", r.stdout + r.stderr
+    assert "2 runs of other longfat builds (2 of 0.0.9+0123456789ab)" in r.stderr and "--all-builds" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run_cli("query", str(study), "SELECT count(*) FROM runs", "--format", "csv", "--all-builds")
+    assert r.returncode == 0 and r.stdout.splitlines()[1] == "4" and r.stderr == ""
+    assert store.query(study, "SELECT count(*) FROM flows")[1] == [(mine_flows,)]
+    assert store.query(study, "SELECT count(*) FROM flows", all_builds=True)[1] == [(2 * mine_flows,)]
+    assert store.query(study, "SELECT count(*) FROM all_runs WHERE run_id IN ?".replace("?", str(tuple(others))))[1] == [(2,)]
+    con = duckdb.connect(str(study / "study.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*), count(DISTINCT build) FROM runs").fetchall() == [(2, 1)]
+    assert con.execute("SELECT count(*) FROM all_runs").fetchall() == [(4,)]
+    assert con.execute("SELECT count(*) FROM flows").fetchall() == [(mine_flows,)]
+    con.close()
+    # The sweep over the study says so next to the query it prints.
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "reno,cubic", "--seeds", "1", "--grid", 'network.bottleneck.rate=["20Mbps"]', "--out", str(study), "--workers", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "0 ran now, 2 were already in the study" in r.stdout
+    assert "note: the study also holds 2 runs of other longfat builds" in r.stderr
+
+
+def test_damaged_run_files_are_named_left_out_and_redone(tmp_path):
+    """Issue 27 item 5: a truncated runs file, a zero-byte flows file and a
+    missing links file: query names them in one line and answers over the
+    whole run; the next sweep redoes the damaged runs (saying so) and the
+    study is whole again."""
+    study, cells = _small_study(tmp_path)
+    a, b, c = (x.run_id for x in cells)
+    damaged = [study / "runs" / f"{a}.parquet", study / "flows" / f"{b}.parquet", study / "links" / f"{b}.parquet"]
+    damaged[0].write_bytes(damaged[0].read_bytes()[:-30])
+    damaged[1].write_bytes(b"")
+    damaged[2].unlink()
+    r = run_cli("query", str(study), "SELECT run_id FROM runs", "--format", "csv")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["run_id", c], r.stdout + r.stderr
+    warning = r.stderr.strip()
+    assert len(warning.splitlines()) == 1 and warning.startswith("warning: 3 missing or unreadable run file(s)")
+    assert all(str(f) in warning for f in damaged)
+    assert store.done_runs(study) == {c}
+    assert store.query(study, "SELECT DISTINCT run_id FROM flows")[1] == [(c,)]
+    # A sweep on the study redoes them, saying so in one line.
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "reno,cubic,htcp", "--seeds", "1", "--grid", 'network.bottleneck.rate=["20Mbps"]', "--out", str(study), "--workers", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "2 ran now, 1 were already in the study" in r.stdout
+    assert "warning: 3 missing or unreadable run file(s), so their runs were run again" in r.stderr
+    assert store.done_runs(study) == {a, b, c}
+    assert store.query(study, "SELECT count(*) FROM runs")[1] == [(3,)]
+    for x in cells:  # the suite reads runs back like this
+        assert store.load_result(study, x.run_id).flows.num_rows > 0
+
+
+def test_run_cells_redoes_a_run_with_a_damaged_file(tmp_path):
+    """Issue 27 item 5, the suite's path (run_cells, then load_result): a
+    stored run whose flows file is truncated is not done; it runs again."""
+    study, cells = _small_study(tmp_path, ccs=("reno",))
+    f = study / "flows" / f"{cells[0].run_id}.parquet"
+    f.write_bytes(f.read_bytes()[: len(f.read_bytes()) // 2])
+    out = run_cells(cells, study, workers=1)
+    assert (out.ran, out.skipped) == (1, 0) and [p for p, _ in out.redone] == [f]
+    assert store.load_result(study, cells[0].run_id).flows.equals(longfat.run(cells[0].scenario).flows)
+
+
+def test_query_streams_csv_and_json_and_caps_the_table(tmp_path):
+    """Issue 27 item 6: csv and json are written batch by batch (a 300 MB
+    answer, or 600,000 rows, in about the memory of a one-row answer), json
+    as one strict JSON array (no Infinity or NaN); the table shows the first 1,000 rows and says how many
+    there are."""
+    study, _ = _small_study(tmp_path, ccs=("reno",))
+    r = run_cli("query", str(study), "SELECT range AS i FROM range(1500)")
+    assert r.returncode == 0
+    assert "1500 rows; the first 1,000 shown" in r.stdout and " 999 " in r.stdout and " 1000 " not in r.stdout
+    r = run_cli("query", str(study), "SELECT range AS i, 'x' AS s FROM range(25000)", "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [{"i": i, "s": "x"} for i in range(25000)]
+    r = run_cli("query", str(study), "SELECT 'inf'::DOUBLE AS a, '-inf'::FLOAT AS b, 'nan'::DOUBLE AS c, 1.5::DOUBLE AS d", "--format", "json")
+    assert json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON")) == [{"a": None, "b": None, "c": None, "d": 1.5}]
+    r = run_cli("query", str(study), "SELECT range AS i FROM range(25000)", "--format", "csv")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["i"] + [str(i) for i in range(25000)]
+    # Peak memory of a 300 MB answer: about that of a one-row one.
+    def peak(sql, fmt):  # MB, measured by a fresh parent that runs only this query
+        measure = "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        p = subprocess.run([sys.executable, "-c", measure, *longfat_cli(), "query", str(study), sql, "--format", fmt], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return int(p.stdout) / 1024
+    floor = peak("SELECT 1", "json")
+    json_used = peak("SELECT range AS i, repeat('x', 3000) AS s FROM range(100000)", "json")  # 300 MB
+    csv_used = peak("SELECT range AS i, range * 0.5 AS x, 'abcdefgh' AS s FROM range(600000)", "csv")  # 600,000 rows
+    assert json_used < floor + 100 and csv_used < floor + 100, (floor, json_used, csv_used)
+
+
+def test_empty_sql_a_linked_study_json_and_escape_sequences(tmp_path):
+    """Issue 27 item 13: empty SQL is one line; a study.json that is a link
+    is refused naming it (and kept); study data with terminal escape
+    sequences is escaped in the table (and in CSV to a terminal), exact in
+    CSV to a pipe or file, JSON-escaped in JSON."""
+    import pyarrow as pa
+
+    study, cells = _small_study(tmp_path, ccs=("reno",))
+    for sql, message in (("", "SQL: empty"), ("  -- nothing\n;", "SQL: no statement")):
+        r = run_cli("query", str(study), sql)
+        assert r.returncode == 2 and r.stderr.startswith("error: " + message) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    # Escape sequences in the study's data.
+    f = study / "runs" / f"{cells[0].run_id}.parquet"
+    table = pq.read_table(f)
+    evil = "\x1b]0;pwned\x07\x1b[31mred\x1b[0m[bold]x[/bold]"
+    pq.write_table(table.set_column(table.schema.get_field_index("cc"), "cc", pa.array([evil])), f)
+    r = run_cli("query", str(study), "SELECT cc FROM runs")
+    assert r.returncode == 0 and "\x1b" not in r.stdout and "\x07" not in r.stdout
+    assert "\\x1b]0;pwned\\x07\\x1b[31mred\\x1b[0m[bold]x[/bold]" in r.stdout  # shown as text, markup too
+    r = run_cli("query", str(study), "SELECT cc FROM runs", "--format", "csv")
+    assert r.stdout.splitlines()[1] == evil  # exact for a program reading the CSV
+    r = run_cli("query", str(study), "SELECT cc FROM runs", "--format", "json")
+    assert "\x1b" not in r.stdout and json.loads(r.stdout) == [{"cc": evil}]
+    import io
+
+    out = io.StringIO()
+    store.write_csv(["cc\x1b"], [pa.record_batch({"cc": [evil]})], out, escape=True)  # stdout a terminal
+    assert "\x1b" not in out.getvalue() and out.getvalue().splitlines()[1] == store.printable(evil)
+    # study.json as a link: refused in one line, the link and its target kept.
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not longfat's")
+    (study / "study.json").unlink()
+    (study / "study.json").symlink_to(target)
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "cubic", "--seeds", "1", "--grid", 'network.bottleneck.rate=["20Mbps"]', "--out", str(study), "--workers", "1", "-q")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "study.json is a symbolic link" in r.stderr, r.stderr
+    assert (study / "study.json").is_symlink() and target.read_text() == "not longfat's"
+    # A study.json that is not longfat's JSON: refused naming it, kept.
+    (study / "study.json").unlink()
+    (study / "study.json").write_text("[1, 2]")
+    r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "cubic", "--seeds", "1", "--grid", 'network.bottleneck.rate=["20Mbps"]', "--out", str(study), "--workers", "1", "-q")
+    assert r.returncode == 2 and "study.json is not the study description longfat writes" in r.stderr, r.stderr
+    assert (study / "study.json").read_text() == "[1, 2]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import signal
 import sys
 import tempfile
@@ -343,13 +344,16 @@ def cmd_sweep(args) -> int:
         f"({outcome.wall_s:.1f} s); study in {out}/ ({store.size_bytes(out) / 1e6:.1f} MB)",
         highlight=False,
     )
-    _database_warning(outcome)
+    _study_warnings(outcome)
+    note = store.builds_note(outcome.other_builds, store.build_id())
+    if note:
+        err_console.print(store.printable(note), style="yellow", highlight=False, markup=False)
     if outcome.failed:
         for cell, error in outcome.failed[:5]:
             err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
         err_console.print(f"{len(outcome.failed)} runs failed; details in {out}/failed/", style="red", highlight=False, markup=False)
         return 1
-    console.print(f'query it: longfat query {out} "SELECT cc, avg(utilization) FROM runs GROUP BY cc"', highlight=False, markup=False)
+    console.print(f'query it: longfat query {shlex.quote(str(out))} "SELECT cc, avg(utilization) FROM runs GROUP BY cc"', highlight=False, markup=False)
     return 0
 
 
@@ -388,7 +392,7 @@ def cmd_suite(args) -> int:
         n = len(store.done_runs(study)) if study.exists() else 0
         err_console.print(f"interrupted: {n} runs stored in {study}; run the same command again to resume (no card written)", style="yellow", highlight=False, markup=False)
         return 128 + getattr(e, "signum", signal.SIGINT)
-    _database_warning(outcome)
+    _study_warnings(outcome)
     if outcome.failed:
         for cell, error in outcome.failed[:5]:
             err_console.print(f"failed: {cell.describe()}: {error}", style="red", highlight=False, markup=False)
@@ -413,7 +417,14 @@ def cmd_suite(args) -> int:
     return 0
 
 
-def _database_warning(outcome) -> None:
+def _study_warnings(outcome) -> None:
+    """Warns of stored runs whose damaged files made them run again, and of
+    a study.duckdb that could not be rebuilt."""
+    from longfat import store
+
+    redone = store.damaged_note(outcome.redone, "so their runs were run again")
+    if redone:
+        err_console.print("warning: " + store.printable(redone), style="yellow", highlight=False, markup=False)
     if outcome.database_error:
         err_console.print(
             f"warning: {outcome.study}/study.duckdb not rebuilt ({outcome.database_error}); the runs are stored, and longfat query rebuilds it",
@@ -421,33 +432,48 @@ def _database_warning(outcome) -> None:
         )
 
 
+#: The table format shows at most this many rows (csv and json stream them all).
+TABLE_ROWS = 1000
+
+
 def cmd_query(args) -> int:
+    """SQL over a study, read-only (see ``store.session``). CSV and JSON are
+    streamed batch by batch; the table shows the first TABLE_ROWS rows and
+    counts the rest. Study data is printed with its control characters
+    escaped in the table, and in CSV when stdout is a terminal."""
+    from rich.text import Text
+
     from longfat import store
 
-    cols, rows = store.query(args.study, args.sql)
-    try:  # keep study.duckdb current for direct users (a moved study, a failed rebuild)
-        store.refresh_database(Path(args.study))
-    except Exception:
-        pass
-    if args.format == "csv":
-        import csv
-
-        w = csv.writer(sys.stdout)
-        w.writerow(cols)
-        w.writerows(rows)
-        return 0
-    if args.format == "json":
-        import json
-
-        print(json.dumps([dict(zip(cols, r)) for r in rows], default=str, indent=1))
-        return 0
-    t = Table(show_lines=False)
-    for c in cols:
-        t.add_column(c, overflow="fold")
-    for r in rows:
-        t.add_row(*("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in r))
-    console.print(t)
-    console.print(f"{len(rows)} rows", highlight=False)
+    with store.session(args.study, all_builds=args.all_builds) as q:
+        damaged = store.damaged_note(q.scan.damaged_files(), "their runs left out of the views (the next sweep or suite that holds them runs them again)")
+        if damaged:
+            err_console.print("warning: " + store.printable(damaged), style="yellow", highlight=False, markup=False)
+        note = None if args.all_builds else store.builds_note(q.scan.other_builds(), q.scan.build)
+        if note:
+            err_console.print(store.printable(note), style="yellow", highlight=False, markup=False)
+        cols, batches = q.execute(args.sql)
+        if args.format == "csv":
+            store.write_csv(cols, batches, sys.stdout, escape=sys.stdout.isatty())
+        elif args.format == "json":
+            store.write_json(cols, batches, sys.stdout)
+        else:
+            t = Table(show_lines=False)
+            for c in cols:
+                t.add_column(Text(store.printable(c)), overflow="fold")
+            n = 0
+            for b in batches:
+                if n < TABLE_ROWS:
+                    for r in store.rows(b.slice(0, TABLE_ROWS - n)):
+                        t.add_row(*(Text("NULL" if v is None else f"{v:.6g}" if isinstance(v, float) else store.printable(str(v))) for v in r))
+                n += b.num_rows
+            console.print(t)
+            more = f"; the first {TABLE_ROWS:,} shown: --format csv or json prints them all, or narrow the query (WHERE, LIMIT)" if n > TABLE_ROWS else ""
+            console.print(f"{n} rows{more}", highlight=False)
+        try:  # keep study.duckdb current for direct users (a moved study, a failed rebuild)
+            store.refresh_database(q.scan.study, q.scan)
+        except Exception:
+            pass
     return 0
 
 
@@ -683,7 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("query", help="run SQL over a study's results (tables runs, flows, links, transfers)")
     q.add_argument("study", help="study directory written by longfat sweep or longfat suite")
     q.add_argument("sql", help='e.g. "SELECT cc, avg(utilization) FROM runs GROUP BY cc"')
-    q.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    q.add_argument("--format", choices=("table", "csv", "json"), default="table", help=f"table (the first {TABLE_ROWS:,} rows), csv or json (every row, streamed)")
+    q.add_argument("--all-builds", action="store_true", help="runs, flows, links and transfers over the runs of every longfat build in the study (default: this build's)")
     q.set_defaults(func=cmd_query)
 
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms")

@@ -309,6 +309,8 @@ class SweepOutcome:
     failed: list[tuple[Cell, str]]
     wall_s: float
     database_error: str | None = None  # study.duckdb could not be rebuilt (the runs are stored)
+    redone: list[tuple[Path, str]] = field(default_factory=list)  # damaged files of stored runs run again, with why
+    other_builds: dict[str, int] = field(default_factory=dict)  # runs of other longfat builds in the study, per build
 
 
 def run_cells(
@@ -323,9 +325,11 @@ def run_cells(
 ) -> SweepOutcome:
     """Runs the cells not yet in ``study`` on the executor and stores each
     as it finishes; then refreshes the study's database. Failed runs are
-    recorded under ``failed/`` and returned; the others are kept."""
+    recorded under ``failed/`` and returned; the others are kept. A stored
+    run with a missing or unreadable file counts as not done: it runs again
+    and its damaged files are returned in ``redone``."""
     from longfat.executor import Executor, Task
-    from longfat.store import done_runs, open_study, refresh_database, write_failure, write_run
+    from longfat.store import open_study, refresh_database, scan, write_failure, write_run
 
     from longfat.outdir import _normalize
 
@@ -334,8 +338,10 @@ def run_cells(
     for c in cells:
         by_id.setdefault(c.run_id, c)  # identical cells are one run
     path = _normalize(study, field)
-    done = done_runs(path) if path.is_dir() else set()
+    stored = scan(path) if path.is_dir() else None
+    done = set(stored.runs) if stored else set()
     todo = [c for rid, c in by_id.items() if rid not in done]
+    redone = stored.damaged_files(by_id) if stored else []
     failed: list[tuple[Cell, str]] = []
     ran = 0
     # The executor (a cluster reached, workers started) before the study is
@@ -351,8 +357,8 @@ def run_cells(
                 else:
                     write_failure(study, rid, by_id[rid].labels, value)
                     failed.append((by_id[rid], value))
-    # The database is derived from the Parquet files (its views read their
-    # globs at query time): a failure to rebuild it (DuckDB out of memory,
+    # The database is derived from the Parquet files (its views list the
+    # files found whole): a failure to rebuild it (DuckDB out of memory,
     # say) loses nothing, and the next sweep or query rebuilds it.
     database_error = None
     try:
@@ -362,4 +368,4 @@ def run_cells(
     # DuckDB turns a signal that lands in the rebuild into its own
     # exception: that is an interruption, not a database error.
     check_interrupted()
-    return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0, database_error)
+    return SweepOutcome(study, len(by_id), len(by_id) - len(todo), ran, failed, time.perf_counter() - t0, database_error, redone, stored.other_builds() if stored else {})
