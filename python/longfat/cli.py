@@ -470,10 +470,6 @@ def cmd_query(args) -> int:
             console.print(t)
             more = f"; the first {TABLE_ROWS:,} shown: --format csv or json prints them all, or narrow the query (WHERE, LIMIT)" if n > TABLE_ROWS else ""
             console.print(f"{n} rows{more}", highlight=False)
-        try:  # keep study.duckdb current for direct users (a moved study, a failed rebuild)
-            store.refresh_database(q.scan.study, q.scan)
-        except Exception:
-            pass
     return 0
 
 
