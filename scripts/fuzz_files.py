@@ -27,7 +27,8 @@ line in it, in this process, through ``longfat.cli.main``:
 What must hold (a violation is a finding, with the input):
 
 * the exit status is 0 or 2 (1 only for a sweep whose runs failed), never a
-  traceback, and a refusal (2) is one ``error: ...`` line;
+  traceback, and a refusal (2) is one ``error: ...`` line (after at most a
+  few ``warning:`` lines, such as one naming a damaged file);
 * a refused command changes nothing at all (the whole workspace, byte for
   byte);
 * a command that succeeds changes nothing outside the directories it was
@@ -323,8 +324,9 @@ def check(rc: int, err: str, before: dict, after: dict, user: set[str], allowed:
     if leftovers:
         return f"longfat's temporary entries left: {leftovers[:3]}"
     if rc == 2:
+        # One error line, last; before it only warnings (a damaged file named).
         lines = [l for l in err.splitlines() if l.strip()]
-        if len(lines) != 1 or not lines[0].startswith("error: "):
+        if not lines or not lines[-1].startswith("error: ") or any(not l.startswith(("warning: ", "note: ")) for l in lines[:-1]):
             return f"a refusal that is not one 'error:' line: {lines[:3]}"
         if after != before:
             changed = sorted(set(before) ^ set(after) | {p for p in before if p in after and before[p] != after[p]})

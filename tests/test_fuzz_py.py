@@ -159,3 +159,24 @@ def test_hang_and_memory_are_caught():
     res = {i["id"]: r for i, r in fuzz_py.run_inputs([hang, mem], jobs=2, timeout=2)}
     assert res["hang"]["outcome"] == fuzz_py.HANG
     assert res["mem"]["outcome"] == fuzz_py.MEMORY
+
+
+# ---- the user's files and studies (scripts/fuzz_files.py) --------------------------
+
+
+def test_seeded_files_campaign(tmp_path):
+    """Commands pointed anywhere in a workspace of the user's files, earlier
+    results and studies, damaged studies and hostile SQL: a refusal changes
+    nothing, a success changes only its outputs (a query nothing), no user
+    file changes, no temporaries are left, a resumed sweep repairs."""
+    import fuzz_files
+
+    summary = fuzz_files.campaign(seed=SEED, inputs=150, work=tmp_path)
+    text = fuzz_files.report(summary)
+    print(text)
+    assert summary["inputs"] == 150 and set(summary["by_source"]) == set(fuzz_files.SOURCES), text
+    by = summary["by_source"]
+    for source in ("outputs", "sql"):  # both ends reached
+        assert by[source].get(fuzz_files.OK, 0) >= 5 and by[source].get(fuzz_files.REFUSED, 0) >= 5, text
+    assert by["study"].get(fuzz_files.OK, 0) >= 20, text  # a damaged study is still read, or repaired
+    assert not summary["failures"], text
