@@ -398,6 +398,55 @@ def test_killed_reproduce_leaves_no_workers_or_semaphores(tmp_path, sig, trial):
                 pass
 
 
+# ---- budgets on Dask workers -----------------------------------------------------
+
+#: Ten Reno flows with a million-packet initial window fill 10-BDP queues at
+#: once: the estimate (about 1.2 MiB) fits a 4 MiB budget, the packets do
+#: not, and the in-run guard stops the run at 0.03 s simulated (0.01 s of
+#: wall time). Under the default 4 GiB budget the run completes.
+OVER_BUDGET = {
+    "name": "over-budget",
+    "network": {"topology": "dumbbell", "bottleneck": {"rate": "100Mbps", "delay": "20ms", "queue": "10bdp"}},
+    "flows": [{"cc": "reno", "count": 10, "tcp": {"initial_cwnd": 1e6}}],
+    "run": {"duration": "10s", "sample_interval": "100ms"},
+}
+SMALL_BUDGET = 4 * 2**20
+
+
+def test_a_budget_stopped_run_frees_its_engine_on_its_own_thread(monkeypatch):
+    """As on a Dask worker: the run raises on a worker thread, and its
+    exception (with its traceback) is dropped on another thread. PyO3 refuses
+    to drop an engine there ("unsendable ... dropped on another thread",
+    reported as unraisable) and leaks it: 100 stopped runs took a 1-worker
+    cluster from 100 to 185 MiB. The run must free the engine itself before
+    the exception leaves it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from longfat._native import ScenarioError
+
+    from longfat import runner
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+    with ThreadPoolExecutor(1) as pool:  # the thread that builds and runs the engine
+        futures = [pool.submit(longfat.run, OVER_BUDGET, memory_budget_bytes=SMALL_BUDGET) for _ in range(3)]
+        errors = [f.exception() for f in futures]
+        # A bug in a function the run calls with the engine (its frame is
+        # in the traceback too).
+        monkeypatch.setattr(runner, "_transfers", lambda sim: 1 / 0)
+        futures.append(pool.submit(longfat.run, small_scenario()))
+        errors.append(futures[-1].exception())
+    assert all(isinstance(e, ScenarioError) and "memory budget: the run stopped" in str(e) for e in errors[:3]), errors
+    assert isinstance(errors[3], ZeroDivisionError)
+    # The errors keep their tracebacks (for the crash log), not the engine.
+    assert "1 / 0" in "".join(__import__("traceback").format_exception(errors[3]))
+    del errors, futures  # dropped here, on the main thread
+    import gc
+
+    gc.collect()
+    assert unraisable == []
+
+
 # ---- bugs: one line, traceback in a log -----------------------------------------
 
 
