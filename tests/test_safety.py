@@ -447,6 +447,37 @@ def test_a_budget_stopped_run_frees_its_engine_on_its_own_thread(monkeypatch):
     assert unraisable == []
 
 
+def test_the_memory_budget_reaches_workers_started_elsewhere(tmp_path, monkeypatch):
+    """Workers started elsewhere (`dask worker` on other machines) do not
+    share the command's environment, where --memory-budget puts the budget
+    (LONGFAT_MEMORY_BUDGET): the budget travels with each task of sweep
+    (suite's runs are sweep cells) and reproduce. Here the workers are
+    started before the budget is set, so their environment lacks it."""
+    from dask.distributed import Client, LocalCluster
+
+    from longfat.reproduce.core import Point, run_points
+    from longfat.runner import BUDGET_ENV
+
+    scenario = tmp_path / "over.toml"
+    scenario.write_text(
+        'name = "over-budget"\n[network]\ntopology = "dumbbell"\nbottleneck = { rate = "100Mbps", delay = "20ms", queue = "10bdp" }\n'
+        '[[flows]]\ncc = "reno"\ncount = 10\ntcp = { initial_cwnd = 1000000 }\n[run]\nduration = "10s"\nsample_interval = "100ms"\n'
+    )
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+        address = cluster.scheduler_address
+        assert list(client.run(os.environ.get, BUDGET_ENV).values()) == [None]
+        study = tmp_path / "study"
+        r = run_cli("sweep", str(scenario), "--out", str(study), "--scheduler", address, "--memory-budget", "4MiB", "-q")
+        assert r.returncode == 1 and "1 runs in the grid: 0 ran now, 0 were already in the study, 1 failed" in r.stdout, (r.stdout, r.stderr)
+        assert "memory budget: the run stopped" in r.stderr, r.stderr
+        monkeypatch.setenv(BUDGET_ENV, str(SMALL_BUDGET))  # as --memory-budget 4MiB sets it
+        # (A worker's ScenarioError reaches the client as a copy of the
+        # class: _native is not importable under that name.)
+        with pytest.raises(Exception, match="memory budget: the run stopped"):
+            run_points([Point("over", {}, 1, OVER_BUDGET, 1.0)], jobs=1, scheduler=address)
+
+
 # ---- bugs: one line, traceback in a log -----------------------------------------
 
 

@@ -179,7 +179,7 @@ def test_the_store_stays_consistent_after_a_crash_at_any_point(tmp_path):
     # commit), and a crash in the middle of writing a file (its temporary
     # name): neither is seen.
     other = cells[1]
-    files = longfat.sweep.run_cell(json.dumps(other.scenario), other.run_id, other.labels, {})
+    files = longfat.sweep.run_cell(json.dumps(other.scenario), other.run_id, other.labels, {}, longfat.runner.memory_budget())
     (study / "flows" / f"{other.run_id}.parquet").write_bytes(files["flows"])
     (study / "runs" / f".{other.run_id}.parquet.longfat-tmp-999999-0badc0de").write_bytes(files["runs"][:100])
     store.refresh_database(study)

@@ -290,12 +290,14 @@ def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, G
 # ---- running ---------------------------------------------------------------------
 
 
-def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict) -> dict[str, bytes]:
-    """Worker: one run, returned as the Parquet files the store keeps."""
+def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict, memory_budget_bytes: int) -> dict[str, bytes]:
+    """Worker: one run under the command's memory budget, returned as the
+    Parquet files the store keeps. The budget travels with the task: a
+    worker started elsewhere does not share the command's environment."""
     from longfat.runner import run
 
     t0 = time.perf_counter()
-    res = run(json.loads(scenario_json))
+    res = run(json.loads(scenario_json), memory_budget_bytes=memory_budget_bytes)
     return result_files(rid, labels, res, time.perf_counter() - t0, label_types)
 
 
@@ -319,16 +321,20 @@ def run_cells(
     on_status=None,
     command: str | None = None,
     field: str = "--out",
+    memory_budget_bytes: str | int | None = None,
 ) -> SweepOutcome:
-    """Runs the cells not yet in ``study`` on the executor and stores each
-    as it finishes; then refreshes the study's database. Failed runs are
-    recorded under ``failed/`` and returned; the others are kept."""
+    """Runs the cells not yet in ``study`` on the executor, each under the
+    memory budget (see ``longfat.runner.memory_budget``, resolved here), and
+    stores each as it finishes; then refreshes the study's database. Failed
+    runs are recorded under ``failed/`` and returned; the others are kept."""
     from longfat.executor import Executor, Task
+    from longfat.runner import memory_budget
     from longfat.store import done_runs, open_study, refresh_database, write_failure, write_run
 
     from longfat.outdir import _normalize
 
     t0 = time.perf_counter()
+    budget = memory_budget(memory_budget_bytes)
     by_id: dict[str, Cell] = {}
     for c in cells:
         by_id.setdefault(c.run_id, c)  # identical cells are one run
@@ -342,7 +348,7 @@ def run_cells(
     with Executor(scheduler, workers) if todo else contextlib.nullcontext() as ex:
         study = open_study(study, field, command=command)
         if todo:
-            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types), c.cost) for c in todo]
+            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types, budget), c.cost) for c in todo]
             for rid, ok, value in ex.run(tasks, on_status):
                 if ok:
                     write_run(study, rid, value)
