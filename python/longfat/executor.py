@@ -2,11 +2,23 @@
 cluster of one worker process per core, or an existing cluster).
 
 ``longfat sweep``, ``longfat suite`` and ``longfat reproduce`` all submit
-their runs here. Tasks go longest first (Dask runs higher ``priority``
-first). A task whose worker dies (a killed process, a lost machine) is
-rescheduled by Dask's scheduler on another worker; a task that raises
-is reported as failed and does not stop the others unless the caller says
-so.
+their runs here. Tasks go longest first. A task that raises is reported as
+failed and does not stop the others unless the caller says so.
+
+A task whose worker dies (a killed process, a lost machine) runs again,
+but a run that kills its workers (out of memory, a crash) must fail alone.
+Dask charges a worker's death to every task the worker holds, queued or
+running, and fails a task charged more than its ``allowed-failures``
+(KilledWorker): innocent runs queued behind the killer failed with it.
+So the executor hands the cluster no more tasks than it has threads (a
+worker holds what it runs, and seldom one more: Dask's placement is not
+exact), and runs a task whose worker died again itself, next, when a thread
+is free (a local cluster's ``allowed-failures`` is 0; a cluster started
+elsewhere retries as it is configured to first). A task that
+MAX_WORKER_DEATHS workers died running fails, named as their likely cause;
+an innocent task charged once or twice runs again and succeeds. (Runs
+that share a worker process with several threads share its fate: start
+workers with ``--nthreads 1``.)
 
 A cluster started elsewhere is used with ``scheduler="tcp://HOST:8786"``;
 start it with the standard commands::
@@ -21,6 +33,7 @@ build would store results under the wrong key).
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import sys
@@ -36,6 +49,13 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 #: How many times a task whose result a dying worker took with it is run
 #: again (under a new key) before it counts as failed.
 MAX_RESUBMITS = 3
+#: A task fails once this many workers died while running it.
+MAX_WORKER_DEATHS = 3
+
+
+class WorkersDied(RuntimeError):
+    """A task failed because workers died running it, or holding its result,
+    too many times."""
 
 
 @dataclass
@@ -44,6 +64,7 @@ class Task:
     fn: Callable[..., Any]
     args: tuple
     cost: float  # larger runs first
+    name: str | None = None  # what an error raised for it calls it (default: key)
 
 
 @dataclass
@@ -128,7 +149,15 @@ class Executor:
         else:
             import dask
 
-            dask.config.set({"distributed.worker.daemon": True, "distributed.worker.profile.enabled": False, "distributed.admin.tick.limit": "1h", "logging.distributed": "critical"})
+            dask.config.set(
+                {
+                    "distributed.worker.daemon": True,
+                    "distributed.worker.profile.enabled": False,
+                    "distributed.admin.tick.limit": "1h",
+                    "logging.distributed": "critical",
+                    "distributed.scheduler.allowed-failures": 0,  # the executor runs them again
+                }
+            )
             import warnings
 
             with warnings.catch_warnings():
@@ -221,35 +250,35 @@ class Executor:
         yield from self._run_dask(order, status, on_status, stop_on_failure, poll_s)
 
     def _run_dask(self, order, status, on_status, stop_on_failure, poll_s):
-        from dask.distributed import as_completed
+        from dask.distributed import KilledWorker, as_completed
 
         client = self.client
-        futures = {}
-        cost = {}
-        task = {}
-        resubmitted: dict[str, int] = {}
-        for t in order:
-            f = client.submit(t.fn, *t.args, key=t.key, priority=t.cost, retries=0, pure=False)
-            futures[f] = t.key
-            cost[t.key] = t.cost
-            task[t.key] = t
-        pending = set(futures)
+        task = {t.key: t for t in order}
+        cost = {t.key: t.cost for t in order}
+        # (task, Dask key) not yet handed to the cluster, next first; the
+        # cluster holds at most as many as it has threads (see the module's
+        # docstring).
+        waiting = collections.deque((t, t.key) for t in order)
+        futures = {}  # future -> its task's key
+        pending = set()
+        resubmitted: dict[str, int] = {}  # task key -> times run again
+        deaths: dict[str, int] = {}  # task key -> workers that died running it
+        threads = 0
         # One as_completed over the whole run, polled: a wait(pending,
         # timeout, FIRST_COMPLETED) per poll left a waiter behind on every
         # pending future each time it timed out, and a paper-length
         # reproduction (1,000 runs, an hour) grew by gigabytes.
-        finished = as_completed(list(futures))
-        last_poll = 0.0
+        finished = as_completed()
+        last_poll = -float("inf")
         try:
-            while pending:
+            while pending or waiting:
                 done = [f for f in finished.next_batch(block=False) if f in pending]
-                if not done:
-                    time.sleep(min(poll_s, 0.05))
                 now = time.monotonic()
                 polled = now - last_poll >= poll_s or bool(done)
                 if polled:
                     last_poll = now
                     try:
+                        threads = sum(client.nthreads().values())
                         processing = client.processing()
                         keys = {futures[f] for f in pending}
                         status.running = sum(1 for ks in processing.values() for k in ks if k in keys)
@@ -257,21 +286,25 @@ class Executor:
                         pass
                 if not done and polled and on_status:
                     on_status(status, None)
+                again = []  # run next, in order
                 for f in done:
                     pending.discard(f)
-                    key = futures[f]
-                    if f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS:
-                        # Neither a result nor an error: its result was lost
-                        # with a worker that died holding it (or the worker
-                        # died mid-run and the scheduler gave the key up).
-                        # Run it again under a new key.
+                    key = futures.pop(f)
+                    t = task[key]
+                    exc = f.exception() if f.status == "error" else None
+                    if isinstance(exc, KilledWorker):
+                        deaths[key] = deaths.get(key, 0) + exc.allowed_failures + 1
+                    # Neither a result nor an error: its result was lost with
+                    # a worker that died holding it (or the worker died
+                    # mid-run and the scheduler gave the key up). Or its
+                    # worker died running it, fewer times than a run that
+                    # kills its workers would. Run it again, next, under a
+                    # new key.
+                    lost = f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS
+                    if lost or (isinstance(exc, KilledWorker) and deaths[key] < MAX_WORKER_DEATHS):
                         n = resubmitted[key] = resubmitted.get(key, 0) + 1
-                        t = task[key]
                         f.release()
-                        nf = client.submit(t.fn, *t.args, key=f"{t.key}-again{n}", priority=t.cost, retries=0, pure=False)
-                        futures[nf] = key
-                        pending.add(nf)
-                        finished.add(nf)
+                        again.append((t, f"{t.key}-again{n}"))
                         continue
                     status.done_cost += cost[key]
                     if f.status == "finished":
@@ -283,17 +316,32 @@ class Executor:
                             on_status(status, key)
                         yield key, True, value
                     else:
-                        exc = f.exception() if f.status == "error" else None
                         if exc is None:
-                            exc = RuntimeError(f"its result was lost {resubmitted.get(key, 0) + 1} times (status {f.status!r}: workers died holding it)")
+                            exc = WorkersDied(f"its result was lost {resubmitted.get(key, 0) + 1} times (status {f.status!r}: workers died holding it)")
+                        elif isinstance(exc, KilledWorker):
+                            exc = WorkersDied(
+                                f"its worker died each of the {deaths[key]} times it ran (the last one {exc.last_worker.address}): "
+                                "the run itself is the likely cause (out of memory? a crash?)"
+                            )
                         f.release()
                         if stop_on_failure:
+                            if isinstance(exc, WorkersDied):  # the task's own errors name what they can
+                                raise WorkersDied(f"{t.name or key}: {exc}")
                             raise exc
                         status.failed += 1
                         status.running = max(status.running - 1, 0)
                         if on_status:
                             on_status(status, key)
                         yield key, False, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                waiting.extendleft(reversed(again))
+                while waiting and len(pending) < max(threads, 1):
+                    t, k = waiting.popleft()
+                    f = client.submit(t.fn, *t.args, key=k, priority=t.cost, retries=0, pure=False)
+                    futures[f] = t.key
+                    pending.add(f)
+                    finished.add(f)
+                if not done:
+                    time.sleep(min(poll_s, 0.05))
         finally:
             finished.clear()
             if pending:

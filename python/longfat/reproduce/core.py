@@ -322,7 +322,7 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     budget = memory_budget()
-    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost) for i, pt in enumerate(points)]
+    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
     index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
     with Executor(scheduler, jobs, field="--scheduler") as ex:
