@@ -398,6 +398,41 @@ def test_killed_reproduce_leaves_no_workers_or_semaphores(tmp_path, sig, trial):
                 pass
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, sig):
+    """A signal that lands while Dask starts the local cluster (its worker
+    processes exist but have not joined yet) used to leave a half-started
+    cluster, whose close at exit printed Dask's tracebacks after the
+    "interrupted" line."""
+    token = uuid.uuid4().hex
+    env = {**os.environ, "LONGFAT_TEST_TOKEN": token}
+    out = tmp_path / "study"
+    with open(tmp_path / "stderr.txt", "w") as err_file:
+        proc = start("sweep", str(small_toml(tmp_path)), "--seeds", "4", "--workers", "2", "--out", str(out), "-q", env=env, stderr=err_file)
+    try:
+        deadline = time.time() + 60
+        while not workers_of(processes_with(token)):
+            assert proc.poll() is None and time.time() < deadline, "workers never started"
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        err = (tmp_path / "stderr.txt").read_text()
+        assert proc.returncode == 128 + sig, err
+        assert err == f"interrupted: 0 runs stored in {out}; run the same command again to resume\n"
+        deadline = time.time() + 10
+        while processes_with(token) and time.time() < deadline:
+            time.sleep(0.1)
+        assert processes_with(token) == [], "processes outlived longfat sweep"
+        assert not out.exists()
+    finally:
+        for pid in processes_with(token):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
 # ---- budgets on Dask workers -----------------------------------------------------
 
 #: Ten Reno flows with a million-packet initial window fill 10-BDP queues at

@@ -34,9 +34,12 @@ build would store results under the wrong key).
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -81,14 +84,40 @@ def _worker_setup() -> None:
     """Runs in each local worker process before any task: one BLAS thread
     (numpy's threads would only compete with the simulations), and the
     worker dies with its parent however the parent dies."""
-    import signal
-
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     if sys.platform.startswith("linux"):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Holds SIGINT, SIGTERM and SIGHUP while the block starts a local
+    cluster, then hands the first that came to the handler it was meant for
+    (raising KeyboardInterrupt, as a rule). Interrupted inside, Dask left a
+    half-started cluster that the process could not close: its close at
+    exit printed tracebacks after the "interrupted" line. A signal ignored
+    on entry stays ignored; outside the main thread nothing is held
+    (signals reach only the main thread)."""
+    came: list[int] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(s) != signal.SIG_IGN:
+                previous[s] = signal.signal(s, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if came:
+            handler = previous[came[0]]
+            if callable(handler):
+                handler(came[0], None)
+            else:  # the default action (the process ends; its workers with it)
+                os.kill(os.getpid(), came[0])
 
 
 class _LocalWorkerSetup(WorkerPlugin):
@@ -134,6 +163,14 @@ class Executor:
         if self.inline:
             return self
         try:
+            self._start()
+        except BaseException:  # __exit__ is not called: what started stops here
+            self.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        try:
             from dask.distributed import Client, LocalCluster
         except ImportError as e:  # pragma: no cover - a declared dependency
             raise ScenarioError(f"{self.field}: Dask distributed is not installed ({e})", self.field) from None
@@ -160,7 +197,7 @@ class Executor:
             )
             import warnings
 
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _signals_held():
                 # "Port 8787 is already in use": the scheduler's HTTP
                 # endpoint moves to a free port; nothing to tell the user.
                 warnings.simplefilter("ignore", UserWarning)
@@ -172,9 +209,8 @@ class Executor:
                     dashboard_address=None,
                     silence_logs=logging.CRITICAL,
                 )
-            self.client = Client(self.cluster)
-            self.client.register_plugin(_LocalWorkerSetup(), name="longfat-setup")
-        return self
+                self.client = Client(self.cluster)
+                self.client.register_plugin(_LocalWorkerSetup(), name="longfat-setup")
 
     def _check_builds(self) -> None:
         from longfat.store import build_id
