@@ -12,11 +12,11 @@ running, and fails a task charged more than its ``allowed-failures``
 (KilledWorker): innocent runs queued behind the killer failed with it.
 So the executor hands the cluster no more tasks than it has threads (a
 worker holds what it runs, and seldom one more: Dask's placement is not
-exact), and runs a task whose worker died again itself, next, when a thread
-is free (a local cluster's ``allowed-failures`` is 0; a cluster started
-elsewhere retries as it is configured to first). A task that
+exact), and runs a task whose worker died again itself, after the others
+(a local cluster's ``allowed-failures`` is 0; a cluster started elsewhere
+retries as it is configured to first). A task that
 MAX_WORKER_DEATHS workers died running fails, named as their likely cause;
-an innocent task charged once or twice runs again and succeeds. (Runs
+an innocent task charged fewer times runs again and succeeds. (Runs
 that share a worker process with several threads share its fate: start
 workers with ``--nthreads 1``.)
 
@@ -52,8 +52,9 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 #: How many times a task whose result a dying worker took with it is run
 #: again (under a new key) before it counts as failed.
 MAX_RESUBMITS = 3
-#: A task fails once this many workers died while running it.
-MAX_WORKER_DEATHS = 3
+#: A task fails once this many workers died while running it (as many as
+#: Dask's default ``allowed-failures`` of 3 tolerates).
+MAX_WORKER_DEATHS = 4
 
 
 class WorkersDied(RuntimeError):
@@ -322,7 +323,6 @@ class Executor:
                         pass
                 if not done and polled and on_status:
                     on_status(status, None)
-                again = []  # run next, in order
                 for f in done:
                     pending.discard(f)
                     key = futures.pop(f)
@@ -334,13 +334,15 @@ class Executor:
                     # a worker that died holding it (or the worker died
                     # mid-run and the scheduler gave the key up). Or its
                     # worker died running it, fewer times than a run that
-                    # kills its workers would. Run it again, next, under a
-                    # new key.
+                    # kills its workers would. Run it again under a new key,
+                    # after the others: when workers die of something else
+                    # (another process's memory), the deaths fall on many
+                    # runs, not on the one run that would go next each time.
                     lost = f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS
                     if lost or (isinstance(exc, KilledWorker) and deaths[key] < MAX_WORKER_DEATHS):
                         n = resubmitted[key] = resubmitted.get(key, 0) + 1
                         f.release()
-                        again.append((t, f"{t.key}-again{n}"))
+                        waiting.append((t, f"{t.key}-again{n}"))
                         continue
                     status.done_cost += cost[key]
                     if f.status == "finished":
@@ -369,7 +371,6 @@ class Executor:
                         if on_status:
                             on_status(status, key)
                         yield key, False, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-                waiting.extendleft(reversed(again))
                 while waiting and len(pending) < max(threads, 1):
                     t, k = waiting.popleft()
                     f = client.submit(t.fn, *t.args, key=k, priority=t.cost, retries=0, pure=False)
