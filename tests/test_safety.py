@@ -404,6 +404,121 @@ def test_killed_reproduce_leaves_no_workers_or_semaphores(tmp_path, sig, trial):
                 pass
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_local_cluster_starts_is_one_line(tmp_path, sig):
+    """A signal that lands while Dask starts the local cluster (its worker
+    processes exist but have not joined yet) used to leave a half-started
+    cluster, whose close at exit printed Dask's tracebacks after the
+    "interrupted" line."""
+    token = uuid.uuid4().hex
+    env = {**os.environ, "LONGFAT_TEST_TOKEN": token}
+    out = tmp_path / "study"
+    with open(tmp_path / "stderr.txt", "w") as err_file:
+        proc = start("sweep", str(small_toml(tmp_path)), "--seeds", "4", "--workers", "2", "--out", str(out), "-q", env=env, stderr=err_file)
+    try:
+        deadline = time.time() + 60
+        while not workers_of(processes_with(token)):
+            assert proc.poll() is None and time.time() < deadline, "workers never started"
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        proc.wait(timeout=60)
+        err = (tmp_path / "stderr.txt").read_text()
+        assert proc.returncode == 128 + sig, err
+        assert err == f"interrupted: 0 runs stored in {out}; run the same command again to resume\n"
+        deadline = time.time() + 10
+        while processes_with(token) and time.time() < deadline:
+            time.sleep(0.1)
+        assert processes_with(token) == [], "processes outlived longfat sweep"
+        assert not out.exists()
+    finally:
+        for pid in processes_with(token):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+# ---- budgets on Dask workers -----------------------------------------------------
+
+#: Ten Reno flows with a million-packet initial window fill 10-BDP queues at
+#: once: the estimate (about 1.2 MiB) fits a 4 MiB budget, the packets do
+#: not, and the in-run guard stops the run at 0.03 s simulated (0.01 s of
+#: wall time). Under the default 4 GiB budget the run completes.
+OVER_BUDGET = {
+    "name": "over-budget",
+    "network": {"topology": "dumbbell", "bottleneck": {"rate": "100Mbps", "delay": "20ms", "queue": "10bdp"}},
+    "flows": [{"cc": "reno", "count": 10, "tcp": {"initial_cwnd": 1e6}}],
+    "run": {"duration": "10s", "sample_interval": "100ms"},
+}
+SMALL_BUDGET = 4 * 2**20
+
+
+def test_a_budget_stopped_run_frees_its_engine_on_its_own_thread(monkeypatch):
+    """As on a Dask worker: the run raises on a worker thread, and its
+    exception (with its traceback) is dropped on another thread. PyO3 refuses
+    to drop an engine there ("unsendable ... dropped on another thread",
+    reported as unraisable) and leaks it: 100 stopped runs took a 1-worker
+    cluster from 100 to 185 MiB. The run must free the engine itself before
+    the exception leaves it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from longfat._native import ScenarioError
+
+    from longfat import runner
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+    with ThreadPoolExecutor(1) as pool:  # the thread that builds and runs the engine
+        futures = [pool.submit(longfat.run, OVER_BUDGET, memory_budget_bytes=SMALL_BUDGET) for _ in range(3)]
+        errors = [f.exception() for f in futures]
+        # A bug in a function the run calls with the engine (its frame is
+        # in the traceback too).
+        monkeypatch.setattr(runner, "_transfers", lambda sim: 1 / 0)
+        futures.append(pool.submit(longfat.run, small_scenario()))
+        errors.append(futures[-1].exception())
+    assert all(isinstance(e, ScenarioError) and "memory budget: the run stopped" in str(e) for e in errors[:3]), errors
+    assert isinstance(errors[3], ZeroDivisionError)
+    # The errors keep their tracebacks (for the crash log), not the engine.
+    assert "1 / 0" in "".join(__import__("traceback").format_exception(errors[3]))
+    del errors, futures  # dropped here, on the main thread
+    import gc
+
+    gc.collect()
+    assert unraisable == []
+
+
+def test_the_memory_budget_reaches_workers_started_elsewhere(tmp_path, monkeypatch):
+    """Workers started elsewhere (`dask worker` on other machines) do not
+    share the command's environment, where --memory-budget puts the budget
+    (LONGFAT_MEMORY_BUDGET): the budget travels with each task of sweep
+    (suite's runs are sweep cells) and reproduce. Here the workers are
+    started before the budget is set, so their environment lacks it."""
+    from dask.distributed import Client, LocalCluster
+
+    from longfat.reproduce.core import Point, run_points
+    from longfat.runner import BUDGET_ENV
+
+    scenario = tmp_path / "over.toml"
+    scenario.write_text(
+        'name = "over-budget"\n[network]\ntopology = "dumbbell"\nbottleneck = { rate = "100Mbps", delay = "20ms", queue = "10bdp" }\n'
+        '[[flows]]\ncc = "reno"\ncount = 10\ntcp = { initial_cwnd = 1000000 }\n[run]\nduration = "10s"\nsample_interval = "100ms"\n'
+    )
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+        address = cluster.scheduler_address
+        assert list(client.run(os.environ.get, BUDGET_ENV).values()) == [None]
+        study = tmp_path / "study"
+        r = run_cli("sweep", str(scenario), "--out", str(study), "--scheduler", address, "--memory-budget", "4MiB", "-q")
+        assert r.returncode == 1 and "1 runs in the grid: 0 ran now, 0 were already in the study, 1 failed" in r.stdout, (r.stdout, r.stderr)
+        assert "memory budget: the run stopped" in r.stderr, r.stderr
+        monkeypatch.setenv(BUDGET_ENV, str(SMALL_BUDGET))  # as --memory-budget 4MiB sets it
+        # (A worker's ScenarioError reaches the client as a copy of the
+        # class: _native is not importable under that name.)
+        with pytest.raises(Exception, match="memory budget: the run stopped"):
+            run_points([Point("over", {}, 1, OVER_BUDGET, 1.0)], jobs=1, scheduler=address)
+
+
 # ---- bugs: one line, traceback in a log -----------------------------------------
 
 

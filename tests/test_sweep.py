@@ -180,7 +180,7 @@ def test_the_store_stays_consistent_after_a_crash_at_any_point(tmp_path):
     # commit), and a crash in the middle of writing a file (its temporary
     # name): neither is seen.
     other = cells[1]
-    files = longfat.sweep.run_cell(json.dumps(other.scenario), other.run_id, other.labels, {})
+    files = longfat.sweep.run_cell(json.dumps(other.scenario), other.run_id, other.labels, {}, longfat.runner.memory_budget())
     (study / "flows" / f"{other.run_id}.parquet").write_bytes(files["flows"])
     (study / "runs" / f".{other.run_id}.parquet.longfat-tmp-999999-0badc0de").write_bytes(files["runs"][:100])
     store.refresh_database(study)
@@ -433,7 +433,16 @@ class _FakeClient:
             return _FakeFuture(key, "finished", value=fn(*args))
         if outcome == "error":
             return _FakeFuture(key, "error", exc=ValueError(f"{base} failed"))
+        if outcome == "killed":  # its worker died running it (allowed-failures 0)
+            from types import SimpleNamespace
+
+            from distributed import KilledWorker
+
+            return _FakeFuture(key, "error", exc=KilledWorker(key, SimpleNamespace(address="tcp://127.0.0.1:1"), 0))
         return _FakeFuture(key, "lost")
+
+    def nthreads(self):
+        return {"tcp://127.0.0.1:1": 4}
 
     def processing(self):
         return {}
@@ -448,7 +457,7 @@ def _fake_executor(monkeypatch, script):
     from longfat.executor import Executor
 
     class AsCompleted:  # every future is complete as soon as it is submitted
-        def __init__(self, fs):
+        def __init__(self, fs=()):
             self.ready = list(fs)
 
         def add(self, f):
@@ -762,3 +771,52 @@ def test_empty_sql_a_linked_study_json_and_escape_sequences(tmp_path):
     r = run_cli("sweep", str(grid_file(tmp_path, "1s")), "--cc", "cubic", "--seeds", "1", "--grid", 'network.bottleneck.rate=["20Mbps"]', "--out", str(study), "--workers", "1", "-q")
     assert r.returncode == 2 and "study.json is not the study description longfat writes" in r.stderr, r.stderr
     assert (study / "study.json").read_text() == "[1, 2]"
+
+
+def test_a_task_whose_worker_died_runs_again_and_a_killer_fails_named(monkeypatch):
+    """The executor's worker-death path, deterministically: a task whose
+    worker died running it (KilledWorker) runs again under a new key;
+    one whose workers died MAX_WORKER_DEATHS times fails, and with
+    stop_on_failure the error names it."""
+    from longfat.executor import MAX_WORKER_DEATHS, Task
+
+    square = lambda x: x * x  # noqa: E731
+    script = {"a": ["killed", "finished"], "k": ["killed"] * MAX_WORKER_DEATHS, "b": ["finished"]}
+    ex = _fake_executor(monkeypatch, script)
+    out = {k: (ok, v) for k, ok, v in ex.run([Task(k, square, (3,), 1.0) for k in "akb"], poll_s=0.0)}
+    assert out["a"] == (True, 9) and out["b"] == (True, 9)
+    assert out["k"] == (False, f"WorkersDied: its worker died each of the {MAX_WORKER_DEATHS} times it ran (the last one tcp://127.0.0.1:1): the run itself is the likely cause (out of memory? a crash?)")
+    assert ex.client.submitted == ["a", "k", "b", "a-again1"] + [f"k-again{n}" for n in range(1, MAX_WORKER_DEATHS)]
+    ex = _fake_executor(monkeypatch, {"k": ["killed"] * MAX_WORKER_DEATHS, "b": ["finished"]})
+    with pytest.raises(RuntimeError, match=f"^reproduce point x=1: its worker died each of the {MAX_WORKER_DEATHS} times it ran"):
+        list(ex.run([Task("k", square, (1,), 2.0, name="reproduce point x=1"), Task("b", square, (3,), 1.0)], stop_on_failure=True, poll_s=0.0))
+
+
+def test_a_run_that_kills_its_workers_fails_alone(tmp_path):
+    """A run that kills the worker process running it (out of memory, a
+    crash in the engine), beside 16 innocent runs (each records its
+    worker's pid), on a local cluster of 2 workers. Dask charges a worker's
+    death to every task the worker holds, so innocent runs queued on the
+    killer's worker failed with it (KilledWorker). Now every innocent run
+    succeeds, and the killer fails after MAX_WORKER_DEATHS attempts, saying
+    so."""
+    import hashlib
+
+    from longfat.executor import MAX_WORKER_DEATHS, Executor, Task
+
+    def innocent():
+        time.sleep(0.2)
+        return os.getpid()
+
+    def killer():
+        os._exit(1)
+
+    keys = [hashlib.sha256(str(i).encode()).hexdigest()[:20] for i in range(16)]  # like run ids
+    tasks = [Task("killer", killer, (), 100.0)] + [Task(k, innocent, (), 1.0) for k in keys]
+    with Executor(workers=2) as ex:
+        out = {key: (ok, value) for key, ok, value in ex.run(tasks)}
+    assert {k: out[k] for k in keys if not out[k][0]} == {}
+    assert os.getpid() not in {out[k][1] for k in keys}  # they ran on the workers
+    ok, text = out["killer"]
+    assert not ok and f"its worker died each of the {MAX_WORKER_DEATHS} times it ran" in text, text
+    assert "the run itself is the likely cause" in text

@@ -839,7 +839,9 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "memory_budget", None) is not None:
             from longfat.runner import BUDGET_ENV, parse_memory_budget
 
-            # Through the environment, so reproduce's worker processes get it too.
+            # Every part of the command resolves its budget from there
+            # (runner.memory_budget); tasks sent to Dask workers carry the
+            # resolved value, since a worker's environment is not ours.
             os.environ[BUDGET_ENV] = str(parse_memory_budget(args.memory_budget))
         with _terminating_signals_interrupt():
             code = args.func(args)

@@ -2,11 +2,23 @@
 cluster of one worker process per core, or an existing cluster).
 
 ``longfat sweep``, ``longfat suite`` and ``longfat reproduce`` all submit
-their runs here. Tasks go longest first (Dask runs higher ``priority``
-first). A task whose worker dies (a killed process, a lost machine) is
-rescheduled by Dask's scheduler on another worker; a task that raises
-is reported as failed and does not stop the others unless the caller says
-so.
+their runs here. Tasks go longest first. A task that raises is reported as
+failed and does not stop the others unless the caller says so.
+
+A task whose worker dies (a killed process, a lost machine) runs again,
+but a run that kills its workers (out of memory, a crash) must fail alone.
+Dask charges a worker's death to every task the worker holds, queued or
+running, and fails a task charged more than its ``allowed-failures``
+(KilledWorker): innocent runs queued behind the killer failed with it.
+So the executor hands the cluster no more tasks than it has threads (a
+worker holds what it runs, and seldom one more: Dask's placement is not
+exact), and runs a task whose worker died again itself, after the others
+(a local cluster's ``allowed-failures`` is 0; a cluster started elsewhere
+retries as it is configured to first). A task that
+MAX_WORKER_DEATHS workers died running fails, named as their likely cause;
+an innocent task charged fewer times runs again and succeeds. (Runs
+that share a worker process with several threads share its fate: start
+workers with ``--nthreads 1``.)
 
 A cluster started elsewhere is used with ``scheduler="tcp://HOST:8786"``;
 start it with the standard commands::
@@ -21,9 +33,13 @@ build would store results under the wrong key).
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -36,6 +52,14 @@ _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 #: How many times a task whose result a dying worker took with it is run
 #: again (under a new key) before it counts as failed.
 MAX_RESUBMITS = 3
+#: A task fails once this many workers died while running it (as many as
+#: Dask's default ``allowed-failures`` of 3 tolerates).
+MAX_WORKER_DEATHS = 4
+
+
+class WorkersDied(RuntimeError):
+    """A task failed because workers died running it, or holding its result,
+    too many times."""
 
 
 @dataclass
@@ -44,6 +68,7 @@ class Task:
     fn: Callable[..., Any]
     args: tuple
     cost: float  # larger runs first
+    name: str | None = None  # what an error raised for it calls it (default: key)
 
 
 @dataclass
@@ -60,14 +85,40 @@ def _worker_setup() -> None:
     """Runs in each local worker process before any task: one BLAS thread
     (numpy's threads would only compete with the simulations), and the
     worker dies with its parent however the parent dies."""
-    import signal
-
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     if sys.platform.startswith("linux"):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Holds SIGINT, SIGTERM and SIGHUP while the block starts a local
+    cluster, then hands the first that came to the handler it was meant for
+    (raising KeyboardInterrupt, as a rule). Interrupted inside, Dask left a
+    half-started cluster that the process could not close: its close at
+    exit printed tracebacks after the "interrupted" line. A signal ignored
+    on entry stays ignored; outside the main thread nothing is held
+    (signals reach only the main thread)."""
+    came: list[int] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(s) != signal.SIG_IGN:
+                previous[s] = signal.signal(s, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if came:
+            handler = previous[came[0]]
+            if callable(handler):
+                handler(came[0], None)
+            else:  # the default action (the process ends; its workers with it)
+                os.kill(os.getpid(), came[0])
 
 
 class _LocalWorkerSetup(WorkerPlugin):
@@ -113,6 +164,14 @@ class Executor:
         if self.inline:
             return self
         try:
+            self._start()
+        except BaseException:  # __exit__ is not called: what started stops here
+            self.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        try:
             from dask.distributed import Client, LocalCluster
         except ImportError as e:  # pragma: no cover - a declared dependency
             raise ScenarioError(f"{self.field}: Dask distributed is not installed ({e})", self.field) from None
@@ -128,10 +187,18 @@ class Executor:
         else:
             import dask
 
-            dask.config.set({"distributed.worker.daemon": True, "distributed.worker.profile.enabled": False, "distributed.admin.tick.limit": "1h", "logging.distributed": "critical"})
+            dask.config.set(
+                {
+                    "distributed.worker.daemon": True,
+                    "distributed.worker.profile.enabled": False,
+                    "distributed.admin.tick.limit": "1h",
+                    "logging.distributed": "critical",
+                    "distributed.scheduler.allowed-failures": 0,  # the executor runs them again
+                }
+            )
             import warnings
 
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _signals_held():
                 # "Port 8787 is already in use": the scheduler's HTTP
                 # endpoint moves to a free port; nothing to tell the user.
                 warnings.simplefilter("ignore", UserWarning)
@@ -143,9 +210,8 @@ class Executor:
                     dashboard_address=None,
                     silence_logs=logging.CRITICAL,
                 )
-            self.client = Client(self.cluster)
-            self.client.register_plugin(_LocalWorkerSetup(), name="longfat-setup")
-        return self
+                self.client = Client(self.cluster)
+                self.client.register_plugin(_LocalWorkerSetup(), name="longfat-setup")
 
     def _check_builds(self) -> None:
         from longfat.store import build_id
@@ -221,35 +287,35 @@ class Executor:
         yield from self._run_dask(order, status, on_status, stop_on_failure, poll_s)
 
     def _run_dask(self, order, status, on_status, stop_on_failure, poll_s):
-        from dask.distributed import as_completed
+        from dask.distributed import KilledWorker, as_completed
 
         client = self.client
-        futures = {}
-        cost = {}
-        task = {}
-        resubmitted: dict[str, int] = {}
-        for t in order:
-            f = client.submit(t.fn, *t.args, key=t.key, priority=t.cost, retries=0, pure=False)
-            futures[f] = t.key
-            cost[t.key] = t.cost
-            task[t.key] = t
-        pending = set(futures)
+        task = {t.key: t for t in order}
+        cost = {t.key: t.cost for t in order}
+        # (task, Dask key) not yet handed to the cluster, next first; the
+        # cluster holds at most as many as it has threads (see the module's
+        # docstring).
+        waiting = collections.deque((t, t.key) for t in order)
+        futures = {}  # future -> its task's key
+        pending = set()
+        resubmitted: dict[str, int] = {}  # task key -> times run again
+        deaths: dict[str, int] = {}  # task key -> workers that died running it
+        threads = 0
         # One as_completed over the whole run, polled: a wait(pending,
         # timeout, FIRST_COMPLETED) per poll left a waiter behind on every
         # pending future each time it timed out, and a paper-length
         # reproduction (1,000 runs, an hour) grew by gigabytes.
-        finished = as_completed(list(futures))
-        last_poll = 0.0
+        finished = as_completed()
+        last_poll = -float("inf")
         try:
-            while pending:
+            while pending or waiting:
                 done = [f for f in finished.next_batch(block=False) if f in pending]
-                if not done:
-                    time.sleep(min(poll_s, 0.05))
                 now = time.monotonic()
                 polled = now - last_poll >= poll_s or bool(done)
                 if polled:
                     last_poll = now
                     try:
+                        threads = sum(client.nthreads().values())
                         processing = client.processing()
                         keys = {futures[f] for f in pending}
                         status.running = sum(1 for ks in processing.values() for k in ks if k in keys)
@@ -259,19 +325,24 @@ class Executor:
                     on_status(status, None)
                 for f in done:
                     pending.discard(f)
-                    key = futures[f]
-                    if f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS:
-                        # Neither a result nor an error: its result was lost
-                        # with a worker that died holding it (or the worker
-                        # died mid-run and the scheduler gave the key up).
-                        # Run it again under a new key.
+                    key = futures.pop(f)
+                    t = task[key]
+                    exc = f.exception() if f.status == "error" else None
+                    if isinstance(exc, KilledWorker):
+                        deaths[key] = deaths.get(key, 0) + exc.allowed_failures + 1
+                    # Neither a result nor an error: its result was lost with
+                    # a worker that died holding it (or the worker died
+                    # mid-run and the scheduler gave the key up). Or its
+                    # worker died running it, fewer times than a run that
+                    # kills its workers would. Run it again under a new key,
+                    # after the others: when workers die of something else
+                    # (another process's memory), the deaths fall on many
+                    # runs, not on the one run that would go next each time.
+                    lost = f.status != "finished" and f.status != "error" and resubmitted.get(key, 0) < MAX_RESUBMITS
+                    if lost or (isinstance(exc, KilledWorker) and deaths[key] < MAX_WORKER_DEATHS):
                         n = resubmitted[key] = resubmitted.get(key, 0) + 1
-                        t = task[key]
                         f.release()
-                        nf = client.submit(t.fn, *t.args, key=f"{t.key}-again{n}", priority=t.cost, retries=0, pure=False)
-                        futures[nf] = key
-                        pending.add(nf)
-                        finished.add(nf)
+                        waiting.append((t, f"{t.key}-again{n}"))
                         continue
                     status.done_cost += cost[key]
                     if f.status == "finished":
@@ -283,17 +354,33 @@ class Executor:
                             on_status(status, key)
                         yield key, True, value
                     else:
-                        exc = f.exception() if f.status == "error" else None
                         if exc is None:
-                            exc = RuntimeError(f"its result was lost {resubmitted.get(key, 0) + 1} times (status {f.status!r}: workers died holding it)")
+                            exc = WorkersDied(f"its result was lost {resubmitted.get(key, 0) + 1} times (status {f.status!r}: workers died holding it)")
+                        elif isinstance(exc, KilledWorker):
+                            exc = WorkersDied(
+                                f"its worker died each of the {deaths[key]} times it ran (the last one {exc.last_worker.address}): "
+                                "the run itself is the likely cause (out of memory? a crash?)"
+                            )
                         f.release()
                         if stop_on_failure:
+                            if isinstance(exc, WorkersDied):  # the task's own errors name what they can
+                                raise WorkersDied(f"{t.name or key}: {exc}")
                             raise exc
                         status.failed += 1
                         status.running = max(status.running - 1, 0)
                         if on_status:
                             on_status(status, key)
                         yield key, False, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                while waiting and len(pending) < max(threads, 1):
+                    t, k = waiting.popleft()
+                    f = client.submit(t.fn, *t.args, key=k, priority=t.cost, retries=0, pure=False)
+                    futures[f] = t.key
+                    pending.add(f)
+                    finished.add(f)
+                if not done:
+                    # Quick to hand a freed thread its next task: runs can
+                    # last milliseconds.
+                    time.sleep(min(poll_s, 0.005 if waiting else 0.05))
         finally:
             finished.clear()
             if pending:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -172,26 +173,38 @@ def prepare(
 def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None] | None = None, slices: int = 200) -> RunResult:
     """Runs a prepared simulation to its end, in slices of simulated time;
     ``progress(sim_seconds_done, sim_seconds_total)`` is called between slices
-    (KeyboardInterrupt is honoured there)."""
-    end = sim.end_ns
-    step = max(end // slices, 1)
-    t = 0
-    while not sim.done:
-        t = min(t + step, end)
-        sim.run_until(t)
-        if progress is not None:
-            progress(sim.now_ns / NS, end / NS)
-    summary = json.loads(sim.summary_json())
-    summary["scenario"] = spec.get("name")
-    summary["seed"] = spec.get("run", {}).get("seed", 1)
-    summary["events"] = sim.events_processed
-    flows, links = _tables(sim)
-    result = RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
-    # The engine must be freed by the thread that made it. A sampling
-    # profiler (Dask's, on a worker) may hold this frame past its return,
-    # and with it the frame's locals: drop the reference here.
-    del sim
-    return result
+    (KeyboardInterrupt is honoured there).
+
+    The engine must be freed by the thread that made it: PyO3 refuses to
+    drop it on another thread and leaks it. On a Dask worker the run's
+    frame outlives the run (a sampling profiler holds it; an exception's
+    traceback holds it until Dask drops the error on its event-loop
+    thread), so whatever happens the engine leaves this frame, and the
+    frames below it, before the return or the exception does. A caller on
+    a worker passes the engine without keeping a reference of its own (as
+    ``run`` does)."""
+    try:
+        end = sim.end_ns
+        step = max(end // slices, 1)
+        t = 0
+        while not sim.done:
+            t = min(t + step, end)
+            sim.run_until(t)
+            if progress is not None:
+                progress(sim.now_ns / NS, end / NS)
+        summary = json.loads(sim.summary_json())
+        summary["scenario"] = spec.get("name")
+        summary["seed"] = spec.get("run", {}).get("seed", 1)
+        summary["events"] = sim.events_processed
+        flows, links = _tables(sim)
+        return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
+    except BaseException as e:
+        # The frames below this one are done: their locals (the engine
+        # among them) go; the traceback keeps their lines.
+        traceback.clear_frames(e.__traceback__.tb_next)
+        raise
+    finally:
+        del sim
 
 
 def run(

@@ -291,12 +291,14 @@ def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, G
 # ---- running ---------------------------------------------------------------------
 
 
-def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict) -> dict[str, bytes]:
-    """Worker: one run, returned as the Parquet files the store keeps."""
+def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict, memory_budget_bytes: int) -> dict[str, bytes]:
+    """Worker: one run under the command's memory budget, returned as the
+    Parquet files the store keeps. The budget travels with the task: a
+    worker started elsewhere does not share the command's environment."""
     from longfat.runner import run
 
     t0 = time.perf_counter()
-    res = run(json.loads(scenario_json))
+    res = run(json.loads(scenario_json), memory_budget_bytes=memory_budget_bytes)
     return result_files(rid, labels, res, time.perf_counter() - t0, label_types)
 
 
@@ -322,18 +324,22 @@ def run_cells(
     on_status=None,
     command: str | None = None,
     field: str = "--out",
+    memory_budget_bytes: str | int | None = None,
 ) -> SweepOutcome:
-    """Runs the cells not yet in ``study`` on the executor and stores each
-    as it finishes; then refreshes the study's database. Failed runs are
-    recorded under ``failed/`` and returned; the others are kept. A stored
-    run with a missing or unreadable file counts as not done: it runs again
-    and its damaged files are returned in ``redone``."""
+    """Runs the cells not yet in ``study`` on the executor, each under the
+    memory budget (see ``longfat.runner.memory_budget``, resolved here), and
+    stores each as it finishes; then refreshes the study's database. Failed
+    runs are recorded under ``failed/`` and returned; the others are kept. A
+    stored run with a missing or unreadable file counts as not done: it runs
+    again and its damaged files are returned in ``redone``."""
     from longfat.executor import Executor, Task
+    from longfat.runner import memory_budget
     from longfat.store import open_study, refresh_database, scan, write_failure, write_run
 
     from longfat.outdir import _normalize
 
     t0 = time.perf_counter()
+    budget = memory_budget(memory_budget_bytes)
     by_id: dict[str, Cell] = {}
     for c in cells:
         by_id.setdefault(c.run_id, c)  # identical cells are one run
@@ -349,7 +355,7 @@ def run_cells(
     with Executor(scheduler, workers) if todo else contextlib.nullcontext() as ex:
         study = open_study(study, field, command=command)
         if todo:
-            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types), c.cost) for c in todo]
+            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types, budget), c.cost) for c in todo]
             for rid, ok, value in ex.run(tasks, on_status):
                 if ok:
                     write_run(study, rid, value)
@@ -359,7 +365,7 @@ def run_cells(
                     failed.append((by_id[rid], value))
     # The database is derived from the Parquet files (its views list the
     # files found whole): a failure to rebuild it (DuckDB out of memory,
-    # say) loses nothing, and the next sweep or query rebuilds it.
+    # say) loses nothing, and the next sweep rebuilds it.
     database_error = None
     try:
         refresh_database(study)

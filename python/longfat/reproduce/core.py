@@ -259,11 +259,13 @@ def load_paper(paper: str, quick: bool, root: Path = SCENARIO_ROOT) -> list[Expe
 # ---- running ----------------------------------------------------------------
 
 
-def run_point(spec: dict) -> Any:
-    """Worker: one simulation, results returned by value (pickled)."""
+def run_point(spec: dict, memory_budget_bytes: int) -> Any:
+    """Worker: one simulation under the command's memory budget (carried
+    with the task: a worker started elsewhere does not share the command's
+    environment), results returned by value (pickled)."""
     from longfat.runner import run
 
-    return run(spec)
+    return run(spec, memory_budget_bytes=memory_budget_bytes)
 
 
 class SpilledResults:
@@ -313,11 +315,14 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
     by position in ``points`` (in ``spill``, on disk, if given). A failed
     run, an interruption (Ctrl-C, SIGTERM) cancels the rest and stops the
     local workers; local workers also die with this process if it is
-    killed."""
+    killed. Each run has the memory budget of this process
+    (``longfat.runner.memory_budget``)."""
     from longfat.executor import Executor, Task
+    from longfat.runner import memory_budget
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario,), pt.cost) for i, pt in enumerate(points)]
+    budget = memory_budget()
+    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
     index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
     with Executor(scheduler, jobs, field="--scheduler") as ex:
