@@ -819,3 +819,17 @@ def test_a_signal_during_the_commands_imports_is_quiet(tmp_path, sig):
     r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60, preexec_fn=signals_as_from_a_terminal)
     assert r.returncode == 128 + sig and r.stderr == "interrupted: no results written\n", r.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_run_stopped_by_its_budget_is_reported_in_its_own_words(tmp_path, workers):
+    """A failed run was printed as a Python tuple ("ScenarioError: ('memory
+    budget: ...', 'memory budget')"), in this process and from Dask workers
+    alike."""
+    src = ROOT / "tests" / "corpus-open" / "estimate-tcpgt-unbounded-increase.toml"
+    r = run_cli("sweep", str(src), "--seeds", "1", "--workers", workers, "--memory-budget", "8MiB", "-q", "--out", str(tmp_path / "st"), timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    failed = [l for l in r.stderr.splitlines() if l.startswith("failed: ")]
+    assert len(failed) == 1 and ": memory budget: the run stopped at " in failed[0] and "('" not in failed[0] and "ScenarioError" not in failed[0], r.stderr
+    stored = json.loads(next((tmp_path / "st" / "failed").glob("*.json")).read_text())
+    assert stored["error"].startswith("memory budget: the run stopped at ")

@@ -135,6 +135,27 @@ def _worker_build() -> str:
     return build_id()
 
 
+def _local(exc: BaseException) -> BaseException:
+    """A run's error as this process knows it. The engine's ScenarioError
+    comes back from a Dask worker as a copy of its class (the extension
+    module cannot be imported under the name it pickles with), which the
+    command line's ``except ScenarioError`` would not catch: a refusal
+    would be reported as a crash."""
+    if type(exc).__name__ == "ScenarioError" and not isinstance(exc, ScenarioError):
+        return ScenarioError(*exc.args)
+    return exc
+
+
+def error_text(exc: BaseException) -> str:
+    """A failed run's error in one line: a refusal's own message (it names
+    its field), anything else as ``Type: message``. (A ScenarioError's str()
+    is the tuple of its message and its field.)"""
+    exc = _local(exc)
+    if isinstance(exc, ScenarioError) and exc.args:
+        return " ".join(str(exc.args[0]).split())
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
 class Executor:
     """``with Executor(scheduler, workers) as ex: for key, ok, value in
     ex.run(tasks): ...``. ``workers == 1`` without a scheduler runs the
@@ -275,7 +296,7 @@ class Executor:
                 except Exception as e:
                     if stop_on_failure:
                         raise
-                    ok, value = False, f"{type(e).__name__}: {' '.join(str(e).split())}"
+                    ok, value = False, error_text(e)
                 status.done += ok
                 status.failed += not ok
                 status.running = 0
@@ -327,7 +348,7 @@ class Executor:
                     pending.discard(f)
                     key = futures.pop(f)
                     t = task[key]
-                    exc = f.exception() if f.status == "error" else None
+                    exc = _local(f.exception()) if f.status == "error" else None
                     if isinstance(exc, KilledWorker):
                         deaths[key] = deaths.get(key, 0) + exc.allowed_failures + 1
                     # Neither a result nor an error: its result was lost with
@@ -370,7 +391,7 @@ class Executor:
                         status.running = max(status.running - 1, 0)
                         if on_status:
                             on_status(status, key)
-                        yield key, False, f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+                        yield key, False, error_text(exc)
                 while waiting and len(pending) < max(threads, 1):
                     t, k = waiting.popleft()
                     f = client.submit(t.fn, *t.args, key=k, priority=t.cost, retries=0, pure=False)
