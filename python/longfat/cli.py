@@ -427,7 +427,7 @@ def _study_warnings(outcome) -> None:
         err_console.print("warning: " + store.printable(redone), style="yellow", highlight=False, markup=False)
     if outcome.database_error:
         err_console.print(
-            f"warning: {outcome.study}/study.duckdb not rebuilt ({outcome.database_error}); the runs are stored, and longfat query rebuilds it",
+            f"warning: {outcome.study}/study.duckdb not rebuilt ({outcome.database_error}); the runs are stored, and the next sweep rebuilds it",
             style="yellow", highlight=False, markup=False,
         )
 
