@@ -355,7 +355,7 @@ def test_two_sweeps_writing_one_study_at_once_store_each_run_once(tmp_path):
 
 def test_a_database_that_cannot_be_rebuilt_loses_no_runs(tmp_path, monkeypatch):
     """study.duckdb is derived from the Parquet files: DuckDB failing (out of
-    memory, say) is a warning, the runs are stored, and query rebuilds it."""
+    memory, say) is a warning, the runs are stored, and the next sweep rebuilds it."""
     import duckdb
 
     def broken(_study):
