@@ -292,26 +292,23 @@ def gen_sql(rng: random.Random, w: Path, s: Path) -> str:
 # ---- one input -------------------------------------------------------------------
 
 
-def _within(p: str, roots: list[Path], w: Path) -> bool:
+def _relative(roots: list[Path], w: Path) -> list[str]:
+    """The roots inside the workspace ``w``, relative to it."""
+    out = []
     for r in roots:
         try:
-            rel = Path(os.path.abspath(r)).relative_to(w).as_posix()
+            out.append(Path(os.path.abspath(r)).relative_to(w).as_posix())
         except ValueError:
             continue
-        if p == rel or p.startswith(rel + "/"):
-            return True
-    return False
+    return out
+
+
+def _within(p: str, roots: list[Path], w: Path) -> bool:
+    return any(p == rel or p.startswith(rel + "/") for rel in _relative(roots, w))
 
 
 def _is_parent(p: str, roots: list[Path], w: Path) -> bool:
-    for r in roots:
-        try:
-            rel = Path(os.path.abspath(r)).relative_to(w).as_posix()
-        except ValueError:
-            continue
-        if rel.startswith(p + "/"):
-            return True
-    return False
+    return any(rel.startswith(p + "/") for rel in _relative(roots, w))
 
 
 def check(rc: int, err: str, before: dict, after: dict, user: set[str], allowed: list[Path], w: Path, may_fail: bool = False) -> str | None:

@@ -28,20 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIO = """name = "tiny"
-[network]
-topology = "dumbbell"
-[network.bottleneck]
-rate = "20Mbps"
-delay = "20ms"
-queue = "1bdp"
-[[flows]]
-cc = "reno"
-[run]
-duration = "4s"
-measure_from = "1s"
-sample_interval = "100ms"
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_files import SCENARIO as _TEMPLATE  # noqa: E402
+
+SCENARIO = _TEMPLATE.format(duration="4s")
 
 
 def longfat() -> list[str]:
