@@ -833,3 +833,14 @@ def test_a_run_stopped_by_its_budget_is_reported_in_its_own_words(tmp_path, work
     assert len(failed) == 1 and ": memory budget: the run stopped at " in failed[0] and "('" not in failed[0] and "ScenarioError" not in failed[0], r.stderr
     stored = json.loads(next((tmp_path / "st" / "failed").glob("*.json")).read_text())
     assert stored["error"].startswith("memory budget: the run stopped at ")
+
+
+def test_a_commands_signal_does_not_outlive_it(tmp_path, monkeypatch):
+    """The signal a command received is its own: a library call after it
+    in the same process (a notebook, the next test) is not interrupted."""
+    from longfat import store
+
+    monkeypatch.setattr(store, "refresh_database", lambda _study: (_ for _ in ()).throw(_swallow_a_signal(signal.SIGTERM)))
+    assert longfat.cli.main(["sweep", str(small_toml(tmp_path)), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(tmp_path / "st")]) == 128 + signal.SIGTERM
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(tmp_path / "after", plot=False)
+    assert (tmp_path / "after" / "summary.json").is_file()

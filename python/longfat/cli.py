@@ -845,7 +845,8 @@ def main(argv: list[str] | None = None) -> int:
             os.environ[BUDGET_ENV] = str(parse_memory_budget(args.memory_budget))
         with _terminating_signals_interrupt():
             code = args.func(args)
-            outdir.check_interrupted()  # a signal swallowed on the way is no success
+            if code < 128:  # 128 + N: the command reported its interruption itself
+                outdir.check_interrupted()  # a signal swallowed on the way is no success
             return code
     except ScenarioError as e:
         err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
@@ -861,6 +862,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         _report_crash(args.command, argv, e)
         return 1
+    finally:
+        # The signal was this command's: library calls that follow in the
+        # same process (a notebook, a test) must not see it.
+        outdir.reset_interrupted()
 
 
 if __name__ == "__main__":
