@@ -38,6 +38,29 @@ def scenario(rate="100Mbps", delay="25ms", queue="1bdp", duration="5s", **extra)
     return s
 
 
+#: A run the testbed itself finds unfaithful (its delay line released
+#: packets late: the machine was too busy, as on a VM with timer noise)
+#: measures the machine, not TCP. Such a run is repeated, up to this many
+#: times in all; if none is faithful the test is skipped with the testbed's
+#: own reason, never judged on it.
+FAITHFUL_TRIES = 3
+
+
+def faithful(run):
+    """The first of up to FAITHFUL_TRIES results of ``run(attempt)`` (a
+    summary dict, or a result with ``.summary``) whose testbed part says it
+    was faithful."""
+    reasons = []
+    for attempt in range(FAITHFUL_TRIES):
+        res = run(attempt)
+        summary = res if isinstance(res, dict) else res.summary
+        tb = summary["testbed"]
+        if tb.get("faithful", True):
+            return res
+        reasons.append("; ".join(tb.get("unfaithful_because") or ["unfaithful"]))
+    pytest.skip(f"the testbed found all {FAITHFUL_TRIES} runs unfaithful (the machine was too busy to emulate the path): {' | '.join(reasons)}")
+
+
 def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
     # JSON is not TOML, but every scenario here is also valid TOML written
     # through longfat's own loader: write it as TOML by hand.
@@ -215,9 +238,13 @@ def test_a_reno_run_fills_the_bottleneck_and_writes_the_simulators_files(tmp_pat
     path = write(tmp_path, spec)
     out = tmp_path / "tb"
     before = ours()
-    r = run_cli("testbed", "run", str(path), "--out", str(out), timeout=120)
-    assert r.returncode == 0, r.stderr
-    summary = json.loads((out / "summary.json").read_text())
+
+    def run(attempt):
+        r = run_cli("testbed", "run", str(path), "--out", str(out), *(["--force"] if attempt else []), timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads((out / "summary.json").read_text())
+
+    summary = faithful(run)
     g = summary["flows"][0]["goodput_bps"]
     assert 0.85 * 100e6 <= g <= 1.01 * 100e6, summary["flows"][0]
     tb = summary["testbed"]
@@ -435,8 +462,13 @@ def test_agree_reports_reno_on_the_testbed_within_10_percent_of_the_simulator(tm
     path = write(tmp_path, spec)
     out = tmp_path / "agree"
     before = ours()
-    r = run_cli("testbed", "agree", str(path), "--cc", "reno", "--out", str(out), timeout=120)
-    assert r.returncode == 0, r.stderr
+
+    def run(attempt):
+        r = run_cli("testbed", "agree", str(path), "--cc", "reno", "--out", str(out), *(["--force"] if attempt else []), timeout=120)
+        assert r.returncode == 0, r.stderr
+        return json.loads((out / "testbed" / "reno" / "summary.json").read_text())
+
+    faithful(run)
     doc = json.loads((out / "agreement.json").read_text())
     (row,) = doc["rows"]
     assert row["algorithm"] == "reno" and row["kernel_cc"] == "reno"
@@ -513,8 +545,7 @@ def test_strict_priority_gives_the_high_class_the_link(tmp_path):
     spec["flows"] = [{"cc": "reno", "name": "hi", "start": "1s"}, {"cc": "cubic", "name": "lo", "tcp": {"priority_class": 1}}]
     spec["run"]["measure_from"] = "3s"
     prepare(spec)
-    testbed.run(spec, tmp_path / "out", plot=False)
-    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    s = faithful(lambda attempt: testbed.run(spec, tmp_path / f"out{attempt}", plot=False)).summary
     g = {f["name"]: f["goodput_bps"] for f in s["flows"]}
     assert g["hi"] >= 0.75 * 100e6 and g["lo"] <= 0.20 * 100e6, g
     assert "strict priority" in s["testbed"]["bottleneck"]["qdisc"]
@@ -535,7 +566,7 @@ def test_the_data_direction_can_carry_the_delay_instead(tmp_path):
     the ping check passes and a short Reno run still fills most of the link."""
     spec = scenario(duration="4s")
     prepare(spec)
-    r = testbed.run(spec, tmp_path / "out", plot=False, delay_direction="data")
+    r = faithful(lambda attempt: testbed.run(spec, tmp_path / f"out{attempt}", plot=False, delay_direction="data"))
     tb = r.summary["testbed"]
     assert tb["delay_line"]["direction"] == "data"
     assert abs(tb["ping"]["0"]["measured_median_ms"] - 50) <= 1.5
