@@ -19,7 +19,6 @@ import argparse
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,8 +34,13 @@ SCENARIO = _TEMPLATE.format(duration="4s")
 
 
 def longfat() -> list[str]:
-    exe = shutil.which("longfat", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "longfat.cli"]
+    """The command line of the longfat this Python imports (PYTHONPATH may
+    name another source tree, e.g. an older one for a before/after count)."""
+    import importlib.util
+
+    if importlib.util.find_spec("longfat._entry") is None:  # before the entry point existed
+        return [sys.executable, "-m", "longfat.cli"]
+    return [sys.executable, "-m", "longfat._entry"]
 
 
 COMMANDS = {
