@@ -94,7 +94,7 @@ def main() -> int:
             zero = sum(r["rc"] == 0 for r in landed)
             tb = sum(r["tracebacks"] for r in landed)
             left = sum(bool(r["left"]) for r in rows)
-            extra = sum(bool(r["extra"]) for r in rows)
+            extra = sum(bool(r["extra"]) for r in landed)  # a command that finished first wrote its output
             lost = sum(not r["result_kept"] for r in rows)
             bad += zero + tb + left + extra + lost
             print(f"| {cmd} | {signal.Signals(sig).name} | {len(rows)} | {len(landed)} | {zero} | {tb} | {left} | {extra} | {lost} |", flush=True)
