@@ -48,6 +48,10 @@ COMMANDS = {
     "suite": lambda d: ["suite", "--quick", "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(d / "card"), "--study", str(d / "st")],
     "run --force": lambda d: ["run", str(d / "tiny.toml"), "-q", "--out", str(d / "res"), "--force"],
 }
+#: What each command writes last: a signal sent after it was renamed into
+#: place came after the command's work was done (the process was exiting),
+#: so it does not count as landing while the command ran.
+COMMITTED_LAST = {"sweep": "study/study.duckdb", "suite": "card", "run --force": "res"}
 #: What a command leaves when it ends early: nothing but its inputs (a
 #: sweep's or suite's study keeps the runs it finished, by design).
 KEEP = {"tiny.toml", "study", "st", "res"}
@@ -59,12 +63,19 @@ def trial(cmd: str, sig: int, delay: float) -> dict:
         (d / "tiny.toml").write_text(SCENARIO)
         if cmd == "run --force":  # an earlier result to replace
             subprocess.run(longfat() + ["run", str(d / "tiny.toml"), "-q", "--no-plot", "--out", str(d / "res")], check=True, capture_output=True)
+        started_ns = time.time_ns()
         p = subprocess.Popen(longfat() + COMMANDS[cmd](d), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)])
         time.sleep(delay)
         landed = p.poll() is None
+        sent_ns = time.time_ns()
         if landed:
             p.send_signal(sig)
         out, err = p.communicate(timeout=300)
+        try:
+            done = os.stat(d / COMMITTED_LAST[cmd]).st_ctime_ns
+            landed = landed and not (started_ns < done < sent_ns)
+        except FileNotFoundError:
+            pass
         left = [q.relative_to(d).as_posix() for q in d.rglob("*") if re.search(r"\.longfat-(tmp|old)-", q.name)]
         extra = sorted({q.name for q in d.iterdir()} - KEEP)
         res_ok = cmd != "run --force" or (d / "res" / "summary.json").is_file()
