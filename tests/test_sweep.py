@@ -820,3 +820,18 @@ def test_a_run_that_kills_its_workers_fails_alone(tmp_path):
     ok, text = out["killer"]
     assert not ok and f"its worker died each of the {MAX_WORKER_DEATHS} times it ran" in text, text
     assert "the run itself is the likely cause" in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_query_into_a_closed_pipe_ends_quietly(tmp_path, fmt):
+    """`longfat query ... | head` printed "error: [Errno 32] Broken pipe"
+    (exit status 2); it ends as a tool killed by SIGPIPE does: nothing on
+    stderr, status 128 + 13."""
+    import signal
+
+    study, _ = _small_study(tmp_path, ccs=("reno",))
+    p = subprocess.Popen([*longfat_cli(), "query", str(study), "SELECT * FROM flows, range(50)", "--format", fmt], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()  # the reader goes away after one line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 128 + signal.SIGPIPE and err == "", err

@@ -22,7 +22,14 @@ from longfat import outdir
 from longfat._native import ScenarioError, algorithms
 
 err_console = Console(stderr=True, soft_wrap=True)
-console = Console()
+
+
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError  # main() ends the command as a closed pipe ends any tool
+
+
+console = _Stdout()
 
 
 def _fmt_rate(bps: float) -> str:
@@ -851,6 +858,14 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`longfat query ... | head`): end quietly, as
+        # a tool killed by SIGPIPE does, and keep the final flush of stdout
+        # from failing again at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE
     except OSError as e:  # missing files, permissions, a full disk: the environment, not a bug
         err_console.print("error: " + " ".join(str(e).split()), style="red", highlight=False, markup=False)
         return 2
