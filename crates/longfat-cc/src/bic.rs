@@ -8,13 +8,17 @@
 //! probes for a new maximum with increments that double from S_min ("max
 //! probing"). At or below the low window it is Reno.
 //!
-//! Linux's `tcp_bic.c` (2.6.x) uses different constants: decrease to 0.8
-//! (beta = 819/1024), a search divisor B = 4, max increment 16, low window 14,
-//! and a smoothed max-probing phase.
+//! `linux_rules = 1` follows Linux's `tcp_bic.c` (6.x) instead: its
+//! `bictcp_update` steps towards W_max by a quarter of the distance
+//! (`BICTCP_B` 4), by `smooth_part` (20) ACK-windows per packet close to
+//! W_max, forgets W_max at a timeout (`bictcp_state` -> `bictcp_reset`) and
+//! scales the step by its estimate of packets per ACK (`bictcp_acked`). The
+//! `linux` profile also sets its constants `beta` = 1 - 819/1024 and
+//! `s_max` = 16 (`max_increment`).
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
-use crate::params::ParamReader;
+use crate::params::{ParamReader, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,7 +32,22 @@ pub struct BicConfig {
     pub low_window_pkts: f64,
     /// Lower W_max further when a loss comes before reaching it.
     pub fast_convergence: bool,
+    /// Linux `tcp_bic.c`'s increase rules (see the module doc).
+    pub linux_rules: bool,
 }
+
+/// Linux `tcp_bic.c` `BICTCP_B`: the binary search goes a quarter of the way.
+const LINUX_SEARCH_DIVISOR: f64 = 4.0;
+/// Linux `tcp_bic.c` `smooth_part`: within B packets of W_max the window
+/// grows B / smooth_part packets per RTT.
+const LINUX_SMOOTH_PART: f64 = 20.0;
+/// Linux `bictcp_update`: `if (ca->last_max_cwnd == 0 && ca->cnt > 20)
+/// ca->cnt = 20`, at least 5 % per RTT while W_max is unknown.
+const LINUX_UNKNOWN_W_MAX_CNT: f64 = 20.0;
+/// Linux `ACK_RATIO_SHIFT`: `delayed_ack` holds packets per ACK times 16.
+const ACK_RATIO_SHIFT: u32 = 4;
+/// Linux `bictcp_reset`: `delayed_ack = 2 << ACK_RATIO_SHIFT`.
+const INITIAL_DELAYED_ACK: u32 = 2 << ACK_RATIO_SHIFT;
 
 impl Default for BicConfig {
     fn default() -> Self {
@@ -38,6 +57,7 @@ impl Default for BicConfig {
             s_min_pkts: 0.01,
             low_window_pkts: 14.0,
             fast_convergence: true,
+            linux_rules: false,
         }
     }
 }
@@ -47,8 +67,12 @@ pub struct Bic {
     cfg: BicConfig,
     cwnd: f64,
     ssthresh: f64,
-    /// W_max: the window at the last loss (infinite before the first).
+    /// W_max: the window at the last loss (infinite before the first;
+    /// under `linux_rules` also after a timeout).
     w_max: f64,
+    /// Linux `delayed_ack`: packets per ACK << 4, an integer moving average
+    /// (`linux_rules` only).
+    delayed_ack: u32,
 }
 
 impl Bic {
@@ -58,6 +82,7 @@ impl Bic {
             cwnd: init.cwnd_pkts,
             ssthresh: init.ssthresh_pkts,
             w_max: f64::INFINITY,
+            delayed_ack: INITIAL_DELAYED_ACK,
         }
     }
 
@@ -70,8 +95,17 @@ impl Bic {
             s_min_pkts: r.real_open("s_min", d.s_min_pkts, 0.0, 1e9)?,
             low_window_pkts: r.real("low_window", d.low_window_pkts, 0.0, 1e9)?,
             fast_convergence: r.flag("fast_convergence", d.fast_convergence)?,
+            linux_rules: r.linux_rules()?,
         };
         r.finish()?;
+        if cfg.linux_rules && params.contains_key("s_min") {
+            return Err(CcError {
+                field: "params.s_min".into(),
+                message: format!(
+                    "has no effect with {LINUX_RULES} = 1 (Linux's smooth_part sets the least step)"
+                ),
+            });
+        }
         if cfg.s_min_pkts > cfg.s_max_pkts {
             return Err(CcError {
                 field: "params.s_min".into(),
@@ -94,6 +128,62 @@ impl Bic {
             cwnd - self.w_max
         };
         inc.clamp(self.cfg.s_min_pkts, self.cfg.s_max_pkts)
+    }
+
+    /// Linux `bictcp_update` above the low window: `cnt`, the delivered
+    /// packets per one-packet increase, before the packets-per-ACK scaling.
+    /// W_max unknown is Linux's `last_max_cwnd == 0`.
+    fn linux_cnt(&self, cwnd: f64) -> f64 {
+        let b = LINUX_SEARCH_DIVISOR;
+        let max_increment = self.cfg.s_max_pkts;
+        let w_max = if self.w_max.is_finite() { self.w_max } else { 0.0 };
+        let cnt = if cwnd < w_max {
+            // binary increase
+            let dist = (w_max - cwnd) / b;
+            if dist > max_increment {
+                cwnd / max_increment
+            } else if dist <= 1.0 {
+                cwnd * LINUX_SMOOTH_PART / b
+            } else {
+                cwnd / dist
+            }
+        } else if cwnd < w_max + b {
+            // "slow start AMD linear increase"
+            cwnd * LINUX_SMOOTH_PART / b
+        } else if cwnd < w_max + max_increment * (b - 1.0) {
+            cwnd * (b - 1.0) / (cwnd - w_max)
+        } else {
+            cwnd / max_increment
+        };
+        if w_max == 0.0 {
+            cnt.min(LINUX_UNKNOWN_W_MAX_CNT)
+        } else {
+            cnt
+        }
+    }
+
+    /// Linux `bictcp_update`'s last step: `cnt = (cnt << ACK_RATIO_SHIFT) /
+    /// delayed_ack`, at least 1. `tcp_cong_avoid_ai` counts packets, not
+    /// ACKs, so a ratio above one packet per ACK speeds the growth up.
+    fn linux_increase_per_pkt(&self, cwnd: f64) -> f64 {
+        let cnt = self.linux_cnt(cwnd) * f64::from(1u32 << ACK_RATIO_SHIFT)
+            / f64::from(self.delayed_ack);
+        1.0 / cnt.max(1.0)
+    }
+
+    /// Linux `bictcp_acked` (Open state only): `delayed_ack +=
+    /// pkts_acked - (delayed_ack >> ACK_RATIO_SHIFT)`, in integers. With one
+    /// packet per ACK it settles at 31 from its initial 32, not at 16.
+    fn linux_count_ack(&mut self, ack: &AckEvent) {
+        if ack.in_recovery || ack.cum_acked_pkts == 0 {
+            return;
+        }
+        self.delayed_ack = (self.delayed_ack + ack.cum_acked_pkts)
+            .saturating_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
+    }
+
+    pub fn delayed_ack(&self) -> u32 {
+        self.delayed_ack
     }
 
     fn reduced_window(&mut self) -> f64 {
@@ -123,12 +213,19 @@ impl CongestionControl for Bic {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
+        if self.cfg.linux_rules {
+            // Linux calls `pkts_acked` before `cong_avoid` for an ACK.
+            self.linux_count_ack(ack);
+        }
         let this = &*self;
         let low = this.cfg.low_window_pkts;
         let mut cwnd = this.cwnd;
         grow(&mut cwnd, this.ssthresh, ack, |cwnd, delivered| {
             if *cwnd <= low {
+                // Linux `bictcp_update`: `cnt = cwnd`, unscaled.
                 additive_increase(cwnd, 1.0, delivered);
+            } else if this.cfg.linux_rules {
+                *cwnd += this.linux_increase_per_pkt(*cwnd) * delivered;
             } else {
                 let inc = this.increment_per_rtt(*cwnd);
                 additive_increase(cwnd, inc, delivered);
@@ -155,6 +252,12 @@ impl CongestionControl for Bic {
             self.ssthresh
         };
         timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
+        if self.cfg.linux_rules {
+            // Linux `bictcp_state(TCP_CA_Loss)` -> `bictcp_reset`, after
+            // `tcp_enter_loss` took ssthresh: W_max unknown, ratio 2.
+            self.w_max = f64::INFINITY;
+            self.delayed_ack = INITIAL_DELAYED_ACK;
+        }
     }
 }
 
@@ -247,6 +350,125 @@ mod tests {
         b.cwnd = 900.0;
         b.on_congestion_event(&LossEvent::default());
         assert_eq!((b.w_max(), b.cwnd()), (843.75, 787.5));
+    }
+
+    /// The `linux` profile's BIC: `linux_rules`, beta 1 - 819/1024, s_max
+    /// (`max_increment`) 16.
+    fn linux_bic(cwnd: f64) -> Bic {
+        let p: CcParams = [
+            ("linux_rules", 1.0),
+            ("beta", 205.0 / 1024.0),
+            ("s_max", 16.0),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        Bic::from_params(
+            &p,
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
+        .unwrap()
+    }
+
+    fn acks(b: &mut Bic, n: usize, pkts: u32) {
+        for _ in 0..n {
+            b.on_ack(&AckEvent {
+                delivered_pkts: pkts,
+                growth_pkts: pkts,
+                cum_acked_pkts: pkts,
+                ..Default::default()
+            });
+        }
+    }
+
+    #[test]
+    fn linux_rules_follow_tcp_bic() {
+        // bictcp_recalc_ssthresh at cwnd 1000: W_max = 1000 (first loss),
+        // ssthresh = cwnd * 819/1024 = 799.8046875 (Linux truncates to
+        // 799); the paper keeps 1 - 0.125: 875.
+        let mut b = linux_bic(1000.0);
+        b.on_congestion_event(&LossEvent::default());
+        assert_eq!((b.w_max(), b.cwnd()), (1000.0, 819_000.0 / 1024.0));
+        let mut paper = bic(1000.0, f64::INFINITY);
+        paper.on_congestion_event(&LossEvent::default());
+        assert_eq!(paper.cwnd(), 875.0);
+        // One ACK of one packet. bictcp_acked first: delayed_ack = 32 + 1 -
+        // (32 >> 4) = 31. bictcp_update: dist = (1000 - 799.8) / 4 = 50.05
+        // > max_increment 16, so cnt = cwnd / 16, scaled by 16 / 31:
+        // the window grows 31 / cwnd (the paper: S_max / cwnd = 32 / 875).
+        let w = b.cwnd();
+        acks(&mut b, 1, 1);
+        assert_eq!(b.delayed_ack(), 31);
+        assert!((b.cwnd() - (w + 31.0 / w)).abs() < 1e-12, "{}", b.cwnd());
+        // One packet per ACK keeps delayed_ack at 31 (31 + 1 - 1); two per
+        // ACK raise it to 32 and keep it there (31 + 2 - 1, 32 + 2 - 2).
+        acks(&mut b, 50, 1);
+        assert_eq!(b.delayed_ack(), 31);
+        acks(&mut b, 1, 2);
+        assert_eq!(b.delayed_ack(), 32);
+        acks(&mut b, 50, 2);
+        assert_eq!(b.delayed_ack(), 32);
+        // Within B = 4 packets of W_max: dist = (1000 - 998) / 4 <= 1, cnt =
+        // 998 * smooth_part / B = 4990, scaled by 16/32: + 2 * 2 / 4990 for
+        // an ACK of two packets (paper: half the distance, 1 per RTT).
+        let mut b = linux_bic(998.0);
+        b.w_max = 1000.0;
+        acks(&mut b, 1, 2);
+        assert!((b.cwnd() - (998.0 + 2.0 * 2.0 / 4990.0)).abs() < 1e-12);
+        // Max probing 10 packets above W_max (below W_max + 16 * 3): cnt =
+        // 1010 * 3 / 10 = 303 (paper: 10 per RTT, cnt = 101).
+        let mut b = linux_bic(1010.0);
+        b.w_max = 1000.0;
+        acks(&mut b, 1, 2);
+        assert!((b.cwnd() - (1010.0 + 2.0 * 2.0 / 303.0)).abs() < 1e-12);
+        // 100 packets above W_max: linear, cnt = 1100 / 16.
+        let mut b = linux_bic(1100.0);
+        b.w_max = 1000.0;
+        acks(&mut b, 1, 2);
+        assert!((b.cwnd() - (1100.0 + 2.0 * 2.0 * 16.0 / 1100.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linux_rules_timeout_forgets_w_max_and_the_ack_ratio() {
+        // bictcp_state(TCP_CA_Loss) -> bictcp_reset: last_max_cwnd = 0,
+        // delayed_ack = 32, after ssthresh = 800 * 819/1024 = 639.84375.
+        let mut b = linux_bic(800.0);
+        b.w_max = 1000.0;
+        acks(&mut b, 1, 1);
+        assert_eq!(b.delayed_ack(), 31);
+        b.cwnd = 800.0;
+        b.on_rto(&RtoEvent::first(1));
+        assert_eq!((b.cwnd(), b.ssthresh()), (1.0, 639.84375));
+        assert_eq!((b.w_max(), b.delayed_ack()), (f64::INFINITY, 32));
+        // W_max unknown at cwnd 640 (ssthresh reached): cnt = 640 / 16 = 40,
+        // capped at 20 (5 % per RTT); an ACK of two packets keeps the ratio
+        // at 32: + 2 * 2 / 20.
+        b.cwnd = 640.0;
+        acks(&mut b, 1, 2);
+        assert!((b.cwnd() - (640.0 + 2.0 * 2.0 / 20.0)).abs() < 1e-12);
+        // Below the low window (14), Reno, unscaled: + 2 / 10.
+        let mut b = linux_bic(10.0);
+        acks(&mut b, 1, 2);
+        assert!((b.cwnd() - 10.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn linux_rules_refuse_s_min() {
+        let p: CcParams = [("linux_rules", 1.0), ("s_min", 0.1)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let e = Bic::from_params(&p, InitialWindow::default()).unwrap_err();
+        assert_eq!(e.field, "params.s_min");
+        let p: CcParams = [("linux_rules", 2.0)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let e = Bic::from_params(&p, InitialWindow::default()).unwrap_err();
+        assert_eq!(e.field, "params.linux_rules");
     }
 
     #[test]

@@ -3,6 +3,10 @@
 
 use crate::error::{CcError, CcParams};
 
+/// The switch, shared by `bic`, `scalable`, `vegas` and `cubic`, between
+/// the paper's rules (0, the default) and the Linux module's (1).
+pub const LINUX_RULES: &str = "linux_rules";
+
 /// Hands out parameters one by one; [`ParamReader::finish`] refuses any the
 /// algorithm did not ask for.
 pub struct ParamReader<'a> {
@@ -86,6 +90,13 @@ impl<'a> ParamReader<'a> {
                 format!("{v} is not a switch; must be 0 (off) or 1 (on)"),
             )),
         }
+    }
+
+    /// [`LINUX_RULES`]: 1 follows the Linux kernel module's rules where they
+    /// differ from the paper's (the `linux` transport profile sets it), 0
+    /// (the default) the paper's.
+    pub fn linux_rules(&mut self) -> Result<bool, CcError> {
+        self.flag(LINUX_RULES, false)
     }
 
     /// Refuses parameters nobody asked for, listing the ones that exist.

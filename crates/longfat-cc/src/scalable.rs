@@ -6,8 +6,12 @@
 //! the time to recover from a loss does not grow with the window. At or below
 //! the legacy window (16 packets) it is Reno.
 //!
-//! Linux's `tcp_scalable.c` differs: it adds one packet per min(cwnd, 100)
-//! ACKs (Reno below 100 packets) and always decreases by 1/8.
+//! `linux_rules = 1` follows Linux's `tcp_scalable.c` (6.x) instead:
+//! `tcp_scalable_cong_avoid` adds one packet per min(cwnd, 100) packets
+//! delivered (`tcp_cong_avoid_ai(tp, min(tcp_snd_cwnd(tp),
+//! TCP_SCALABLE_AI_CNT), acked)`), so Reno up to 100 packets, and
+//! `tcp_scalable_ssthresh` always takes cwnd >> 3 (the `linux` profile sets
+//! `low_window = 0` for that).
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
@@ -22,6 +26,9 @@ pub struct ScalableConfig {
     pub b: f64,
     /// Legacy window: Reno at or below it (16 packets).
     pub low_window_pkts: f64,
+    /// Above the legacy window, the larger of a and Reno's 1/cwnd per
+    /// packet: Linux's `min(cwnd, TCP_SCALABLE_AI_CNT)` with a = 1/100.
+    pub linux_rules: bool,
 }
 
 impl Default for ScalableConfig {
@@ -30,6 +37,7 @@ impl Default for ScalableConfig {
             a: 0.01,
             b: 0.125,
             low_window_pkts: 16.0,
+            linux_rules: false,
         }
     }
 }
@@ -57,6 +65,7 @@ impl Scalable {
             a: r.real_open("a", d.a, 0.0, 1.0)?,
             b: r.real_open("b", d.b, 0.0, 1.0)?,
             low_window_pkts: r.real("low_window", d.low_window_pkts, 0.0, 1e9)?,
+            linux_rules: r.linux_rules()?,
         };
         r.finish()?;
         Ok(Self::new(cfg, init))
@@ -87,6 +96,9 @@ impl CongestionControl for Scalable {
         grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
             if *cwnd <= cfg.low_window_pkts {
                 additive_increase(cwnd, 1.0, delivered);
+            } else if cfg.linux_rules {
+                // One packet per min(cwnd, 1/a) delivered.
+                *cwnd += cfg.a.max(1.0 / *cwnd) * delivered;
             } else {
                 *cwnd += cfg.a * delivered;
             }
@@ -143,6 +155,49 @@ mod tests {
         let mut s = ca(1000.0);
         s.on_congestion_event(&LossEvent::default());
         assert_eq!(s.cwnd(), 875.0);
+        let mut s = ca(16.0);
+        s.on_congestion_event(&LossEvent::default());
+        assert_eq!(s.cwnd(), 8.0);
+    }
+
+    #[test]
+    fn linux_rules_follow_tcp_scalable() {
+        // The `linux` profile's Scalable: linux_rules, low_window 0.
+        let p: CcParams = [("linux_rules", 1.0), ("low_window", 0.0)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        let linux = |cwnd| {
+            Scalable::from_params(
+                &p,
+                InitialWindow {
+                    cwnd_pkts: cwnd,
+                    ssthresh_pkts: 1.0,
+                },
+            )
+            .unwrap()
+        };
+        let one = AckEvent {
+            delivered_pkts: 1,
+            growth_pkts: 1,
+            ..Default::default()
+        };
+        // tcp_cong_avoid_ai(tp, min(cwnd, 100), 1): at 50 packets one
+        // packet per 50 delivered (+0.02), where the paper adds a = 0.01
+        // above its legacy window of 16; at 500 both add 1/100.
+        for (cwnd, linux_inc, paper_inc) in [(50.0, 1.0 / 50.0, 0.01), (500.0, 0.01, 0.01)] {
+            let mut s = linux(cwnd);
+            s.on_ack(&one);
+            assert!((s.cwnd() - (cwnd + linux_inc)).abs() < 1e-12, "{}", s.cwnd());
+            let mut s = ca(cwnd);
+            s.on_ack(&one);
+            assert!((s.cwnd() - (cwnd + paper_inc)).abs() < 1e-12, "{}", s.cwnd());
+        }
+        // tcp_scalable_ssthresh at 16 packets: 16 - (16 >> 3) = 14, where the
+        // paper halves at or below its legacy window (8).
+        let mut s = linux(16.0);
+        s.on_congestion_event(&LossEvent::default());
+        assert_eq!(s.cwnd(), 14.0);
         let mut s = ca(16.0);
         s.on_congestion_event(&LossEvent::default());
         assert_eq!(s.cwnd(), 8.0);

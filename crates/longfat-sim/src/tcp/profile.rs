@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use longfat_cc::params::LINUX_RULES;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Profile {
     /// The standards' sender: RFC 5681 growth on cumulatively acknowledged
@@ -115,6 +117,19 @@ impl Profile {
                 ("beta_max", 102.0 / 128.0),
             ],
             (Self::Linux, "highspeed") => &[("linux_table", 1.0)],
+            // tcp_bic.c: bictcp_update's steps and packets-per-ACK scaling,
+            // beta 819/1024 kept (1 - 205/1024 given up), max_increment 16.
+            (Self::Linux, "bic") => &[
+                (LINUX_RULES, 1.0),
+                ("beta", 205.0 / 1024.0),
+                ("s_max", 16.0),
+            ],
+            // tcp_scalable.c: one packet per min(cwnd, 100) delivered, and
+            // cwnd - cwnd/8 at every window (no legacy window).
+            (Self::Linux, "scalable") => &[(LINUX_RULES, 1.0), ("low_window", 0.0)],
+            // tcp_vegas.c: diff against BaseRTT in whole packets, slow start
+            // on every ACK, Reno for a round with at most two RTT samples.
+            (Self::Linux, "vegas") => &[(LINUX_RULES, 1.0)],
             _ => &[],
         }
     }
