@@ -15,6 +15,14 @@
 //! uses 717/1024, grows at least 5 % per RTT while W_max is unknown
 //! (`unknown_w_max_growth`) and ends slow start with HyStart (`hystart`,
 //! Linux `tcp_cubic.c`, after Ha and Rhee, "Taming the elephants", 2008).
+//!
+//! `linux_rules = 1` follows `tcp_cubic.c` (6.x) where it departs from RFC
+//! 9438: `bictcp_update` aims at W_cubic(t + delay_min) instead of
+//! W_cubic(t + SRTT), grows 1/(100 cwnd) per packet at or above the curve,
+//! and its Reno estimate grows 8/`beta_scale` per RTT throughout (8/15 for
+//! beta 717/1024, `tcp_friendliness`) and pulls cwnd up at
+//! (W_est - cwnd)/cwnd per packet rather than setting cwnd = W_est; HyStart's
+//! ACK train allows `hystart_ack_delay` for TSO/GRO.
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
@@ -23,6 +31,58 @@ use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
 const NS_PER_US: u64 = 1_000;
+
+/// Linux `bictcp_update`: `ca->cnt = 100 * cwnd` when the target is not
+/// above cwnd ("very small increment").
+const LINUX_FLAT_CNT_PER_CWND: f64 = 100.0;
+/// Linux `bictcp_update`: `ca->cnt = max(ca->cnt, 2U)`, at most one packet
+/// per two delivered (1.5 cwnd per RTT).
+const LINUX_MAX_INCREASE_PER_PKT: f64 = 0.5;
+/// `hystart_ack_delay`: the cushion is capped at 1 ms (`USEC_PER_MSEC`)...
+const LINUX_ACK_DELAY_MAX_NS: u64 = 1_000_000;
+/// ... and is four GSO packets at the pacing rate: `sk_gso_max_size` is a
+/// device's `gso_max_size`, 65536 bytes without BIG TCP (`GSO_LEGACY_MAX_SIZE`).
+const LINUX_GSO_MAX_BYTES: f64 = 65_536.0;
+/// `tcp_update_pacing_rate`: the pacing rate is `sysctl_tcp_pacing_ss_ratio`
+/// (200 %) of cwnd/SRTT while cwnd < ssthresh/2, else `tcp_pacing_ca_ratio`
+/// (120 %).
+const LINUX_PACING_SS_RATIO: f64 = 2.0;
+const LINUX_PACING_CA_RATIO: f64 = 1.2;
+
+/// Linux `cubictcp_register`: `beta_scale = 8*(BICTCP_BETA_SCALE+beta) / 3 /
+/// (BICTCP_BETA_SCALE - beta)` in integers (15 for beta 717), so the Reno
+/// estimate gains one packet per cwnd * beta_scale / 8 delivered packets.
+pub fn linux_reno_increase_per_rtt(beta: f64) -> f64 {
+    let b = (beta * 1024.0).round() as u64;
+    let beta_scale = 8 * (1024 + b) / 3 / (1024 - b).max(1);
+    8.0 / beta_scale.max(1) as f64
+}
+
+/// Linux `hystart_ack_delay`: min(1 ms, 4 `sk_gso_max_size` / pacing rate),
+/// the pacing rate as `tcp_update_pacing_rate` sets it from cwnd (or the
+/// packets in flight if more), SRTT and the segment size. 0 without a
+/// segment size or SRTT (Linux: `if (!rate) return 0`; without SRTT the rate
+/// is not divided and the cushion rounds to 0).
+pub fn linux_hystart_ack_delay_ns(
+    mss_bytes: u32,
+    cwnd: f64,
+    ssthresh: f64,
+    in_flight_pkts: u32,
+    srtt_ns: u64,
+) -> u64 {
+    if mss_bytes == 0 || srtt_ns == 0 {
+        return 0;
+    }
+    let ratio = if cwnd < ssthresh / 2.0 {
+        LINUX_PACING_SS_RATIO
+    } else {
+        LINUX_PACING_CA_RATIO
+    };
+    let rate_bytes_per_s = f64::from(mss_bytes) * ratio * cwnd.max(f64::from(in_flight_pkts))
+        / (srtt_ns as f64 / NS_PER_S);
+    let delay_ns = (4.0 * LINUX_GSO_MAX_BYTES / rate_bytes_per_s * NS_PER_S) as u64;
+    delay_ns.min(LINUX_ACK_DELAY_MAX_NS)
+}
 
 /// `hystart_detect` bits (Linux `HYSTART_ACK_TRAIN`, `HYSTART_DELAY`).
 pub const HYSTART_ACK_TRAIN: u32 = 0x1;
@@ -45,6 +105,8 @@ pub struct CubicConfig {
     /// RTT").
     pub unknown_w_max_growth: f64,
     pub hystart: HyStartConfig,
+    /// Linux `tcp_cubic.c`'s rules (see the module doc).
+    pub linux_rules: bool,
 }
 
 /// HyStart (Linux `tcp_cubic.c`, module parameters and `#define`s).
@@ -89,6 +151,7 @@ impl Default for CubicConfig {
             reno_friendly: true,
             unknown_w_max_growth: 0.0,
             hystart: HyStartConfig::default(),
+            linux_rules: false,
         }
     }
 }
@@ -170,8 +233,16 @@ impl HyStart {
     }
 
     /// Linux `hystart_update`, for one RTT sample `delay_ns` taken in slow
-    /// start. True when slow start should end here.
-    fn update(&mut self, cfg: &HyStartConfig, ack: &AckEvent, delay_ns: u64, cwnd: f64) -> bool {
+    /// start, with `ack_delay_ns` from `hystart_ack_delay` (0 under RFC
+    /// rules). True when slow start should end here.
+    fn update(
+        &mut self,
+        cfg: &HyStartConfig,
+        ack: &AckEvent,
+        delay_ns: u64,
+        ack_delay_ns: u64,
+        cwnd: f64,
+    ) -> bool {
         if self.round_ended(ack) {
             self.new_round(ack.now_ns);
         }
@@ -185,9 +256,8 @@ impl HyStart {
         {
             self.last_ack_ns = now_ns;
             // threshold = delay_min + hystart_ack_delay(), halved when not
-            // paced. We do not pace and have no GSO, so ack_delay = 0: the
-            // train must outlast delay_min / 2.
-            let threshold_ns = self.delay_min_ns / 2;
+            // paced (`SK_PACING_NONE`: we do not pace).
+            let threshold_ns = (self.delay_min_ns + ack_delay_ns) / 2;
             let start = self.round_start_ns.unwrap_or(now_ns);
             found |= now_ns.saturating_sub(start) > threshold_ns;
         }
@@ -219,6 +289,9 @@ pub struct Cubic {
     w_est: f64,
     epoch: Option<Epoch>,
     hystart: HyStart,
+    /// Size of the last packet sent (Linux `mss_cache`, for the pacing rate
+    /// in `hystart_ack_delay`).
+    mss_bytes: u32,
 }
 
 /// An integer parameter: `real` plus a check that the value is whole.
@@ -250,6 +323,7 @@ impl Cubic {
             w_est: 0.0,
             epoch: None,
             hystart: HyStart::new(),
+            mss_bytes: 0,
         }
     }
 
@@ -282,6 +356,7 @@ impl Cubic {
                 0.5,
             )?,
             hystart,
+            linux_rules: r.linux_rules()?,
         };
         r.finish()?;
         if hystart.delay_min_ns > hystart.delay_max_ns {
@@ -338,6 +413,10 @@ impl Cubic {
             }
         };
         let t_s = ack.now_ns.saturating_sub(epoch.start_ns) as f64 / NS_PER_S;
+        if self.cfg.linux_rules {
+            self.linux_avoid(&epoch, t_s, delivered);
+            return;
+        }
         let rtt_s = ack.rtt.smoothed_ns as f64 / NS_PER_S;
         // Linux's floor while W_max is unknown: at least g * cwnd per RTT.
         let floor_pkts = if self.w_max == 0.0 {
@@ -368,6 +447,47 @@ impl Cubic {
         self.cwnd += ((target - self.cwnd) / self.cwnd * delivered).max(floor_pkts);
     }
 
+    /// Linux `bictcp_update` and `tcp_cong_avoid_ai` for `delivered` packets:
+    /// the increase per packet is 1/cnt, the largest of the curve's (towards
+    /// W_cubic(t + delay_min)), the 5 % floor while W_max is unknown and the
+    /// Reno estimate's, and at most 1/2.
+    fn linux_avoid(&mut self, epoch: &Epoch, t_s: f64, delivered: f64) {
+        let cwnd = self.cwnd;
+        // `t += usecs_to_jiffies(ca->delay_min)`
+        let delay_min_s = self.hystart.delay_min_ns as f64 / NS_PER_S;
+        let target = self.w_cubic(epoch, t_s + delay_min_s);
+        let mut per_pkt = if target > cwnd {
+            (target - cwnd) / cwnd
+        } else {
+            1.0 / (LINUX_FLAT_CNT_PER_CWND * cwnd)
+        };
+        if self.w_max == 0.0 {
+            per_pkt = per_pkt.max(self.cfg.unknown_w_max_growth);
+        }
+        if self.cfg.reno_friendly {
+            // `tcp_friendliness`: tcp_cwnd gains one packet per
+            // cwnd * beta_scale / 8 packets acknowledged since the epoch began.
+            self.w_est += linux_reno_increase_per_rtt(self.cfg.beta) * delivered / cwnd;
+            if self.w_est > cwnd {
+                per_pkt = per_pkt.max((self.w_est - cwnd) / cwnd);
+            }
+        }
+        self.cwnd += per_pkt.min(LINUX_MAX_INCREASE_PER_PKT) * delivered;
+    }
+
+    /// Linux `cubictcp_acked`: `delay_min`, the smallest RTT sample since the
+    /// connection began or the last timeout, kept whether or not HyStart runs
+    /// (the curve's time offset under `linux_rules` uses it).
+    fn note_delay(&mut self, ack: &AckEvent) {
+        if !ack.rtt_updated || ack.rtt.latest_ns == 0 {
+            return; // `sample->rtt_us < 0`: no RTT sample on this ACK
+        }
+        let h = &mut self.hystart;
+        if h.delay_min_ns == 0 || ack.rtt.latest_ns < h.delay_min_ns {
+            h.delay_min_ns = ack.rtt.latest_ns;
+        }
+    }
+
     /// HyStart on one ACK (Linux `cubictcp_acked` -> `hystart_update`):
     /// before the window grows, so the ACK that finds the exit point
     /// already grows in congestion avoidance.
@@ -376,13 +496,21 @@ impl Cubic {
             return; // `sample->rtt_us < 0`: no RTT sample on this ACK
         }
         let delay_ns = ack.rtt.latest_ns;
+        let ack_delay_ns = if self.cfg.linux_rules {
+            linux_hystart_ack_delay_ns(
+                self.mss_bytes,
+                self.cwnd,
+                self.ssthresh,
+                ack.in_flight_pkts,
+                ack.rtt.smoothed_ns,
+            )
+        } else {
+            0
+        };
         let h = &mut self.hystart;
-        if h.delay_min_ns == 0 || delay_ns < h.delay_min_ns {
-            h.delay_min_ns = delay_ns;
-        }
         if !h.found
             && self.cwnd < self.ssthresh
-            && h.update(&self.cfg.hystart, ack, delay_ns, self.cwnd)
+            && h.update(&self.cfg.hystart, ack, delay_ns, ack_delay_ns, self.cwnd)
         {
             h.found = true;
             self.ssthresh = self.cwnd;
@@ -413,7 +541,8 @@ impl CongestionControl for Cubic {
         self.ssthresh
     }
 
-    fn on_send(&mut self, _now_ns: u64, _seq: u64, _bytes: u32, retransmit: bool) -> u32 {
+    fn on_send(&mut self, _now_ns: u64, _seq: u64, bytes: u32, retransmit: bool) -> u32 {
+        self.mss_bytes = bytes;
         if retransmit {
             self.hystart.round.wrapping_sub(1)
         } else {
@@ -422,6 +551,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
+        self.note_delay(ack);
         if self.cfg.hystart.enabled {
             self.hystart_on_ack(ack);
         }
@@ -928,6 +1058,107 @@ mod tests {
         .unwrap();
         c.on_ack(&ack(0, 100, rtt));
         assert!((c.cwnd() - 105.0).abs() < 1e-9, "{}", c.cwnd());
+    }
+
+    #[test]
+    fn linux_hystart_ack_train_allows_the_ack_delay() {
+        // hystart_update: threshold = (delay_min + hystart_ack_delay) / 2,
+        // unpaced. The round starting at cwnd 320 has cwnd 487-491 near its
+        // exit: pacing rate 2 * 1500 B * 491 / 40 ms = 36.8 MB/s, and 4 *
+        // 65536 B at that rate is 7.1 ms, capped at 1 ms. Threshold (40 + 1)
+        // / 2 = 20.5 ms: k * 120 us > 20.5 ms first for k = 171 (20.52 ms),
+        // so ssthresh = 320 + 171 = 491 where RFC rules exit at k = 167 (487).
+        let mut p = FakePath::new(&[("hystart", 1.0), ("linux_rules", 1.0)]);
+        for n in 1..=5 {
+            assert_eq!(p.train(|_| BASE_RTT), None, "train {n}");
+        }
+        assert_eq!(p.train(|_| BASE_RTT), Some(171));
+        assert_eq!(p.cc.ssthresh(), 491.0);
+        // Below the cap: 1000 packets of 1500 B per 10 ms at 200 % is 300 MB/s;
+        // 262144 B take 873.8 us. Above ssthresh/2 the rate is 120 %: 1456.4 us,
+        // capped at 1 ms. No segment size or SRTT yet: 0.
+        assert_eq!(
+            linux_hystart_ack_delay_ns(1500, 1000.0, f64::INFINITY, 0, 10 * MS),
+            (262_144.0 / 300e6 * 1e9) as u64
+        );
+        assert_eq!(
+            linux_hystart_ack_delay_ns(1500, 1000.0, 1500.0, 0, 10 * MS),
+            1_000_000
+        );
+        assert_eq!(linux_hystart_ack_delay_ns(0, 1000.0, f64::INFINITY, 0, 10 * MS), 0);
+        assert_eq!(linux_hystart_ack_delay_ns(1500, 1000.0, f64::INFINITY, 0, 0), 0);
+    }
+
+    #[test]
+    fn linux_rules_aim_at_the_curve_one_delay_min_ahead() {
+        // After a loss at 1000 (beta 0.7, C 0.4): cwnd 700, K = cbrt(750) s.
+        // RTT samples of 100 ms (delay_min) with SRTT 150 ms. bictcp_update
+        // aims at W(t + delay_min), RFC 9438 §4.4 at W(t + SRTT); each ACK of
+        // one packet adds (target - cwnd) / cwnd. ACKs at t = 0 (the epoch's
+        // start) and t = 2 s.
+        let w = |t: f64| 0.4 * (t - 750f64.cbrt()).powi(3) + 1000.0;
+        let expect = |ahead_s: f64| {
+            let c1 = 700.0 + (w(ahead_s) - 700.0) / 700.0;
+            c1 + (w(2.0 + ahead_s) - c1) / c1
+        };
+        let run = |linux: f64| {
+            let mut c = Cubic::from_params(
+                &params(&[("linux_rules", linux), ("reno_friendly", 0.0)]),
+                InitialWindow {
+                    cwnd_pkts: 1000.0,
+                    ssthresh_pkts: 1.0,
+                },
+            )
+            .unwrap();
+            c.on_congestion_event(&LossEvent::default());
+            for now_ns in [0, 2_000 * MS] {
+                c.on_ack(&AckEvent {
+                    rtt: RttStats {
+                        latest_ns: 100 * MS,
+                        min_ns: 100 * MS,
+                        smoothed_ns: 150 * MS,
+                    },
+                    ..ack(now_ns, 1, 100 * MS)
+                });
+            }
+            c.cwnd()
+        };
+        let (linux, rfc) = (run(1.0), run(0.0));
+        assert!((linux - expect(0.1)).abs() < 1e-9, "{linux} vs {}", expect(0.1));
+        assert!((rfc - expect(0.15)).abs() < 1e-9, "{rfc} vs {}", expect(0.15));
+        // W(2.15) - W(2.1) = 2.9 packets of target, 0.004 packets per ACK.
+        assert!((rfc - linux - (expect(0.15) - expect(0.1))).abs() < 1e-12);
+        assert!(rfc - linux > 0.004, "{}", rfc - linux);
+    }
+
+    #[test]
+    fn linux_reno_estimate_grows_eight_fifteenths_per_rtt_throughout() {
+        // cubictcp_register: beta_scale = 8 * (1024 + 717) / 3 / (1024 - 717)
+        // = 4642 / 307 = 15 in integers, so tcp_cwnd gains 8/15 per RTT.
+        assert_eq!(linux_reno_increase_per_rtt(717.0 / 1024.0), 8.0 / 15.0);
+        assert_eq!(linux_reno_increase_per_rtt(0.7), 8.0 / 15.0);
+        // The Reno-friendly run of `reno_friendly_region_grows_like_aimd_with_
+        // alpha_cubic` (loss at 100, 10 ms RTT, 100 RTTs of one ACK for the
+        // whole window): the curve stays below 87 packets, and cwnd follows
+        // W_est = 70 + 100 * 8/15 = 123.3 (RFC 9438: 143.2, its alpha turns
+        // to 1 at cwnd_prior). Rounding the ACKed packets moves each RTT's
+        // step by at most 0.5/70 of it: < 0.4 packets in all.
+        let mut c = Cubic::from_params(
+            &params(&[("linux_rules", 1.0)]),
+            InitialWindow {
+                cwnd_pkts: 100.0,
+                ssthresh_pkts: 1.0,
+            },
+        )
+        .unwrap();
+        c.on_congestion_event(&LossEvent::default());
+        let rtt = 10 * MS;
+        for i in 0..100 {
+            let acks = c.cwnd().round() as u32;
+            c.on_ack(&ack(i * rtt, acks, rtt));
+        }
+        let expected = 70.0 + 100.0 * 8.0 / 15.0;
+        assert!((c.cwnd() - expected).abs() < 0.4, "{} vs {expected}", c.cwnd());
     }
 
     #[test]

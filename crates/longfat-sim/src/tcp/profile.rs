@@ -96,7 +96,10 @@ impl Profile {
         match (self, cc) {
             // tcp_cubic.c: HyStart on, beta 717/1024, bic_scale 41 (C = 41 * 10 / 1024),
             // at least 5 % growth per RTT while W_max is unknown.
+            // linux_rules: bictcp_update's W(t + delay_min) target and
+            // tcp_friendliness, hystart_ack_delay.
             (Self::Linux, "cubic") => &[
+                (LINUX_RULES, 1.0),
                 ("hystart", 1.0),
                 ("unknown_w_max_growth", 0.05),
                 ("beta", 717.0 / 1024.0),
