@@ -33,10 +33,12 @@ SIM_TRANSPORT = {"profile": "linux", "delayed_ack": True, "header_size": "52B"}
 #: into the Linux modules' variants (crates/longfat-sim/src/tcp/profile.rs):
 #: tcp_highspeed.c's table, added once per ACK whatever it acknowledges (half
 #: the growth per packet under delayed ACKs), and tcp_htcp.c's RTT scaling,
-#: bandwidth switch, beta_max 102/128 and RTTmax from raw samples. These set
+#: bandwidth switch, beta_max 102/128 and RTTmax from raw samples, and
+#: Scalable into tcp_scalable.c's (linux_rules, no legacy window). These set
 #: every parameter the profile changes back to the controller's default.
 KERNEL_PROGRAM_PARAMS = {
     "highspeed": {"linux_table": 0},
+    "scalable": {"linux_rules": 0, "low_window": 16},
     "htcp": {
         "rtt_scaling": 0,
         "scale_min": 0.5,

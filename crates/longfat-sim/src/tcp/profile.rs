@@ -25,8 +25,9 @@ pub enum Profile {
     /// A modern Linux sender: initial window 10, PRR (RFC 6937), RACK-TLP
     /// (RFC 8985), timestamp (Eifel) undo of spurious timeouts, cwnd
     /// validation, Linux's RTO estimator, and the kernel modules' variants of
-    /// the algorithms (CUBIC with HyStart, H-TCP with RTT scaling and the
-    /// bandwidth switch, HighSpeed's table).
+    /// the algorithms (CUBIC with HyStart and `tcp_cubic.c`'s rules, H-TCP
+    /// with RTT scaling and the bandwidth switch, HighSpeed's table, BIC,
+    /// Scalable and Vegas as `tcp_bic.c`, `tcp_scalable.c`, `tcp_vegas.c`).
     Linux,
 }
 
