@@ -600,3 +600,62 @@ fn eifel_undoes_a_timeout_caused_by_a_delay_spike() {
         }
     }
 }
+
+/// Issue 28 item 8: under `linux` the profile's parameters make BIC,
+/// Scalable, Vegas and CUBIC the Linux 6.x modules; `rfc` and `ns2` keep the
+/// papers'. Each check is hand-derived from the module's source (the
+/// controllers' own tests cover the rules in detail).
+#[test]
+fn linux_profile_runs_the_kernel_modules_rules() {
+    use longfat_cc::{AckEvent, AckTimestamps, InitialWindow, LossEvent, RttStats};
+    use longfat_sim::tcp::profile::Profile;
+    let build = |profile: Profile, cc: &str, cwnd: f64, ssthresh: f64| {
+        let params = profile.cc_defaults(cc).iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        longfat_cc::build(cc, &params, InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh }).unwrap()
+    };
+    let ack = |now_ns: u64, pkts: u32, tag: u32| AckEvent {
+        now_ns,
+        delivered_pkts: pkts,
+        growth_pkts: pkts,
+        cum_acked_pkts: pkts,
+        rtt: RttStats { latest_ns: 100_000_000, min_ns: 100_000_000, smoothed_ns: 150_000_000 },
+        rtt_updated: true,
+        ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+        ..Default::default()
+    };
+    for profile in [Profile::Rfc, Profile::Ns2, Profile::Linux] {
+        let linux = profile == Profile::Linux;
+        // tcp_bic.c bictcp_recalc_ssthresh: 1000 * 819/1024; the paper 875.
+        let mut bic = build(profile, "bic", 1000.0, 1.0);
+        bic.on_congestion_event(&LossEvent::default());
+        assert_eq!(bic.cwnd(), if linux { 819_000.0 / 1024.0 } else { 875.0 }, "{profile}");
+        // tcp_scalable.c: one packet per min(50, 100) at cwnd 50; the paper a = 0.01.
+        let mut scalable = build(profile, "scalable", 50.0, 1.0);
+        scalable.on_ack(&ack(0, 1, u32::MAX));
+        let inc = if linux { 1.0 / 50.0 } else { 0.01 };
+        assert!((scalable.cwnd() - (50.0 + inc)).abs() < 1e-12, "{profile}: {}", scalable.cwnd());
+        // tcp_vegas.c: slow start on every ACK; the paper every other round.
+        let mut vegas = build(profile, "vegas", 4.0, f64::INFINITY);
+        let round0 = vegas.on_send(0, 0, 1500, false);
+        vegas.on_ack(&ack(0, 4, u32::MAX));
+        vegas.on_ack(&ack(1, 0, round0)); // round 0 ends (one sample: Reno, 0 packets)
+        vegas.on_send(1, 0, 1500, false);
+        vegas.on_ack(&ack(2, 8, u32::MAX)); // round 1
+        assert_eq!(vegas.cwnd(), if linux { 16.0 } else { 8.0 }, "{profile}");
+    }
+    // tcp_cubic.c bictcp_update: after a loss at 1000 (beta 717/1024, C =
+    // 410/1024), ACKs at t = 0 and 2 s each move cwnd by (target - cwnd) /
+    // cwnd towards W(t + delay_min) with delay_min 100 ms (SRTT 150 ms).
+    let mut cubic = build(Profile::Linux, "cubic", 1000.0, 1.0);
+    cubic.on_congestion_event(&LossEvent::default());
+    let c: f64 = 410.0 / 1024.0;
+    let cwnd0: f64 = 1000.0 * 717.0 / 1024.0;
+    let k = ((1000.0 - cwnd0) / c).cbrt();
+    let w = |t: f64| c * (t - k).powi(3) + 1000.0;
+    for now_ns in [0, 2_000_000_000] {
+        cubic.on_ack(&ack(now_ns, 1, u32::MAX));
+    }
+    let c1 = cwnd0 + (w(0.1) - cwnd0) / cwnd0;
+    let expected = c1 + (w(2.1) - c1) / c1;
+    assert!((cubic.cwnd() - expected).abs() < 1e-9, "{} vs {expected}", cubic.cwnd());
+}
