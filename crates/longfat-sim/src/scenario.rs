@@ -19,7 +19,7 @@ use crate::plt::{PltConfig, PltReceiver, PltSender};
 use longfat_cc::plt::LcmConfig;
 use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
 use crate::sim::{SimSetup, Simulation};
-use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::receiver::{TcpReceiver, TCP_DELACK_MAX_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::profile::{Profile, PROFILES};
 use crate::tcp::TcpConfig;
@@ -1717,8 +1717,13 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         Some(v) => bytes(&f("ack_size"), v, 20, 65_535)?,
         None => u64::from(d.ack_size_bytes),
     };
+    // Linux's `ato` lies between TCP_ATO_MIN (this) and TCP_DELACK_MAX.
+    let max_delack_ns = match profile {
+        Profile::Linux => TCP_DELACK_MAX_NS,
+        _ => MAX_DELAY_NS,
+    };
     let delack_timeout = match &t.delayed_ack_timeout {
-        Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, MAX_DELAY_NS)?,
+        Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, max_delack_ns)?,
         None => profile.delayed_ack_timeout_ns(),
     };
     // The largest window TCP can advertise (RFC 7323), in packets.
@@ -1777,8 +1782,12 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         packet_size_bytes: packet as u32,
         header_bytes: header as u32,
         ack_size_bytes: ack as u32,
-        delayed_ack_timeout_ns: t.delayed_ack.unwrap_or(false).then_some(delack_timeout),
+        delayed_ack_timeout_ns: t
+            .delayed_ack
+            .unwrap_or(profile.delays_acks())
+            .then_some(delack_timeout),
         delayed_ack_every_pkts: 2,
+        linux_acks: profile == Profile::Linux,
         rwnd_pkts: rwnd,
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,

@@ -372,7 +372,10 @@ fn linux_reno_under_random_loss_follows_padhye() {
 /// (BDP in 1500-byte packets). The delay rule stays silent: the first
 /// packets of each round find the queue empty (c < BDP before the exit).
 /// The buffer (one BDP) holds the round's queue (one packet per ACK, BDP/2
-/// at the exit): no loss before the exit.
+/// at the exit): no loss before the exit. The derivation counts one ACK
+/// per packet, so the receiver ACKs every packet (`delayed_ack = false`;
+/// with Linux's receiver, the `linux` default, the 1 Gbit/s exit comes at
+/// 3,973).
 #[test]
 fn hystart_leaves_slow_start_near_the_bdp() {
     for (rate, delay, bdp, exit) in [
@@ -389,7 +392,7 @@ fn hystart_leaves_slow_start_near_the_bdp() {
             queue = "1bdp"
             [[flows]]
             cc = "cubic"
-            tcp = {{ profile = "linux" }}
+            tcp = {{ profile = "linux", delayed_ack = false }}
             [run]
             duration = "5s"
             "#
@@ -598,5 +601,62 @@ fn eifel_undoes_a_timeout_caused_by_a_delay_spike() {
             let s = sender(&sim, 0);
             assert_eq!((s.counters.retransmits, s.counters.fast_recoveries), (1, 0));
         }
+    }
+}
+
+/// Linux-table HighSpeed under `linux` with Linux's receiver (issue 28,
+/// item 6). tcp_highspeed.c `hstcp_cong_avoid` adds ai + 1 to snd_cwnd_cnt
+/// per ACK, whatever it covers, and one packet to cwnd when the count
+/// reaches cwnd: a(w) / w per ACK, with the row ai = 1 for 38 < w <= 118
+/// and ai = 2 for 118 < w <= 221 (`hstcp_aimd_vals`: {38, 128}, {118, 112},
+/// {221, 104}). A receiver that ACKs every second segment sends half the
+/// ACKs: about 1 packet per RTT in the first row where ACKing every
+/// segment gives 2. The model below counts the ACKs round by round: the
+/// packets of round r - 1 (the window at its end) come back as ACKs in
+/// round r, one per `b` segments (Linux: the first 5 one each, the
+/// quick-ACKs of a first window of 10 segments); each adds a(w) / w. On an
+/// empty 100 ms path (118 packets per RTT is 14 Mbit/s of 1 Gbit/s) the
+/// flow starts in congestion avoidance at 40; 50 rounds give about 89
+/// (Linux's receiver) and 148 (`delayed_ack = false`).
+#[test]
+fn linux_highspeed_grows_by_the_rows_increase_per_ack_pair() {
+    fn model(acks_per_seg: f64, quick_acks: f64, rounds: u32) -> f64 {
+        let a = |w: f64| if w <= 118.0 { 2.0 } else { 3.0 };
+        let (mut w, mut sent) = (40.0_f64, 40.0_f64);
+        for r in 0..rounds {
+            let quick = if r == 0 { quick_acks } else { 0.0 };
+            let mut acks = quick + (sent - quick) * acks_per_seg;
+            while acks > 0.0 {
+                w += a(w) / w * acks.min(1.0);
+                acks -= 1.0;
+            }
+            sent = w;
+        }
+        w
+    }
+    for (delayed, expected) in [("", model(0.5, 5.0, 50)), (", delayed_ack = false", model(1.0, 0.0, 50))] {
+        let mut sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "1Gbps"
+            delay = "50ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "highspeed"
+            tcp = {{ profile = "linux", initial_cwnd = 40, initial_ssthresh = 40{delayed} }}
+            [run]
+            duration = "10s"
+            "#
+        ));
+        // Round r's ACKs arrive r RTTs (100 ms) after the start, within
+        // 2 ms (the window at 1 Gbit/s): half an RTT later 50 are in.
+        sim.run_until_limited(50 * 100 * MS + 50 * MS, u64::MAX);
+        let s = sender(&sim, 0);
+        assert_eq!(s.counters.retransmits, 0);
+        let cwnd = s.cc().cwnd();
+        eprintln!("delayed {delayed:?}: cwnd {cwnd} after 50 RTTs (model {expected})");
+        assert!((cwnd - expected).abs() <= 1.0, "{delayed}: cwnd {cwnd}, model {expected}");
     }
 }

@@ -116,6 +116,9 @@ pub struct TcpSender {
     /// The sender's timestamp on the first retransmission of the episode
     /// (Linux `retrans_stamp`, for the Eifel check).
     retrans_stamp: Option<u64>,
+    /// RFC 7323 TS.Recent: the TSval of the latest ACK, echoed in the TSecr
+    /// of data (a Linux receiver measures its RTT from it).
+    ts_recent: u64,
     ns2: Ns2State,
     /// F-RTO (RFC 5682, Linux `tcp_process_loss`) is watching this timeout
     /// recovery; `frto_high` is its `high_seq`; `frto_new_only`: this ACK
@@ -171,6 +174,7 @@ impl TcpSender {
             tlp_retransmitted: false,
             undo: None,
             retrans_stamp: None,
+            ts_recent: 0,
             ns2: Ns2State::default(),
             frto: false,
             frto_high: 0,
@@ -257,6 +261,7 @@ impl TcpSender {
         p.seq = seq;
         p.class = self.cfg.class;
         p.ts_val = self.clock(now_ns);
+        p.ts_ecr = self.ts_recent;
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
         self.counters.sent_pkts += 1;
         self.counters.sent_bytes += u64::from(size);
@@ -540,6 +545,7 @@ impl TcpSender {
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
         self.counters.acks_received += 1;
+        self.ts_recent = ack.ts_val;
         let in_flight_before = self.sb.pipe();
         let una_before = self.sb.snd_una();
         // Every ACK echoes the TSval of the packet that triggered it: an exact
