@@ -234,6 +234,9 @@ pub struct TcpCfg {
     pub profile: Option<String>,
     /// ns-2 `maxburst_`: at most this many packets back to back.
     pub max_burst: Option<u64>,
+    /// "tuned" (default: unlimited buffers) or "default" (Linux's default
+    /// tcp_rmem/tcp_wmem with autotuning; `linux` only).
+    pub host: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -1691,6 +1694,12 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             message: format!("{name:?} is not a transport profile; known: {}", PROFILES.join(", ")),
         })?,
     };
+    let default_host = match t.host.as_deref() {
+        None | Some("tuned") => false,
+        Some("default") if profile == Profile::Linux => true,
+        Some("default") => return err(f("host"), format!("\"default\" (Linux's default tcp_rmem/tcp_wmem) needs profile = \"linux\" (this flow runs \"{profile}\"); allowed: \"tuned\"")),
+        Some(h) => return err(f("host"), format!("{h:?} is not a host; allowed: \"tuned\" (unlimited buffers), \"default\" (Linux's default tcp_rmem/tcp_wmem, profile = \"linux\")")),
+    };
     let max_burst = match t.max_burst {
         None => None,
         Some(n) if (1..=MAX_BURST_PKTS).contains(&n) => Some(n as u32),
@@ -1788,6 +1797,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             .then_some(delack_timeout),
         delayed_ack_every_pkts: 2,
         linux_acks: profile == Profile::Linux,
+        default_host,
         rwnd_pkts: rwnd,
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,

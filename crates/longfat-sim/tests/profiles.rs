@@ -660,3 +660,50 @@ fn linux_highspeed_grows_by_the_rows_increase_per_ack_pair() {
         assert!((cwnd - expected).abs() <= 1.0, "{delayed}: cwnd {cwnd}, model {expected}");
     }
 }
+
+/// An untuned Linux host (`tcp.host = "default"`, issue 28 item 10) on a
+/// 1 Gbit/s x 100 ms path (BDP 8,333 packets): autotuning grows the
+/// receive buffer to tcp_rmem[2] = 6,291,456 bytes within a second, and
+/// the advertised window is half of it (tcp_adv_win_scale = 1): 3,145,728
+/// bytes = 2,154 packets of 1,460 bytes, below tcp_wmem[2]'s 4,194,304 /
+/// 1,460 = 2,872 and the BDP, so no queue builds: goodput = 2,154 x 1,460 x
+/// 8 bits per RTT of 100.03 ms (two 1500-byte serializations at 1 Gbit/s
+/// and two at the 10 Gbit/s access links, and the ACK's) = 251.5 Mbit/s.
+/// A tuned host (unlimited buffers) fills the path: 1 Gbit/s x 1460 / 1500
+/// = 973 Mbit/s of goodput at most, and CUBIC with a BDP of buffer keeps
+/// the link busy through its reductions (beta 0.7 > 0.5).
+#[test]
+fn untuned_host_is_receive_window_limited() {
+    let run = |host: &str| {
+        let text = format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "1Gbps"
+            delay = "50ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "cubic"
+            tcp = {{ profile = "linux", host = "{host}" }}
+            [run]
+            duration = "12s"
+            measure_from = "4s"
+            "#
+        );
+        let mut sim = sim_of(&text);
+        sim.run();
+        sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"].as_f64().unwrap()
+    };
+    let window_pkts = (6_291_456 / 2 / 1460) as f64;
+    let expected_bps = window_pkts * 1460.0 * 8.0 / 0.10003;
+    let untuned = run("default");
+    let tuned = run("tuned");
+    eprintln!("untuned {untuned:.0} b/s (expected {expected_bps:.0}), tuned {tuned:.0} b/s");
+    assert!((untuned - expected_bps).abs() <= 0.01 * expected_bps, "untuned {untuned}, expected {expected_bps}");
+    let line_bps = 1e9 * 1460.0 / 1500.0;
+    // At most one packet more than the line carries in the 8 s measured
+    // (a packet in flight at the window's edge).
+    let edge_bps = 1460.0 * 8.0 / 8.0;
+    assert!(tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps, "tuned {tuned}");
+}

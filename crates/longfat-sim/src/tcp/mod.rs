@@ -32,6 +32,11 @@ pub struct TcpConfig {
     /// `delayed_ack_timeout_ns` (TCP_ATO_MIN) and 200 ms (TCP_DELACK_MAX).
     /// See `receiver::LinuxAcks`.
     pub linux_acks: bool,
+    /// An untuned Linux host (`tcp.host = "default"`): the default
+    /// tcp_rmem with receive-buffer autotuning bounds the window the
+    /// receiver advertises, the default tcp_wmem[2] the data in flight
+    /// (`receiver::HostBuffers`). false: unlimited buffers (a tuned host).
+    pub default_host: bool,
     /// Receiver window in packets: at most this many outstanding.
     pub rwnd_pkts: u64,
     pub initial_rto_ns: u64,
@@ -60,6 +65,7 @@ impl Default for TcpConfig {
             delayed_ack_timeout_ns: None,
             delayed_ack_every_pkts: 2,
             linux_acks: false,
+            default_host: false,
             rwnd_pkts: u64::MAX,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,

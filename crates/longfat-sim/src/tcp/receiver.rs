@@ -39,6 +39,8 @@ pub struct TcpReceiver {
     delack_deadline_ns: Option<u64>,
     /// Linux's quick-ACK and `ato` state (`TcpConfig::linux_acks`).
     linux: LinuxAcks,
+    /// Receive-buffer autotuning (`TcpConfig::default_host`).
+    host: Option<HostBuffers>,
     /// What the next ACK echoes.
     echo_ts: u64,
     echo_tag: u32,
@@ -48,6 +50,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: u32, cfg: TcpConfig) -> Self {
+        let host = cfg.default_host.then(|| HostBuffers::new(cfg.payload_bytes()));
         Self {
             flow,
             cfg,
@@ -58,11 +61,19 @@ impl TcpReceiver {
             unacked: 0,
             delack_deadline_ns: None,
             linux: LinuxAcks::default(),
+            host,
             echo_ts: 0,
             echo_tag: 0,
             echo_class: 0,
             counters: ReceiverCounters::default(),
         }
+    }
+
+    /// The window the receiver advertises, in packets: `tcp.rwnd`, and with
+    /// an untuned host what its receive buffer allows.
+    pub fn window_pkts(&self) -> u64 {
+        let buffer = self.host.map_or(u64::MAX, |h| h.window_pkts(self.cfg.payload_bytes()));
+        self.cfg.rwnd_pkts.min(buffer)
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -170,7 +181,7 @@ impl TcpReceiver {
             if self.linux_delack().is_some() && seq < self.rcv_nxt {
                 // tcp_data_queue: a retransmission below rcv_nxt ->
                 // tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
-                self.linux.enter_quickack(self.cfg.rwnd_pkts, self.ato_min_ns());
+                self.linux.enter_quickack(self.window_pkts(), self.ato_min_ns());
             }
             self.send_ack(now_ns, out); // RFC 5681 §4.2: duplicate -> ACK at once
             return;
@@ -195,9 +206,15 @@ impl TcpReceiver {
         }
         self.counters.delivered_pkts += advance;
         self.counters.delivered_bytes += advance * self.cfg.payload_bytes();
+        if let Some(h) = self.host.as_mut() {
+            let clock_ns = now_ns + self.cfg.receiver_clock_offset_ns;
+            h.rcv_rtt_measure(clock_ns, pkt.ts_ecr);
+            h.rcv_space_adjust(clock_ns, self.counters.delivered_bytes, self.cfg.payload_bytes());
+        }
+        let window_pkts = self.window_pkts();
         if let Some(ato_min_ns) = self.linux_delack() {
             self.linux.sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
-            self.linux.data_recv(now_ns, ato_min_ns, self.cfg.rwnd_pkts);
+            self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
             self.unacked += advance as u32;
             // __tcp_ack_snd_check: more than one full segment unacknowledged
             // (every segment here is full-sized), quick-ACK mode, or a hole
@@ -406,6 +423,94 @@ impl LinuxAcks {
                 self.ato_ns = ato_min_ns;
             }
         }
+    }
+}
+
+/// Linux's default net.ipv4.tcp_rmem and tcp_wmem (min, default, max bytes;
+/// Documentation/networking/ip-sysctl.rst).
+pub const TCP_RMEM_BYTES: [u64; 3] = [4096, 131_072, 6_291_456];
+pub const TCP_WMEM_BYTES: [u64; 3] = [4096, 16_384, 4_194_304];
+
+/// What the send buffer lets be in flight, in packets: tcp_sndbuf_expand
+/// keeps sk_sndbuf at 2 x max(cwnd, 10) x 4,352 bytes (a 1500-byte MTU's
+/// worst-case skb) or more, above the window's data until tcp_wmem[2]
+/// caps it; data is charged about its own size (GSO skbs of page
+/// fragments), so only the cap binds: tcp_wmem[2] of data in flight.
+pub fn sndbuf_limit_pkts(cfg: &TcpConfig) -> u64 {
+    if cfg.default_host {
+        TCP_WMEM_BYTES[2] / cfg.payload_bytes()
+    } else {
+        u64::MAX
+    }
+}
+
+/// Receive-buffer autotuning of an untuned Linux host (net/ipv4/tcp_input.c
+/// `tcp_rcv_space_adjust`, `tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`),
+/// with an application that reads every byte as it arrives.
+#[derive(Clone, Copy, Debug)]
+pub struct HostBuffers {
+    /// sk_rcvbuf: tcp_rmem[1] at first, grown up to tcp_rmem[2].
+    pub rcvbuf_bytes: u64,
+    /// rcvq_space: bytes read in the last measured RTT (first: 10
+    /// segments, `tcp_init_buffer_space`).
+    space_bytes: u64,
+    /// Bytes read and the time when the current measurement began.
+    mark_bytes: u64,
+    mark_ns: u64,
+    /// rcv_rtt_est: an EWMA (gain 1/8) of the timestamp samples, one per
+    /// new TSecr.
+    rcv_rtt_ns: u64,
+    last_ecr: u64,
+}
+
+impl HostBuffers {
+    fn new(payload_bytes: u64) -> Self {
+        Self {
+            rcvbuf_bytes: TCP_RMEM_BYTES[1],
+            space_bytes: 10 * payload_bytes,
+            mark_bytes: 0,
+            mark_ns: 0,
+            rcv_rtt_ns: 0,
+            last_ecr: 0,
+        }
+    }
+
+    /// tcp_win_from_space with tcp_adv_win_scale = 1: half the buffer
+    /// (6.x's scaling_ratio starts at the same 1/2,
+    /// TCP_DEFAULT_SCALING_RATIO, and then follows the driver's
+    /// payload-to-truesize ratio, which longfat does not model).
+    fn window_pkts(&self, payload_bytes: u64) -> u64 {
+        (self.rcvbuf_bytes / 2 / payload_bytes).max(1)
+    }
+
+    fn rcv_rtt_measure(&mut self, clock_ns: u64, ts_ecr: u64) {
+        if ts_ecr == 0 || ts_ecr == self.last_ecr {
+            return;
+        }
+        self.last_ecr = ts_ecr;
+        let m = clock_ns.saturating_sub(ts_ecr).max(1);
+        self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
+    }
+
+    /// Once per measured RTT: if more was read than in the last one, the
+    /// buffer grows to hold 2 x (2 copied + 16 segments) scaled up by the
+    /// growth (slow start), at most tcp_rmem[2]; it never shrinks.
+    fn rcv_space_adjust(&mut self, clock_ns: u64, read_bytes: u64, payload_bytes: u64) {
+        if self.rcv_rtt_ns == 0 || clock_ns - self.mark_ns < self.rcv_rtt_ns {
+            return;
+        }
+        let copied = read_bytes - self.mark_bytes;
+        if copied > self.space_bytes {
+            let mut rcvwin = 2 * copied + 16 * payload_bytes;
+            let grow = u128::from(rcvwin) * u128::from(copied - self.space_bytes) / u128::from(self.space_bytes);
+            rcvwin = rcvwin.saturating_add(u64::try_from(2 * grow).unwrap_or(u64::MAX));
+            // tcp_space_from_win: twice the window with tcp_adv_win_scale = 1.
+            let rcvbuf = rcvwin.saturating_mul(2).min(TCP_RMEM_BYTES[2]);
+            self.rcvbuf_bytes = self.rcvbuf_bytes.max(rcvbuf);
+            self.space_bytes = copied;
+        }
+        self.mark_bytes = read_bytes;
+        self.mark_ns = clock_ns;
     }
 }
 

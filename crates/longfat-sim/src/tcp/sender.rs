@@ -119,6 +119,10 @@ pub struct TcpSender {
     /// RFC 7323 TS.Recent: the TSval of the latest ACK, echoed in the TSecr
     /// of data (a Linux receiver measures its RTT from it).
     ts_recent: u64,
+    /// The receiver's advertised window (`set_peer_window`), and the most
+    /// the send buffer lets be in flight (`TcpConfig::default_host`).
+    peer_window_pkts: u64,
+    sndbuf_pkts: u64,
     ns2: Ns2State,
     /// F-RTO (RFC 5682, Linux `tcp_process_loss`) is watching this timeout
     /// recovery; `frto_high` is its `high_seq`; `frto_new_only`: this ACK
@@ -142,6 +146,7 @@ const LINUX_TIMEOUT_MIN_NS: u64 = 2_000_000;
 
 impl TcpSender {
     pub fn new(flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, total_pkts: Option<u64>) -> Self {
+        let sndbuf_pkts = crate::tcp::receiver::sndbuf_limit_pkts(&cfg);
         let rule = match cfg.profile {
             Profile::Rfc => RtoRule::Rfc6298,
             Profile::Linux => RtoRule::Linux,
@@ -175,6 +180,8 @@ impl TcpSender {
             undo: None,
             retrans_stamp: None,
             ts_recent: 0,
+            peer_window_pkts: u64::MAX,
+            sndbuf_pkts,
             ns2: Ns2State::default(),
             frto: false,
             frto_high: 0,
@@ -245,7 +252,14 @@ impl TcpSender {
     }
 
     fn can_send_new(&self) -> bool {
-        self.has_new_data() && self.sb.outstanding() < self.cfg.rwnd_pkts
+        self.has_new_data()
+            && self.sb.outstanding() < self.cfg.rwnd_pkts.min(self.peer_window_pkts).min(self.sndbuf_pkts)
+    }
+
+    /// The window the receiver advertised on the ACK being processed
+    /// (`receiver::TcpReceiver::window_pkts`).
+    pub fn set_peer_window(&mut self, pkts: u64) {
+        self.peer_window_pkts = pkts;
     }
 
     fn is_linux(&self) -> bool {
