@@ -816,6 +816,8 @@ impl PltReceiver {
         let lcm_cfg = TcpConfig {
             delayed_ack_timeout_ns: (plt.lcm_ack_every_pkts > 1).then_some(plt.lcm_ack_timeout_ns),
             delayed_ack_every_pkts: plt.lcm_ack_every_pkts,
+            // The LCM acknowledges by its own rule (sect. 3.2.2), not Linux's.
+            linux_acks: false,
             ..tcp.clone()
         };
         Self {

@@ -19,7 +19,7 @@ use crate::plt::{PltConfig, PltReceiver, PltSender};
 use longfat_cc::plt::LcmConfig;
 use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
 use crate::sim::{SimSetup, Simulation};
-use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::receiver::{TcpReceiver, TCP_DELACK_MAX_NS};
 use crate::tcp::sender::TcpSender;
 use crate::tcp::profile::{Profile, PROFILES};
 use crate::tcp::TcpConfig;
@@ -234,6 +234,9 @@ pub struct TcpCfg {
     pub profile: Option<String>,
     /// ns-2 `maxburst_`: at most this many packets back to back.
     pub max_burst: Option<u64>,
+    /// "tuned" (default: unlimited buffers) or "default" (Linux's default
+    /// tcp_rmem/tcp_wmem with autotuning; `linux` only).
+    pub host: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -1691,6 +1694,12 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             message: format!("{name:?} is not a transport profile; known: {}", PROFILES.join(", ")),
         })?,
     };
+    let default_host = match t.host.as_deref() {
+        None | Some("tuned") => false,
+        Some("default") if profile == Profile::Linux => true,
+        Some("default") => return err(f("host"), format!("\"default\" (Linux's default tcp_rmem/tcp_wmem) needs profile = \"linux\" (this flow runs \"{profile}\"); allowed: \"tuned\"")),
+        Some(h) => return err(f("host"), format!("{h:?} is not a host; allowed: \"tuned\" (unlimited buffers), \"default\" (Linux's default tcp_rmem/tcp_wmem, profile = \"linux\")")),
+    };
     let max_burst = match t.max_burst {
         None => None,
         Some(n) if (1..=MAX_BURST_PKTS).contains(&n) => Some(n as u32),
@@ -1717,8 +1726,13 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         Some(v) => bytes(&f("ack_size"), v, 20, 65_535)?,
         None => u64::from(d.ack_size_bytes),
     };
+    // Linux's `ato` lies between TCP_ATO_MIN (this) and TCP_DELACK_MAX.
+    let max_delack_ns = match profile {
+        Profile::Linux => TCP_DELACK_MAX_NS,
+        _ => MAX_DELAY_NS,
+    };
     let delack_timeout = match &t.delayed_ack_timeout {
-        Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, MAX_DELAY_NS)?,
+        Some(v) => duration_in(&f("delayed_ack_timeout"), v, 1, max_delack_ns)?,
         None => profile.delayed_ack_timeout_ns(),
     };
     // The largest window TCP can advertise (RFC 7323), in packets.
@@ -1777,8 +1791,13 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         packet_size_bytes: packet as u32,
         header_bytes: header as u32,
         ack_size_bytes: ack as u32,
-        delayed_ack_timeout_ns: t.delayed_ack.unwrap_or(false).then_some(delack_timeout),
+        delayed_ack_timeout_ns: t
+            .delayed_ack
+            .unwrap_or(profile.delays_acks())
+            .then_some(delack_timeout),
         delayed_ack_every_pkts: 2,
+        linux_acks: profile == Profile::Linux,
+        default_host,
         rwnd_pkts: rwnd,
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,

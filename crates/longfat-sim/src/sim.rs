@@ -406,7 +406,15 @@ impl Simulation {
         let out = &mut self.out;
         match (&mut self.flows[f].endpoints, p.kind) {
             (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
-            (Endpoints::Tcp { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
+            (Endpoints::Tcp { sender, receiver }, PacketKind::Ack) => {
+                // The window the receiver advertises now: with autotuning
+                // it only grows, once per RTT at most, so the ACK carries it
+                // up to one ACK path delay late (docs/scenarios.md, host).
+                if sender.config().default_host {
+                    sender.set_peer_window(receiver.window_pkts());
+                }
+                sender.on_ack(now, p, out)
+            }
             (Endpoints::Plt { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
             (Endpoints::Plt { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
             (Endpoints::Udp(u), PacketKind::Udp) => u.on_receive(p),

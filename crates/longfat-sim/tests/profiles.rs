@@ -372,7 +372,10 @@ fn linux_reno_under_random_loss_follows_padhye() {
 /// (BDP in 1500-byte packets). The delay rule stays silent: the first
 /// packets of each round find the queue empty (c < BDP before the exit).
 /// The buffer (one BDP) holds the round's queue (one packet per ACK, BDP/2
-/// at the exit): no loss before the exit.
+/// at the exit): no loss before the exit. The derivation counts one ACK
+/// per packet, so the receiver ACKs every packet (`delayed_ack = false`;
+/// with Linux's receiver, the `linux` default, the 1 Gbit/s exit comes at
+/// 3,973).
 #[test]
 fn hystart_leaves_slow_start_near_the_bdp() {
     for (rate, delay, bdp, exit) in [
@@ -389,7 +392,7 @@ fn hystart_leaves_slow_start_near_the_bdp() {
             queue = "1bdp"
             [[flows]]
             cc = "cubic"
-            tcp = {{ profile = "linux" }}
+            tcp = {{ profile = "linux", delayed_ack = false }}
             [run]
             duration = "5s"
             "#
@@ -658,4 +661,108 @@ fn linux_profile_runs_the_kernel_modules_rules() {
     let c1 = cwnd0 + (w(0.1) - cwnd0) / cwnd0;
     let expected = c1 + (w(2.1) - c1) / c1;
     assert!((cubic.cwnd() - expected).abs() < 1e-9, "{} vs {expected}", cubic.cwnd());
+}
+
+/// Linux-table HighSpeed under `linux` with Linux's receiver (issue 28,
+/// item 6). tcp_highspeed.c `hstcp_cong_avoid` adds ai + 1 to snd_cwnd_cnt
+/// per ACK, whatever it covers, and one packet to cwnd when the count
+/// reaches cwnd: a(w) / w per ACK, with the row ai = 1 for 38 < w <= 118
+/// and ai = 2 for 118 < w <= 221 (`hstcp_aimd_vals`: {38, 128}, {118, 112},
+/// {221, 104}). A receiver that ACKs every second segment sends half the
+/// ACKs: about 1 packet per RTT in the first row where ACKing every
+/// segment gives 2. The model below counts the ACKs round by round: the
+/// packets of round r - 1 (the window at its end) come back as ACKs in
+/// round r, one per `b` segments (Linux: the first 5 one each, the
+/// quick-ACKs of a first window of 10 segments); each adds a(w) / w. On an
+/// empty 100 ms path (118 packets per RTT is 14 Mbit/s of 1 Gbit/s) the
+/// flow starts in congestion avoidance at 40; 50 rounds give about 89
+/// (Linux's receiver) and 148 (`delayed_ack = false`).
+#[test]
+fn linux_highspeed_grows_by_the_rows_increase_per_ack_pair() {
+    fn model(acks_per_seg: f64, quick_acks: f64, rounds: u32) -> f64 {
+        let a = |w: f64| if w <= 118.0 { 2.0 } else { 3.0 };
+        let (mut w, mut sent) = (40.0_f64, 40.0_f64);
+        for r in 0..rounds {
+            let quick = if r == 0 { quick_acks } else { 0.0 };
+            let mut acks = quick + (sent - quick) * acks_per_seg;
+            while acks > 0.0 {
+                w += a(w) / w * acks.min(1.0);
+                acks -= 1.0;
+            }
+            sent = w;
+        }
+        w
+    }
+    for (delayed, expected) in [("", model(0.5, 5.0, 50)), (", delayed_ack = false", model(1.0, 0.0, 50))] {
+        let mut sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "1Gbps"
+            delay = "50ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "highspeed"
+            tcp = {{ profile = "linux", initial_cwnd = 40, initial_ssthresh = 40{delayed} }}
+            [run]
+            duration = "10s"
+            "#
+        ));
+        // Round r's ACKs arrive r RTTs (100 ms) after the start, within
+        // 2 ms (the window at 1 Gbit/s): half an RTT later 50 are in.
+        sim.run_until_limited(50 * 100 * MS + 50 * MS, u64::MAX);
+        let s = sender(&sim, 0);
+        assert_eq!(s.counters.retransmits, 0);
+        let cwnd = s.cc().cwnd();
+        eprintln!("delayed {delayed:?}: cwnd {cwnd} after 50 RTTs (model {expected})");
+        assert!((cwnd - expected).abs() <= 1.0, "{delayed}: cwnd {cwnd}, model {expected}");
+    }
+}
+
+/// An untuned Linux host (`tcp.host = "default"`, issue 28 item 10) on a
+/// 1 Gbit/s x 100 ms path (BDP 8,333 packets): autotuning grows the
+/// receive buffer to tcp_rmem[2] = 6,291,456 bytes within a second, and
+/// the advertised window is half of it (tcp_adv_win_scale = 1): 3,145,728
+/// bytes = 2,154 packets of 1,460 bytes, below tcp_wmem[2]'s 4,194,304 /
+/// 1,460 = 2,872 and the BDP, so no queue builds: goodput = 2,154 x 1,460 x
+/// 8 bits per RTT of 100.03 ms (two 1500-byte serializations at 1 Gbit/s
+/// and two at the 10 Gbit/s access links, and the ACK's) = 251.5 Mbit/s.
+/// A tuned host (unlimited buffers) fills the path: 1 Gbit/s x 1460 / 1500
+/// = 973 Mbit/s of goodput at most, and CUBIC with a BDP of buffer keeps
+/// the link busy through its reductions (beta 0.7 > 0.5).
+#[test]
+fn untuned_host_is_receive_window_limited() {
+    let run = |host: &str| {
+        let text = format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "1Gbps"
+            delay = "50ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "cubic"
+            tcp = {{ profile = "linux", host = "{host}" }}
+            [run]
+            duration = "12s"
+            measure_from = "4s"
+            "#
+        );
+        let mut sim = sim_of(&text);
+        sim.run();
+        sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"].as_f64().unwrap()
+    };
+    let window_pkts = (6_291_456 / 2 / 1460) as f64;
+    let expected_bps = window_pkts * 1460.0 * 8.0 / 0.10003;
+    let untuned = run("default");
+    let tuned = run("tuned");
+    eprintln!("untuned {untuned:.0} b/s (expected {expected_bps:.0}), tuned {tuned:.0} b/s");
+    assert!((untuned - expected_bps).abs() <= 0.01 * expected_bps, "untuned {untuned}, expected {expected_bps}");
+    let line_bps = 1e9 * 1460.0 / 1500.0;
+    // At most one packet more than the line carries in the 8 s measured
+    // (a packet in flight at the window's edge).
+    let edge_bps = 1460.0 * 8.0 / 8.0;
+    assert!(tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps, "tuned {tuned}");
 }

@@ -26,6 +26,17 @@ pub struct TcpConfig {
     /// With delayed ACKs, an ACK for every this many in-order packets
     /// (RFC 1122: 2; a PLT receiver's LCM may use more, sect. 3.2.2).
     pub delayed_ack_every_pkts: u32,
+    /// With delayed ACKs, Linux's receiver instead of RFC 1122's (the
+    /// `linux` profile): quick-ACKs, an ACK once more than one full segment
+    /// is unacknowledged, and the adaptive delayed-ACK timeout `ato` between
+    /// `delayed_ack_timeout_ns` (TCP_ATO_MIN) and 200 ms (TCP_DELACK_MAX).
+    /// See `receiver::LinuxAcks`.
+    pub linux_acks: bool,
+    /// An untuned Linux host (`tcp.host = "default"`): the default
+    /// tcp_rmem with receive-buffer autotuning bounds the window the
+    /// receiver advertises, the default tcp_wmem[2] the data in flight
+    /// (`receiver::HostBuffers`). false: unlimited buffers (a tuned host).
+    pub default_host: bool,
     /// Receiver window in packets: at most this many outstanding.
     pub rwnd_pkts: u64,
     pub initial_rto_ns: u64,
@@ -53,6 +64,8 @@ impl Default for TcpConfig {
             ack_size_bytes: 40,
             delayed_ack_timeout_ns: None,
             delayed_ack_every_pkts: 2,
+            linux_acks: false,
+            default_host: false,
             rwnd_pkts: u64::MAX,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,

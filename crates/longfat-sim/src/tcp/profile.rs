@@ -78,6 +78,14 @@ impl Profile {
         }
     }
 
+    /// Whether the receiver delays ACKs unless `tcp.delayed_ack` says:
+    /// Linux's does (net/ipv4/tcp_input.c `__tcp_ack_snd_check`, with its
+    /// quick-ACKs; `TcpConfig::linux_acks`); ns-2's `TCPSink` and the rfc
+    /// profile's receiver ACK every packet.
+    pub fn delays_acks(self) -> bool {
+        self == Self::Linux
+    }
+
     /// ns-2 grows the window once per new ACK (`opencwnd()`), however many
     /// packets it covers; the others by the packets delivered.
     pub fn grows_per_ack(self) -> bool {

@@ -1,6 +1,8 @@
 //! The TCP receiver: cumulative ACKs with SACK blocks (RFC 2018), optional
 //! delayed ACKs, and RFC 7323-style timestamps whose TSecr echoes the data
 //! packet that triggered the ACK (so every ACK yields an exact RTT sample).
+//! With `TcpConfig::linux_acks`, Linux's receiver decides when to ACK
+//! ([`LinuxAcks`]).
 
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
@@ -35,6 +37,10 @@ pub struct TcpReceiver {
     /// In-order packets not yet acknowledged (delayed ACK).
     unacked: u32,
     delack_deadline_ns: Option<u64>,
+    /// Linux's quick-ACK and `ato` state (`TcpConfig::linux_acks`).
+    linux: LinuxAcks,
+    /// Receive-buffer autotuning (`TcpConfig::default_host`).
+    host: Option<HostBuffers>,
     /// What the next ACK echoes.
     echo_ts: u64,
     echo_tag: u32,
@@ -44,6 +50,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: u32, cfg: TcpConfig) -> Self {
+        let host = cfg.default_host.then(|| HostBuffers::new(cfg.payload_bytes()));
         Self {
             flow,
             cfg,
@@ -53,11 +60,20 @@ impl TcpReceiver {
             n_recent: 0,
             unacked: 0,
             delack_deadline_ns: None,
+            linux: LinuxAcks::default(),
+            host,
             echo_ts: 0,
             echo_tag: 0,
             echo_class: 0,
             counters: ReceiverCounters::default(),
         }
+    }
+
+    /// The window the receiver advertises, in packets: `tcp.rwnd`, and with
+    /// an untuned host what its receive buffer allows.
+    pub fn window_pkts(&self) -> u64 {
+        let buffer = self.host.map_or(u64::MAX, |h| h.window_pkts(self.cfg.payload_bytes()));
+        self.cfg.rwnd_pkts.min(buffer)
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -162,6 +178,11 @@ impl TcpReceiver {
             || (seq != self.rcv_nxt && !extends_newest && self.is_held(seq))
         {
             self.counters.duplicate_pkts += 1;
+            if self.linux_delack().is_some() && seq < self.rcv_nxt {
+                // tcp_data_queue: a retransmission below rcv_nxt ->
+                // tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
+                self.linux.enter_quickack(self.window_pkts(), self.ato_min_ns());
+            }
             self.send_ack(now_ns, out); // RFC 5681 §4.2: duplicate -> ACK at once
             return;
         }
@@ -185,6 +206,27 @@ impl TcpReceiver {
         }
         self.counters.delivered_pkts += advance;
         self.counters.delivered_bytes += advance * self.cfg.payload_bytes();
+        if let Some(h) = self.host.as_mut() {
+            let clock_ns = now_ns + self.cfg.receiver_clock_offset_ns;
+            h.rcv_rtt_measure(clock_ns, pkt.ts_ecr);
+            h.rcv_space_adjust(clock_ns, self.counters.delivered_bytes, self.cfg.payload_bytes());
+        }
+        let window_pkts = self.window_pkts();
+        if let Some(ato_min_ns) = self.linux_delack() {
+            self.linux.sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
+            self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
+            self.unacked += advance as u32;
+            // __tcp_ack_snd_check: more than one full segment unacknowledged
+            // (every segment here is full-sized), quick-ACK mode, or a hole
+            // filled (tcp_data_queue: ICSK_ACK_NOW once the out-of-order
+            // queue empties; while it is not, the SACK path sends at once).
+            if filled_hole || self.unacked > 1 || self.linux.quick > 0 {
+                self.send_ack(now_ns, out);
+            } else {
+                self.linux_send_delayed_ack(now_ns, ato_min_ns, out);
+            }
+            return;
+        }
         match self.cfg.delayed_ack_timeout_ns {
             Some(timeout) if !filled_hole => {
                 self.unacked += 1;
@@ -200,9 +242,42 @@ impl TcpReceiver {
         }
     }
 
+    /// TCP_ATO_MIN when Linux's receiver is on.
+    fn linux_delack(&self) -> Option<u64> {
+        self.cfg.delayed_ack_timeout_ns.filter(|_| self.cfg.linux_acks)
+    }
+
+    fn ato_min_ns(&self) -> u64 {
+        self.cfg.delayed_ack_timeout_ns.unwrap_or(TCP_ATO_MIN_NS)
+    }
+
+    /// tcp_output.c `tcp_send_delayed_ack`.
+    fn linux_send_delayed_ack(&mut self, now_ns: u64, ato_min_ns: u64, out: &mut Outbox) {
+        let ato = self.linux.delack_timeout_ns(ato_min_ns);
+        let mut deadline = now_ns + ato;
+        if let Some(d) = self.delack_deadline_ns {
+            // "If delack timer is about to expire, send ACK now."
+            if d <= now_ns + ato / 4 {
+                self.send_ack(now_ns, out);
+                return;
+            }
+            // "Use new timeout only if there wasn't a older one earlier."
+            deadline = deadline.min(d);
+        }
+        self.delack_deadline_ns = Some(deadline);
+        out.timers.push((TimerKind::DelayedAck, deadline));
+    }
+
     pub fn on_delack_timer(&mut self, now_ns: u64, out: &mut Outbox) {
         match self.delack_deadline_ns {
-            Some(d) if d <= now_ns => self.send_ack(now_ns, out),
+            Some(d) if d <= now_ns => {
+                if self.linux_delack().is_some() {
+                    // tcp_delack_timer_handler: "Delayed ACK missed: inflate
+                    // ATO" (doubled, at most the RTO).
+                    self.linux.ato_ns = (2 * self.linux.ato_ns).min(self.linux.rto_ns());
+                }
+                self.send_ack(now_ns, out)
+            }
             Some(d) => out.timers.push((TimerKind::DelayedAck, d)),
             None => {}
         }
@@ -211,6 +286,9 @@ impl TcpReceiver {
     fn send_ack(&mut self, now_ns: u64, out: &mut Outbox) {
         self.unacked = 0;
         self.delack_deadline_ns = None;
+        if self.cfg.linux_acks {
+            self.linux.dec_quickack(self.ato_min_ns());
+        }
         let mut ack = Packet::new(
             self.flow,
             PacketKind::Ack,
@@ -230,6 +308,209 @@ impl TcpReceiver {
         }
         self.counters.acks_sent += 1;
         out.packets.push(ack);
+    }
+}
+
+/// Linux's TCP_ATO_MIN and TCP_DELACK_MIN (include/net/tcp.h: HZ / 25).
+pub const TCP_ATO_MIN_NS: u64 = 40_000_000;
+/// include/net/tcp.h TCP_DELACK_MAX (HZ / 5): no delayed ACK waits longer.
+pub const TCP_DELACK_MAX_NS: u64 = 200_000_000;
+/// include/net/tcp.h TCP_MAX_QUICKACKS.
+const TCP_MAX_QUICKACKS: u32 = 16;
+/// The window the receiver advertises first, in segments
+/// (tcp_output.c `tcp_select_initial_window`: TCP_DEFAULT_INIT_RCVWND).
+const TCP_INIT_RCVWND_PKTS: u64 = 10;
+/// include/net/tcp.h TCP_TIMEOUT_INIT (the RTO before any RTT sample) and
+/// TCP_RTO_MIN.
+const TCP_TIMEOUT_INIT_NS: u64 = 1_000_000_000;
+const TCP_RTO_MIN_NS: u64 = 200_000_000;
+
+/// Linux's delayed-ACK engine of a receiver that sends no data (so never in
+/// pingpong mode): net/ipv4/tcp_input.c `tcp_event_data_recv`,
+/// `tcp_incr_quickack`, `__tcp_ack_snd_check`; tcp_output.c
+/// `tcp_send_delayed_ack`; tcp_timer.c `tcp_delack_timer_handler`.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinuxAcks {
+    /// `icsk_ack.quick`: ACKs still to send at once.
+    quick: u32,
+    /// `icsk_ack.ato` (0 until the first data segment).
+    ato_ns: u64,
+    /// `icsk_ack.lrcvtime`: the last in-order data arrival.
+    lrcv_ns: u64,
+    /// The receiver's smoothed RTT. A receiver that sends no data samples
+    /// the RTT once, in the handshake; longfat has none, so the first
+    /// timestamp sample of the data (the TSecr of a data packet echoes an
+    /// ACK's TSval, RFC 7323) stands in for it and is kept.
+    srtt_ns: Option<u64>,
+}
+
+impl LinuxAcks {
+    /// The RTO the receiver's one sample gives (tcp_rtt_estimator's first
+    /// sample: srtt = m, rttvar = max(m / 2 x 4, TCP_RTO_MIN); tcp_set_rto:
+    /// srtt + rttvar), TCP_TIMEOUT_INIT before it.
+    fn rto_ns(&self) -> u64 {
+        self.srtt_ns
+            .map_or(TCP_TIMEOUT_INIT_NS, |m| m + (2 * m).max(TCP_RTO_MIN_NS))
+    }
+
+    fn sample_rtt(&mut self, now_clock_ns: u64, ts_ecr: u64) {
+        if self.srtt_ns.is_none() && ts_ecr != 0 {
+            self.srtt_ns = Some(now_clock_ns.saturating_sub(ts_ecr));
+        }
+    }
+
+    /// `tcp_incr_quickack`: rcv_wnd / (2 rcv_mss) quick ACKs (2 if that is
+    /// 0), at most `max`, never fewer than already pending. The window is
+    /// the first one advertised on the first segment, the receiver's
+    /// window (`tcp.rwnd`) later (Linux's rcv_ssthresh grows by two
+    /// segments per segment received, so it has left 32 segments behind
+    /// before quick-ACKs are re-armed).
+    fn incr_quickack(&mut self, rcv_wnd_pkts: u64) {
+        let q = match rcv_wnd_pkts / 2 {
+            0 => 2,
+            q => q.min(u64::from(TCP_MAX_QUICKACKS)) as u32,
+        };
+        self.quick = self.quick.max(q);
+    }
+
+    /// `tcp_enter_quickack_mode`.
+    fn enter_quickack(&mut self, rwnd_pkts: u64, ato_min_ns: u64) {
+        self.incr_quickack(rwnd_pkts);
+        self.ato_ns = ato_min_ns;
+    }
+
+    /// `tcp_event_data_recv`: the inter-arrival time m steers `ato`.
+    fn data_recv(&mut self, now_ns: u64, ato_min_ns: u64, rwnd_pkts: u64) {
+        if self.ato_ns == 0 {
+            // "The _first_ data packet received, initialize delayed ACK engine."
+            self.incr_quickack(TCP_INIT_RCVWND_PKTS.min(rwnd_pkts));
+            self.ato_ns = ato_min_ns;
+        } else {
+            let m = now_ns - self.lrcv_ns;
+            if m <= ato_min_ns / 2 {
+                self.ato_ns = self.ato_ns / 2 + ato_min_ns / 2;
+            } else if m < self.ato_ns {
+                self.ato_ns = (self.ato_ns / 2 + m).min(self.rto_ns());
+            } else if m > self.rto_ns() {
+                // "Too long gap. Apparently sender failed to restart window."
+                self.incr_quickack(rwnd_pkts);
+            }
+        }
+        self.lrcv_ns = now_ns;
+    }
+
+    /// `tcp_send_delayed_ack`'s timeout: `ato`, when above TCP_DELACK_MIN
+    /// at most HZ / 2 and the RTT (but not below TCP_DELACK_MIN), never
+    /// above TCP_DELACK_MAX (`icsk_delack_max`).
+    fn delack_timeout_ns(&self, ato_min_ns: u64) -> u64 {
+        let mut ato = self.ato_ns;
+        if ato > ato_min_ns {
+            let mut max_ato = 500_000_000;
+            if let Some(srtt) = self.srtt_ns {
+                max_ato = max_ato.min(srtt.max(ato_min_ns));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato.min(TCP_DELACK_MAX_NS)
+    }
+
+    /// `tcp_dec_quickack_mode` (from `tcp_event_ack_sent`): one quick-ACK
+    /// used per ACK; leaving quick-ACK mode deflates `ato`.
+    fn dec_quickack(&mut self, ato_min_ns: u64) {
+        if self.quick > 0 {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato_ns = ato_min_ns;
+            }
+        }
+    }
+}
+
+/// Linux's default net.ipv4.tcp_rmem and tcp_wmem (min, default, max bytes;
+/// Documentation/networking/ip-sysctl.rst).
+pub const TCP_RMEM_BYTES: [u64; 3] = [4096, 131_072, 6_291_456];
+pub const TCP_WMEM_BYTES: [u64; 3] = [4096, 16_384, 4_194_304];
+
+/// What the send buffer lets be in flight, in packets: tcp_sndbuf_expand
+/// keeps sk_sndbuf at 2 x max(cwnd, 10) x 4,352 bytes (a 1500-byte MTU's
+/// worst-case skb) or more, above the window's data until tcp_wmem[2]
+/// caps it; data is charged about its own size (GSO skbs of page
+/// fragments), so only the cap binds: tcp_wmem[2] of data in flight.
+pub fn sndbuf_limit_pkts(cfg: &TcpConfig) -> u64 {
+    if cfg.default_host {
+        TCP_WMEM_BYTES[2] / cfg.payload_bytes()
+    } else {
+        u64::MAX
+    }
+}
+
+/// Receive-buffer autotuning of an untuned Linux host (net/ipv4/tcp_input.c
+/// `tcp_rcv_space_adjust`, `tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update`),
+/// with an application that reads every byte as it arrives.
+#[derive(Clone, Copy, Debug)]
+pub struct HostBuffers {
+    /// sk_rcvbuf: tcp_rmem[1] at first, grown up to tcp_rmem[2].
+    pub rcvbuf_bytes: u64,
+    /// rcvq_space: bytes read in the last measured RTT (first: 10
+    /// segments, `tcp_init_buffer_space`).
+    space_bytes: u64,
+    /// Bytes read and the time when the current measurement began.
+    mark_bytes: u64,
+    mark_ns: u64,
+    /// rcv_rtt_est: an EWMA (gain 1/8) of the timestamp samples, one per
+    /// new TSecr.
+    rcv_rtt_ns: u64,
+    last_ecr: u64,
+}
+
+impl HostBuffers {
+    fn new(payload_bytes: u64) -> Self {
+        Self {
+            rcvbuf_bytes: TCP_RMEM_BYTES[1],
+            space_bytes: 10 * payload_bytes,
+            mark_bytes: 0,
+            mark_ns: 0,
+            rcv_rtt_ns: 0,
+            last_ecr: 0,
+        }
+    }
+
+    /// tcp_win_from_space with tcp_adv_win_scale = 1: half the buffer
+    /// (6.x's scaling_ratio starts at the same 1/2,
+    /// TCP_DEFAULT_SCALING_RATIO, and then follows the driver's
+    /// payload-to-truesize ratio, which longfat does not model).
+    fn window_pkts(&self, payload_bytes: u64) -> u64 {
+        (self.rcvbuf_bytes / 2 / payload_bytes).max(1)
+    }
+
+    fn rcv_rtt_measure(&mut self, clock_ns: u64, ts_ecr: u64) {
+        if ts_ecr == 0 || ts_ecr == self.last_ecr {
+            return;
+        }
+        self.last_ecr = ts_ecr;
+        let m = clock_ns.saturating_sub(ts_ecr).max(1);
+        self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
+    }
+
+    /// Once per measured RTT: if more was read than in the last one, the
+    /// buffer grows to hold 2 x (2 copied + 16 segments) scaled up by the
+    /// growth (slow start), at most tcp_rmem[2]; it never shrinks.
+    fn rcv_space_adjust(&mut self, clock_ns: u64, read_bytes: u64, payload_bytes: u64) {
+        if self.rcv_rtt_ns == 0 || clock_ns - self.mark_ns < self.rcv_rtt_ns {
+            return;
+        }
+        let copied = read_bytes - self.mark_bytes;
+        if copied > self.space_bytes {
+            let mut rcvwin = 2 * copied + 16 * payload_bytes;
+            let grow = u128::from(rcvwin) * u128::from(copied - self.space_bytes) / u128::from(self.space_bytes);
+            rcvwin = rcvwin.saturating_add(u64::try_from(2 * grow).unwrap_or(u64::MAX));
+            // tcp_space_from_win: twice the window with tcp_adv_win_scale = 1.
+            let rcvbuf = rcvwin.saturating_mul(2).min(TCP_RMEM_BYTES[2]);
+            self.rcvbuf_bytes = self.rcvbuf_bytes.max(rcvbuf);
+            self.space_bytes = copied;
+        }
+        self.mark_bytes = read_bytes;
+        self.mark_ns = clock_ns;
     }
 }
 
@@ -289,5 +570,89 @@ mod tests {
         // Out-of-order data is acknowledged at once.
         r.on_data(50_000_000, &data(5), &mut out);
         assert_eq!(out.packets.len(), 3);
+    }
+
+    fn linux_cfg() -> TcpConfig {
+        TcpConfig {
+            delayed_ack_timeout_ns: Some(TCP_ATO_MIN_NS),
+            linux_acks: true,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// Feeds segment `seq` at `now_ns` (TSecr `ts_ecr`); returns the ACK sent
+    /// at once, if any, and the delayed-ACK deadline armed, if any.
+    fn arrive(r: &mut TcpReceiver, now_ns: u64, seq: u64, ts_ecr: u64) -> (Option<u64>, Option<u64>) {
+        let mut out = Outbox::default();
+        let mut p = data(seq);
+        p.ts_ecr = ts_ecr;
+        r.on_data(now_ns, &p, &mut out);
+        assert!(out.packets.len() <= 1);
+        (out.packets.first().map(|a| a.seq), out.timers.first().map(|t| t.1))
+    }
+
+    /// A short transfer, segments 100 us apart. tcp_event_data_recv on the
+    /// first segment: quick = rcv_wnd / (2 rcv_mss) with the first window
+    /// TCP_DEFAULT_INIT_RCVWND = 10 segments: 5 quick ACKs (segments 0-4).
+    /// Then __tcp_ack_snd_check ACKs once rcv_nxt - rcv_wup exceeds one
+    /// segment: after segments 6, 8, ..., 18 (7 ACKs). Segment 19 is left
+    /// alone: ato stays TCP_ATO_MIN (m = 100 us <= ato_min / 2 gives
+    /// ato / 2 + 20 ms = 40 ms), so its ACK leaves 40 ms after it.
+    #[test]
+    fn linux_quick_acks_then_every_second_segment_then_the_timer() {
+        let mut r = TcpReceiver::new(0, linux_cfg());
+        let mut acks = Vec::new();
+        let mut deadline = None;
+        for seq in 0..20 {
+            let (ack, timer) = arrive(&mut r, seq * 100_000, seq, 0);
+            acks.extend(ack);
+            deadline = timer.or(deadline.filter(|_| ack.is_none()));
+        }
+        assert_eq!(acks, [1, 2, 3, 4, 5, 7, 9, 11, 13, 15, 17, 19]);
+        assert_eq!(deadline, Some(1_900_000 + 40_000_000));
+        let mut out = Outbox::default();
+        r.on_delack_timer(41_900_000, &mut out);
+        assert_eq!(out.packets.iter().map(|a| a.seq).collect::<Vec<_>>(), [20]);
+        assert_eq!(r.counters.acks_sent, 13);
+    }
+
+    /// Isolated segments 250 ms apart after the quick-ACK phase: each ACK
+    /// comes from the timer, which doubles ato (tcp_delack_timer_handler,
+    /// at most the RTO); tcp_send_delayed_ack bounds the wait by the RTT
+    /// (not below 40 ms) and by TCP_DELACK_MAX = 200 ms. The receiver's
+    /// RTO after its one sample m is m + max(2 m, 200 ms).
+    /// srtt 100 ms (RTO 300 ms): ato 40 -> timeout 40; ato 80 -> 80;
+    /// ato 160 -> 100 (RTT bound); ato min(320, 300) = 300, then m = 250 <
+    /// ato gives 300 / 2 + 250 = 400, capped at the RTO 300 -> 100. A gap of
+    /// 400 ms > RTO re-arms quick-ACKs: ACK at once.
+    /// srtt 300 ms (RTO 900 ms): 40, 80, 160; ato 320 -> 320 / 2 + 250 =
+    /// 410 -> min(410, 300, 200) = 200 (TCP_DELACK_MAX); ato 820 -> 410 +
+    /// 250 = 660 -> 200.
+    #[test]
+    fn linux_delayed_ack_timeout_adapts_within_the_rtt_and_delack_max() {
+        const MS: u64 = 1_000_000;
+        for (srtt_ms, expected_ms) in [(100, &[40, 80, 100, 100][..]), (300, &[40, 80, 160, 200, 200])] {
+            let mut r = TcpReceiver::new(0, linux_cfg());
+            let t0 = 1_000 * MS;
+            for seq in 0..5 {
+                let (ack, _) = arrive(&mut r, t0 + seq, seq, t0 - srtt_ms * MS);
+                assert_eq!(ack, Some(seq + 1), "quick ACK");
+            }
+            let mut now = t0;
+            for (i, &want) in expected_ms.iter().enumerate() {
+                now += 250 * MS;
+                let seq = 5 + i as u64;
+                let (ack, timer) = arrive(&mut r, now, seq, 0);
+                assert_eq!((ack, timer), (None, Some(now + want * MS)), "srtt {srtt_ms} ms, segment {seq}");
+                let mut out = Outbox::default();
+                r.on_delack_timer(now + want * MS, &mut out);
+                assert_eq!(out.packets.len(), 1);
+            }
+            if srtt_ms == 100 {
+                now += 400 * MS;
+                let seq = 5 + expected_ms.len() as u64;
+                assert_eq!(arrive(&mut r, now, seq, 0).0, Some(seq + 1), "gap above the RTO");
+            }
+        }
     }
 }

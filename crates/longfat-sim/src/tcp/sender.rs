@@ -116,6 +116,13 @@ pub struct TcpSender {
     /// The sender's timestamp on the first retransmission of the episode
     /// (Linux `retrans_stamp`, for the Eifel check).
     retrans_stamp: Option<u64>,
+    /// RFC 7323 TS.Recent: the TSval of the latest ACK, echoed in the TSecr
+    /// of data (a Linux receiver measures its RTT from it).
+    ts_recent: u64,
+    /// The receiver's advertised window (`set_peer_window`), and the most
+    /// the send buffer lets be in flight (`TcpConfig::default_host`).
+    peer_window_pkts: u64,
+    sndbuf_pkts: u64,
     ns2: Ns2State,
     /// F-RTO (RFC 5682, Linux `tcp_process_loss`) is watching this timeout
     /// recovery; `frto_high` is its `high_seq`; `frto_new_only`: this ACK
@@ -139,6 +146,7 @@ const LINUX_TIMEOUT_MIN_NS: u64 = 2_000_000;
 
 impl TcpSender {
     pub fn new(flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, total_pkts: Option<u64>) -> Self {
+        let sndbuf_pkts = crate::tcp::receiver::sndbuf_limit_pkts(&cfg);
         let rule = match cfg.profile {
             Profile::Rfc => RtoRule::Rfc6298,
             Profile::Linux => RtoRule::Linux,
@@ -171,6 +179,9 @@ impl TcpSender {
             tlp_retransmitted: false,
             undo: None,
             retrans_stamp: None,
+            ts_recent: 0,
+            peer_window_pkts: u64::MAX,
+            sndbuf_pkts,
             ns2: Ns2State::default(),
             frto: false,
             frto_high: 0,
@@ -241,7 +252,14 @@ impl TcpSender {
     }
 
     fn can_send_new(&self) -> bool {
-        self.has_new_data() && self.sb.outstanding() < self.cfg.rwnd_pkts
+        self.has_new_data()
+            && self.sb.outstanding() < self.cfg.rwnd_pkts.min(self.peer_window_pkts).min(self.sndbuf_pkts)
+    }
+
+    /// The window the receiver advertised on the ACK being processed
+    /// (`receiver::TcpReceiver::window_pkts`).
+    pub fn set_peer_window(&mut self, pkts: u64) {
+        self.peer_window_pkts = pkts;
     }
 
     fn is_linux(&self) -> bool {
@@ -257,6 +275,7 @@ impl TcpSender {
         p.seq = seq;
         p.class = self.cfg.class;
         p.ts_val = self.clock(now_ns);
+        p.ts_ecr = self.ts_recent;
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
         self.counters.sent_pkts += 1;
         self.counters.sent_bytes += u64::from(size);
@@ -540,6 +559,7 @@ impl TcpSender {
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Outbox) {
         self.counters.acks_received += 1;
+        self.ts_recent = ack.ts_val;
         let in_flight_before = self.sb.pipe();
         let una_before = self.sb.snd_una();
         // Every ACK echoes the TSval of the packet that triggered it: an exact
