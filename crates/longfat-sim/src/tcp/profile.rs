@@ -57,6 +57,17 @@ impl Profile {
         }
     }
 
+    /// Slow-start threshold before the first reduction: ns-2.35 starts it at
+    /// the advertised window (tcp.cc `TcpAgent::reset()`: `ssthresh_ =
+    /// int(wnd_)`, `max_ssthresh_` 0 by default), so slow start ends at rwnd;
+    /// RFC 5681 §3.1 and Linux start "arbitrarily high" (unlimited).
+    pub fn initial_ssthresh_pkts(self, rwnd_pkts: u64) -> f64 {
+        match self {
+            Self::Ns2 => rwnd_pkts as f64,
+            Self::Rfc | Self::Linux => f64::INFINITY,
+        }
+    }
+
     /// RTO before the first sample: RFC 6298 §2.1 and Linux 1 s, ns-2
     /// `rtxcur_init_` 3 s.
     pub fn initial_rto_ns(self) -> u64 {
