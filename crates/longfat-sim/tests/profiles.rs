@@ -641,3 +641,36 @@ fn eifel_undoes_a_timeout_caused_by_a_delay_spike() {
         }
     }
 }
+
+/// Issue 28 item 12: under `ns2`, HighSpeed's increase is ns-2.35's
+/// (tcp.cc `increase_param()`: p(w) on the log-log line from (38, 1.5 /
+/// 38^2) to (83000, `high_p_` = 1e-7)), not RFC 3649's p(w) = 0.078 /
+/// w^1.2. A window of 1,000 packets above ssthresh grows on the first ACK by
+/// a(1000) / 1000, where by hand from ns-2's lines b(1000) = 0.5 - 0.4
+/// ln(1000/38) / ln(83000/38) = 0.329878, p(1000) = 1.03878e-3 (1000/38)^(ln(1e-7 /
+/// 1.03878e-3) / ln(83000/38)) = 2.03366e-5 and a(1000) = 1000^2 p / (1/b -
+/// 0.5) = 8.03368 (RFC 3649's approximation: 7.73981). The rfc profile keeps
+/// RFC 3649's.
+#[test]
+fn ns2_highspeed_grows_by_ns2s_increase() {
+    for (profile, a) in [("ns2", 8.03368), ("rfc", 7.73981)] {
+        let mut sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "10Gbps"
+            delay = "10ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "highspeed"
+            tcp = {{ profile = "{profile}", initial_cwnd = 1000, initial_ssthresh = 2 }}
+            [run]
+            duration = "1s"
+            "#
+        ));
+        assert!(run_until_true(&mut sim, |sim| sender(sim, 0).counters.acks_received == 1));
+        let cwnd = sender(&sim, 0).cc().cwnd();
+        assert!(((cwnd - 1000.0) * 1000.0 / a - 1.0).abs() < 1e-5, "{profile}: cwnd {cwnd}, a(1000) {a}");
+    }
+}

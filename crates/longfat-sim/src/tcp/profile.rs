@@ -100,7 +100,7 @@ impl Profile {
     }
 
     /// Controller parameters the profile sets unless the scenario does: the
-    /// Linux kernel modules' variants.
+    /// Linux kernel modules' variants, and ns-2's HighSpeed lines.
     pub fn cc_defaults(self, cc: &str) -> &'static [(&'static str, f64)] {
         match (self, cc) {
             // tcp_cubic.c: HyStart on, beta 717/1024, bic_scale 41 (C = 41 * 10 / 1024),
@@ -126,6 +126,11 @@ impl Profile {
                 ("beta_max", 102.0 / 128.0),
             ],
             (Self::Linux, "highspeed") => &[("linux_table", 1.0)],
+            // ns-2.35 tcp.cc `increase_param()`: p(w) on the log-log line to
+            // (`high_window_`, `high_p_` = 1e-7), not RFC 3649's 0.078 / w^1.2.
+            // eHSTCP was built on ns-2's HighSpeed (ehstcp.md §3 modifies
+            // HSTCP's a(w) and b(w)).
+            (Self::Ns2, "highspeed" | "ehstcp") => &[("high_p", 1e-7)],
             _ => &[],
         }
     }
