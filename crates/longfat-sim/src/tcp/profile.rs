@@ -8,8 +8,8 @@ use std::fmt;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Profile {
-    /// The standards' sender: RFC 5681 growth on cumulatively acknowledged
-    /// packets, RFC 6675 SACK recovery driven by pipe, RFC 6298 timer (with
+    /// The standards' sender: RFC 5681 growth (slow start min(N, SMSS) per
+    /// ACK, congestion avoidance by bytes acknowledged), RFC 6675 SACK recovery driven by pipe, RFC 6298 timer (with
     /// Linux's floor on the variance term), RFC 7661 cwnd validation. The
     /// sender longfat was validated with against ns-3 and the Mathis and
     /// Padhye models.
@@ -86,10 +86,21 @@ impl Profile {
         }
     }
 
-    /// ns-2 grows the window once per new ACK (`opencwnd()`), however many
-    /// packets it covers; the others by the packets delivered.
-    pub fn grows_per_ack(self) -> bool {
-        self == Self::Ns2
+    /// The growth (packets) an ACK that may grow the window hands the
+    /// controller, which spends it on slow start, then congestion avoidance.
+    /// `rfc`: RFC 5681 §3.1 eq. (2), cwnd += min(N, SMSS) per ACK in slow
+    /// start (one packet however many the ACK covers: x1.5 per round trip
+    /// with delayed ACKs), and in congestion avoidance the byte counting that
+    /// §3.1 recommends (cwnd += SMSS once cwnd bytes are acknowledged: the
+    /// packets delivered). ns-2 grows once per new ACK (`opencwnd()`),
+    /// however many packets it covers. Linux: the packets delivered
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai` with `acked`).
+    pub fn growth_pkts(self, delivered_pkts: u64, slow_start: bool) -> u64 {
+        match self {
+            Self::Ns2 => 1,
+            Self::Rfc if slow_start => delivered_pkts.min(1),
+            Self::Rfc | Self::Linux => delivered_pkts,
+        }
     }
 
     /// Growth only while the window limits the sender (RFC 7661; Linux

@@ -685,10 +685,10 @@ impl TcpSender {
         let may_grow = advanced > 0
             && !in_fast_recovery
             && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
-        let growth = match (may_grow, self.cfg.profile.grows_per_ack()) {
-            (false, _) => 0,
-            (true, true) => 1,
-            (true, false) => delivered,
+        let growth = if may_grow {
+            self.cfg.profile.growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+        } else {
+            0
         };
         self.cc.on_ack(&AckEvent {
             now_ns,
