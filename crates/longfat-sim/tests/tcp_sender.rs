@@ -401,6 +401,35 @@ fn rfc_slow_start_with_delayed_acks_grows_x1_5_per_round() {
     }
 }
 
+/// Issue 28 item 13: ns-2 clears its SACK scoreboard on every new ACK
+/// outside fast recovery and reads none of that ACK's SACK blocks
+/// (tcp-sack1.cc `recv`: `scb_->ClearScoreBoard()` in the `seqno >
+/// last_ack_` branch; `UpdateScoreBoard` only for a duplicate ACK). So a
+/// duplicate ACK repeating a block the new ACK carried changes the
+/// scoreboard again (`CheckUpdate()`), counts as duplicate ACK 1 and sends
+/// one new packet (`send_one`). Timeline: 0..9 out, cwnd 10; a dupACK SACKs
+/// 1 (limited transmit: 10); the new ACK for 0..1 (SACK 3) grows cwnd to 11
+/// and sends 11, 12 (2..10 out, allowance 11); the dupACK SACKing 3 sends 13.
+/// Until this fix the new ACK's block was kept and the dupACK sent nothing.
+#[test]
+fn ns2_new_ack_clears_the_sack_scoreboard() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![10]);
+    assert_eq!(s.scoreboard().sacked_count(), 1);
+    s.on_ack(101 * MS, &ack(2, &[(3, 4)], 0), &mut out);
+    assert_eq!(s.scoreboard().sacked_count(), 0, "cleared, the new ACK's block unread");
+    assert_eq!(s.cc().cwnd(), 11.0);
+    assert_eq!(seqs(&mut out), vec![11, 12]);
+    s.on_ack(102 * MS, &ack(2, &[(3, 4)], 0), &mut out);
+    assert_eq!(s.scoreboard().sacked_count(), 1);
+    assert_eq!(seqs(&mut out), vec![13], "duplicate ACK 1: limited transmit");
+    assert_eq!(s.recovery(), Recovery::Open);
+}
+
 /// ns-2 limited transmit (`singledup_` = 1, `TcpAgent::send_one`): on the
 /// first and second duplicate ACK that changes the SACK scoreboard the
 /// sender sends one new packet (t_seqno_ <= highest_ack_ + cwnd_ + dupacks_);
