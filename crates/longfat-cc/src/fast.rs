@@ -1,6 +1,7 @@
 //! FAST TCP (Jin, Wei, Low, "FAST TCP: motivation, architecture, algorithms,
 //! performance", Infocom 2004), as the ns-2 module the papers compared
-//! against runs it (tcp-fast.cc, Cui and Andrew, v1.1.3 in ns-2.35).
+//! against runs it (tcp-fast.cc, Cui and Andrew, v1.1.3: an add-on to
+//! ns-2.35 from CUBIN, not part of the release; docs/algorithms.md).
 //!
 //! Every other round trip the window moves towards the equilibrium where the
 //! flow keeps alpha packets queued:

@@ -24,6 +24,39 @@ pub struct HsResponse {
     pub high_window_pkts: f64,
     /// High_Decrease: b(High_Window). 0.1.
     pub high_decrease: f64,
+    /// `high_p` set: ns-2's lines instead of RFC 3649's p(w) = 0.078 / w^1.2.
+    pub ns2: Option<Ns2Lines>,
+}
+
+/// ns-2.35's HighSpeed (tcp.cc, `TcpAgent::reset()` with `windowOption_` 8):
+/// p(w) on the log-log line from (`low_window_`, 1.5 / `low_window_`^2) to
+/// (`high_window_`, `high_p_`), b(w) on the line from (log `low_window_`,
+/// 0.5) to (log `high_window_`, `high_decrease_`), both kept as the
+/// coefficients ns-2 precomputes (`hstcp_.p1`, `p2`, `dec1`, `dec2`) so that
+/// `increase_param()` and `decrease_param()` round as ns-2 does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ns2Lines {
+    /// `hstcp_.dec1`, `hstcp_.dec2`: b(w) = dec1 + ln(w) dec2.
+    dec1: f64,
+    dec2: f64,
+    /// `hstcp_.p1`, `hstcp_.p2`: p(w) = exp(p1 + ln(w) p2).
+    p1: f64,
+    p2: f64,
+}
+
+impl Ns2Lines {
+    /// tcp.cc `TcpAgent::reset()`, statement by statement.
+    fn new(low_window: f64, high_window: f64, high_decrease: f64, high_p: f64) -> Self {
+        let low_p = 1.5 / (low_window * low_window);
+        let high_low_win = high_window.ln() - low_window.ln();
+        let high_low_p = high_p.ln() - low_p.ln();
+        Self {
+            dec1: 0.5 - low_window.ln() * (high_decrease - 0.5) / high_low_win,
+            dec2: (high_decrease - 0.5) / high_low_win,
+            p1: low_p.ln() - low_window.ln() * high_low_p / high_low_win,
+            p2: high_low_p / high_low_win,
+        }
+    }
 }
 
 impl Default for HsResponse {
@@ -32,6 +65,7 @@ impl Default for HsResponse {
             low_window_pkts: 38.0,
             high_window_pkts: 83_000.0,
             high_decrease: 0.1,
+            ns2: None,
         }
     }
 }
@@ -39,27 +73,37 @@ impl Default for HsResponse {
 impl HsResponse {
     pub fn from_reader(r: &mut ParamReader) -> Result<Self, CcError> {
         let d = Self::default();
-        let s = Self {
-            low_window_pkts: r.real("low_window", d.low_window_pkts, 1.0, 1e9)?,
-            high_window_pkts: r.real("high_window", d.high_window_pkts, 1.0, 1e12)?,
-            high_decrease: r.real_open("high_decrease", d.high_decrease, 0.0, 0.5)?,
-        };
-        if s.high_window_pkts <= s.low_window_pkts {
+        let low_window_pkts = r.real("low_window", d.low_window_pkts, 1.0, 1e9)?;
+        let high_window_pkts = r.real("high_window", d.high_window_pkts, 1.0, 1e12)?;
+        let high_decrease = r.real_open("high_decrease", d.high_decrease, 0.0, 0.5)?;
+        if high_window_pkts <= low_window_pkts {
             return Err(CcError {
                 field: "params.high_window".into(),
-                message: format!(
-                    "{} must exceed low_window = {}",
-                    s.high_window_pkts, s.low_window_pkts
-                ),
+                message: format!("{high_window_pkts} must exceed low_window = {low_window_pkts}"),
             });
         }
-        Ok(s)
+        let ns2 = match r.real_opt("high_p", 1e-300, 1.0)? {
+            None => None,
+            // The line must fall: High_P below Low_P = 1.5 / Low_Window^2.
+            Some(high_p) if high_p >= 1.5 / (low_window_pkts * low_window_pkts) => {
+                return Err(CcError {
+                    field: "params.high_p".into(),
+                    message: format!(
+                        "{high_p} must be below 1.5 / low_window^2 = {}",
+                        1.5 / (low_window_pkts * low_window_pkts)
+                    ),
+                })
+            }
+            Some(high_p) => Some(Ns2Lines::new(low_window_pkts, high_window_pkts, high_decrease, high_p)),
+        };
+        Ok(Self { low_window_pkts, high_window_pkts, high_decrease, ns2 })
     }
 
     /// b(w) (RFC 3649 §5): log-linear from 0.5 at Low_Window to High_Decrease
     /// at High_Window, and High_Decrease above it. RFC 3649 defines the line
     /// between the two windows; continued beyond, it falls to 0 near w =
     /// 567,000 and below 0 after (defect 6), so we hold it at its end.
+    /// ns-2's `decrease_param()` is the same line, computed as ns-2 does.
     pub fn b(&self, w: f64) -> f64 {
         if w <= self.low_window_pkts {
             return 0.5;
@@ -67,27 +111,41 @@ impl HsResponse {
         if w >= self.high_window_pkts {
             return self.high_decrease;
         }
-        (self.high_decrease - 0.5) * (w.ln() - self.low_window_pkts.ln())
-            / (self.high_window_pkts.ln() - self.low_window_pkts.ln())
-            + 0.5
+        match self.ns2 {
+            Some(l) => l.dec1 + w.ln() * l.dec2,
+            None => {
+                (self.high_decrease - 0.5) * (w.ln() - self.low_window_pkts.ln())
+                    / (self.high_window_pkts.ln() - self.low_window_pkts.ln())
+                    + 0.5
+            }
+        }
     }
 
     /// p(w), the loss rate at which the response function gives window w:
-    /// RFC 3649 §5's p(w) = 0.078 / w^1.2 (the inverse of w = 0.12 / p^0.835).
+    /// RFC 3649 §5's p(w) = 0.078 / w^1.2 (the inverse of w = 0.12 / p^0.835),
+    /// or ns-2's log-log line (`increase_param()`: `exp(p1 + log(cwnd_) p2)`).
     pub fn p(&self, w: f64) -> f64 {
-        0.078 / w.powf(1.2)
+        match self.ns2 {
+            Some(l) => (l.p1 + w.ln() * l.p2).exp(),
+            None => 0.078 / w.powf(1.2),
+        }
     }
 
     /// a(w) = w^2 p(w) 2 b(w) / (2 - b(w)) (RFC 3649 §5), at least 1; above
-    /// High_Window a(High_Window) (70.7 packets for the defaults), so that
-    /// the increase stops growing where the decrease does.
+    /// High_Window a(High_Window) (70.7 packets for the defaults, 72.5 on
+    /// ns-2's lines), so that the increase stops growing where the decrease
+    /// does. ns-2's `increase_param()` writes it w^2 p / (1/b - 0.5) (and
+    /// is never below 1 there: a(Low_Window) = 1 and a grows with w).
     pub fn a(&self, w: f64) -> f64 {
         if w <= self.low_window_pkts {
             return 1.0;
         }
         let w = w.min(self.high_window_pkts);
         let b = self.b(w);
-        (w * w * self.p(w) * 2.0 * b / (2.0 - b)).max(1.0)
+        match self.ns2 {
+            Some(_) => w * w * self.p(w) / (1.0 / b - 0.5),
+            None => (w * w * self.p(w) * 2.0 * b / (2.0 - b)).max(1.0),
+        }
     }
 }
 
@@ -224,11 +282,13 @@ impl HighSpeed {
         r.finish()?;
         if linux_table {
             // The table is RFC 3649's for its default parameters.
-            for name in ["low_window", "high_window", "high_decrease"] {
+            for name in ["low_window", "high_window", "high_decrease", "high_p"] {
                 if params.contains_key(name) {
                     return Err(CcError {
                         field: format!("params.{name}"),
-                        message: "has no effect with linux_table = 1 (Linux's table is fixed)"
+                        message: "has no effect with linux_table = 1 (Linux's table is fixed; \
+                                  the ns2 profile sets high_p = 1e-7: use linux_table with profile \
+                                  \"linux\" or \"rfc\")"
                             .into(),
                     });
                 }
@@ -249,14 +309,18 @@ impl HighSpeed {
         }
     }
 
-    /// The window after a reduction: ns-2's plain halving when the profile
+    /// The window after a reduction, capped at `cap` first (ns-2's
+    /// `windowd()` = min(cwnd, rwnd)): ns-2's plain halving when the profile
     /// asks (`slowdown()` on a first reduction, in slow start, after a
-    /// timeout), else w (1 - b(w)) (RFC 3649 §4).
-    fn reduced(&self, halve: bool) -> f64 {
+    /// timeout), else w (1 - b) (RFC 3649 §4), with b taken at the uncapped
+    /// cwnd, as `slowdown()` calls `decrease_param()` on `cwnd_`.
+    fn reduced(&mut self, halve: bool, cap: impl FnOnce(&mut f64)) -> f64 {
+        let b = self.decrease(self.cwnd);
+        cap(&mut self.cwnd);
         if halve {
             self.cwnd / 2.0
         } else {
-            self.cwnd * (1.0 - self.decrease(self.cwnd))
+            self.cwnd * (1.0 - b)
         }
     }
 
@@ -300,8 +364,7 @@ impl CongestionControl for HighSpeed {
 
     /// w -= b(w) w (RFC 3649 §4).
     fn on_congestion_event(&mut self, loss: &LossEvent) {
-        loss.cap(&mut self.cwnd);
-        let reduced = self.reduced(loss.halve);
+        let reduced = self.reduced(loss.halve, |w| loss.cap(w));
         reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
     }
 
@@ -310,8 +373,7 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_rto(&mut self, rto: &RtoEvent) {
-        rto.cap(&mut self.cwnd);
-        let reduced = self.reduced(rto.halve);
+        let reduced = self.reduced(rto.halve, |w| rto.cap(w));
         timeout(reduced, rto, &mut self.cwnd, &mut self.ssthresh);
     }
 }
@@ -649,6 +711,82 @@ mod tests {
         let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("low_window", 30.0)]), init)
             .unwrap_err();
         assert_eq!(e.field, "params.low_window");
+    }
+
+    /// Issue 28 item 12: with `high_p` (the ns2 profile sets 1e-7) a(w),
+    /// b(w) and p(w) are ns-2.35's (tcp.cc `increase_param()`,
+    /// `decrease_param()`), not RFC 3649's p(w) = 0.078 / w^1.2. Checked two
+    /// ways: against ns-2's own "OLD" form of the same lines (the commented
+    /// `linear()` calls in tcp.cc, p = exp(linear(log w, log 38, log(1.5 /
+    /// 38^2), log 83000, log 1e-7)), b = linear(log w, log 38, 0.5, log
+    /// 83000, 0.1), a = w^2 p 2b / (2 - b)), to rounding; and against values
+    /// worked by hand from those formulas (6 digits). ns-2's a(w) is 2.5-4.8 %
+    /// above RFC 3649's approximation over the range.
+    #[test]
+    fn ns2_lines_give_ns2s_increase_and_decrease() {
+        let params: CcParams = [("high_p".to_string(), 1e-7)].into_iter().collect();
+        let h = HighSpeed::from_params(&params, InitialWindow::default()).unwrap();
+        let r = h.resp;
+        let rfc = HsResponse::default();
+        let linear = |x: f64, x1: f64, y1: f64, x2: f64, y2: f64| y1 + (y2 - y1) * ((x - x1) / (x2 - x1));
+        let (lw, hw) = (38f64.ln(), 83_000f64.ln());
+        // (w, p(w), b(w), a(w)) by hand.
+        for (w, p, b, a) in [
+            (100.0f64, 3.24403e-4, 0.449664, 1.88182),
+            (1_000.0, 2.03366e-5, 0.329878, 8.03368),
+            (10_000.0, 1.27489e-6, 0.210092, 29.9283),
+            (50_000.0, 1.83970e-7, 0.126366, 62.0386),
+        ] {
+            let p_old = linear(w.ln(), lw, (1.5f64 / (38.0 * 38.0)).ln(), hw, 1e-7f64.ln()).exp();
+            let b_old = linear(w.ln(), lw, 0.5, hw, 0.1);
+            let a_old = w * w * p_old * 2.0 * b_old / (2.0 - b_old);
+            assert!((r.p(w) / p_old - 1.0).abs() < 1e-12, "w = {w}: p {} vs {p_old}", r.p(w));
+            assert!((r.b(w) - b_old).abs() < 1e-12, "w = {w}: b {} vs {b_old}", r.b(w));
+            assert!((r.a(w) / a_old - 1.0).abs() < 1e-12, "w = {w}: a {} vs {a_old}", r.a(w));
+            assert!((r.p(w) / p - 1.0).abs() < 1e-5, "w = {w}: p {}", r.p(w));
+            assert!((r.b(w) - b).abs() < 1e-6, "w = {w}: b {}", r.b(w));
+            assert!((r.a(w) / a - 1.0).abs() < 1e-5, "w = {w}: a {}", r.a(w));
+            let above = r.a(w) / rfc.a(w) - 1.0;
+            assert!((0.025..0.048).contains(&above), "w = {w}: ns-2 a(w) {above} above RFC 3649's");
+        }
+        // The ends: Reno at Low_Window (a(38) = 38^2 (1.5 / 38^2) / (1/0.5 -
+        // 0.5) = 1 on the line too), p(83000) = high_p, a(83000) =
+        // 83000^2 1e-7 / (1/0.1 - 0.5) = 72.5158, held above High_Window.
+        assert_eq!((r.a(38.0), r.b(38.0)), (1.0, 0.5));
+        assert!((r.a(38.000_001) - 1.0).abs() < 1e-6);
+        assert!((r.p(82_999.999) / 1e-7 - 1.0).abs() < 1e-6);
+        assert!((r.a(83_000.0) - 72.5158).abs() < 1e-4);
+        assert_eq!((r.a(1e6), r.b(1e6)), (r.a(83_000.0), 0.1));
+        // A window grows by a(w)/w per ACK; a loss takes b(w).
+        let mut h = ca_with(r, 10_000.0);
+        h.on_ack(&AckEvent { delivered_pkts: 1, growth_pkts: 1, ..Default::default() });
+        let w = 10_000.0 + r.a(10_000.0) / 10_000.0;
+        assert_eq!(h.cwnd(), w);
+        h.on_congestion_event(&LossEvent::default());
+        assert!((h.cwnd() - w * (1.0 - r.b(w))).abs() < 1e-9);
+        // ns-2's `slowdown()` takes b at cwnd_ and applies it to windowd() =
+        // min(cwnd, rwnd): 10,000 capped at 5,000 loses b(10,000) = 0.210092.
+        let mut h = ca_with(r, 10_000.0);
+        h.on_congestion_event(&LossEvent { window_cap_pkts: Some(5_000.0), ..Default::default() });
+        assert!((h.cwnd() - 5_000.0 * (1.0 - r.b(10_000.0))).abs() < 1e-9, "{}", h.cwnd());
+    }
+
+    #[test]
+    fn high_p_out_of_range_is_refused_with_its_field() {
+        let p = |kv: &[(&str, f64)]| -> CcParams { kv.iter().map(|(k, v)| (k.to_string(), *v)).collect() };
+        let init = InitialWindow::default();
+        // Low_P = 1.5 / 38^2 = 1.0388e-3: the line must fall from there.
+        for bad in [1.1e-3, 0.0, -1e-7, 2.0] {
+            let e = HighSpeed::from_params(&p(&[("high_p", bad)]), init).unwrap_err();
+            assert_eq!(e.field, "params.high_p", "{bad}");
+        }
+        assert!(HighSpeed::from_params(&p(&[("high_p", 1.0e-3)]), init).is_ok());
+        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("high_p", 1e-7)]), init).unwrap_err();
+        assert_eq!(e.field, "params.high_p");
+    }
+
+    fn ca_with(resp: HsResponse, cwnd: f64) -> HighSpeed {
+        HighSpeed::new(resp, InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
     }
 
     #[test]

@@ -39,9 +39,14 @@ impl<'a> ParamReader<'a> {
         lo: f64,
         hi: f64,
     ) -> Result<f64, CcError> {
+        Ok(self.real_opt(name, lo, hi)?.unwrap_or(default))
+    }
+
+    /// A real number in `[lo, hi]` (`hi` may be infinite), None when absent.
+    pub fn real_opt(&mut self, name: &'static str, lo: f64, hi: f64) -> Result<Option<f64>, CcError> {
         self.used.push(name);
         let Some(&v) = self.params.get(name) else {
-            return Ok(default);
+            return Ok(None);
         };
         if !v.is_finite() || v < lo || v > hi {
             let range = if hi.is_infinite() {
@@ -54,7 +59,7 @@ impl<'a> ParamReader<'a> {
                 format!("{v} is out of range; must be {range}"),
             ));
         }
-        Ok(v)
+        Ok(Some(v))
     }
 
     /// A real number in the open interval `(lo, hi)`.

@@ -1776,13 +1776,15 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             format!("{cwnd} is out of range; allowed 1..=1e6 packets"),
         );
     }
-    let ssthresh = t.initial_ssthresh.unwrap_or(f64::INFINITY);
-    if ssthresh.is_nan() || ssthresh < 2.0 {
-        return err(
-            f("initial_ssthresh"),
-            format!("{ssthresh} is out of range; must be >= 2 packets (omit for unlimited)"),
-        );
+    if let Some(v) = t.initial_ssthresh {
+        if v.is_nan() || v < 2.0 {
+            return err(
+                f("initial_ssthresh"),
+                format!("{v} is out of range; must be >= 2 packets (omit for the profile's: unlimited, ns2 rwnd)"),
+            );
+        }
     }
+    let ssthresh = t.initial_ssthresh.unwrap_or(profile.initial_ssthresh_pkts(rwnd));
     let offset = |name: &str, v: &Option<String>| match v {
         Some(v) => duration_in(&f(name), v, 0, MAX_CLOCK_OFFSET_NS),
         None => Ok(0),

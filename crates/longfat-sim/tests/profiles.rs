@@ -118,26 +118,67 @@ fn rwnd_limited_flow_does_not_inflate_cwnd() {
             .fold(0.0, f64::max);
         assert!(peak <= 128.0, "{profile}: peak cwnd {peak}");
     }
-    // ns-2 has no cwnd validation: `opencwnd()` adds one packet per new ACK
-    // in slow start (ssthresh unlimited here) whatever limits the sender,
-    // so cwnd = 2 (windowInit_) + the number of ACKs, every one of which
-    // advances the cumulative point (no loss, no delayed ACKs).
-    let sim = rwnd_limited("ns2");
+}
+
+/// Issue 28 item 11. ns-2.35 starts ssthresh at the advertised window
+/// (tcp.cc `TcpAgent::reset()`: `ssthresh_ = int(wnd_)`), so slow start
+/// ends at rwnd = 64; ns-2 has no cwnd validation, so `opencwnd()` then
+/// goes on adding 1/cwnd per new ACK (`windowOption_` 1, `increase_num_`
+/// 1) while rwnd limits the sender. Every ACK advances the cumulative point
+/// (no loss, no delayed ACKs): cwnd = 2 (`windowInit_`) + 1 per ACK up to 64
+/// (62 ACKs), then cwnd += 1/cwnd for each of the rest, i.e. close to
+/// sqrt(64^2 + 2 (ACKs - 62)) (cwnd^2 grows by 2 + 1/cwnd^2 per ACK).
+/// Until this fix ssthresh was unlimited and cwnd = 2 + ACKs (~12,800).
+#[test]
+fn ns2_slow_start_ends_at_rwnd() {
+    let sim = sim_of(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "1Gbps"
+        delay = "25ms"
+        queue = "1bdp"
+        [[flows]]
+        cc = "reno"
+        tcp = { profile = "ns2", rwnd = "64pkt" }
+        [run]
+        duration = "10s"
+        "#,
+    );
+    assert_eq!(sender(&sim, 0).cc().ssthresh(), 64.0, "before the first packet");
+    let mut sim = sim;
+    sim.run();
     let s = sender(&sim, 0);
     assert_eq!(s.counters.retransmits, 0);
-    assert_eq!(s.cc().cwnd(), 2.0 + s.counters.acks_received as f64);
-    assert!(s.cc().cwnd() > 10_000.0);
+    assert_eq!(s.cc().ssthresh(), 64.0);
+    let acks = s.counters.acks_received;
+    // 10 s of 64 packets per 50 ms round trip: about 12,800 ACKs.
+    assert!((12_000..13_000).contains(&acks), "{acks} ACKs");
+    let mut cwnd = 2.0f64;
+    for _ in 0..acks {
+        if cwnd < 64.0 {
+            cwnd += 1.0;
+        } else {
+            cwnd += 1.0 / cwnd;
+        }
+    }
+    assert!((s.cc().cwnd() - cwnd).abs() < 1e-9, "cwnd {} vs ns-2 {cwnd}", s.cc().cwnd());
+    let closed_form = (64.0f64 * 64.0 + 2.0 * (acks - 62) as f64).sqrt();
+    assert!((cwnd - closed_form).abs() < 0.05, "{cwnd} vs {closed_form}");
 }
 
 /// ns-2 `slowdown()` halves `windowd() = min(cwnd_, wnd_)`, not cwnd: the
-/// rwnd-limited flow above, whose cwnd has grown far past rwnd = 64, gets
+/// rwnd-limited flow above, whose cwnd has grown past rwnd = 64 (slow start
+/// ends at 64, then 1/cwnd per ACK: `ns2_slow_start_ends_at_rwnd`), gets
 /// ssthresh = 64 / 2 = 32 at its first loss. The rfc and linux senders halve
 /// their (validated) cwnd of 128: 64. Bernoulli loss 2e-4 puts the first
-/// loss ~5,000 packets (~4 s) in, in expectation; the test checks that
-/// cwnd had passed 128 when it came.
+/// loss ~5,000 packets (~4 s) in, in expectation; the test checks that cwnd
+/// had passed 128 (rfc, linux) or rwnd (ns2, so that halving cwnd would
+/// give more than 32) when it came.
 #[test]
 fn ns2_reduction_starts_from_min_cwnd_rwnd() {
-    for (profile, ssthresh) in [("ns2", 32.0), ("rfc", 64.0), ("linux", 64.0)] {
+    for (profile, ssthresh, cwnd_past) in [("ns2", 32.0, 64.0), ("rfc", 64.0, 127.0), ("linux", 64.0, 127.0)] {
         let mut sim = sim_of(&format!(
             r#"
             [network]
@@ -167,7 +208,7 @@ fn ns2_reduction_starts_from_min_cwnd_rwnd() {
         assert!(reduced, "{profile}: no loss in 30 s");
         let s = sender(&sim, 0);
         assert_eq!(s.counters.fast_recoveries, 1, "{profile}");
-        assert!(before >= 128.0, "{profile}: cwnd {before} before the loss");
+        assert!(before > cwnd_past, "{profile}: cwnd {before} before the loss");
         assert_eq!(s.cc().ssthresh(), ssthresh, "{profile}");
     }
 }
@@ -765,4 +806,37 @@ fn untuned_host_is_receive_window_limited() {
     // (a packet in flight at the window's edge).
     let edge_bps = 1460.0 * 8.0 / 8.0;
     assert!(tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps, "tuned {tuned}");
+}
+
+/// Issue 28 item 12: under `ns2`, HighSpeed's increase is ns-2.35's
+/// (tcp.cc `increase_param()`: p(w) on the log-log line from (38, 1.5 /
+/// 38^2) to (83000, `high_p_` = 1e-7)), not RFC 3649's p(w) = 0.078 /
+/// w^1.2. A window of 1,000 packets above ssthresh grows on the first ACK by
+/// a(1000) / 1000, where by hand from ns-2's lines b(1000) = 0.5 - 0.4
+/// ln(1000/38) / ln(83000/38) = 0.329878, p(1000) = 1.03878e-3 (1000/38)^(ln(1e-7 /
+/// 1.03878e-3) / ln(83000/38)) = 2.03366e-5 and a(1000) = 1000^2 p / (1/b -
+/// 0.5) = 8.03368 (RFC 3649's approximation: 7.73981). The rfc profile keeps
+/// RFC 3649's.
+#[test]
+fn ns2_highspeed_grows_by_ns2s_increase() {
+    for (profile, a) in [("ns2", 8.03368), ("rfc", 7.73981)] {
+        let mut sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "10Gbps"
+            delay = "10ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "highspeed"
+            tcp = {{ profile = "{profile}", initial_cwnd = 1000, initial_ssthresh = 2 }}
+            [run]
+            duration = "1s"
+            "#
+        ));
+        assert!(run_until_true(&mut sim, |sim| sender(sim, 0).counters.acks_received == 1));
+        let cwnd = sender(&sim, 0).cc().cwnd();
+        assert!(((cwnd - 1000.0) * 1000.0 / a - 1.0).abs() < 1e-5, "{profile}: cwnd {cwnd}, a(1000) {a}");
+    }
 }

@@ -194,9 +194,10 @@ fn window_slow_starts_during_timeout_recovery() {
     assert!(matches!(s.recovery(), Recovery::Timeout { .. }));
     assert_eq!(s.cc().cwnd(), 2.0);
     assert_eq!(seqs(&mut out), vec![1, 2]);
+    // One ACK for two packets: RFC 5681 §3.1 eq. (2) adds min(N, SMSS) = 1.
     s.on_ack(1_100 * MS, &ack(3, &[], 1_050 * MS), &mut out);
-    assert_eq!(s.cc().cwnd(), 4.0);
-    assert_eq!(seqs(&mut out), vec![3, 4, 5, 6]);
+    assert_eq!(s.cc().cwnd(), 3.0);
+    assert_eq!(seqs(&mut out), vec![3, 4, 5]);
 }
 
 // ---------------------------------------------------------------------------
@@ -322,13 +323,14 @@ fn ns2_rto_during_fast_recovery_cuts_again() {
 
 /// ns-2 `opencwnd()` runs once per new ACK (`recv_newack_helper`), however
 /// many packets the ACK covers: with delayed ACKs (one ACK per two packets)
-/// slow start grows by half a window per round (x1.5), not x2. The
-/// RFC 5681 / Linux sender grows by the packets delivered (2 -> 4).
+/// slow start grows by half a window per round (x1.5), not x2. RFC 5681
+/// §3.1 eq. (2) does the same in slow start (cwnd += min(N, SMSS)); the
+/// Linux sender grows by the packets delivered (2 -> 4).
 #[test]
 fn ns2_grows_once_per_ack_whatever_it_covers() {
     for (profile, after) in [
         (Profile::Ns2, 3.0),
-        (Profile::Rfc, 4.0),
+        (Profile::Rfc, 3.0),
         (Profile::Linux, 4.0),
     ] {
         let mut s = profiled(profile, 2.0, u64::MAX, None);
@@ -355,6 +357,77 @@ fn ns2_grows_once_per_ack_whatever_it_covers() {
     s.on_ack(200 * MS, &ack(4, &[], 100 * MS), &mut out);
     s.on_ack(300 * MS, &ack(5, &[], 100 * MS), &mut out);
     assert_eq!(s.cc().cwnd(), 5.0);
+}
+
+/// Issue 28 item 14: the `rfc` sender slow-starts as RFC 5681 §3.1 eq. (2)
+/// says, cwnd += min(N, SMSS) per ACK, so with delayed ACKs (one ACK per
+/// two packets, the odd last packet of a round ACKed alone when the
+/// delayed-ACK timer fires) a round of w packets brings ceil(w/2) ACKs and
+/// cwnd goes w -> w + ceil(w/2): 2, 3, 5, 8, 12, 18, 27, 41, 62 (x1.5). It
+/// counted the packets delivered (appropriate byte counting without RFC
+/// 3465's L = 2 limit): x2 per round, as the `linux` sender (Linux
+/// `tcp_slow_start` adds `acked`) still does: 2, 4, 8, ..., 512.
+#[test]
+fn rfc_slow_start_with_delayed_acks_grows_x1_5_per_round() {
+    let rfc = |w: u64| w + w.div_ceil(2);
+    let linux = |w: u64| 2 * w;
+    for (profile, next) in [(Profile::Rfc, &rfc as &dyn Fn(u64) -> u64), (Profile::Linux, &linux)] {
+        let mut s = profiled(profile, 2.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        let mut round = seqs(&mut out);
+        let (mut w, mut now) = (2u64, 0u64);
+        let mut trajectory = vec![w];
+        for _ in 0..8 {
+            assert_eq!(round.len() as u64, w, "{profile}: the whole window goes out");
+            now += 100 * MS;
+            let (mut acked, end) = (round[0], round[round.len() - 1] + 1);
+            let mut next_round = vec![];
+            while acked < end {
+                acked = (acked + 2).min(end);
+                s.on_ack(now, &ack(acked, &[], now - 100 * MS), &mut out);
+                next_round.extend(seqs(&mut out));
+            }
+            w = next(w);
+            assert_eq!(s.cc().cwnd(), w as f64, "{profile}");
+            trajectory.push(w);
+            round = next_round;
+        }
+        let expected: &[u64] = match profile {
+            Profile::Rfc => &[2, 3, 5, 8, 12, 18, 27, 41, 62],
+            _ => &[2, 4, 8, 16, 32, 64, 128, 256, 512],
+        };
+        assert_eq!(trajectory, expected, "{profile}");
+    }
+}
+
+/// Issue 28 item 13: ns-2 clears its SACK scoreboard on every new ACK
+/// outside fast recovery and reads none of that ACK's SACK blocks
+/// (tcp-sack1.cc `recv`: `scb_->ClearScoreBoard()` in the `seqno >
+/// last_ack_` branch; `UpdateScoreBoard` only for a duplicate ACK). So a
+/// duplicate ACK repeating a block the new ACK carried changes the
+/// scoreboard again (`CheckUpdate()`), counts as duplicate ACK 1 and sends
+/// one new packet (`send_one`). Timeline: 0..9 out, cwnd 10; a dupACK SACKs
+/// 1 (limited transmit: 10); the new ACK for 0..1 (SACK 3) grows cwnd to 11
+/// and sends 11, 12 (2..10 out, allowance 11); the dupACK SACKing 3 sends 13.
+/// Until this fix the new ACK's block was kept and the dupACK sent nothing.
+#[test]
+fn ns2_new_ack_clears_the_sack_scoreboard() {
+    let mut s = profiled(Profile::Ns2, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    s.on_ack(100 * MS, &ack(0, &[(1, 2)], 0), &mut out);
+    assert_eq!(seqs(&mut out), vec![10]);
+    assert_eq!(s.scoreboard().sacked_count(), 1);
+    s.on_ack(101 * MS, &ack(2, &[(3, 4)], 0), &mut out);
+    assert_eq!(s.scoreboard().sacked_count(), 0, "cleared, the new ACK's block unread");
+    assert_eq!(s.cc().cwnd(), 11.0);
+    assert_eq!(seqs(&mut out), vec![11, 12]);
+    s.on_ack(102 * MS, &ack(2, &[(3, 4)], 0), &mut out);
+    assert_eq!(s.scoreboard().sacked_count(), 1);
+    assert_eq!(seqs(&mut out), vec![13], "duplicate ACK 1: limited transmit");
+    assert_eq!(s.recovery(), Recovery::Open);
 }
 
 /// ns-2 limited transmit (`singledup_` = 1, `TcpAgent::send_one`): on the
@@ -602,7 +675,10 @@ fn eifel_undo_restores_the_window_after_a_spurious_timeout() {
         let mut out = Outbox::default();
         s.start(0, &mut out);
         s.on_ack(100 * MS, &ack(10, &[], 0), &mut out);
-        assert_eq!(s.cc().cwnd(), 20.0);
+        // One ACK for 10 packets: Linux adds the 10 delivered; RFC 5681
+        // §3.1 eq. (2) adds min(N, SMSS), one packet.
+        let w = if profile == Profile::Linux { 20.0 } else { 11.0 };
+        assert_eq!(s.cc().cwnd(), w);
         out.packets.clear();
         let mut t = last_timer(&mut out);
         if profile == Profile::Linux {
@@ -613,7 +689,7 @@ fn eifel_undo_restores_the_window_after_a_spurious_timeout() {
         }
         s.on_rto_timer(t, &mut out);
         assert_eq!(s.counters.timeouts, 1);
-        assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0));
+        assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, w / 2.0));
         s.on_ack(750 * MS, &ack(11, &[], echo), &mut out);
         s
     };
@@ -630,7 +706,7 @@ fn eifel_undo_restores_the_window_after_a_spurious_timeout() {
     // The rfc profile does not undo.
     let s = run(Profile::Rfc, 100 * MS);
     assert_eq!(s.counters.undos, 0);
-    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (2.0, 10.0));
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (2.0, 5.5));
 }
 
 /// ns-2 enters fast recovery on the third duplicate ACK that changes the

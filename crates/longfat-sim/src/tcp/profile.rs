@@ -10,8 +10,8 @@ use longfat_cc::params::LINUX_RULES;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Profile {
-    /// The standards' sender: RFC 5681 growth on cumulatively acknowledged
-    /// packets, RFC 6675 SACK recovery driven by pipe, RFC 6298 timer (with
+    /// The standards' sender: RFC 5681 growth (slow start min(N, SMSS) per
+    /// ACK, congestion avoidance by bytes acknowledged), RFC 6675 SACK recovery driven by pipe, RFC 6298 timer (with
     /// Linux's floor on the variance term), RFC 7661 cwnd validation. The
     /// sender longfat was validated with against ns-3 and the Mathis and
     /// Padhye models.
@@ -60,6 +60,17 @@ impl Profile {
         }
     }
 
+    /// Slow-start threshold before the first reduction: ns-2.35 starts it at
+    /// the advertised window (tcp.cc `TcpAgent::reset()`: `ssthresh_ =
+    /// int(wnd_)`, `max_ssthresh_` 0 by default), so slow start ends at rwnd;
+    /// RFC 5681 §3.1 and Linux start "arbitrarily high" (unlimited).
+    pub fn initial_ssthresh_pkts(self, rwnd_pkts: u64) -> f64 {
+        match self {
+            Self::Ns2 => rwnd_pkts as f64,
+            Self::Rfc | Self::Linux => f64::INFINITY,
+        }
+    }
+
     /// RTO before the first sample: RFC 6298 §2.1 and Linux 1 s, ns-2
     /// `rtxcur_init_` 3 s.
     pub fn initial_rto_ns(self) -> u64 {
@@ -86,10 +97,21 @@ impl Profile {
         self == Self::Linux
     }
 
-    /// ns-2 grows the window once per new ACK (`opencwnd()`), however many
-    /// packets it covers; the others by the packets delivered.
-    pub fn grows_per_ack(self) -> bool {
-        self == Self::Ns2
+    /// The growth (packets) an ACK that may grow the window hands the
+    /// controller, which spends it on slow start, then congestion avoidance.
+    /// `rfc`: RFC 5681 §3.1 eq. (2), cwnd += min(N, SMSS) per ACK in slow
+    /// start (one packet however many the ACK covers: x1.5 per round trip
+    /// with delayed ACKs), and in congestion avoidance the byte counting that
+    /// §3.1 recommends (cwnd += SMSS once cwnd bytes are acknowledged: the
+    /// packets delivered). ns-2 grows once per new ACK (`opencwnd()`),
+    /// however many packets it covers. Linux: the packets delivered
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai` with `acked`).
+    pub fn growth_pkts(self, delivered_pkts: u64, slow_start: bool) -> u64 {
+        match self {
+            Self::Ns2 => 1,
+            Self::Rfc if slow_start => delivered_pkts.min(1),
+            Self::Rfc | Self::Linux => delivered_pkts,
+        }
     }
 
     /// Growth only while the window limits the sender (RFC 7661; Linux
@@ -100,7 +122,7 @@ impl Profile {
     }
 
     /// Controller parameters the profile sets unless the scenario does: the
-    /// Linux kernel modules' variants.
+    /// Linux kernel modules' variants, and ns-2's HighSpeed lines.
     pub fn cc_defaults(self, cc: &str) -> &'static [(&'static str, f64)] {
         match (self, cc) {
             // tcp_cubic.c: HyStart on, beta 717/1024, bic_scale 41 (C = 41 * 10 / 1024),
@@ -142,6 +164,11 @@ impl Profile {
             // tcp_vegas.c: diff against BaseRTT in whole packets, slow start
             // on every ACK, Reno for a round with at most two RTT samples.
             (Self::Linux, "vegas") => &[(LINUX_RULES, 1.0)],
+            // ns-2.35 tcp.cc `increase_param()`: p(w) on the log-log line to
+            // (`high_window_`, `high_p_` = 1e-7), not RFC 3649's 0.078 / w^1.2.
+            // eHSTCP was built on ns-2's HighSpeed (ehstcp.md §3 modifies
+            // HSTCP's a(w) and b(w)).
+            (Self::Ns2, "highspeed" | "ehstcp") => &[("high_p", 1e-7)],
             _ => &[],
         }
     }

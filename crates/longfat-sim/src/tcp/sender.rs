@@ -580,7 +580,14 @@ impl TcpSender {
 
         // ns-2 ignores SACK information from a timeout until the recovery
         // point passes (`timeout_`, `ClearScoreBoard` on every new ACK).
-        let ignore_sacks = self.is_ns2() && matches!(self.recovery, Recovery::Timeout { .. });
+        // tcp-sack1.cc `recv`, outside fast recovery: a new ACK clears the
+        // scoreboard (`scb_->ClearScoreBoard()`) and its SACK blocks are not
+        // read (only a duplicate ACK calls `UpdateScoreBoard`).
+        let ns2_new_ack = self.is_ns2() && !in_fast && ack.seq > una_before;
+        if ns2_new_ack && self.sb.sacked_count() > 0 {
+            self.sb.forget_sacks();
+        }
+        let ignore_sacks = ns2_new_ack || (self.is_ns2() && matches!(self.recovery, Recovery::Timeout { .. }));
         let sacked_before = self.sb.sacked_count();
         let mut delivered = 0;
         if !ignore_sacks {
@@ -705,10 +712,10 @@ impl TcpSender {
         let may_grow = advanced > 0
             && !in_fast_recovery
             && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
-        let growth = match (may_grow, self.cfg.profile.grows_per_ack()) {
-            (false, _) => 0,
-            (true, true) => 1,
-            (true, false) => delivered,
+        let growth = if may_grow {
+            self.cfg.profile.growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+        } else {
+            0
         };
         self.cc.on_ack(&AckEvent {
             now_ns,
@@ -745,8 +752,12 @@ impl TcpSender {
                 // and `recover_ = 0`. Holes found during recovery (packets
                 // sent in it and lost) were retransmitted in it; they are no
                 // new episode. Another reduction needs three new SACK-changing
-                // duplicate ACKs.
+                // duplicate ACKs, and the SACKs above the recovery point are
+                // forgotten too: the next duplicate ACK's blocks rebuild them.
                 self.sb.unmark_lost();
+                if self.sb.sacked_count() > 0 {
+                    self.sb.forget_sacks();
+                }
             }
             if self.sb.has_lost() {
                 let pipe = self.sb.pipe();
