@@ -122,8 +122,8 @@ pub fn build() {
         let _ = writeln!(
             table,
             "    Built {{ algo: {algo:?}, ca_name: {ca:?}, \
-             attach_link_v4: |o, state| struct_ops!(o, state, skel_{algo}, {builder}SkelBuilder, longfat_{algo}), \
-             attach_map_v3: |o, state| struct_ops!(o, state, skel_{algo}_v3, {builder}V3SkelBuilder, longfat_{algo}) }},",
+             attach_link_v4: |o, state, pin| struct_ops!(o, state, pin, skel_{algo}, {builder}SkelBuilder, longfat_{algo}), \
+             attach_map_v3: |o, state, pin| struct_ops!(o, state, pin, skel_{algo}_v3, {builder}V3SkelBuilder, longfat_{algo}) }},",
             algo = s.algo,
             ca = s.ca_name,
             builder = camel(&s.algo),

@@ -129,8 +129,11 @@ fn parse_release(release: &str) -> Option<(u32, u32)> {
 }
 
 #[cfg(not(longfat_no_bpf))]
-type AttachFn =
-    fn(&mut std::mem::MaybeUninit<libbpf_rs::OpenObject>, &Path) -> Result<libbpf_rs::Link, Stage>;
+type AttachFn = fn(
+    &mut std::mem::MaybeUninit<libbpf_rs::OpenObject>,
+    &Path,
+    &Path,
+) -> Result<libbpf_rs::Link, Stage>;
 #[cfg(longfat_no_bpf)]
 type AttachFn = fn();
 
@@ -140,19 +143,25 @@ enum Stage {
     Open(libbpf_rs::Error),
     Load(libbpf_rs::Error),
     PinState(libbpf_rs::Error),
+    PinLink(libbpf_rs::Error),
     Attach(libbpf_rs::Error),
 }
 
 /// Opens and loads one skeleton, pins its per-socket state map at
-/// `$state` and attaches its struct_ops map (the generated table uses it).
+/// `$state`, attaches its struct_ops map and pins the link at `$pin` (the
+/// generated table uses it). The pin is made while the skeleton lives: an
+/// [`Abi::MapV3`] "link" is libbpf's wrapper of the map's own fd, which the
+/// skeleton closes when it goes (libbpf, `bpf_map__attach_struct_ops`).
 #[cfg(not(longfat_no_bpf))]
 macro_rules! struct_ops {
-    ($o:expr, $state:expr, $m:ident, $builder:ident, $map:ident) => {{
+    ($o:expr, $state:expr, $pin:expr, $m:ident, $builder:ident, $map:ident) => {{
         use libbpf_rs::skel::{OpenSkel as _, SkelBuilder as _};
         let open = $m::$builder::default().open($o).map_err(Stage::Open)?;
         let mut skel = open.load().map_err(Stage::Load)?;
         skel.maps.lfg_state.pin($state).map_err(Stage::PinState)?;
-        skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)
+        let mut link = skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)?;
+        link.pin($pin).map_err(Stage::PinLink)?;
+        Ok(link)
     }};
 }
 
@@ -602,7 +611,7 @@ fn load_one(b: &Built, abi: Abi, log_dir: &Path) -> Result<Outcome, Error> {
         Abi::LinkV4 => b.attach_link_v4,
         Abi::MapV3 => b.attach_map_v3,
     };
-    let attached = attach(&mut obj, &state_pin);
+    let attached = attach(&mut obj, &state_pin, &pin);
     let text = log.finish();
     let mut link = match attached {
         Ok(link) => link,
@@ -611,14 +620,6 @@ fn load_one(b: &Built, abi: Abi, log_dir: &Path) -> Result<Outcome, Error> {
             return Err(load_error(b, stage, &text, log_dir));
         }
     };
-    if let Err(e) = link.pin(&pin) {
-        let _ = fs::remove_file(&state_pin);
-        return err(format!(
-            "{}: cannot pin its link at {}: {e}",
-            b.ca_name,
-            pin.display()
-        ));
-    }
     if abi == Abi::MapV3 {
         // Not a kernel link: dropping it would delete the map's element and
         // unregister the algorithm; the pinned map keeps it registered.
@@ -645,6 +646,7 @@ fn load_error(b: &Built, stage: Stage, log: &str, log_dir: &Path) -> Error {
         Stage::Load(e) => ("loading failed", e),
         Stage::PinState(e) => ("pinning its state map failed", e),
         Stage::Attach(e) => ("registering failed", e),
+        Stage::PinLink(e) => ("pinning its link failed", e),
     };
     let file = write_log(log_dir, b.algo, log);
     let saved = match &file {
