@@ -15,7 +15,8 @@
 # (default ~/.cache/longfat/kernels).
 #
 # Each guest mounts the host's / at /host, mounts proc, sys, dev, a tmpfs
-# /tmp and bpffs there, chroots into it and runs COMMAND as root with
+# /run (TMPDIR=/run/tmp: the host's /tmp stays visible, where COMMAND may
+# live) and bpffs there, chroots into it and runs COMMAND as root with
 # LONGFAT_QEMU_GUEST=1 (the guest is its own: COMMAND may change its
 # network, e.g. put netem on its loopback); the serial console carries the
 # output and exit status back.
@@ -116,7 +117,7 @@ modules_in_order() { # $1: extracted tree, $2: release
 
 # vmlinuz and an initramfs for a kernel package, cached per package and
 # version of this recipe (bump it when the initramfs changes).
-recipe=2
+recipe=3
 prepare() { # $1: package
     local dir=$cache/boot/$recipe/$1
     [ -s "$dir/initrd.gz" ] && [ -s "$dir/vmlinuz" ] && return
@@ -152,11 +153,12 @@ if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /host; 
     mount -t proc proc /host/proc
     mount -t sysfs sysfs /host/sys
     mount -t devtmpfs devtmpfs /host/dev
-    mount -t tmpfs tmpfs /host/tmp
+    mount -t tmpfs tmpfs /host/run
     mount -t bpf bpf /host/sys/fs/bpf
     ip link set lo up
     echo "longfat-guest: Linux $(uname -r)"
-    LONGFAT_QEMU_GUEST=1 chroot /host /bin/sh "$longfat_run" </dev/null
+    mkdir -p /host/run/tmp
+    TMPDIR=/run/tmp LONGFAT_QEMU_GUEST=1 chroot /host /bin/sh "$longfat_run" </dev/null
     echo "longfat-guest-exit: $?"
 else
     echo "longfat-guest-exit: cannot mount the host's root"
