@@ -33,4 +33,16 @@ if [ "$(id -u)" = 0 ]; then
 else
     echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
 fi
+# The BPF programs inside Debian's LTS kernels (6.1, 6.12) under QEMU
+# (scripts/lts-kernels.sh; it prints SKIPPED and why where QEMU or the
+# kernel download cannot run). Debian's QEMU, as chromium above.
+if [ "$(id -u)" = 0 ]; then
+    if ! command -v qemu-system-x86_64 >/dev/null; then
+        echo "test: installing qemu-system-x86 for the LTS kernel checks" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-x86 >/dev/null
+    fi
+    cargo test --release -p longfat-kernel --test lts_kernels -- --ignored --nocapture
+else
+    echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
+fi
 .venv/bin/python -m pytest -q

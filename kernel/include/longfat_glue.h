@@ -622,7 +622,14 @@ u32 BPF_PROG(lfg_undo_cwnd, struct sock *sk)
 	return (u32)pkts;
 }
 
-SEC(".struct_ops.link")
+/* The struct_ops map's section, set per object variant by
+ * crates/longfat-kernel/build/bpf.rs: ".struct_ops.link" (registered through
+ * a BPF link, Linux 6.4+) or ".struct_ops" (registered by updating the map,
+ * as 6.1 needs; libbpf, bpf_map__attach_struct_ops). */
+#ifndef LF_STRUCT_OPS_SEC
+#define LF_STRUCT_OPS_SEC ".struct_ops.link"
+#endif
+SEC(LF_STRUCT_OPS_SEC)
 struct tcp_congestion_ops LF_CAT(longfat_, LF_ALGO) = {
 	.init = (void *)lfg_init,
 	.ssthresh = (void *)lfg_ssthresh,

@@ -51,13 +51,89 @@ pub struct Built {
     pub algo: &'static str,
     /// The name the kernel registers it under (`longfat_ltcp`; at most 15 bytes).
     pub ca_name: &'static str,
+    /// Loads and attaches the `-mcpu=v4`, `.struct_ops.link` object ([`Abi::LinkV4`]).
     #[cfg_attr(longfat_no_bpf, allow(dead_code))]
-    attach: AttachFn,
+    attach_link_v4: AttachFn,
+    /// Loads and attaches the `-mcpu=v3`, `.struct_ops` object ([`Abi::MapV3`]).
+    #[cfg_attr(longfat_no_bpf, allow(dead_code))]
+    attach_map_v3: AttachFn,
+}
+
+/// The object variant a kernel takes: crates/longfat-kernel/build/bpf.rs
+/// builds every algorithm both ways, and [`kernel_abi`] picks one from the
+/// running kernel's features (docs/kernel.md, "Kernels").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Abi {
+    /// `-mcpu=v4` (sign-extending loads: Linux 6.6, "bpf: Support new
+    /// sign-extension load insns") and the map in `.struct_ops.link`,
+    /// registered through a BPF link (`BPF_LINK_TYPE_STRUCT_OPS`, 6.4):
+    /// pinned, the link keeps the algorithm registered; unpinned, it goes.
+    LinkV4,
+    /// `-mcpu=v3` and a plain `.struct_ops` map, registered by updating its
+    /// element (kernel/bpf/bpf_struct_ops.c, `bpf_struct_ops_map_update_elem`)
+    /// and unregistered by deleting it: what 6.1-6.5 accept.
+    MapV3,
+}
+
+impl Abi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Abi::LinkV4 => "bpf v4, struct_ops link",
+            Abi::MapV3 => "bpf v3, struct_ops map",
+        }
+    }
+}
+
+/// What the running kernel offers, as far as the choice of [`Abi`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelFeatures {
+    /// `major.minor` of `uname -r`: only to refuse a series older than 6.1.
+    pub release: (u32, u32),
+    /// The BTF has `struct bpf_struct_ops_tcp_congestion_ops`: BPF may
+    /// implement `tcp_congestion_ops` (net/ipv4/bpf_tcp_ca.c).
+    pub struct_ops_tcp: bool,
+    /// The BTF's `enum bpf_link_type` has `BPF_LINK_TYPE_STRUCT_OPS`.
+    pub struct_ops_link: bool,
+    /// The verifier accepts a sign-extending load (`BPF_LDX | BPF_MEMSX`).
+    pub isa_v4: bool,
+}
+
+/// The oldest series longfat supports: the oldest maintained LTS (tested
+/// under QEMU by scripts/lts-kernels.sh, as are 6.12 and the host's).
+pub const OLDEST_SERIES: (u32, u32) = (6, 1);
+
+/// The variant for a kernel with `f`, or the one line saying why it has none.
+pub fn choose_abi(f: &KernelFeatures) -> Result<Abi, Error> {
+    if f.release < OLDEST_SERIES {
+        return err(format!(
+            "Linux {}.{} is too old: longfat's BPF congestion controls need {}.{} or later",
+            f.release.0, f.release.1, OLDEST_SERIES.0, OLDEST_SERIES.1
+        ));
+    }
+    if !f.struct_ops_tcp {
+        return err("this kernel does not support BPF struct_ops for TCP congestion control (no bpf_struct_ops_tcp_congestion_ops in its BTF: CONFIG_BPF_JIT and CONFIG_BPF_SYSCALL)");
+    }
+    Ok(if f.struct_ops_link && f.isa_v4 {
+        Abi::LinkV4
+    } else {
+        Abi::MapV3
+    })
+}
+
+/// `major.minor` of a kernel release string (`6.1.0-56-amd64` -> (6, 1)).
+fn parse_release(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 #[cfg(not(longfat_no_bpf))]
-type AttachFn =
-    fn(&mut std::mem::MaybeUninit<libbpf_rs::OpenObject>, &Path) -> Result<libbpf_rs::Link, Stage>;
+type AttachFn = fn(
+    &mut std::mem::MaybeUninit<libbpf_rs::OpenObject>,
+    &Path,
+    &Path,
+) -> Result<libbpf_rs::Link, Stage>;
 #[cfg(longfat_no_bpf)]
 type AttachFn = fn();
 
@@ -67,19 +143,25 @@ enum Stage {
     Open(libbpf_rs::Error),
     Load(libbpf_rs::Error),
     PinState(libbpf_rs::Error),
+    PinLink(libbpf_rs::Error),
     Attach(libbpf_rs::Error),
 }
 
 /// Opens and loads one skeleton, pins its per-socket state map at
-/// `$state` and attaches its struct_ops map (the generated table uses it).
+/// `$state`, attaches its struct_ops map and pins the link at `$pin` (the
+/// generated table uses it). The pin is made while the skeleton lives: an
+/// [`Abi::MapV3`] "link" is libbpf's wrapper of the map's own fd, which the
+/// skeleton closes when it goes (libbpf, `bpf_map__attach_struct_ops`).
 #[cfg(not(longfat_no_bpf))]
 macro_rules! struct_ops {
-    ($o:expr, $state:expr, $m:ident, $builder:ident, $map:ident) => {{
+    ($o:expr, $state:expr, $pin:expr, $m:ident, $builder:ident, $map:ident) => {{
         use libbpf_rs::skel::{OpenSkel as _, SkelBuilder as _};
         let open = $m::$builder::default().open($o).map_err(Stage::Open)?;
         let mut skel = open.load().map_err(Stage::Load)?;
         skel.maps.lfg_state.pin($state).map_err(Stage::PinState)?;
-        skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)
+        let mut link = skel.maps.$map.attach_struct_ops().map_err(Stage::Attach)?;
+        link.pin($pin).map_err(Stage::PinLink)?;
+        Ok(link)
     }};
 }
 
@@ -254,9 +336,10 @@ fn allowed_names_or_reason() -> String {
 /// libbpf/verifier log of a program that fails to load.
 pub fn load(names: &[String], log_dir: &Path) -> Result<Vec<(&'static str, Outcome)>, Error> {
     let todo = resolve_all(names)?;
+    let abi = preflight()?;
     let mut done = Vec::new();
     for b in todo {
-        done.push((b.ca_name, load_one(b, log_dir)?));
+        done.push((b.ca_name, load_one(b, abi, log_dir)?));
     }
     Ok(done)
 }
@@ -285,6 +368,7 @@ fn unload_one(b: &Built) -> Result<Outcome, Error> {
         })?;
     }
     if was_pinned {
+        unregister_map_pin(b, &pin)?;
         fs::remove_file(&pin).map_err(|e| {
             Error(format!(
                 "cannot remove {}: {}",
@@ -316,6 +400,50 @@ fn unload_one(b: &Built) -> Result<Outcome, Error> {
     })
 }
 
+/// An [`Abi::MapV3`] pin is the struct_ops map itself, which stays
+/// registered until its element is deleted (kernel/bpf/bpf_struct_ops.c,
+/// `bpf_struct_ops_map_delete_elem`); a link's pin needs nothing here.
+#[cfg(not(longfat_no_bpf))]
+fn unregister_map_pin(b: &Built, pin: &Path) -> Result<(), Error> {
+    use libbpf_rs::libbpf_sys;
+    use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+
+    let c =
+        std::ffi::CString::new(pin.as_os_str().as_encoded_bytes()).expect("no NUL in a pin path");
+    // SAFETY: c is NUL-terminated; a non-negative result is a new fd we own.
+    let fd = unsafe { libbpf_sys::bpf_obj_get(c.as_ptr()) };
+    if fd < 0 {
+        let e = io::Error::from_raw_os_error(-fd);
+        return err(format!("cannot open {}: {}", pin.display(), io_reason(&e)));
+    }
+    // SAFETY: fd was just returned to us and is not owned elsewhere.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let kind = fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_default();
+    if kind.as_os_str() != "anon_inode:bpf-map" {
+        return Ok(());
+    }
+    let zero = 0u32;
+    // SAFETY: a struct_ops map's key is one u32.
+    let rc =
+        unsafe { libbpf_sys::bpf_map_delete_elem(fd.as_raw_fd(), (&zero as *const u32).cast()) };
+    // ENOENT: nothing registered through it any more.
+    if rc < 0 && rc != -libc::ENOENT {
+        let e = io::Error::from_raw_os_error(-rc);
+        return err(format!(
+            "{}: cannot unregister its struct_ops map {}: {}",
+            b.ca_name,
+            pin.display(),
+            io_reason(&e)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(longfat_no_bpf)]
+fn unregister_map_pin(_b: &Built, _pin: &Path) -> Result<(), Error> {
+    Ok(())
+}
+
 /// Waits until the kernel lists (or no longer lists) `ca_name`; false on timeout.
 fn wait_registered(ca_name: &str, registered: bool) -> Result<bool, Error> {
     let start = Instant::now();
@@ -337,8 +465,9 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
-/// The checks that explain a failure better than libbpf's errno.
-fn preflight() -> Result<(), Error> {
+/// The checks that explain a failure better than libbpf's errno, and the
+/// variant to load.
+fn preflight() -> Result<Abi, Error> {
     if let Some(reason) = not_built_reason() {
         return err(format!("the BPF programs were not built: {reason}"));
     }
@@ -346,17 +475,113 @@ fn preflight() -> Result<(), Error> {
     if unsafe { libc::geteuid() } != 0 {
         return err("loading BPF congestion controls needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN for bpffs): run as root");
     }
+    kernel_abi()
+}
+
+/// The variant the running kernel takes, from its features (root: the
+/// instruction-set probe loads a program).
+pub fn kernel_abi() -> Result<Abi, Error> {
+    choose_abi(&kernel_features()?)
+}
+
+/// Probes the running kernel. libbpf's own struct_ops probe
+/// (`libbpf_probe_bpf_map_type`) is not used: it sets
+/// `value_type_btf_obj_fd`, which kernels before 6.9 reject, so it called
+/// 6.1-6.8 unsupported.
+#[cfg(not(longfat_no_bpf))]
+pub fn kernel_features() -> Result<KernelFeatures, Error> {
+    use libbpf_rs::btf::{types, Btf};
+
+    // SAFETY: uname fills the struct it is given.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return err(format!("uname failed: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: uname NUL-terminates release.
+    let release = unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }.to_string_lossy();
+    let release = parse_release(&release)
+        .ok_or_else(|| Error(format!("cannot read the kernel release {release:?}")))?;
     if !Path::new("/sys/kernel/btf/vmlinux").exists() {
         return err("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing): struct_ops needs CONFIG_DEBUG_INFO_BTF");
     }
-    Ok(())
+    let btf = Btf::from_vmlinux()
+        .map_err(|e| Error(format!("cannot read /sys/kernel/btf/vmlinux: {e}")))?;
+    let struct_ops_tcp = btf
+        .type_by_name::<types::Struct>("bpf_struct_ops_tcp_congestion_ops")
+        .is_some();
+    let struct_ops_link = btf
+        .type_by_name::<types::Enum>("bpf_link_type")
+        .is_some_and(|e| {
+            e.iter()
+                .any(|m| m.name.is_some_and(|n| n == "BPF_LINK_TYPE_STRUCT_OPS"))
+        });
+    Ok(KernelFeatures {
+        release,
+        struct_ops_tcp,
+        struct_ops_link,
+        isa_v4: probe_isa_v4()?,
+    })
+}
+
+#[cfg(longfat_no_bpf)]
+pub fn kernel_features() -> Result<KernelFeatures, Error> {
+    err(format!(
+        "the BPF programs were not built: {}",
+        env!("LONGFAT_NO_BPF_REASON")
+    ))
+}
+
+/// Loads a three-instruction socket filter with a sign-extending load
+/// (BPF_LDX | BPF_MEMSX, include/uapi/linux/bpf.h): a verifier before 6.6
+/// refuses its opcode with EINVAL.
+#[cfg(not(longfat_no_bpf))]
+fn probe_isa_v4() -> Result<bool, Error> {
+    use libbpf_rs::libbpf_sys;
+
+    /// struct bpf_insn on a little-endian host: code, dst_reg | src_reg << 4, off, imm.
+    const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+        (code as u64)
+            | (((dst | (src << 4)) as u64) << 8)
+            | ((off as u16 as u64) << 16)
+            | ((imm as u32 as u64) << 32)
+    }
+    const _: () = assert!(cfg!(target_endian = "little"), "insn() is little-endian");
+    let prog = [
+        insn(0x7a, 10, 0, -8, 0), // BPF_ST | BPF_MEM | BPF_DW: *(u64 *)(r10 - 8) = 0
+        insn(0x91, 0, 10, -8, 0), // BPF_LDX | BPF_MEMSX | BPF_B: r0 = *(s8 *)(r10 - 8)
+        insn(0x95, 0, 0, 0, 0),   // BPF_JMP | BPF_EXIT
+    ];
+    let license = c"GPL";
+    // SAFETY: prog is 3 valid struct bpf_insn (8 bytes each); no options.
+    let fd = unsafe {
+        libbpf_sys::bpf_prog_load(
+            libbpf_sys::BPF_PROG_TYPE_SOCKET_FILTER,
+            std::ptr::null(),
+            license.as_ptr(),
+            prog.as_ptr().cast(),
+            prog.len() as _,
+            std::ptr::null_mut(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: fd is ours.
+        unsafe { libc::close(fd) };
+        return Ok(true);
+    }
+    match -fd {
+        libc::EINVAL => Ok(false),
+        e => err(format!(
+            "cannot probe the kernel's BPF instruction set: {}",
+            io_reason(&io::Error::from_raw_os_error(e))
+        )),
+    }
 }
 
 #[cfg(not(longfat_no_bpf))]
-fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
+fn load_one(b: &Built, abi: Abi, log_dir: &Path) -> Result<Outcome, Error> {
     use std::mem::MaybeUninit;
 
-    preflight()?;
     let pin = pin_path(b.algo);
     let registered = available()?.iter().any(|a| a == b.ca_name);
     match (registered, pin.exists()) {
@@ -378,18 +603,15 @@ fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
         fs::remove_file(&state_pin)
             .map_err(|e| Error(format!("cannot remove stale {}: {e}", state_pin.display())))?;
     }
-    match libbpf_rs::MapType::StructOps.is_supported() {
-        Ok(true) => {}
-        Ok(false) => {
-            return err("this kernel does not support BPF struct_ops (BPF_MAP_TYPE_STRUCT_OPS)")
-        }
-        Err(e) => return err(format!("cannot probe BPF struct_ops support: {e}")),
-    }
     ensure_pin_dir()?;
 
     let log = LibbpfLog::capture();
     let mut obj = MaybeUninit::uninit();
-    let attached = (b.attach)(&mut obj, &state_pin);
+    let attach = match abi {
+        Abi::LinkV4 => b.attach_link_v4,
+        Abi::MapV3 => b.attach_map_v3,
+    };
+    let attached = attach(&mut obj, &state_pin, &pin);
     let text = log.finish();
     let mut link = match attached {
         Ok(link) => link,
@@ -398,13 +620,10 @@ fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
             return Err(load_error(b, stage, &text, log_dir));
         }
     };
-    if let Err(e) = link.pin(&pin) {
-        let _ = fs::remove_file(&state_pin);
-        return err(format!(
-            "{}: cannot pin its link at {}: {e}",
-            b.ca_name,
-            pin.display()
-        ));
+    if abi == Abi::MapV3 {
+        // Not a kernel link: dropping it would delete the map's element and
+        // unregister the algorithm; the pinned map keeps it registered.
+        link.disconnect();
     }
     if !wait_registered(b.ca_name, true)? {
         return err(format!(
@@ -416,8 +635,7 @@ fn load_one(b: &Built, log_dir: &Path) -> Result<Outcome, Error> {
 }
 
 #[cfg(longfat_no_bpf)]
-fn load_one(_b: &Built, _log_dir: &Path) -> Result<Outcome, Error> {
-    preflight()?;
+fn load_one(_b: &Built, _abi: Abi, _log_dir: &Path) -> Result<Outcome, Error> {
     unreachable!("nothing is built")
 }
 
@@ -428,6 +646,7 @@ fn load_error(b: &Built, stage: Stage, log: &str, log_dir: &Path) -> Error {
         Stage::Load(e) => ("loading failed", e),
         Stage::PinState(e) => ("pinning its state map failed", e),
         Stage::Attach(e) => ("registering failed", e),
+        Stage::PinLink(e) => ("pinning its link failed", e),
     };
     let file = write_log(log_dir, b.algo, log);
     let saved = match &file {
@@ -696,6 +915,47 @@ mod tests {
         let counters: Vec<u64> = s.fields()[2..].iter().map(|f| f.1).collect();
         assert_eq!(counters, (1..=16).collect::<Vec<u64>>());
         assert_eq!(SocketState::parse(&raw[..79]), None);
+    }
+
+    /// The features each supported series has (6.1: struct_ops, no link
+    /// type, no v4; 6.6 and later: all), and what is refused.
+    #[test]
+    fn each_kernel_gets_the_variant_its_features_allow() {
+        let f = |release, tcp, link, v4| KernelFeatures {
+            release,
+            struct_ops_tcp: tcp,
+            struct_ops_link: link,
+            isa_v4: v4,
+        };
+        assert_eq!(choose_abi(&f((6, 1), true, false, false)), Ok(Abi::MapV3));
+        // 6.4-6.5: links but no v4; the v3 object has no link section.
+        assert_eq!(choose_abi(&f((6, 4), true, true, false)), Ok(Abi::MapV3));
+        assert_eq!(choose_abi(&f((6, 6), true, true, true)), Ok(Abi::LinkV4));
+        assert_eq!(choose_abi(&f((6, 18), true, true, true)), Ok(Abi::LinkV4));
+        for (bad, says) in [
+            (
+                f((6, 0), true, false, false),
+                "Linux 6.0 is too old: longfat's BPF congestion controls need 6.1 or later",
+            ),
+            (f((5, 15), true, false, false), "Linux 5.15 is too old"),
+            (
+                f((6, 12), false, true, true),
+                "does not support BPF struct_ops for TCP",
+            ),
+        ] {
+            let e = choose_abi(&bad).unwrap_err().0;
+            assert!(e.starts_with(says) || e.contains(says), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn reads_major_and_minor_of_a_release() {
+        assert_eq!(parse_release("6.1.0-56-amd64"), Some((6, 1)));
+        assert_eq!(parse_release("6.12.117+deb12-amd64"), Some((6, 12)));
+        assert_eq!(parse_release("6.18.44-fc-v595"), Some((6, 18)));
+        assert_eq!(parse_release("6"), None);
+        assert_eq!(parse_release(""), None);
     }
 
     #[test]
