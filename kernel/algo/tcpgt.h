@@ -215,11 +215,16 @@ static __always_inline void lf_tcpgt_end_epoch(struct lf_tcpgt *s, const struct 
 		if (could_grow || s->phase == LF_TCPGT_HOLD)
 			s->s_q32 += f;
 		/* eq. (15): p = f^2 s^2 / (G base cwnd) = (f s)^2 TR / (N base cwnd),
-		 * each step rounded to nearest in q32 */
+		 * each step rounded to nearest in q32. (f s)^2 / cwnd is taken
+		 * in one step (a 128-bit product): squaring f s alone in q32
+		 * saturated from f s = 2^16 on and clamped p to max_increase
+		 * where the rule gives less. Now p saturates only when
+		 * (f s)^2 / cwnd >= 2^32 packets, and then the rule's p is at
+		 * least 1 (clamped) unless N / TR exceeds 2^32 / rtt_base
+		 * packets per us (85,899 at 50 ms). */
 		fs = lf_mul_shr(f, s->s_q32, 32);
-		p = lf_mul_shr(fs, fs, 32);
+		p = lf_mul_div(fs, fs, LF_CWND_Q32(s));
 		p = lf_mul_div(p, (u64)tr, n * s->cfg.rtt_base_us);
-		p = lf_mul_div(p, LF_Q32_ONE, LF_CWND_Q32(s));
 		p = lf_min_u64(p, s->cfg.max_increase_q32);
 		s->rate_q32 = (s64)p;
 		s->phase = LF_TCPGT_INCREASE;

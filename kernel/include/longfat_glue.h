@@ -9,16 +9,20 @@
  * (crates/longfat-sim/src/tcp/sender.rs, `on_ack`): one on_ack per ACK; a
  * loss episode's on_loss before the on_ack of the ACK that revealed it; a
  * fast recovery's on_recovery_exit after the on_ack of the ACK that ended
- * it. Linux calls, for one ACK (net/ipv4/tcp_input.c, tcp_ack, 6.14+):
- *   pkts_acked (tcp_clean_rtx_queue), in_ack_event, then from
- *   tcp_fastretrans_alert ssthresh + set_state(Recovery) for a new episode or
- *   set_state(Open) at its end (tcp_try_undo_recovery) followed by
- *   cwnd_event(CA_EVENT_COMPLETE_CWR) (tcp_end_cwnd_reduction), then
- *   cong_avoid only when the window may grow (tcp_cong_control).
- * So the ACK's facts are gathered in pkts_acked/in_ack_event and its on_ack
- * is delivered by cong_avoid (with growth), or, when cong_avoid does not come,
- * with no growth at the next callback that needs the order kept (the next
- * ACK, a recovery exit, a timeout). docs/kernel.md "The BPF glue" lists the
+ * it. Linux calls, for one ACK (net/ipv4/tcp_input.c, tcp_ack):
+ *   pkts_acked (end of tcp_clean_rtx_queue, only when packets were out) and
+ *   in_ack_event, in either order: in_ack_event first up to 6.13 and in
+ *   6.12.0-6.12.30 (before tcp_clean_rtx_queue), last since "tcp:
+ *   reorganize tcp_in_ack_event() and tcp_count_delivered()" (6.14, 6.12.31,
+ *   6.1.141); then from tcp_fastretrans_alert ssthresh + set_state(Recovery)
+ *   for a new episode or set_state(Open) at its end (tcp_try_undo_recovery)
+ *   followed by cwnd_event(CA_EVENT_COMPLETE_CWR) (tcp_end_cwnd_reduction),
+ *   then cong_avoid only when the window may grow (tcp_cong_control).
+ * So the ACK's facts are gathered in pkts_acked/in_ack_event, tied to their
+ * ACK (lfg_ack_part), not to the callback order, and its on_ack is delivered
+ * by cong_avoid (with growth), or, when cong_avoid does not come, with no
+ * growth at the next callback that needs the order kept (the next ACK, a
+ * recovery exit, a timeout). docs/kernel.md "The BPF glue" lists the
  * choices.
  */
 #ifndef LONGFAT_GLUE_H
@@ -52,7 +56,7 @@ struct lfg_tag_change {
 struct lfg_glue_head {
 	u64 cwnd_fp;           /* the algorithm's, after the last event */
 	u64 ssthresh_fp;
-	u32 acks_gathered;     /* in_ack_event */
+	u32 acks_gathered;     /* ACKs seen by pkts_acked/in_ack_event */
 	u32 acks_delivered;    /* on_ack */
 	u32 acks_grown;        /* on_ack with growth_pkts > 0 */
 	u32 losses;            /* on_loss (ssthresh) */
@@ -83,15 +87,15 @@ struct lfg_glue {
 	LF_STATE cur;
 	LF_STATE undo;
 	struct lf_ack ack; /* the ACK being processed, not yet delivered */
+	u64 ack_clock_ns;  /* its tp->tcp_clock_cache: which ACK it is (lfg_ack_part) */
 	u64 rtt_latest_us; /* the newest RTT sample (RttStats::latest), 0 before one */
 	u64 tsval_ext;     /* receiver's TSval, unwrapped (timestamp units) */
 	u64 init_us;       /* tcp_mstamp at init */
 	u32 tsval_last;
 	u32 delivered_last; /* tp->delivered at the previous ACK */
 	u32 cwnd_written;   /* the snd_cwnd this glue last wrote */
-	s32 rtt_sample_us;  /* pkts_acked's sample for the ACK being gathered, -1: none */
-	u32 cum_acked_sample; /* pkts_acked's count for it */
 	u8 ack_pending;
+	u8 ack_parts;       /* LFG_PART_*: the callbacks of that ACK seen so far */
 	u8 have_undo;
 	u8 undone;       /* undo_cwnd ran since the episode began */
 	u8 rto_reduced;  /* CA_EVENT_LOSS ran; set_state(Loss) must not call on_rto again */
@@ -287,6 +291,7 @@ static __always_inline void lfg_deliver_ack(struct sock *sk, struct lfg_glue *g,
 	if (!g->ack_pending)
 		return;
 	g->ack_pending = 0;
+	g->delivered_last += g->ack.delivered_pkts;
 	g->ack.growth_pkts = growth_pkts;
 	g->ack.in_recovery = lfg_in_reduction(lfg_ca_state(sk));
 	lfg_adopt_cwnd(sk, g);
@@ -309,7 +314,6 @@ static __always_inline void lfg_reset(struct sock *sk, struct lfg_glue *g)
 	lfg_algo_init(&g->cur, lfg_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
 	g->init_us = tp->tcp_mstamp;
 	g->delivered_last = tp->delivered;
-	g->rtt_sample_us = -1;
 	g->ca_state = lfg_ca_state(sk);
 	lfg_write_cwnd(sk, g);
 	lfg_note_tag(sk, g);
@@ -325,59 +329,16 @@ void BPF_PROG(lfg_init, struct sock *sk)
 		lfg_reset(sk, g);
 }
 
-/* tcp_clean_rtx_queue: the packets the cumulative ACK removed and the ACK's
- * RTT sample (tcp_ack_update_rtt's ca_rtt_us; -1 when there is none). */
-SEC("struct_ops")
-void BPF_PROG(lfg_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+/* A new ACK: what Linux sets before tcp_ack and keeps through it (the
+ * clock, the parsed timestamps), taken once. */
+static __always_inline void lfg_begin_ack(struct sock *sk, struct lfg_glue *g)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
-
-	if (!g)
-		return;
-	/* A previous ACK without cong_avoid is delivered before this one. */
-	lfg_deliver_ack(sk, g, 0);
-	g->rtt_sample_us = sample->rtt_us;
-	g->cum_acked_sample = sample->pkts_acked;
-	lfg_publish(g);
-}
-
-/* Every ACK (tcp_ack, after tcp_clean_rtx_queue): gather its facts. */
-SEC("struct_ops")
-void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
-{
-	struct lfg_glue *g = lfg_glue_get(sk, false);
 	struct tcp_sock *tp = lfg_tcp_sk(sk);
-	struct lf_ack *a;
+	struct lf_ack *a = &g->ack;
 	u64 unit, now_units, ecr, cand;
-	u32 delivered, cum_acked;
-	s32 rtt;
 
-	if (!g)
-		return;
-	lfg_deliver_ack(sk, g, 0);
-	/* pkts_acked runs only when packets were outstanding (not on the
-	 * no_queue path) and before this: take its facts, then clear them. */
-	rtt = g->rtt_sample_us;
-	cum_acked = g->cum_acked_sample;
-	g->rtt_sample_us = -1;
-	g->cum_acked_sample = 0;
-
-	a = &g->ack;
 	__builtin_memset(a, 0, sizeof(*a));
 	a->now_us = tp->tcp_mstamp;
-	delivered = tp->delivered - g->delivered_last;
-	g->delivered_last = tp->delivered;
-	a->delivered_pkts = delivered;
-	a->cum_acked_pkts = cum_acked;
-	/* Pipe before this ACK: what is in flight now plus what it delivered. */
-	a->in_flight_pkts = lfg_packets_in_flight(tp) + delivered;
-	if (rtt > 0)
-		g->rtt_latest_us = (u64)rtt;
-	a->rtt_updated = rtt > 0;
-	a->rtt_latest_us = g->rtt_latest_us;
-	a->rtt_min_us = lfg_min_rtt_us(tp);
-	a->rtt_smoothed_us = tp->srtt_us >> 3;
-
 	if (tp->rx_opt.saw_tstamp) {
 		unit = lfg_ts_unit_us(tp);
 		/* TSecr: the TSval we sent, our own clock (tcp_mstamp based)
@@ -412,8 +373,78 @@ void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 		a->ts_echoed_tag = lfg_tag_at(g, a->ts_echoed_sender_us);
 #endif
 	}
+	g->ack_clock_ns = tp->tcp_clock_cache;
+	g->ack_parts = 0;
 	g->ack_pending = 1;
 	g->head.acks_gathered++;
+}
+
+#define LFG_PART_PKTS_ACKED 1
+#define LFG_PART_IN_ACK_EVENT 2
+
+/* Callback `part` of the ACK tcp_ack is processing. Linux calls both parts
+ * for an ACK that found packets out, only in_ack_event for one that did not
+ * (the no_queue path), and nothing else of ours between them, in an order
+ * that depends on the version (file comment). The ACK is known by
+ * tp->tcp_clock_cache: tcp_rcv_established and tcp_rcv_state_process
+ * refresh it (tcp_mstamp_refresh, ktime_get_ns) for every segment before
+ * tcp_ack, and nothing refreshes it between the two parts. (tp->segs_in is
+ * no key: tcp_v4_rcv counts a segment when it arrives, so ACKs processed
+ * from the backlog all see the same count, which may even grow during one
+ * of them.) A part already seen is a new ACK too, should two ACKs share a
+ * clock reading. The first part starts the ACK, delivering a previous one
+ * still pending; what tcp_ack changes in between (tp->delivered, the
+ * pipe, srtt, min_rtt: tcp_clean_rtx_queue) is taken again at each part,
+ * so the later part's values stand, as they would in either order. */
+static __always_inline void lfg_ack_part(struct sock *sk, struct lfg_glue *g, u8 part)
+{
+	struct tcp_sock *tp = lfg_tcp_sk(sk);
+	struct lf_ack *a = &g->ack;
+	u32 delivered;
+
+	if (!g->ack_pending || g->ack_clock_ns != tp->tcp_clock_cache || (g->ack_parts & part)) {
+		/* A previous ACK without cong_avoid is delivered before this one. */
+		lfg_deliver_ack(sk, g, 0);
+		lfg_begin_ack(sk, g);
+	}
+	g->ack_parts |= part;
+	delivered = tp->delivered - g->delivered_last;
+	a->delivered_pkts = delivered;
+	/* Pipe before this ACK: what is in flight now plus what it delivered. */
+	a->in_flight_pkts = lfg_packets_in_flight(tp) + delivered;
+	a->rtt_latest_us = g->rtt_latest_us;
+	a->rtt_min_us = lfg_min_rtt_us(tp);
+	a->rtt_smoothed_us = tp->srtt_us >> 3;
+}
+
+/* tcp_clean_rtx_queue: the packets the cumulative ACK removed and the ACK's
+ * RTT sample (tcp_ack_update_rtt's ca_rtt_us; -1 when there is none). */
+SEC("struct_ops")
+void BPF_PROG(lfg_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+	s32 rtt = sample->rtt_us;
+
+	if (!g)
+		return;
+	lfg_ack_part(sk, g, LFG_PART_PKTS_ACKED);
+	if (rtt > 0)
+		g->rtt_latest_us = (u64)rtt;
+	g->ack.rtt_updated = rtt > 0;
+	g->ack.rtt_latest_us = g->rtt_latest_us;
+	g->ack.cum_acked_pkts = sample->pkts_acked;
+	lfg_publish(g);
+}
+
+/* Every ACK (tcp_ack). */
+SEC("struct_ops")
+void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
+{
+	struct lfg_glue *g = lfg_glue_get(sk, false);
+
+	if (!g)
+		return;
+	lfg_ack_part(sk, g, LFG_PART_IN_ACK_EVENT);
 	lfg_publish(g);
 }
 
@@ -589,6 +620,27 @@ void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 		g->undone = 0;
 		lfg_write_cwnd(sk, g);
 		lfg_note_tag(sk, g);
+	}
+	if (old == TCP_CA_Loss && new_state == TCP_CA_Open) {
+		/* A timeout recovery ends (tcp_process_loss ->
+		 * tcp_try_undo_recovery; after tcp_try_undo_loss, an undo, the
+		 * episode is gone). Linux's modules hear every return to Open
+		 * (tcp_htcp.c, htcp_state: case TCP_CA_Open restarts Delta),
+		 * but the stack leaves snd_cwnd alone, as there was no
+		 * reduction to end: the algorithm's window before the exit is
+		 * kept (its fraction below 2^-16 packets may be lost). The
+		 * ACK's own on_ack follows, with growth, as after a CWR. */
+		if (!g->undone) {
+			u64 cwnd_fp;
+
+			lfg_adopt_cwnd(sk, g);
+			cwnd_fp = g->cur.cwnd_fp;
+			lfg_algo_on_recovery_exit(&g->cur, lfg_tcp_sk(sk)->tcp_mstamp);
+			g->head.recovery_exits++;
+			g->cur.cwnd_fp = cwnd_fp;
+			lfg_note_tag(sk, g);
+		}
+		g->undone = 0;
 	}
 	lfg_publish(g);
 }

@@ -7,6 +7,9 @@
 //! -O2`) so that a header that would not build as BPF fails here, not later
 //! in the struct_ops build; the test `algorithm_headers_compile_for_bpf`
 //! runs the same check and fails, rather than skips, without clang-19.
+//! `kernel/userspace/glue_harness.c` builds the BPF glue itself against a
+//! stand-in for the kernel's headers (`kernel/userspace/mock/`), for
+//! `tests/glue_order.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,6 +27,16 @@ pub fn build() {
         .flag_if_supported("-Wno-unused-parameter")
         .opt_level(2)
         .compile("longfat_userspace");
+    // The BPF glue against a stand-in for the kernel (tests/glue_order.rs).
+    cc::Build::new()
+        .file(root.join("userspace/glue_harness.c"))
+        .include(root.join("userspace/mock"))
+        .include(root.join("include"))
+        .include(&root)
+        .flag_if_supported("-std=gnu11")
+        .flag_if_supported("-Wno-unused-parameter")
+        .opt_level(2)
+        .compile("longfat_glue_harness");
     bpf_compile_check(&root);
 }
 

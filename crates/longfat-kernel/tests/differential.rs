@@ -953,6 +953,67 @@ fn tcpgt_with_slow_start_c_equals_rust() {
     run::<TcpgtPair<true>>("tcpgt slow_start", 9);
 }
 
+/// Regression (issue 28, item 5): TCP-GT's eq. (15) squared f s in q32 on
+/// its own, which saturates from f s = 2^16 on: p then stopped growing with
+/// s^2 (here 0.012606 where Rust has 0.012660 at the first such epoch) or
+/// was clamped to one packet where Rust's is less. A path of 600 ms (f = 12) with a window
+/// of a million packets: every epoch is uncongested (TR = rtt_min), s grows by
+/// 12 per epoch, and p = 12 (f s)^2 / (N cwnd) stays well below 1 while f s
+/// passes 65,536 at epoch 456 (12 x 5,473) and reaches 100,668 at epoch 699. Every epoch's
+/// p is compared with the usual bound (`TcpgtPair::compare_and_resync`).
+#[test]
+fn tcpgt_increase_stays_exact_when_f_s_passes_2_to_the_16() {
+    const RTT_US: u64 = 600_000;
+    const N_PKTS: u32 = 1_000_000;
+    let init = InitialWindow {
+        cwnd_pkts: f64::from(N_PKTS),
+        ssthresh_pkts: f64::INFINITY,
+    };
+    let mut r = Tcpgt::new(TcpgtConfig::default(), init);
+    let mut c = lf_tcpgt::with_cfg(
+        to_fp(init.cwnd_pkts),
+        to_fp(init.ssthresh_pkts),
+        &lf_tcpgt_cfg::c_default(),
+    );
+    let f = RTT_US as f64 / 50_000.0;
+    let mut past_2_16 = 0;
+    for k in 0..700u64 {
+        let now_us = (k + 1) * RTT_US;
+        let tag_r = r.on_send((now_us - RTT_US) * 1000, k, 1448, false);
+        let tag_c = c.on_send(now_us - RTT_US, k, 1448, false);
+        assert_eq!(tag_r, tag_c, "epoch {k}: on_send tags");
+        let a = lf_ack {
+            now_us,
+            delivered_pkts: N_PKTS,
+            growth_pkts: N_PKTS,
+            cum_acked_pkts: N_PKTS,
+            in_flight_pkts: N_PKTS,
+            rtt_updated: 1,
+            has_ts: 1,
+            rtt_latest_us: RTT_US,
+            rtt_min_us: RTT_US,
+            rtt_smoothed_us: RTT_US,
+            ts_echoed_sender_us: now_us - RTT_US,
+            ts_receiver_us: now_us,
+            ts_echoed_tag: tag_r,
+            ..Default::default()
+        };
+        r.on_ack(&rust_ack(&a));
+        c.on_ack(&a);
+        if let Phase::Increase { p_pkts } = r.phase() {
+            assert!(p_pkts < 0.5, "epoch {k}: p = {p_pkts} should be far below the clamp");
+            if f * r.splitting() >= 65_536.0 {
+                past_2_16 += 1;
+            }
+        }
+        TcpgtPair::<false>::compare_and_resync(&r, &mut c)
+            .unwrap_or_else(|e| panic!("epoch {k} (f s = {}): {e}", f * r.splitting()));
+    }
+    // s = 1 + 12 k after the ACK of epoch k (the first ACK only sets a
+    // boundary): f s >= 65,536 from k = 456 to 699
+    assert_eq!(past_2_16, 244, "epochs compared with f s >= 2^16");
+}
+
 /// Regression: increments below the 1/2^16 format used to be rounded on every
 /// ACK, a bias rather than noise: at 60,000 packets H-TCP's 1/cwnd per ACK is
 /// 1.09 units of 2^-16 and was rounded to 1 (an RTT of ACKs grew the window
