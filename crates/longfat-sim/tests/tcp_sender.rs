@@ -1036,3 +1036,94 @@ fn frto_sends_new_data_after_a_timeout_then_retransmits_on_a_sack() {
     let (first, _, _) = run(Profile::Rfc);
     assert_eq!(first, vec![11, 12]);
 }
+
+/// ns-2 reads duplicate ACKs again from the first new ACK after a timeout
+/// (tcp-sack1.cc `recv`: `timeout_ = FALSE` in the new-ACK branch; a
+/// duplicate ACK calls `UpdateScoreBoard` only while `timeout_` is clear),
+/// not from the end of the timeout's recovery. Such a duplicate ACK that
+/// changes the scoreboard counts (`++dupacks_`), and the first two send one
+/// packet each (`send_one`: `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`),
+/// the next of the go-back-N sequence; the third starts no fast recovery
+/// (`dupack_action()`, `bugFix_`: `highest_ack_ > recover_` fails).
+///
+/// cwnd 4: 0..3 leave and are all lost. RTO (3 s, no sample yet): cwnd_ 1,
+/// ssthresh_ 2, `recover_` = maxseq_ = 3, 0 again. ACK 1 (a new ACK):
+/// cwnd_ 2, 1 and 2 go out again; the retransmitted 1 is lost. A duplicate
+/// ACK SACKing 2: dupacks_ 1, t_seqno_ 3 <= 0 + 2 + 1: 3 goes out. One
+/// SACKing 2..3: dupacks_ 2, 4 <= 0 + 2 + 2: 4 (new data). One SACKing
+/// 2..4: dupacks_ 3, still in the timeout's recovery: nothing.
+/// Before the fix these duplicate ACKs were ignored until the ACK passed 4.
+#[test]
+fn ns2_reads_duplicate_acks_from_the_first_new_ack_after_a_timeout() {
+    let mut s = profiled(Profile::Ns2, 4.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), vec![0, 1, 2, 3]);
+    s.on_rto_timer(3_000 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 4 });
+    // A duplicate ACK before any new ACK: `timeout_` is set, not read.
+    s.on_ack(3_050 * MS, &ack(0, &[(2, 3)], 0), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(3_100 * MS, &ack(1, &[], 3_000 * MS), &mut out);
+    assert_eq!(s.cc().cwnd(), 2.0);
+    assert_eq!(seqs(&mut out), vec![1, 2]);
+    s.on_ack(3_200 * MS, &ack(1, &[(2, 3)], 3_100 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![3], "duplicate ACK 1: send_one");
+    s.on_ack(3_201 * MS, &ack(1, &[(2, 4)], 3_101 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![4], "duplicate ACK 2: send_one");
+    // The same block again changes nothing: not a duplicate ACK.
+    s.on_ack(3_202 * MS, &ack(1, &[(2, 4)], 3_101 * MS), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(3_203 * MS, &ack(1, &[(2, 5)], 3_102 * MS), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new(), "duplicate ACK 3: no send");
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 4 });
+    assert_eq!(s.counters.fast_recoveries, 0);
+}
+
+/// After a timeout ns-2 starts no fast recovery while the cumulative ACK
+/// is at `recover_` (the last packet sent before the timeout) or below
+/// (tcp-sack1.cc `dupack_action()`: `recovered = highest_ack_ > recover_`;
+/// with `bugFix_` set, the default, it returns). So a loss of the first
+/// packet sent after the timeout's recovery point waits for the next
+/// timeout; a loss one packet later, when the ACK has passed `recover_`,
+/// starts fast recovery on the third duplicate ACK.
+///
+/// cwnd 4: 0..3 lost, RTO at 3 s (`recover_` = 3), 0 again; ACK 1: cwnd_
+/// 1 -> 2, 1 and 2 go; ACK 3: cwnd_ 2.5 (ssthresh_ 2), 3 and 4 go; ACK 4,
+/// the recovery point: cwnd_ 2.9, 5 goes.
+///   4 lost: duplicate ACKs SACK 5, 5..6, 5..7; the first two send 6 and 7
+///   (`send_one`, 6 <= 3 + 2.9 + 1), the third finds highest_ack_ 3 =
+///   recover_: no fast recovery.
+///   5 lost: ACK 5: cwnd_ 3.24, 6 and 7 go; duplicate ACKs SACK 6, 6..7,
+///   6..8 send 8, 9, then highest_ack_ 4 > 3: fast retransmission of 5.
+#[test]
+fn ns2_starts_no_fast_recovery_until_the_ack_passes_the_timeouts_recover() {
+    for (lost, fast) in [(4u64, false), (5, true)] {
+        let mut s = profiled(Profile::Ns2, 4.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        out.packets.clear();
+        s.on_rto_timer(3_000 * MS, &mut out);
+        s.on_ack(3_100 * MS, &ack(1, &[], 3_000 * MS), &mut out);
+        s.on_ack(3_200 * MS, &ack(3, &[], 3_100 * MS), &mut out);
+        s.on_ack(3_201 * MS, &ack(4, &[], 3_100 * MS), &mut out);
+        assert_eq!(s.recovery(), Recovery::Open);
+        assert_eq!(seqs(&mut out), vec![0, 1, 2, 3, 4, 5]);
+        let mut next = 6;
+        if lost == 5 {
+            s.on_ack(3_300 * MS, &ack(5, &[], 3_200 * MS), &mut out);
+            assert_eq!(seqs(&mut out), vec![6, 7]);
+            next = 8;
+        }
+        for k in 1..=2 {
+            s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 1 + k)], 3_300 * MS), &mut out);
+            assert_eq!(seqs(&mut out), vec![next], "lost {lost}: limited transmit");
+            next += 1;
+        }
+        s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 4)], 3_300 * MS), &mut out);
+        assert_eq!(s.counters.fast_recoveries, u64::from(fast), "lost {lost}");
+        let want: Vec<u64> = if fast { vec![lost] } else { vec![] };
+        assert_eq!(seqs(&mut out), want, "lost {lost}");
+    }
+}
