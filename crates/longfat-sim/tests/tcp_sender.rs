@@ -1127,3 +1127,73 @@ fn ns2_starts_no_fast_recovery_until_the_ack_passes_the_timeouts_recover() {
         assert_eq!(seqs(&mut out), want, "lost {lost}");
     }
 }
+
+/// ns-2's RTT sampling without timestamps (`timestamps_ false`, ns-2.35's
+/// default; issue 28 item 13), hand-derived from tcp.cc line by line:
+/// `output()` times one new packet when none is timed (`rtt_active_`,
+/// `rtt_seq_`, `rtt_ts_`), never a retransmission; `newack()` samples it
+/// when the ACK covers it; `reset_rtx_timer()` (a timeout) cancels it
+/// (Karn's rule), so only a new packet sent after the timeout is timed
+/// again, and the backoff lasts until its ACK. `rtt_update()` counts
+/// 10 ms ticks of the sender's clock (offset 0 here: `boot_time_` 0),
+/// floor(ack / tick) - floor(sent / tick), at least 1; then t_srtt_ (8 x
+/// srtt) and t_rttvar_ (4 x rttvar) in ticks; RTO = ((t_rttvar_ << 3) +
+/// t_srtt_) >> 3 ticks, at least minrto_ 200 ms (`rtt_timeout()`).
+///
+///   t=0: 0, 1 out; 0 timed.
+///   ACK 1 at 123 ms: 12 ticks: t_srtt_ 96, t_rttvar_ 24, RTO 36 ticks
+///     = 360 ms. cwnd 3: 2, 3 out; 2 timed (sent at 123 ms).
+///   ACK 2 at 240 ms: 2 not covered: no sample, RTO 360 ms.
+///   ACK 3 at 258 ms: 25 - 12 = 13 ticks (the 135 ms would round to 14):
+///     delta 13 - 12 = 1, t_srtt_ 97; |1| - (24 >> 2) = -5, t_rttvar_ 19;
+///     RTO (152 + 97) >> 3 = 31 ticks = 310 ms. 6, 7 out: 6 timed.
+///   RTO at 568 ms: the timing of 6 is dropped; 3 goes again, backoff 2.
+///   ACK 8 at 700 ms (only 3 had been lost): covers 3..7, none timed: no
+///     sample, still backed off: timer 700 + 620 ms. 8, 9 out: 8 timed.
+///   ACK 9 at 811 ms: 81 - 70 = 11 ticks: delta -1, t_srtt_ 96; 1 - 4 =
+///     -3, t_rttvar_ 16; RTO (128 + 96) >> 3 = 28 ticks = 280 ms, backoff
+///     ended: timer 811 + 280 ms.
+/// With timestamps every new ACK is a sample (`rtt_update(now -
+/// ts_echo)`, rounded): ACK 2's 240 ms is 24 ticks: delta 12, t_srtt_ 108;
+/// 12 - 6 = 6, t_rttvar_ 30: RTO (240 + 108) >> 3 = 43 ticks = 430 ms.
+#[test]
+fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
+    let run = |timestamps: bool| {
+        let cfg = TcpConfig {
+            profile: Profile::Ns2,
+            initial_rto_ns: Profile::Ns2.initial_rto_ns(),
+            initial_window: InitialWindow { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY },
+            timestamps,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(0, cfg.clone(), Box::new(Reno::new(cfg.initial_window)), None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        assert_eq!(seqs(&mut out), vec![0, 1]);
+        s.on_ack(123 * MS, &ack(1, &[], 0), &mut out);
+        assert_eq!(s.rtt().rto_ns(), 360 * MS);
+        assert_eq!(seqs(&mut out), vec![2, 3]);
+        s.on_ack(240 * MS, &ack(2, &[], 0), &mut out);
+        let rto_after_ack2 = s.rtt().rto_ns();
+        seqs(&mut out);
+        (s, out, rto_after_ack2)
+    };
+    assert_eq!(run(true).2, 430 * MS, "timestamps: ACK 2 is a sample");
+    let (mut s, mut out, rto) = run(false);
+    assert_eq!(rto, 360 * MS, "ACK 2 carries no sample");
+    s.on_ack(258 * MS, &ack(3, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 310 * MS);
+    let sent = seqs(&mut out);
+    assert_eq!(sent.first(), Some(&6));
+    assert_eq!(last_timer(&mut out), 568 * MS);
+    s.on_rto_timer(568 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![3]);
+    assert_eq!(last_timer(&mut out), 568 * MS + 620 * MS);
+    s.on_ack(700 * MS, &ack(8, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 310 * MS, "Karn: no sample from 3..7");
+    assert_eq!(seqs(&mut out), vec![8, 9]);
+    assert_eq!(last_timer(&mut out), 700 * MS + 620 * MS, "still backed off");
+    s.on_ack(811 * MS, &ack(9, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 280 * MS);
+    assert_eq!(last_timer(&mut out), 811 * MS + 280 * MS, "backoff ended");
+}

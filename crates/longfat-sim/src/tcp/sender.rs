@@ -71,9 +71,16 @@ struct Ns2State {
     dupacks: u64,
     /// `first_decrease_`: the connection has not reduced yet.
     reduced: bool,
-    /// `rtt_seq_` after a timeout: the first packet sent after it. The
-    /// backoff (`t_backoff_`) stays until an ACK covers it.
-    backoff_until: u64,
+    /// The timed segment (tcp.cc `rtt_active_`, `rtt_seq_`, `rtt_ts_`, the
+    /// last on the sender's clock): `output()` times a new packet (never a
+    /// retransmission: Karn's rule) when none is timed; `newack()` ends
+    /// the timing when the ACK covers it, which also ends a timeout's
+    /// backoff (`t_backoff_ = 1`) and, without timestamps, is the RTT
+    /// sample; `reset_rtx_timer()` (a timeout, a fast retransmission)
+    /// cancels it.
+    rtt_active: bool,
+    rtt_seq: u64,
+    rtt_ts_ns: u64,
     /// `timeout_`: set by a timeout, cleared by the next new ACK
     /// (tcp-sack1.cc `timeout()`, `recv`); while set, duplicate ACKs are
     /// not read at all.
@@ -192,7 +199,7 @@ impl TcpSender {
         let rule = match cfg.profile {
             Profile::Rfc => RtoRule::Rfc6298,
             Profile::Linux => RtoRule::Linux,
-            Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS },
+            Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS, timestamps: cfg.timestamps },
         };
         let rtt = RttEstimator::with_rule(rule, cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
         let sb = if cfg.profile == Profile::Linux { Scoreboard::with_send_times() } else { Scoreboard::new() };
@@ -331,6 +338,11 @@ impl TcpSender {
         }
         if self.is_linux() {
             self.rack.on_transmit(seq, now_ns);
+        }
+        if self.is_ns2() && !retransmit && !self.ns2.rtt_active {
+            self.ns2.rtt_active = true;
+            self.ns2.rtt_seq = seq;
+            self.ns2.rtt_ts_ns = p.ts_val;
         }
         out.packets.push(p);
         // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
@@ -531,7 +543,9 @@ impl TcpSender {
             Profile::Ns2 => {
                 // `dupack_action`: pipe_ = maxseq_ - highest_ack_ - numdupacks.
                 self.ns2.pipe = self.sb.outstanding() as i64 - 3;
-                self.arm_rto(now_ns, out); // `reset_rtx_timer(1, 0)`
+                // `reset_rtx_timer(1, 0)`: `rtt_active_ = 0`.
+                self.ns2.rtt_active = false;
+                self.arm_rto(now_ns, out);
                 self.send_forced_retransmit(now_ns, out);
             }
             Profile::Rfc => {
@@ -624,6 +638,13 @@ impl TcpSender {
             let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
             self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
         }
+        // tcp.cc `newack()`: `rtt_active_ && seqno >= rtt_seq_` (ns-2 ACKs
+        // name the last packet received, ours the next one expected).
+        let ns2_timed_acked = self.is_ns2() && ns2_sample && self.ns2.rtt_active && ack.seq > self.ns2.rtt_seq;
+        if ns2_timed_acked {
+            self.ns2.rtt_active = false;
+            self.rtt.on_ns2_timed_sample(self.ns2.rtt_ts_ns, self.clock(now_ns));
+        }
 
         // tcp-sack1.cc `recv`, outside fast recovery: a new ACK clears the
         // scoreboard (`scb_->ClearScoreBoard()`) and `timeout_`, and its
@@ -676,7 +697,7 @@ impl TcpSender {
             // the packet it timed, never a retransmission: after a timeout,
             // the first packet sent after it; tcp-sack1.cc also on a partial
             // ACK in fast recovery.
-            if !self.is_ns2() || in_fast || ack.seq > self.ns2.backoff_until {
+            if !self.is_ns2() || in_fast || ns2_timed_acked {
                 self.rto_backoff = 0;
             }
             self.ns2.dupacks = 0;
@@ -956,7 +977,7 @@ impl TcpSender {
             self.sb.forget_sacks();
             // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
             // timed is the first new one.
-            self.ns2.backoff_until = self.sb.snd_nxt();
+            self.ns2.rtt_active = false;
             // tcp-sack1.cc `timeout()`: `timeout_ = TRUE`, `recover_ = maxseq_`.
             self.ns2.timeout = true;
             self.ns2.recover = Some(self.sb.snd_nxt());
