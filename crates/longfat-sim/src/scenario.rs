@@ -237,6 +237,10 @@ pub struct TcpCfg {
     /// "tuned" (default: unlimited buffers) or "default" (Linux's default
     /// tcp_rmem/tcp_wmem with autotuning; `linux` only).
     pub host: Option<String>,
+    /// The retransmission timer's RTT samples: true, every ACK's timestamp
+    /// echo; false (`ns2` only, its default as ns-2.35's `timestamps_`),
+    /// one timed segment per round trip with Karn's rule.
+    pub timestamps: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -1479,6 +1483,12 @@ fn tcp_setup(
     }
     let cc_field = if plt.is_some() { format!("{field}.plt.hcm") } else { format!("{field}.cc") };
     let cc = controller.as_str();
+    // eHSTCP's one-way delays (ehstcp.md §3: "By using the TCP timestamp
+    // option") and TCP-GT's RTTM (tcp-gt.md §III) are defined on the
+    // timestamp option.
+    if !cfg.timestamps && matches!(cc, "ehstcp" | "tcpgt") {
+        return err(format!("{field}.tcp.timestamps"), format!("false does not fit cc = {cc:?}, which measures delay with the TCP timestamp option; set timestamps = true"));
+    }
     let mut params: CcParams = params.clone();
     // The profile's variant of the algorithm (Linux's modules), unless the
     // scenario sets the parameter itself.
@@ -1700,6 +1710,12 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         Some("default") => return err(f("host"), format!("\"default\" (Linux's default tcp_rmem/tcp_wmem) needs profile = \"linux\" (this flow runs \"{profile}\"); allowed: \"tuned\"")),
         Some(h) => return err(f("host"), format!("{h:?} is not a host; allowed: \"tuned\" (unlimited buffers), \"default\" (Linux's default tcp_rmem/tcp_wmem, profile = \"linux\")")),
     };
+    // ns-2.35 `ns-default.tcl`: `Agent/TCP set timestamps_ false`.
+    let timestamps = match (t.timestamps, profile) {
+        (Some(false), Profile::Rfc | Profile::Linux) => return err(f("timestamps"), format!("false (ns-2's one timed segment per round trip) needs profile = \"ns2\" (this flow runs \"{profile}\", which always samples timestamps); allowed: true")),
+        (Some(v), _) => v,
+        (None, p) => p != Profile::Ns2,
+    };
     let max_burst = match t.max_burst {
         None => None,
         Some(n) if (1..=MAX_BURST_PKTS).contains(&n) => Some(n as u32),
@@ -1813,6 +1829,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         class: class(&f("priority_class"), t.priority_class, n_classes)?,
         profile,
         max_burst_pkts: max_burst,
+        timestamps,
     })
 }
 

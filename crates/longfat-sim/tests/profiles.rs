@@ -840,3 +840,50 @@ fn ns2_highspeed_grows_by_ns2s_increase() {
         assert!(((cwnd - 1000.0) * 1000.0 / a - 1.0).abs() < 1e-5, "{profile}: cwnd {cwnd}, a(1000) {a}");
     }
 }
+
+/// `tcp.timestamps` (issue 28 item 13): `ns2` defaults to ns-2.35's
+/// `timestamps_ false` (one timed segment per round trip); `rfc` and
+/// `linux` always sample timestamps and refuse false; eHSTCP and TCP-GT
+/// measure delay with the timestamp option and refuse false, each with
+/// one line naming the field.
+#[test]
+fn timestamps_option_defaults_and_refusals() {
+    let text = |cc: &str, tcp: &str| {
+        format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "10Mbps"
+            delay = "10ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "{cc}"
+            tcp = {{ {tcp} }}
+            [run]
+            duration = "1s"
+            "#
+        )
+    };
+    let cfg = |cc: &str, tcp: &str| sender(&sim_of(&text(cc, tcp)), 0).config().timestamps;
+    assert!(!cfg("reno", r#"profile = "ns2""#));
+    assert!(cfg("reno", r#"profile = "ns2", timestamps = true"#));
+    assert!(cfg("reno", r#"profile = "rfc""#));
+    assert!(cfg("reno", r#"profile = "linux""#));
+    let refused = |cc: &str, tcp: &str| {
+        let s = Scenario::from_toml(&text(cc, tcp)).expect("parses");
+        match build(&s) {
+            Ok(_) => panic!("{cc} {tcp}: accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    for p in ["rfc", "linux"] {
+        let e = refused("reno", &format!(r#"profile = "{p}", timestamps = false"#));
+        assert!(e.contains("flows[0].tcp.timestamps") && e.contains("needs profile = \"ns2\""), "{e}");
+    }
+    for cc in ["ehstcp", "tcpgt"] {
+        let e = refused(cc, r#"profile = "ns2""#);
+        assert!(e.contains("flows[0].tcp.timestamps") && e.contains("timestamp option"), "{e}");
+        assert!(cfg(cc, r#"profile = "ns2", timestamps = true"#));
+    }
+}

@@ -1036,3 +1036,164 @@ fn frto_sends_new_data_after_a_timeout_then_retransmits_on_a_sack() {
     let (first, _, _) = run(Profile::Rfc);
     assert_eq!(first, vec![11, 12]);
 }
+
+/// ns-2 reads duplicate ACKs again from the first new ACK after a timeout
+/// (tcp-sack1.cc `recv`: `timeout_ = FALSE` in the new-ACK branch; a
+/// duplicate ACK calls `UpdateScoreBoard` only while `timeout_` is clear),
+/// not from the end of the timeout's recovery. Such a duplicate ACK that
+/// changes the scoreboard counts (`++dupacks_`), and the first two send one
+/// packet each (`send_one`: `t_seqno_ <= highest_ack_ + cwnd_ + dupacks_`),
+/// the next of the go-back-N sequence; the third starts no fast recovery
+/// (`dupack_action()`, `bugFix_`: `highest_ack_ > recover_` fails).
+///
+/// cwnd 4: 0..3 leave and are all lost. RTO (3 s, no sample yet): cwnd_ 1,
+/// ssthresh_ 2, `recover_` = maxseq_ = 3, 0 again. ACK 1 (a new ACK):
+/// cwnd_ 2, 1 and 2 go out again; the retransmitted 1 is lost. A duplicate
+/// ACK SACKing 2: dupacks_ 1, t_seqno_ 3 <= 0 + 2 + 1: 3 goes out. One
+/// SACKing 2..3: dupacks_ 2, 4 <= 0 + 2 + 2: 4 (new data). One SACKing
+/// 2..4: dupacks_ 3, still in the timeout's recovery: nothing.
+/// Before the fix these duplicate ACKs were ignored until the ACK passed 4.
+#[test]
+fn ns2_reads_duplicate_acks_from_the_first_new_ack_after_a_timeout() {
+    let mut s = profiled(Profile::Ns2, 4.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), vec![0, 1, 2, 3]);
+    s.on_rto_timer(3_000 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 4 });
+    // A duplicate ACK before any new ACK: `timeout_` is set, not read.
+    s.on_ack(3_050 * MS, &ack(0, &[(2, 3)], 0), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(3_100 * MS, &ack(1, &[], 3_000 * MS), &mut out);
+    assert_eq!(s.cc().cwnd(), 2.0);
+    assert_eq!(seqs(&mut out), vec![1, 2]);
+    s.on_ack(3_200 * MS, &ack(1, &[(2, 3)], 3_100 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![3], "duplicate ACK 1: send_one");
+    s.on_ack(3_201 * MS, &ack(1, &[(2, 4)], 3_101 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![4], "duplicate ACK 2: send_one");
+    // The same block again changes nothing: not a duplicate ACK.
+    s.on_ack(3_202 * MS, &ack(1, &[(2, 4)], 3_101 * MS), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(3_203 * MS, &ack(1, &[(2, 5)], 3_102 * MS), &mut out);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new(), "duplicate ACK 3: no send");
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 4 });
+    assert_eq!(s.counters.fast_recoveries, 0);
+}
+
+/// After a timeout ns-2 starts no fast recovery while the cumulative ACK
+/// is at `recover_` (the last packet sent before the timeout) or below
+/// (tcp-sack1.cc `dupack_action()`: `recovered = highest_ack_ > recover_`;
+/// with `bugFix_` set, the default, it returns). So a loss of the first
+/// packet sent after the timeout's recovery point waits for the next
+/// timeout; a loss one packet later, when the ACK has passed `recover_`,
+/// starts fast recovery on the third duplicate ACK.
+///
+/// cwnd 4: 0..3 lost, RTO at 3 s (`recover_` = 3), 0 again; ACK 1: cwnd_
+/// 1 -> 2, 1 and 2 go; ACK 3: cwnd_ 2.5 (ssthresh_ 2), 3 and 4 go; ACK 4,
+/// the recovery point: cwnd_ 2.9, 5 goes.
+///   4 lost: duplicate ACKs SACK 5, 5..6, 5..7; the first two send 6 and 7
+///   (`send_one`, 6 <= 3 + 2.9 + 1), the third finds highest_ack_ 3 =
+///   recover_: no fast recovery.
+///   5 lost: ACK 5: cwnd_ 3.24, 6 and 7 go; duplicate ACKs SACK 6, 6..7,
+///   6..8 send 8, 9, then highest_ack_ 4 > 3: fast retransmission of 5.
+#[test]
+fn ns2_starts_no_fast_recovery_until_the_ack_passes_the_timeouts_recover() {
+    for (lost, fast) in [(4u64, false), (5, true)] {
+        let mut s = profiled(Profile::Ns2, 4.0, u64::MAX, None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        out.packets.clear();
+        s.on_rto_timer(3_000 * MS, &mut out);
+        s.on_ack(3_100 * MS, &ack(1, &[], 3_000 * MS), &mut out);
+        s.on_ack(3_200 * MS, &ack(3, &[], 3_100 * MS), &mut out);
+        s.on_ack(3_201 * MS, &ack(4, &[], 3_100 * MS), &mut out);
+        assert_eq!(s.recovery(), Recovery::Open);
+        assert_eq!(seqs(&mut out), vec![0, 1, 2, 3, 4, 5]);
+        let mut next = 6;
+        if lost == 5 {
+            s.on_ack(3_300 * MS, &ack(5, &[], 3_200 * MS), &mut out);
+            assert_eq!(seqs(&mut out), vec![6, 7]);
+            next = 8;
+        }
+        for k in 1..=2 {
+            s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 1 + k)], 3_300 * MS), &mut out);
+            assert_eq!(seqs(&mut out), vec![next], "lost {lost}: limited transmit");
+            next += 1;
+        }
+        s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 4)], 3_300 * MS), &mut out);
+        assert_eq!(s.counters.fast_recoveries, u64::from(fast), "lost {lost}");
+        let want: Vec<u64> = if fast { vec![lost] } else { vec![] };
+        assert_eq!(seqs(&mut out), want, "lost {lost}");
+    }
+}
+
+/// ns-2's RTT sampling without timestamps (`timestamps_ false`, ns-2.35's
+/// default; issue 28 item 13), hand-derived from tcp.cc line by line:
+/// `output()` times one new packet when none is timed (`rtt_active_`,
+/// `rtt_seq_`, `rtt_ts_`), never a retransmission; `newack()` samples it
+/// when the ACK covers it; `reset_rtx_timer()` (a timeout) cancels it
+/// (Karn's rule), so only a new packet sent after the timeout is timed
+/// again, and the backoff lasts until its ACK. `rtt_update()` counts
+/// 10 ms ticks of the sender's clock (offset 0 here: `boot_time_` 0),
+/// floor(ack / tick) - floor(sent / tick), at least 1; then t_srtt_ (8 x
+/// srtt) and t_rttvar_ (4 x rttvar) in ticks; RTO = ((t_rttvar_ << 3) +
+/// t_srtt_) >> 3 ticks, at least minrto_ 200 ms (`rtt_timeout()`).
+///
+///   t=0: 0, 1 out; 0 timed.
+///   ACK 1 at 123 ms: 12 ticks: t_srtt_ 96, t_rttvar_ 24, RTO 36 ticks
+///     = 360 ms. cwnd 3: 2, 3 out; 2 timed (sent at 123 ms).
+///   ACK 2 at 240 ms: 2 not covered: no sample, RTO 360 ms.
+///   ACK 3 at 258 ms: 25 - 12 = 13 ticks (the 135 ms would round to 14):
+///     delta 13 - 12 = 1, t_srtt_ 97; |1| - (24 >> 2) = -5, t_rttvar_ 19;
+///     RTO (152 + 97) >> 3 = 31 ticks = 310 ms. 6, 7 out: 6 timed.
+///   RTO at 568 ms: the timing of 6 is dropped; 3 goes again, backoff 2.
+///   ACK 8 at 700 ms (only 3 had been lost): covers 3..7, none timed: no
+///     sample, still backed off: timer 700 + 620 ms. 8, 9 out: 8 timed.
+///   ACK 9 at 811 ms: 81 - 70 = 11 ticks: delta -1, t_srtt_ 96; 1 - 4 =
+///     -3, t_rttvar_ 16; RTO (128 + 96) >> 3 = 28 ticks = 280 ms, backoff
+///     ended: timer 811 + 280 ms.
+/// With timestamps every new ACK is a sample (`rtt_update(now -
+/// ts_echo)`, rounded): ACK 2's 240 ms is 24 ticks: delta 12, t_srtt_ 108;
+/// 12 - 6 = 6, t_rttvar_ 30: RTO (240 + 108) >> 3 = 43 ticks = 430 ms.
+#[test]
+fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
+    let run = |timestamps: bool| {
+        let cfg = TcpConfig {
+            profile: Profile::Ns2,
+            initial_rto_ns: Profile::Ns2.initial_rto_ns(),
+            initial_window: InitialWindow { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY },
+            timestamps,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(0, cfg.clone(), Box::new(Reno::new(cfg.initial_window)), None);
+        let mut out = Outbox::default();
+        s.start(0, &mut out);
+        assert_eq!(seqs(&mut out), vec![0, 1]);
+        s.on_ack(123 * MS, &ack(1, &[], 0), &mut out);
+        assert_eq!(s.rtt().rto_ns(), 360 * MS);
+        assert_eq!(seqs(&mut out), vec![2, 3]);
+        s.on_ack(240 * MS, &ack(2, &[], 0), &mut out);
+        let rto_after_ack2 = s.rtt().rto_ns();
+        seqs(&mut out);
+        (s, out, rto_after_ack2)
+    };
+    assert_eq!(run(true).2, 430 * MS, "timestamps: ACK 2 is a sample");
+    let (mut s, mut out, rto) = run(false);
+    assert_eq!(rto, 360 * MS, "ACK 2 carries no sample");
+    s.on_ack(258 * MS, &ack(3, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 310 * MS);
+    let sent = seqs(&mut out);
+    assert_eq!(sent.first(), Some(&6));
+    assert_eq!(last_timer(&mut out), 568 * MS);
+    s.on_rto_timer(568 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![3]);
+    assert_eq!(last_timer(&mut out), 568 * MS + 620 * MS);
+    s.on_ack(700 * MS, &ack(8, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 310 * MS, "Karn: no sample from 3..7");
+    assert_eq!(seqs(&mut out), vec![8, 9]);
+    assert_eq!(last_timer(&mut out), 700 * MS + 620 * MS, "still backed off");
+    s.on_ack(811 * MS, &ack(9, &[], 0), &mut out);
+    assert_eq!(s.rtt().rto_ns(), 280 * MS);
+    assert_eq!(last_timer(&mut out), 811 * MS + 280 * MS, "backoff ended");
+}

@@ -54,6 +54,11 @@ pub struct TcpConfig {
     /// At most this many packets leave back to back on one event (ns-2
     /// `maxburst_`; None: no limit, ns-2's default 0).
     pub max_burst_pkts: Option<u32>,
+    /// `tcp.timestamps`: the retransmission timer samples every ACK's
+    /// timestamp echo (true) or, `ns2` only, ns-2's one timed segment per
+    /// round trip with Karn's rule (`timestamps_ false`, tcp.cc `output()`,
+    /// `newack()`). Controllers get their RTT samples either way.
+    pub timestamps: bool,
 }
 
 impl Default for TcpConfig {
@@ -76,6 +81,7 @@ impl Default for TcpConfig {
             class: 0,
             profile: Profile::Rfc,
             max_burst_pkts: None,
+            timestamps: true,
         }
     }
 }

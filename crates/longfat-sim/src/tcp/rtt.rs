@@ -1,7 +1,8 @@
 //! RTT estimation and the retransmission timeout: RFC 6298 (with Linux's
 //! floor on the variance term), Linux's own estimator, or ns-2's tick-based
 //! one, chosen by the transport profile. Controllers always see the same
-//! precise RFC 6298 statistics; only the timer differs.
+//! precise RFC 6298 statistics from every sample; only the timer differs
+//! (and under ns-2 without timestamps, which samples feed it).
 
 use longfat_cc::RttStats;
 
@@ -17,8 +18,11 @@ pub enum RtoRule {
     Linux,
     /// ns-2.35 `rtt_update` / `rtt_timeout`: integer ticks of `tick_ns`
     /// (`tcpTick_`, 10 ms), RTO = max(min_rto, floor(srtt + 4 rttvar) ticks)
-    /// x backoff, at most max_rto, at least 2 ticks.
-    Ns2 { tick_ns: u64 },
+    /// x backoff, at most max_rto, at least 2 ticks. `timestamps`
+    /// (`timestamps_`): the timer takes every sample of
+    /// [`RttEstimator::on_sample_at`], rounded to ticks; without, only the
+    /// timed segments of [`RttEstimator::on_ns2_timed_sample`].
+    Ns2 { tick_ns: u64, timestamps: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -85,7 +89,11 @@ impl RttEstimator {
         match self.rule {
             RtoRule::Rfc6298 => {}
             RtoRule::Linux => self.linux_sample(rtt_ns, first, snd_una, snd_nxt),
-            RtoRule::Ns2 { tick_ns } => self.ns2_sample(rtt_ns, first, tick_ns),
+            RtoRule::Ns2 { tick_ns, timestamps: true } => {
+                // `t_rtt_ = int(tao / tcp_tick_ + 0.5)`
+                self.ns2_update(((rtt_ns + tick_ns / 2) / tick_ns).min(i64::MAX as u64 / 64) as i64)
+            }
+            RtoRule::Ns2 { timestamps: false, .. } => {}
         }
         self.latest_ns = rtt_ns;
         if first {
@@ -139,11 +147,26 @@ impl RttEstimator {
         }
     }
 
-    /// ns-2.35 `TcpAgent::rtt_update` (tcp.cc) with timestamps: the sample
-    /// rounded to ticks, then integer EWMAs with shifts 3 and 2.
-    fn ns2_sample(&mut self, rtt_ns: u64, first: bool, tick_ns: u64) {
-        let t_rtt = ((rtt_ns + tick_ns / 2) / tick_ns).clamp(1, i64::MAX as u64 / 64) as i64;
-        if first {
+    /// ns-2.35 `TcpAgent::rtt_update` (tcp.cc) without timestamps: the
+    /// segment timed by `output()` was sent at `sent_clock_ns` on the
+    /// sender's clock, its ACK came at `now_clock_ns`; the sample is the
+    /// number of clock ticks between them, `int((tao + fmod(sendtime +
+    /// boot_time_, tcp_tick_)) / tcp_tick_)` = floor(now / tick) -
+    /// floor(sent / tick), where the sender's clock offset plays the part
+    /// of `boot_time_`. Does not touch the controllers' statistics.
+    pub fn on_ns2_timed_sample(&mut self, sent_clock_ns: u64, now_clock_ns: u64) {
+        if let RtoRule::Ns2 { tick_ns, timestamps: false } = self.rule {
+            let ticks = now_clock_ns / tick_ns - (sent_clock_ns / tick_ns).min(now_clock_ns / tick_ns);
+            self.ns2_update(ticks.min(i64::MAX as u64 / 64) as i64);
+        }
+    }
+
+    /// ns-2.35 `TcpAgent::rtt_update` (tcp.cc) from a sample of `t_rtt`
+    /// ticks (at least 1): integer EWMAs with shifts 3 and 2; `t_srtt_ ==
+    /// 0` marks the first sample.
+    fn ns2_update(&mut self, t_rtt: i64) {
+        let t_rtt = t_rtt.max(1);
+        if self.ns2_srtt8 == 0 {
             self.ns2_srtt8 = t_rtt << 3;
             self.ns2_rttvar4 = t_rtt << 1;
             return;
@@ -189,13 +212,18 @@ impl RttEstimator {
             let factor = 1u64.checked_shl(backoff.min(63)).unwrap_or(u64::MAX);
             base.saturating_mul(factor).min(self.max_rto_ns).max(base.min(self.max_rto_ns))
         };
-        if !self.has_sample {
+        // ns-2: `t_rtxcur_` keeps `rtxcur_init_` until `rtt_update` runs.
+        let sampled = match self.rule {
+            RtoRule::Ns2 { .. } => self.ns2_srtt8 != 0,
+            _ => self.has_sample,
+        };
+        if !sampled {
             return double(self.initial_rto_ns.clamp(self.min_rto_ns, self.max_rto_ns));
         }
         match self.rule {
             RtoRule::Rfc6298 => double(self.srtt_ns + (4 * self.rttvar_ns).max(self.min_rto_ns)),
             RtoRule::Linux => double(self.srtt_ns.saturating_add(self.lx_rttvar_ns.max(0) as u64)),
-            RtoRule::Ns2 { tick_ns } => {
+            RtoRule::Ns2 { tick_ns, .. } => {
                 // `t_rtxcur_ = (((t_rttvar_ << 3) + t_srtt_) >> 3) * tcp_tick_`,
                 // clamped to minrto_ before the backoff (`rtt_timeout`).
                 let ticks = ((self.ns2_rttvar4 << 3) + self.ns2_srtt8) >> 3;
@@ -303,7 +331,7 @@ mod tests {
     /// ticks = 360 ms. Backoff doubles; a tiny RTT is floored at minrto_.
     #[test]
     fn ns2_rto_in_ticks() {
-        let rule = RtoRule::Ns2 { tick_ns: 10 * MS };
+        let rule = RtoRule::Ns2 { tick_ns: 10 * MS, timestamps: true };
         let mut e = RttEstimator::with_rule(rule, 3_000 * MS, 200 * MS, 60_000 * MS);
         assert_eq!(e.rto_ns(), 3_000 * MS);
         e.on_sample(123 * MS);

@@ -63,7 +63,7 @@ struct Prr {
 }
 
 /// ns-2.35 Sack1 bookkeeping (tcp-sack1.cc).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Ns2State {
     /// `pipe_` during fast recovery.
     pipe: i64,
@@ -71,9 +71,58 @@ struct Ns2State {
     dupacks: u64,
     /// `first_decrease_`: the connection has not reduced yet.
     reduced: bool,
-    /// `rtt_seq_` after a timeout: the first packet sent after it. The
-    /// backoff (`t_backoff_`) stays until an ACK covers it.
-    backoff_until: u64,
+    /// The timed segment (tcp.cc `rtt_active_`, `rtt_seq_`, `rtt_ts_`, the
+    /// last on the sender's clock): `output()` times a new packet (never a
+    /// retransmission: Karn's rule) when none is timed; `newack()` ends
+    /// the timing when the ACK covers it, which also ends a timeout's
+    /// backoff (`t_backoff_ = 1`) and, without timestamps, is the RTT
+    /// sample; `reset_rtx_timer()` (a timeout, a fast retransmission)
+    /// cancels it.
+    rtt_active: bool,
+    rtt_seq: u64,
+    rtt_ts_ns: u64,
+    /// `timeout_`: set by a timeout, cleared by the next new ACK
+    /// (tcp-sack1.cc `timeout()`, `recv`); while set, duplicate ACKs are
+    /// not read at all.
+    timeout: bool,
+    /// `recover_` of the last timeout as our packet number (`maxseq_` + 1,
+    /// the timeout's recovery point); None once a fast recovery has ended
+    /// (`recover_ = 0`). `dupack_action()` starts fast recovery only when
+    /// `highest_ack_ > recover_`, i.e. the cumulative ACK is past it
+    /// (`bugFix_`, on by default).
+    recover: Option<u64>,
+    /// ns-2's scoreboard during a timeout recovery: the SACK blocks of the
+    /// duplicate ACKs since the last new ACK, merged, sorted. They count
+    /// duplicate ACKs (`CheckUpdate()`) and nothing else: `send_much` runs
+    /// only with `dupacks_ == 0`, right after a new ACK cleared them, so
+    /// go-back-N still resends every packet above the cumulative ACK.
+    timeout_sacks: Vec<(u64, u64)>,
+}
+
+impl Ns2State {
+    /// `UpdateScoreBoard` + `CheckUpdate()` during a timeout recovery:
+    /// records the blocks above `cum` and says whether any packet is new.
+    fn record_timeout_sacks(&mut self, cum: u64, blocks: impl Iterator<Item = (u64, u64)>) -> bool {
+        let mut changed = false;
+        for (s, e) in blocks {
+            let s = s.max(cum);
+            if s >= e {
+                continue;
+            }
+            let v = &mut self.timeout_sacks;
+            // Ranges touching [s, e) merge with it.
+            let first = v.partition_point(|&(_, b)| b < s);
+            let last = v.partition_point(|&(a, _)| a <= e);
+            let covered = first < last && v[first].0 <= s && e <= v[first].1;
+            if !covered {
+                changed = true;
+                let lo = if first < last { v[first].0.min(s) } else { s };
+                let hi = if first < last { v[last - 1].1.max(e) } else { e };
+                v.splice(first..last, [(lo, hi)]);
+            }
+        }
+        changed
+    }
 }
 
 pub struct TcpSender {
@@ -150,7 +199,7 @@ impl TcpSender {
         let rule = match cfg.profile {
             Profile::Rfc => RtoRule::Rfc6298,
             Profile::Linux => RtoRule::Linux,
-            Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS },
+            Profile::Ns2 => RtoRule::Ns2 { tick_ns: NS2_TICK_NS, timestamps: cfg.timestamps },
         };
         let rtt = RttEstimator::with_rule(rule, cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
         let sb = if cfg.profile == Profile::Linux { Scoreboard::with_send_times() } else { Scoreboard::new() };
@@ -290,6 +339,11 @@ impl TcpSender {
         if self.is_linux() {
             self.rack.on_transmit(seq, now_ns);
         }
+        if self.is_ns2() && !retransmit && !self.ns2.rtt_active {
+            self.ns2.rtt_active = true;
+            self.ns2.rtt_seq = seq;
+            self.ns2.rtt_ts_ns = p.ts_val;
+        }
         out.packets.push(p);
         // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
@@ -362,7 +416,9 @@ impl TcpSender {
             // ns-2 `send_much` outside recovery: `t_seqno_ <= highest_ack_ + window()`,
             // plus one packet for each of the first two duplicate ACKs
             // (`send_one`, limited transmit).
-            (Profile::Ns2, Recovery::Open) => self.cwnd_pkts() + self.ns2.dupacks.min(2),
+            // The same after a timeout (tcp-sack1.cc `recv` calls `send_one`
+            // whenever `timeout_` is clear and not in fast recovery).
+            (Profile::Ns2, Recovery::Open | Recovery::Timeout { .. }) => self.cwnd_pkts() + self.ns2.dupacks.min(2),
             _ => self.cwnd_pkts(),
         }
     }
@@ -487,7 +543,9 @@ impl TcpSender {
             Profile::Ns2 => {
                 // `dupack_action`: pipe_ = maxseq_ - highest_ack_ - numdupacks.
                 self.ns2.pipe = self.sb.outstanding() as i64 - 3;
-                self.arm_rto(now_ns, out); // `reset_rtx_timer(1, 0)`
+                // `reset_rtx_timer(1, 0)`: `rtt_active_ = 0`.
+                self.ns2.rtt_active = false;
+                self.arm_rto(now_ns, out);
                 self.send_forced_retransmit(now_ns, out);
             }
             Profile::Rfc => {
@@ -543,7 +601,10 @@ impl TcpSender {
                 // runs or on the third duplicate ACK that changed the
                 // scoreboard (tcp-sack1.cc `recv`: `++dupacks_ ==
                 // numdupacks(cwnd_)`), however many packets those ACKs SACKed.
-                let go = matches!(self.recovery, Recovery::Fast { .. }) || self.ns2.dupacks >= 3;
+                // `dupack_action()` with `bugFix_`: not before the
+                // cumulative ACK is past the last timeout's `recover_`.
+                let recovered = self.ns2.recover.is_none_or(|point| self.sb.snd_una() > point);
+                let go = matches!(self.recovery, Recovery::Fast { .. }) || (self.ns2.dupacks >= 3 && recovered);
                 match (go, self.sb.highest_sacked()) {
                     (true, Some(h)) => (self.sb.mark_lost_below(h), None),
                     _ => (0, None),
@@ -577,17 +638,37 @@ impl TcpSender {
             let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
             self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
         }
-
-        // ns-2 ignores SACK information from a timeout until the recovery
-        // point passes (`timeout_`, `ClearScoreBoard` on every new ACK).
-        // tcp-sack1.cc `recv`, outside fast recovery: a new ACK clears the
-        // scoreboard (`scb_->ClearScoreBoard()`) and its SACK blocks are not
-        // read (only a duplicate ACK calls `UpdateScoreBoard`).
-        let ns2_new_ack = self.is_ns2() && !in_fast && ack.seq > una_before;
-        if ns2_new_ack && self.sb.sacked_count() > 0 {
-            self.sb.forget_sacks();
+        // tcp.cc `newack()`: `rtt_active_ && seqno >= rtt_seq_` (ns-2 ACKs
+        // name the last packet received, ours the next one expected).
+        let ns2_timed_acked = self.is_ns2() && ns2_sample && self.ns2.rtt_active && ack.seq > self.ns2.rtt_seq;
+        if ns2_timed_acked {
+            self.ns2.rtt_active = false;
+            self.rtt.on_ns2_timed_sample(self.ns2.rtt_ts_ns, self.clock(now_ns));
         }
-        let ignore_sacks = ns2_new_ack || (self.is_ns2() && matches!(self.recovery, Recovery::Timeout { .. }));
+
+        // tcp-sack1.cc `recv`, outside fast recovery: a new ACK clears the
+        // scoreboard (`scb_->ClearScoreBoard()`) and `timeout_`, and its
+        // SACK blocks are not read (only a duplicate ACK calls
+        // `UpdateScoreBoard`, and only while `timeout_` is clear). After a
+        // timeout, ns-2's duplicate ACKs count again from the first new ACK
+        // on; they never steer the go-back-N retransmissions (see
+        // `Ns2State::timeout_sacks`), so our scoreboard stays without them
+        // until the timeout's recovery point passes.
+        let ns2_new_ack = self.is_ns2() && !in_fast && ack.seq > una_before;
+        if ns2_new_ack {
+            if self.sb.sacked_count() > 0 {
+                self.sb.forget_sacks();
+            }
+            self.ns2.timeout = false;
+            self.ns2.timeout_sacks.clear();
+        }
+        let ns2_timeout_recovery = self.is_ns2() && matches!(self.recovery, Recovery::Timeout { .. });
+        let ns2_timeout_dupack = ns2_timeout_recovery
+            && !ns2_new_ack
+            && !self.ns2.timeout
+            && ack.seq == una_before
+            && self.ns2.record_timeout_sacks(ack.seq, ack.sack_blocks());
+        let ignore_sacks = ns2_new_ack || ns2_timeout_recovery;
         let sacked_before = self.sb.sacked_count();
         let mut delivered = 0;
         if !ignore_sacks {
@@ -616,7 +697,7 @@ impl TcpSender {
             // the packet it timed, never a retransmission: after a timeout,
             // the first packet sent after it; tcp-sack1.cc also on a partial
             // ACK in fast recovery.
-            if !self.is_ns2() || in_fast || ack.seq > self.ns2.backoff_until {
+            if !self.is_ns2() || in_fast || ns2_timed_acked {
                 self.rto_backoff = 0;
             }
             self.ns2.dupacks = 0;
@@ -625,7 +706,7 @@ impl TcpSender {
             } else {
                 self.arm_rto(now_ns, out);
             }
-        } else if self.sb.sacked_count() > sacked_before {
+        } else if self.sb.sacked_count() > sacked_before || ns2_timeout_dupack {
             self.ns2.dupacks += 1;
         }
 
@@ -738,6 +819,8 @@ impl TcpSender {
         if exiting {
             if matches!(self.recovery, Recovery::Fast { .. }) {
                 self.cc.on_recovery_exit(now_ns);
+                // tcp-sack1.cc `recv`, exit branch: `recover_ = 0`.
+                self.ns2.recover = None;
             }
             self.recovery = Recovery::Open;
             self.retrans_stamp = None;
@@ -894,7 +977,11 @@ impl TcpSender {
             self.sb.forget_sacks();
             // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
             // timed is the first new one.
-            self.ns2.backoff_until = self.sb.snd_nxt();
+            self.ns2.rtt_active = false;
+            // tcp-sack1.cc `timeout()`: `timeout_ = TRUE`, `recover_ = maxseq_`.
+            self.ns2.timeout = true;
+            self.ns2.recover = Some(self.sb.snd_nxt());
+            self.ns2.timeout_sacks.clear();
         }
         self.sb.mark_all_lost();
         if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
