@@ -960,3 +960,112 @@ fn frto_sends_new_data_after_a_timeout_then_retransmits_on_a_sack() {
     let (first, _, _) = run(Profile::Rfc);
     assert_eq!(first, vec![11, 12]);
 }
+
+/// A controller shared with the test, so that the test can read the state
+/// of the very controller the sender drives (H-TCP's alpha).
+#[derive(Clone)]
+struct Shared<C>(std::sync::Arc<std::sync::Mutex<C>>);
+
+impl<C: longfat_cc::CongestionControl + Clone + 'static> longfat_cc::CongestionControl for Shared<C> {
+    fn name(&self) -> &'static str {
+        self.0.lock().unwrap().name()
+    }
+    fn cwnd(&self) -> f64 {
+        self.0.lock().unwrap().cwnd()
+    }
+    fn ssthresh(&self) -> f64 {
+        self.0.lock().unwrap().ssthresh()
+    }
+    fn on_send(&mut self, now_ns: u64, seq: u64, bytes: u32, retransmit: bool) -> u32 {
+        self.0.lock().unwrap().on_send(now_ns, seq, bytes, retransmit)
+    }
+    fn on_ack(&mut self, ack: &longfat_cc::AckEvent) {
+        self.0.lock().unwrap().on_ack(ack)
+    }
+    fn on_congestion_event(&mut self, loss: &longfat_cc::LossEvent) {
+        self.0.lock().unwrap().on_congestion_event(loss)
+    }
+    fn on_recovery_exit(&mut self, now_ns: u64) {
+        self.0.lock().unwrap().on_recovery_exit(now_ns)
+    }
+    fn on_timeout_recovery_exit(&mut self, now_ns: u64) {
+        self.0.lock().unwrap().on_timeout_recovery_exit(now_ns)
+    }
+    fn on_rto(&mut self, rto: &longfat_cc::RtoEvent) {
+        self.0.lock().unwrap().on_rto(rto)
+    }
+}
+
+/// Issue 28 item 7: Linux restarts H-TCP's Delta when a timeout recovery
+/// ends (`tcp_process_loss`: snd_una reaches high_seq, `tcp_set_ca_state(sk,
+/// TCP_CA_Open)`, whose `htcp_state` sets `last_cong = jiffies`), not only
+/// after fast recovery.
+///
+/// A 20-packet transfer under `linux` on a 375 ms path, H-TCP with the
+/// paper's constants (no RTT scaling). 0..9 leave at 0; their ACK at 375 ms
+/// (one sample m = 375 ms: RTO = m + max(2m, 200 ms) = 1125 ms) grows cwnd
+/// to 20 and 10..19 leave; everything after is lost. The tail loss probe
+/// (PTO = 2 x 375 + 2 = 752 ms) resends 19 at 1127 ms, the RTO fires 1125 ms
+/// later, at T = 2252 ms: first congestion event, beta = 0.5, ssthresh 10,
+/// cwnd 1, and 10 goes out again; the recovery point is 20. Slow start
+/// repairs 10..19 in four round trips of 375 ms: 10; 11, 12; 13..16; 17..19
+/// (F-RTO ends on the first ACK: there is no new data to send), and the ACK
+/// of 19 at T + 1.5 s ends the timeout recovery.
+///
+/// H-TCP: alpha = 2 (1 - beta) alpha-bar(Delta) = alpha-bar(Delta), with
+/// alpha-bar = 1 for Delta <= 1 s, else 1 + 10 (Delta - 1) + ((Delta - 1)/2)^2.
+/// Counting from the end of the recovery (Linux), Delta = 0 at the exit:
+/// alpha = 1, still 1 a second later, and 1 + 10 + 0.25 = 11.25 two seconds
+/// later. Counting from the expiry (the code before), Delta = 1.5 s at the
+/// exit: alpha = 1 + 5 + 0.0625 = 6.0625.
+#[test]
+fn htcp_delta_restarts_when_a_linux_timeout_recovery_ends() {
+    use longfat_cc::htcp::{Htcp, HtcpConfig};
+    let rtt = 375 * MS;
+    let cfg = TcpConfig {
+        profile: Profile::Linux,
+        initial_rto_ns: Profile::Linux.initial_rto_ns(),
+        initial_window: InitialWindow {
+            cwnd_pkts: 10.0,
+            ssthresh_pkts: f64::INFINITY,
+        },
+        ..TcpConfig::default()
+    };
+    let h = Shared(std::sync::Arc::new(std::sync::Mutex::new(Htcp::new(
+        HtcpConfig::default(),
+        cfg.initial_window,
+    ))));
+    let mut s = TcpSender::new(0, cfg, Box::new(h.clone()), Some(20));
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    out.timers.clear();
+    s.on_ack(rtt, &ack(10, &[], 0), &mut out);
+    assert_eq!(seqs(&mut out), (10..20).collect::<Vec<_>>());
+    assert_eq!(s.rtt().rto_ns(), 1_125 * MS);
+    assert_eq!(last_timer(&mut out), 1_127 * MS, "the probe");
+    s.on_rto_timer(1_127 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![19]);
+    let t = last_timer(&mut out);
+    assert_eq!(t, 2_252 * MS);
+    s.on_rto_timer(t, &mut out);
+    assert_eq!(s.counters.timeouts, 1);
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 20 });
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0));
+    assert_eq!(seqs(&mut out), vec![10]);
+    let rounds: [(u64, Vec<u64>); 4] = [(11, vec![11, 12]), (13, (13..17).collect()), (17, vec![17, 18, 19]), (20, vec![])];
+    for (k, (cum, sent)) in rounds.into_iter().enumerate() {
+        let now = t + (k as u64 + 1) * rtt;
+        s.on_ack(now, &ack(cum, &[], now - rtt), &mut out);
+        assert_eq!(seqs(&mut out), sent, "round {}", k + 1);
+    }
+    let exit = t + 1_500 * MS;
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(s.completed_at_ns, Some(exit));
+    assert_eq!(s.counters.undos, 0);
+    let htcp = h.0.lock().unwrap();
+    assert_eq!(htcp.beta(), 0.5);
+    assert_eq!(htcp.alpha(exit), 1.0, "Delta restarts at the exit (6.0625 counting from the RTO)");
+    assert_eq!(htcp.alpha(exit + 1_000 * MS), 1.0);
+    assert!((htcp.alpha(exit + 2_000 * MS) - 11.25).abs() < 1e-12);
+}

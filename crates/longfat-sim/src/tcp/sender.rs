@@ -709,8 +709,13 @@ impl TcpSender {
             }),
         });
         if exiting {
-            if matches!(self.recovery, Recovery::Fast { .. }) {
-                self.cc.on_recovery_exit(now_ns);
+            match self.recovery {
+                Recovery::Fast { .. } => self.cc.on_recovery_exit(now_ns),
+                // Linux `tcp_process_loss`: snd_una reached high_seq, Loss ->
+                // Open (`tcp_try_undo_recovery`). RFC 5681 and ns-2
+                // (`timeout()`, `recover_`) have no such event.
+                Recovery::Timeout { .. } if self.is_linux() => self.cc.on_timeout_recovery_exit(now_ns),
+                _ => {}
             }
             self.recovery = Recovery::Open;
             self.retrans_stamp = None;
