@@ -1069,3 +1069,45 @@ fn htcp_delta_restarts_when_a_linux_timeout_recovery_ends() {
     assert_eq!(htcp.alpha(exit + 1_000 * MS), 1.0);
     assert!((htcp.alpha(exit + 2_000 * MS) - 11.25).abs() < 1e-12);
 }
+
+/// Issue 28 item 9(a): Linux schedules a tail loss probe only in Open or
+/// CWR (`tcp_schedule_loss_probe`: `icsk_ca_state != TCP_CA_Open &&
+/// icsk_ca_state != TCP_CA_CWR` returns false), never in Disorder (packets
+/// SACKed or lost, or a retransmission done: `tcp_try_keep_open`).
+///
+/// The timeline of `eifel_undo_restores_the_window_after_a_spurious_timeout`
+/// up to the RTO at 602 ms (10 goes out again; the RTO is re-armed, backed
+/// off, for 602 + 2 x 300 = 1202 ms). At 750 ms a duplicate ACK SACKs the
+/// original 11 (sent at 100 ms, never retransmitted): F-RTO step 3b undoes
+/// the timeout (`tcp_process_loss`, FLAG_ORIG_SACK_ACKED) and the state is
+/// Open again, but with a packet SACKed and the head retransmitted it is
+/// Disorder for Linux. The SACK of 12 at 751 ms frees one packet of the
+/// window (21 out, 2 SACKed, cwnd 20): 31 goes out. RACK has nothing to wait
+/// for (the hole, 10, was last sent at 602 ms, after 12), so no timer is
+/// re-armed: the RTO at 1202 ms stands and fires as a timeout. (Probing in
+/// Disorder re-armed the timer as a probe and sent a loss probe at 1202 ms.)
+#[test]
+fn linux_does_not_schedule_a_loss_probe_in_disorder() {
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    s.on_ack(100 * MS, &ack(10, &[], 0), &mut out);
+    out.packets.clear();
+    assert_eq!(last_timer(&mut out), 302 * MS);
+    s.on_rto_timer(302 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![30], "the probe");
+    assert_eq!(last_timer(&mut out), 602 * MS);
+    s.on_rto_timer(602 * MS, &mut out);
+    assert_eq!((s.counters.timeouts, s.counters.loss_probes), (1, 1));
+    assert_eq!(seqs(&mut out), vec![10]);
+    assert_eq!(last_timer(&mut out), 1_202 * MS);
+    s.on_ack(750 * MS, &ack(10, &[(11, 12)], 100 * MS), &mut out);
+    assert_eq!(s.counters.undos, 1);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(751 * MS, &ack(10, &[(11, 13)], 100 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![31]);
+    assert!(out.timers.is_empty(), "no probe in Disorder: {:?}", out.timers);
+    s.on_rto_timer(1_202 * MS, &mut out);
+    assert_eq!((s.counters.timeouts, s.counters.loss_probes), (2, 1));
+}

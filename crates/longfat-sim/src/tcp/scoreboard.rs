@@ -100,6 +100,14 @@ impl Scoreboard {
         self.n_lost > 0
     }
 
+    /// What puts Linux in Disorder rather than Open outside recovery
+    /// (`tcp_try_keep_open`): packets SACKed or marked lost (`tcp_left_out`),
+    /// or a retransmission done (`tcp_any_retrans_done`: one in flight, or
+    /// the head was ever retransmitted).
+    pub fn disordered(&self) -> bool {
+        self.n_sacked + self.n_lost + self.n_rtx > 0 || self.flags.front().is_some_and(|&f| f & EVER_RETRANS != 0)
+    }
+
     /// RFC 6675 pipe: for every un-SACKed packet, 1 if not lost, plus 1 if retransmitted.
     pub fn pipe(&self) -> u64 {
         self.outstanding() - self.n_sacked - self.n_lost + self.n_rtx

@@ -293,9 +293,16 @@ impl TcpSender {
 
     /// Linux `tcp_schedule_loss_probe`: in the Open state with packets out,
     /// the timer waits for a probe timeout (PTO = 2 SRTT, plus the minimum
-    /// RTO when a single packet is out, else 2 ms), never past the RTO.
+    /// RTO when a single packet is out, else 2 ms), never past the RTO. Not
+    /// in Disorder: Linux probes only in Open and CWR (`icsk_ca_state !=
+    /// TCP_CA_Open && != TCP_CA_CWR` returns false); our CWR lasts no time.
     fn schedule_probe(&mut self, now_ns: u64, out: &mut Outbox, rto_from_now: bool) {
-        if !self.is_linux() || self.recovery != Recovery::Open || self.sb.outstanding() == 0 || self.tlp_high_seq.is_some() {
+        if !self.is_linux()
+            || self.recovery != Recovery::Open
+            || self.sb.disordered()
+            || self.sb.outstanding() == 0
+            || self.tlp_high_seq.is_some()
+        {
             return;
         }
         let srtt = self.rtt.stats().smoothed_ns;
