@@ -1111,3 +1111,38 @@ fn linux_does_not_schedule_a_loss_probe_in_disorder() {
     s.on_rto_timer(1_202 * MS, &mut out);
     assert_eq!((s.counters.timeouts, s.counters.loss_probes), (2, 1));
 }
+
+/// Issue 28 item 9(b): RACK's reordering timer waits for the *last* packet
+/// still inside its window, not the first (Linux `tcp_rack_detect_loss`:
+/// `*reo_timeout = max_t(u32, *reo_timeout, remaining)`, armed by
+/// `tcp_rack_mark_lost` as `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN`).
+///
+/// 0..9 leave at 0 and are ACKed one by one from 100 ms, 10 ms apart (the
+/// bottleneck's spacing; min RTT 100 ms): each ACK grows cwnd by one and
+/// releases two packets, 10 and 11 at 100 ms, 12 and 13 at 110 ms, ..., 28
+/// and 29 at 190 ms. At 220 ms an ACK SACKs 14 (sent at 120 ms: RACK RTT
+/// 100 ms) while 10..13 are still missing. One packet SACKed, no reordering
+/// seen: reo_wnd = min RTT / 4 = 25 ms. 10 and 11 are lost at 100 + 100 + 25
+/// = 225 ms, 12 and 13 at 110 + 125 = 235 ms: Linux arms the timer for the
+/// later, 220 + 15 + 2 = 237 ms (not 227 ms), and when it fires all four are
+/// lost at once and fast recovery starts (point 31: 30 left at 220 ms).
+#[test]
+fn rack_reordering_timer_waits_for_the_last_packet_in_its_window() {
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    for k in 1..=10u64 {
+        s.on_ack((90 + 10 * k) * MS, &ack(k, &[], 0), &mut out);
+        assert_eq!(seqs(&mut out), vec![8 + 2 * k, 9 + 2 * k], "ACK {k}");
+    }
+    out.timers.clear();
+    s.on_ack(220 * MS, &ack(10, &[(14, 15)], 120 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![30], "pipe 19 < cwnd 20");
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(last_timer(&mut out), 237 * MS);
+    s.on_rto_timer(237 * MS, &mut out);
+    assert_eq!(s.recovery(), Recovery::Fast { point: 31 });
+    assert_eq!(s.scoreboard().lost_count(), 4);
+    assert_eq!(s.counters.timeouts, 0);
+}

@@ -805,18 +805,18 @@ impl TcpSender {
             XmitTimer::Rto => self.retransmission_timeout(now_ns, out),
             XmitTimer::Probe => self.send_loss_probe(now_ns, out),
             XmitTimer::Reorder => {
-                // `tcp_rack_reo_timeout`
+                // `tcp_rack_reo_timeout`: mark, recover, retransmit, then the
+                // RTO (`tcp_rearm_rto`), not another reordering timer: what is
+                // still in its window waits for the next ACK's RACK pass.
                 self.timer_ns = None;
-                let (newly, wait) = self.detect_losses(now_ns, true);
+                let (newly, _) = self.detect_losses(now_ns, true);
                 if newly > 0 && self.recovery == Recovery::Open {
                     let pipe = self.sb.pipe();
                     self.enter_fast_recovery(now_ns, pipe, out);
                     self.prr_update(1, newly, false);
                 }
                 self.send_allowed(now_ns, out);
-                if let Some(w) = wait {
-                    self.arm(XmitTimer::Reorder, now_ns + w + LINUX_TIMEOUT_MIN_NS, out);
-                } else if self.timer_ns.is_none() || self.timer != XmitTimer::Rto {
+                if self.timer_ns.is_none() || self.timer != XmitTimer::Rto {
                     self.arm_rto(now_ns, out);
                 }
             }
