@@ -149,6 +149,12 @@ pub struct RtoEvent {
     /// As [`LossEvent::halve`] (ns-2 halves after every timeout).
     pub halve: bool,
     pub rtt: RttStats,
+    /// Packets still in flight once the timeout has marked its losses; the
+    /// window restarts at this plus one. Linux spares packets sent less than
+    /// RACK's RTT ago (`tcp_timeout_mark_lost`) and sets snd_cwnd =
+    /// `tcp_packets_in_flight` + 1 (`tcp_enter_loss`); RFC 5681 §3.1 (LW =
+    /// 1 packet) and ns-2 (`timeout()`) mark everything lost: 0.
+    pub in_flight_pkts: u32,
 }
 
 impl RtoEvent {
@@ -222,8 +228,9 @@ pub trait CongestionControl: Send + CcClone {
     fn on_timeout_recovery_exit(&mut self, _now_ns: u64) {}
 
     /// The retransmission timer fired (called on every expiry, including
-    /// backed-off ones). Every expiry restarts from one packet; ssthresh is
-    /// recomputed only when `rto.reduce` says so.
+    /// backed-off ones). Every expiry restarts the window at
+    /// `rto.in_flight_pkts + 1` packets (one when everything was marked
+    /// lost); ssthresh is recomputed only when `rto.reduce` says so.
     fn on_rto(&mut self, rto: &RtoEvent);
 }
 

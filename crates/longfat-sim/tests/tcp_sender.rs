@@ -1146,3 +1146,46 @@ fn rack_reordering_timer_waits_for_the_last_packet_in_its_window() {
     assert_eq!(s.scoreboard().lost_count(), 4);
     assert_eq!(s.counters.timeouts, 0);
 }
+
+/// Issue 28 item 9(c): a Linux timeout marks lost only the head and the
+/// packets sent at least RACK's RTT ago (`tcp_timeout_mark_lost`: the others
+/// have `tcp_rack_skb_timeout(tp, skb, 0) > 0`), and restarts the window at
+/// what is still in flight plus one (`tcp_enter_loss`: snd_cwnd =
+/// `tcp_packets_in_flight(tp) + 1`), not at one packet.
+///
+/// `fast_recovery_at_w20`: 0..19 leave at 0, 20 and 21 at 101 and 102 ms,
+/// the fast retransmission of 0 at 103 ms, which re-arms the RTO for
+/// T = 103 ms + RTO = 406.36 ms. The retransmission is lost. The SACKs of
+/// 4..19 arrive late, at 284..299 ms; PRR sends one new packet per two
+/// delivered, 22..28 at 285, 287, ..., 297 ms (the schedule of
+/// `prr_sends_one_packet_per_two_delivered_down_to_ssthresh`). Nothing
+/// delivered was sent after 0's retransmission, so RACK marks nothing and the
+/// RTO fires; RACK's RTT is that of 19, 299 ms. Packets sent at or before
+/// T - 299 ms = 107.36 ms are lost: the head 0, 20 and 21; 22..28 are
+/// spared. In flight: 29 out - 19 SACKed - 3 lost = 7, so cwnd = 8 (Reno
+/// keeps the recovery's ssthresh, 10: an RTO in fast recovery does not
+/// reduce again). Only the head goes out again: pipe 7 + 1 = cwnd 8.
+#[test]
+fn linux_timeout_spares_packets_sent_within_the_rack_rtt() {
+    let (mut s, mut out) = fast_recovery_at_w20(Profile::Linux);
+    let t = last_timer(&mut out);
+    out.packets.clear();
+    let mut sent = vec![];
+    for j in 4..20 {
+        s.on_ack((280 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        sent.extend(out.packets.drain(..).map(|p| (p.seq, (280 + j) * MS)));
+    }
+    let prr: Vec<(u64, u64)> = (0..7).map(|i| (22 + i, (285 + 2 * i) * MS)).collect();
+    assert_eq!(sent, prr);
+    assert!(out.timers.is_empty(), "the RTO armed at 103 ms stands");
+    // Linux `tcp_rtt_estimator` on the samples 101, 102, 103 ms: srtt =
+    // 101.359375 ms; rttvar = max(2 x 101, 200) = 202 ms (mdev falls after
+    // the first sample and no round trip ends); T = 103 + 303.359375 ms.
+    assert_eq!(t, 406_359_375);
+    s.on_rto_timer(t, &mut out);
+    assert_eq!(s.counters.timeouts, 1);
+    assert_eq!(s.scoreboard().lost_count(), 3);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (8.0, 10.0));
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.scoreboard().pipe(), 8);
+}

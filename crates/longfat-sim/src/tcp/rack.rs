@@ -99,9 +99,7 @@ impl Rack {
                 sb.mark_retransmission_lost(seq);
                 d.newly_lost += 1;
             } else if !sb.is_lost(seq) {
-                // Originals leave in sequence order, so everything below an
-                // original sent before the RACK point is delivered or lost.
-                d.newly_lost += sb.mark_lost_below(seq + 1);
+                d.newly_lost += sb.mark_lost_through(seq);
             }
         }
         d

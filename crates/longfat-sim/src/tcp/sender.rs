@@ -860,6 +860,19 @@ impl TcpSender {
             self.undo = Some(self.cc.snapshot());
         }
         let ns2 = self.is_ns2();
+        if ns2 {
+            self.sb.forget_sacks();
+            // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
+            // timed is the first new one.
+            self.ns2.backoff_until = self.sb.snd_nxt();
+        }
+        if self.is_linux() {
+            // `tcp_enter_loss` -> `tcp_timeout_mark_lost`: packets sent
+            // less than RACK's RTT ago are not lost yet.
+            self.sb.timeout_mark_lost(now_ns, self.rack.rtt_ns());
+        } else {
+            self.sb.mark_all_lost();
+        }
         self.cc.on_rto(&RtoEvent {
             now_ns,
             backoff: self.rto_backoff,
@@ -867,17 +880,13 @@ impl TcpSender {
             window_cap_pkts: ns2.then_some(self.cfg.rwnd_pkts as f64),
             halve: ns2,
             rtt: self.rtt.stats(),
+            // Linux `tcp_enter_loss`: snd_cwnd = tcp_packets_in_flight + 1
+            // (0 + 1 where everything was marked lost).
+            in_flight_pkts: self.sb.pipe().min(u64::from(u32::MAX)) as u32,
         });
         self.ns2.reduced = true;
         self.ns2.dupacks = 0;
         self.tlp_high_seq = None;
-        if ns2 {
-            self.sb.forget_sacks();
-            // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
-            // timed is the first new one.
-            self.ns2.backoff_until = self.sb.snd_nxt();
-        }
-        self.sb.mark_all_lost();
         if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
             self.retrans_stamp = None;
         }
