@@ -83,7 +83,9 @@ impl Rack {
                 // window (`*reo_timeout = max_t(u32, *reo_timeout,
                 // remaining)`), not the first. Deadlines grow with the send
                 // time, so that is the last pending one sent before the
-                // RACK point; none of them is lost yet.
+                // RACK point; none of them is lost yet. (Linux also skips
+                // packets marked lost and not yet retransmitted; the sender
+                // uses the wait only while none is marked, so no filter.)
                 let last_xmit = self
                     .sent
                     .iter()
