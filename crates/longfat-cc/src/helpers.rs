@@ -68,12 +68,13 @@ pub fn reduce(reduced_pkts: f64, cwnd: &mut f64, ssthresh: &mut f64) {
 /// A retransmission timeout (RFC 5681 §3.1): ssthresh becomes the
 /// algorithm's reduced window when the transport's profile says this expiry
 /// reduces (`rto.reduce`; see [`RtoEvent`]); every expiry restarts from one
-/// packet.
+/// packet more than the timeout left in flight (`rto.in_flight_pkts`: 0,
+/// so one packet, unless Linux spared recently sent ones).
 pub fn timeout(reduced_pkts: f64, rto: &RtoEvent, cwnd: &mut f64, ssthresh: &mut f64) {
     if rto.reduce {
         *ssthresh = reduced_pkts.max(MIN_SSTHRESH_PKTS);
     }
-    *cwnd = 1.0;
+    *cwnd = f64::from(rto.in_flight_pkts) + 1.0;
 }
 
 /// Counts round trips the way Linux's Vegas does with `beg_snd_nxt`: every

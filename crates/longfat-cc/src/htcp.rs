@@ -368,6 +368,14 @@ impl CongestionControl for Htcp {
         self.episode = Episode::Open;
     }
 
+    /// Linux `htcp_state(TCP_CA_Open)` on leaving TCP_CA_Loss: Delta
+    /// restarts when the timeout recovery ends; cwnd is left alone.
+    fn on_timeout_recovery_exit(&mut self, now_ns: u64) {
+        if self.episode == Episode::TimeoutRecovery {
+            self.on_recovery_exit(now_ns);
+        }
+    }
+
     /// Linux `tcp_enter_loss`: the ssthresh op (`htcp_recalc_ssthresh`: beta,
     /// RTTmax fade) only when the expiry reduces (`rto.reduce`); then on every
     /// expiry `htcp_state(TCP_CA_Loss)` restarts Delta. cwnd restarts at one

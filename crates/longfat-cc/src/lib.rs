@@ -149,6 +149,12 @@ pub struct RtoEvent {
     /// As [`LossEvent::halve`] (ns-2 halves after every timeout).
     pub halve: bool,
     pub rtt: RttStats,
+    /// Packets still in flight once the timeout has marked its losses; the
+    /// window restarts at this plus one. Linux spares packets sent less than
+    /// RACK's RTT ago (`tcp_timeout_mark_lost`) and sets snd_cwnd =
+    /// `tcp_packets_in_flight` + 1 (`tcp_enter_loss`); RFC 5681 §3.1 (LW =
+    /// 1 packet) and ns-2 (`timeout()`) mark everything lost: 0.
+    pub in_flight_pkts: u32,
 }
 
 impl RtoEvent {
@@ -182,7 +188,8 @@ impl RtoEvent {
 ///
 /// Call order for one ACK: `on_ack` (after the scoreboard is updated); if the
 /// ACK revealed a new loss episode, `on_congestion_event` before it; if it ended
-/// recovery, `on_recovery_exit` after it.
+/// a fast recovery, `on_recovery_exit` after it, and if it ended a timeout
+/// recovery, `on_timeout_recovery_exit` after it.
 pub trait CongestionControl: Send + CcClone {
     /// The algorithm's registry name (`"reno"`).
     fn name(&self) -> &'static str;
@@ -206,12 +213,24 @@ pub trait CongestionControl: Send + CcClone {
     /// Loss detected by fast retransmit: set ssthresh and cwnd for recovery.
     fn on_congestion_event(&mut self, loss: &LossEvent);
 
-    /// The cumulative ACK passed the recovery point.
+    /// The cumulative ACK passed the recovery point of a fast recovery.
     fn on_recovery_exit(&mut self, _now_ns: u64) {}
 
+    /// The cumulative ACK passed everything outstanding at the last
+    /// retransmission timeout: Linux leaves TCP_CA_Loss for Open
+    /// (`tcp_process_loss` -> `tcp_try_undo_recovery` ->
+    /// `tcp_set_ca_state(sk, TCP_CA_Open)` once `snd_una` reaches
+    /// `high_seq`). Unlike the end of a fast recovery
+    /// (`tcp_end_cwnd_reduction`, cwnd = ssthresh) Linux leaves the window
+    /// alone here, so by default nothing happens; a controller that acts on
+    /// the return to Open (H-TCP's `htcp_state`) overrides it. Only the
+    /// `linux` profile reports it (docs/algorithms.md, transport profiles).
+    fn on_timeout_recovery_exit(&mut self, _now_ns: u64) {}
+
     /// The retransmission timer fired (called on every expiry, including
-    /// backed-off ones). Every expiry restarts from one packet; ssthresh is
-    /// recomputed only when `rto.reduce` says so.
+    /// backed-off ones). Every expiry restarts the window at
+    /// `rto.in_flight_pkts + 1` packets (one when everything was marked
+    /// lost); ssthresh is recomputed only when `rto.reduce` says so.
     fn on_rto(&mut self, rto: &RtoEvent);
 }
 

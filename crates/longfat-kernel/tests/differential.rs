@@ -515,6 +515,7 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
                     window_cap_pkts: None,
                     halve: false,
                     rtt: rtt_ns(flow.latest_us, flow.min_rtt_us, flow.srtt_us),
+                    in_flight_pkts: 0,
                 });
                 c.on_rto(o);
                 format!("{o:?}")

@@ -1769,7 +1769,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
     let min_rto = opt_or(&f("min_rto"), &t.min_rto, d.min_rto_ns, delay)?;
     let max_rto = match &t.max_rto {
         Some(v) => duration_in(&f("max_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,
-        None => d.max_rto_ns,
+        None => profile.max_rto_ns(),
     };
     let initial_rto = match &t.initial_rto {
         Some(v) => duration_in(&f("initial_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,

@@ -71,6 +71,40 @@ fn initial_window_per_profile() {
     }
 }
 
+/// Issue 28 item 9(d): the backed-off RTO saturates at Linux's
+/// `TCP_RTO_MAX` = 120 s (include/net/tcp.h: `120*HZ`) under `linux`, at
+/// 60 s under `rfc` (RFC 6298 §2.5: a ceiling of at least 60 s) and `ns2`;
+/// `tcp.max_rto` still overrides it. Before any sample the RTO is the
+/// initial one (1 s, ns-2 3 s), so 12 expiries ask for 2^12 s or more.
+#[test]
+fn maximum_rto_per_profile() {
+    for (profile, extra, max_rto_ns) in [
+        ("rfc", "", 60 * SEC),
+        ("ns2", "", 60 * SEC),
+        ("linux", "", 120 * SEC),
+        ("linux", r#", max_rto = "90s""#, 90 * SEC),
+    ] {
+        let sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "100Mbps"
+            delay = "10ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "reno"
+            tcp = {{ profile = "{profile}"{extra} }}
+            [run]
+            duration = "1s"
+            "#
+        ));
+        let s = sender(&sim, 0);
+        assert_eq!(s.config().max_rto_ns, max_rto_ns, "{profile}{extra}");
+        assert_eq!(s.rtt().backed_off_rto_ns(12), max_rto_ns, "{profile}{extra}");
+    }
+}
+
 /// A receiver-window-limited flow: rwnd = 64 packets on a 1 Gbit/s,
 /// 50 ms path (BDP 4,167 packets), Reno, 10 s, no loss. At most 64 packets
 /// are ever out; the sender is rwnd-limited, never cwnd-limited, after the

@@ -1197,3 +1197,232 @@ fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
     assert_eq!(s.rtt().rto_ns(), 280 * MS);
     assert_eq!(last_timer(&mut out), 811 * MS + 280 * MS, "backoff ended");
 }
+
+/// A controller shared with the test, so that the test can read the state
+/// of the very controller the sender drives (H-TCP's alpha).
+#[derive(Clone)]
+struct Shared<C>(std::sync::Arc<std::sync::Mutex<C>>);
+
+impl<C: longfat_cc::CongestionControl + Clone + 'static> longfat_cc::CongestionControl for Shared<C> {
+    fn name(&self) -> &'static str {
+        self.0.lock().unwrap().name()
+    }
+    fn cwnd(&self) -> f64 {
+        self.0.lock().unwrap().cwnd()
+    }
+    fn ssthresh(&self) -> f64 {
+        self.0.lock().unwrap().ssthresh()
+    }
+    fn on_send(&mut self, now_ns: u64, seq: u64, bytes: u32, retransmit: bool) -> u32 {
+        self.0.lock().unwrap().on_send(now_ns, seq, bytes, retransmit)
+    }
+    fn on_ack(&mut self, ack: &longfat_cc::AckEvent) {
+        self.0.lock().unwrap().on_ack(ack)
+    }
+    fn on_congestion_event(&mut self, loss: &longfat_cc::LossEvent) {
+        self.0.lock().unwrap().on_congestion_event(loss)
+    }
+    fn on_recovery_exit(&mut self, now_ns: u64) {
+        self.0.lock().unwrap().on_recovery_exit(now_ns)
+    }
+    fn on_timeout_recovery_exit(&mut self, now_ns: u64) {
+        self.0.lock().unwrap().on_timeout_recovery_exit(now_ns)
+    }
+    fn on_rto(&mut self, rto: &longfat_cc::RtoEvent) {
+        self.0.lock().unwrap().on_rto(rto)
+    }
+}
+
+/// Issue 28 item 7: Linux restarts H-TCP's Delta when a timeout recovery
+/// ends (`tcp_process_loss`: snd_una reaches high_seq, `tcp_set_ca_state(sk,
+/// TCP_CA_Open)`, whose `htcp_state` sets `last_cong = jiffies`), not only
+/// after fast recovery.
+///
+/// A 20-packet transfer under `linux` on a 375 ms path, H-TCP with the
+/// paper's constants (no RTT scaling). 0..9 leave at 0; their ACK at 375 ms
+/// (one sample m = 375 ms: RTO = m + max(2m, 200 ms) = 1125 ms) grows cwnd
+/// to 20 and 10..19 leave; everything after is lost. The tail loss probe
+/// (PTO = 2 x 375 + 2 = 752 ms) resends 19 at 1127 ms, the RTO fires 1125 ms
+/// later, at T = 2252 ms: first congestion event, beta = 0.5, ssthresh 10,
+/// cwnd 1, and 10 goes out again; the recovery point is 20. Slow start
+/// repairs 10..19 in four round trips of 375 ms: 10; 11, 12; 13..16; 17..19
+/// (F-RTO ends on the first ACK: there is no new data to send), and the ACK
+/// of 19 at T + 1.5 s ends the timeout recovery.
+///
+/// H-TCP: alpha = 2 (1 - beta) alpha-bar(Delta) = alpha-bar(Delta), with
+/// alpha-bar = 1 for Delta <= 1 s, else 1 + 10 (Delta - 1) + ((Delta - 1)/2)^2.
+/// Counting from the end of the recovery (Linux), Delta = 0 at the exit:
+/// alpha = 1, still 1 a second later, and 1 + 10 + 0.25 = 11.25 two seconds
+/// later. Counting from the expiry (the code before), Delta = 1.5 s at the
+/// exit: alpha = 1 + 5 + 0.0625 = 6.0625.
+#[test]
+fn htcp_delta_restarts_when_a_linux_timeout_recovery_ends() {
+    use longfat_cc::htcp::{Htcp, HtcpConfig};
+    let rtt = 375 * MS;
+    let cfg = TcpConfig {
+        profile: Profile::Linux,
+        initial_rto_ns: Profile::Linux.initial_rto_ns(),
+        initial_window: InitialWindow {
+            cwnd_pkts: 10.0,
+            ssthresh_pkts: f64::INFINITY,
+        },
+        ..TcpConfig::default()
+    };
+    let h = Shared(std::sync::Arc::new(std::sync::Mutex::new(Htcp::new(
+        HtcpConfig::default(),
+        cfg.initial_window,
+    ))));
+    let mut s = TcpSender::new(0, cfg, Box::new(h.clone()), Some(20));
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    out.timers.clear();
+    s.on_ack(rtt, &ack(10, &[], 0), &mut out);
+    assert_eq!(seqs(&mut out), (10..20).collect::<Vec<_>>());
+    assert_eq!(s.rtt().rto_ns(), 1_125 * MS);
+    assert_eq!(last_timer(&mut out), 1_127 * MS, "the probe");
+    s.on_rto_timer(1_127 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![19]);
+    let t = last_timer(&mut out);
+    assert_eq!(t, 2_252 * MS);
+    s.on_rto_timer(t, &mut out);
+    assert_eq!(s.counters.timeouts, 1);
+    assert_eq!(s.recovery(), Recovery::Timeout { point: 20 });
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0));
+    assert_eq!(seqs(&mut out), vec![10]);
+    let rounds: [(u64, Vec<u64>); 4] = [(11, vec![11, 12]), (13, (13..17).collect()), (17, vec![17, 18, 19]), (20, vec![])];
+    for (k, (cum, sent)) in rounds.into_iter().enumerate() {
+        let now = t + (k as u64 + 1) * rtt;
+        s.on_ack(now, &ack(cum, &[], now - rtt), &mut out);
+        assert_eq!(seqs(&mut out), sent, "round {}", k + 1);
+    }
+    let exit = t + 1_500 * MS;
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(s.completed_at_ns, Some(exit));
+    assert_eq!(s.counters.undos, 0);
+    let htcp = h.0.lock().unwrap();
+    assert_eq!(htcp.beta(), 0.5);
+    assert_eq!(htcp.alpha(exit), 1.0, "Delta restarts at the exit (6.0625 counting from the RTO)");
+    assert_eq!(htcp.alpha(exit + 1_000 * MS), 1.0);
+    assert!((htcp.alpha(exit + 2_000 * MS) - 11.25).abs() < 1e-12);
+}
+
+/// Issue 28 item 9(a): Linux schedules a tail loss probe only in Open or
+/// CWR (`tcp_schedule_loss_probe`: `icsk_ca_state != TCP_CA_Open &&
+/// icsk_ca_state != TCP_CA_CWR` returns false), never in Disorder (packets
+/// SACKed or lost, or a retransmission done: `tcp_try_keep_open`).
+///
+/// The timeline of `eifel_undo_restores_the_window_after_a_spurious_timeout`
+/// up to the RTO at 602 ms (10 goes out again; the RTO is re-armed, backed
+/// off, for 602 + 2 x 300 = 1202 ms). At 750 ms a duplicate ACK SACKs the
+/// original 11 (sent at 100 ms, never retransmitted): F-RTO step 3b undoes
+/// the timeout (`tcp_process_loss`, FLAG_ORIG_SACK_ACKED) and the state is
+/// Open again, but with a packet SACKed and the head retransmitted it is
+/// Disorder for Linux. The SACK of 12 at 751 ms frees one packet of the
+/// window (21 out, 2 SACKed, cwnd 20): 31 goes out. RACK has nothing to wait
+/// for (the hole, 10, was last sent at 602 ms, after 12), so no timer is
+/// re-armed: the RTO at 1202 ms stands and fires as a timeout. (Probing in
+/// Disorder re-armed the timer as a probe and sent a loss probe at 1202 ms.)
+#[test]
+fn linux_does_not_schedule_a_loss_probe_in_disorder() {
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    s.on_ack(100 * MS, &ack(10, &[], 0), &mut out);
+    out.packets.clear();
+    assert_eq!(last_timer(&mut out), 302 * MS);
+    s.on_rto_timer(302 * MS, &mut out);
+    assert_eq!(seqs(&mut out), vec![30], "the probe");
+    assert_eq!(last_timer(&mut out), 602 * MS);
+    s.on_rto_timer(602 * MS, &mut out);
+    assert_eq!((s.counters.timeouts, s.counters.loss_probes), (1, 1));
+    assert_eq!(seqs(&mut out), vec![10]);
+    assert_eq!(last_timer(&mut out), 1_202 * MS);
+    s.on_ack(750 * MS, &ack(10, &[(11, 12)], 100 * MS), &mut out);
+    assert_eq!(s.counters.undos, 1);
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(seqs(&mut out), Vec::<u64>::new());
+    s.on_ack(751 * MS, &ack(10, &[(11, 13)], 100 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![31]);
+    assert!(out.timers.is_empty(), "no probe in Disorder: {:?}", out.timers);
+    s.on_rto_timer(1_202 * MS, &mut out);
+    assert_eq!((s.counters.timeouts, s.counters.loss_probes), (2, 1));
+}
+
+/// Issue 28 item 9(b): RACK's reordering timer waits for the *last* packet
+/// still inside its window, not the first (Linux `tcp_rack_detect_loss`:
+/// `*reo_timeout = max_t(u32, *reo_timeout, remaining)`, armed by
+/// `tcp_rack_mark_lost` as `usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN`).
+///
+/// 0..9 leave at 0 and are ACKed one by one from 100 ms, 10 ms apart (the
+/// bottleneck's spacing; min RTT 100 ms): each ACK grows cwnd by one and
+/// releases two packets, 10 and 11 at 100 ms, 12 and 13 at 110 ms, ..., 28
+/// and 29 at 190 ms. At 220 ms an ACK SACKs 14 (sent at 120 ms: RACK RTT
+/// 100 ms) while 10..13 are still missing. One packet SACKed, no reordering
+/// seen: reo_wnd = min RTT / 4 = 25 ms. 10 and 11 are lost at 100 + 100 + 25
+/// = 225 ms, 12 and 13 at 110 + 125 = 235 ms: Linux arms the timer for the
+/// later, 220 + 15 + 2 = 237 ms (not 227 ms), and when it fires all four are
+/// lost at once and fast recovery starts (point 31: 30 left at 220 ms).
+#[test]
+fn rack_reordering_timer_waits_for_the_last_packet_in_its_window() {
+    let mut s = profiled(Profile::Linux, 10.0, u64::MAX, None);
+    let mut out = Outbox::default();
+    s.start(0, &mut out);
+    assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+    for k in 1..=10u64 {
+        s.on_ack((90 + 10 * k) * MS, &ack(k, &[], 0), &mut out);
+        assert_eq!(seqs(&mut out), vec![8 + 2 * k, 9 + 2 * k], "ACK {k}");
+    }
+    out.timers.clear();
+    s.on_ack(220 * MS, &ack(10, &[(14, 15)], 120 * MS), &mut out);
+    assert_eq!(seqs(&mut out), vec![30], "pipe 19 < cwnd 20");
+    assert_eq!(s.recovery(), Recovery::Open);
+    assert_eq!(last_timer(&mut out), 237 * MS);
+    s.on_rto_timer(237 * MS, &mut out);
+    assert_eq!(s.recovery(), Recovery::Fast { point: 31 });
+    assert_eq!(s.scoreboard().lost_count(), 4);
+    assert_eq!(s.counters.timeouts, 0);
+}
+
+/// Issue 28 item 9(c): a Linux timeout marks lost only the head and the
+/// packets sent at least RACK's RTT ago (`tcp_timeout_mark_lost`: the others
+/// have `tcp_rack_skb_timeout(tp, skb, 0) > 0`), and restarts the window at
+/// what is still in flight plus one (`tcp_enter_loss`: snd_cwnd =
+/// `tcp_packets_in_flight(tp) + 1`), not at one packet.
+///
+/// `fast_recovery_at_w20`: 0..19 leave at 0, 20 and 21 at 101 and 102 ms,
+/// the fast retransmission of 0 at 103 ms, which re-arms the RTO for
+/// T = 103 ms + RTO = 406.36 ms. The retransmission is lost. The SACKs of
+/// 4..19 arrive late, at 284..299 ms; PRR sends one new packet per two
+/// delivered, 22..28 at 285, 287, ..., 297 ms (the schedule of
+/// `prr_sends_one_packet_per_two_delivered_down_to_ssthresh`). Nothing
+/// delivered was sent after 0's retransmission, so RACK marks nothing and the
+/// RTO fires; RACK's RTT is that of 19, 299 ms. Packets sent at or before
+/// T - 299 ms = 107.36 ms are lost: the head 0, 20 and 21; 22..28 are
+/// spared. In flight: 29 out - 19 SACKed - 3 lost = 7, so cwnd = 8 (Reno
+/// keeps the recovery's ssthresh, 10: an RTO in fast recovery does not
+/// reduce again). Only the head goes out again: pipe 7 + 1 = cwnd 8.
+#[test]
+fn linux_timeout_spares_packets_sent_within_the_rack_rtt() {
+    let (mut s, mut out) = fast_recovery_at_w20(Profile::Linux);
+    let t = last_timer(&mut out);
+    out.packets.clear();
+    let mut sent = vec![];
+    for j in 4..20 {
+        s.on_ack((280 + j) * MS, &ack(0, &[(1, j + 1)], 0), &mut out);
+        sent.extend(out.packets.drain(..).map(|p| (p.seq, (280 + j) * MS)));
+    }
+    let prr: Vec<(u64, u64)> = (0..7).map(|i| (22 + i, (285 + 2 * i) * MS)).collect();
+    assert_eq!(sent, prr);
+    assert!(out.timers.is_empty(), "the RTO armed at 103 ms stands");
+    // Linux `tcp_rtt_estimator` on the samples 101, 102, 103 ms: srtt =
+    // 101.359375 ms; rttvar = max(2 x 101, 200) = 202 ms (mdev falls after
+    // the first sample and no round trip ends); T = 103 + 303.359375 ms.
+    assert_eq!(t, 406_359_375);
+    s.on_rto_timer(t, &mut out);
+    assert_eq!(s.counters.timeouts, 1);
+    assert_eq!(s.scoreboard().lost_count(), 3);
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (8.0, 10.0));
+    assert_eq!(seqs(&mut out), vec![0]);
+    assert_eq!(s.scoreboard().pipe(), 8);
+}

@@ -74,7 +74,7 @@ impl Default for TcpConfig {
             rwnd_pkts: u64::MAX,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,
-            max_rto_ns: 60_000_000_000,
+            max_rto_ns: Profile::Rfc.max_rto_ns(),
             initial_window: InitialWindow::default(),
             sender_clock_offset_ns: 0,
             receiver_clock_offset_ns: 0,

@@ -80,6 +80,16 @@ impl Profile {
         }
     }
 
+    /// The ceiling of the backed-off RTO: Linux `TCP_RTO_MAX` = 120 s
+    /// (include/net/tcp.h); RFC 6298 §2.5 allows any ceiling of at least
+    /// 60 s, which `rfc` and `ns2` keep.
+    pub fn max_rto_ns(self) -> u64 {
+        match self {
+            Self::Rfc | Self::Ns2 => 60_000_000_000,
+            Self::Linux => 120_000_000_000,
+        }
+    }
+
     /// The delayed-ACK timer when delayed ACKs are on: Linux's minimum `ato`
     /// 40 ms (which the RFC profile shares), ns-2 `DelAckSink interval_` 100 ms.
     pub fn delayed_ack_timeout_ns(self) -> u64 {

@@ -31,7 +31,8 @@ pub struct Rack {
 pub struct Detection {
     /// Packets newly marked lost (originals and retransmissions).
     pub newly_lost: u64,
-    /// Time until the next packet may be declared lost (`tcp_rack_reo_timeout`).
+    /// Time until every packet sent before the RACK point and not yet lost
+    /// may be declared lost (`tcp_rack_detect_loss`'s `reo_timeout`).
     pub wait_ns: Option<u64>,
 }
 
@@ -73,13 +74,26 @@ impl Rack {
                 self.sent.pop_front();
                 continue;
             }
-            let sent_before = xmit < self.newest_xmit_ns || (xmit == self.newest_xmit_ns && seq < self.newest_seq);
-            if !sent_before {
+            if !self.sent_before(seq, xmit) {
                 break;
             }
             let deadline = xmit.saturating_add(self.rtt_ns).saturating_add(reo_wnd_ns);
             if deadline > now_ns {
-                d.wait_ns = Some(deadline - now_ns);
+                // Linux waits for the last of the packets still in their
+                // window (`*reo_timeout = max_t(u32, *reo_timeout,
+                // remaining)`), not the first. Deadlines grow with the send
+                // time, so that is the last pending one sent before the
+                // RACK point; none of them is lost yet. (Linux also skips
+                // packets marked lost and not yet retransmitted; the sender
+                // uses the wait only while none is marked, so no filter.)
+                let last_xmit = self
+                    .sent
+                    .iter()
+                    .take_while(|&&(q, t)| self.sent_before(q, t))
+                    .filter(|&&(q, t)| sb.is_pending_copy(q, t))
+                    .last()
+                    .map_or(xmit, |&(_, t)| t);
+                d.wait_ns = Some(last_xmit.saturating_add(self.rtt_ns).saturating_add(reo_wnd_ns) - now_ns);
                 break;
             }
             self.sent.pop_front();
@@ -87,12 +101,16 @@ impl Rack {
                 sb.mark_retransmission_lost(seq);
                 d.newly_lost += 1;
             } else if !sb.is_lost(seq) {
-                // Originals leave in sequence order, so everything below an
-                // original sent before the RACK point is delivered or lost.
-                d.newly_lost += sb.mark_lost_below(seq + 1);
+                d.newly_lost += sb.mark_lost_through(seq);
             }
         }
         d
+    }
+
+    /// `tcp_rack_sent_after(rack.mstamp, xmit, rack.end_seq, seq)`: the
+    /// transmission left before the last-sent packet known delivered.
+    fn sent_before(&self, seq: u64, xmit_ns: u64) -> bool {
+        xmit_ns < self.newest_xmit_ns || (xmit_ns == self.newest_xmit_ns && seq < self.newest_seq)
     }
 
     /// Pops entries already delivered or superseded, so the queue stays

@@ -47,7 +47,8 @@ pub struct Scoreboard {
     /// The DUP_THRESH highest SACKed packet numbers, highest first.
     top: [u64; DUP_THRESH],
     n_top: usize,
-    /// Every un-SACKed packet below this is marked lost (RFC 6675 IsLost).
+    /// Every un-SACKed packet below this is marked lost (RFC 6675 IsLost),
+    /// except ones a Linux timeout spared (`timeout_mark_lost`).
     lost_upto: u64,
     /// No retransmission candidate lies below this (RFC 6675 HighRxt + 1).
     rxt_ptr: u64,
@@ -98,6 +99,14 @@ impl Scoreboard {
     }
     pub fn has_lost(&self) -> bool {
         self.n_lost > 0
+    }
+
+    /// What puts Linux in Disorder rather than Open outside recovery
+    /// (`tcp_try_keep_open`): packets SACKed or marked lost (`tcp_left_out`),
+    /// or a retransmission done (`tcp_any_retrans_done`: one in flight, or
+    /// the head was ever retransmitted).
+    pub fn disordered(&self) -> bool {
+        self.n_sacked + self.n_lost + self.n_rtx > 0 || self.flags.front().is_some_and(|&f| f & EVER_RETRANS != 0)
     }
 
     /// RFC 6675 pipe: for every un-SACKed packet, 1 if not lost, plus 1 if retransmitted.
@@ -477,6 +486,52 @@ impl Scoreboard {
         self.relost.clear();
     }
 
+    /// Linux's retransmission timeout (`tcp_timeout_mark_lost` with RACK):
+    /// the head and every un-SACKed packet last sent `rack_rtt_ns` or more
+    /// ago are lost, a retransmission among them lost again; the others
+    /// (sent less than RACK's RTT ago: `tcp_rack_skb_timeout(tp, skb, 0) >
+    /// 0`) keep their state and stay in flight. SACK information is kept.
+    /// The spared packets below `lost_upto` are marked one by one later
+    /// ([`Self::mark_lost_through`]). Needs send times.
+    pub fn timeout_mark_lost(&mut self, now_ns: u64, rack_rtt_ns: u64) {
+        debug_assert!(self.track_times);
+        self.relost.clear();
+        let (mut lost, mut rtx) = (0, 0);
+        for (i, (f, &xmit)) in self.flags.iter_mut().zip(self.xmit_ns.iter()).enumerate() {
+            if *f & SACKED != 0 {
+                continue;
+            }
+            if i == 0 || now_ns.saturating_sub(xmit) >= rack_rtt_ns {
+                *f = (*f & !RETRANS) | LOST;
+            }
+            lost += u64::from(*f & LOST != 0);
+            rtx += u64::from(*f & RETRANS != 0);
+        }
+        self.n_lost = lost;
+        self.n_rtx = rtx;
+        self.lost_upto = self.next;
+        self.rxt_ptr = self.base;
+    }
+
+    /// RACK found the original `seq` lost: it and every un-SACKed packet
+    /// below it not yet marked (originals leave in sequence order, so those
+    /// were sent before it). Below `lost_upto` only `seq` itself: there the
+    /// unmarked packets are ones a timeout spared ([`Self::timeout_mark_lost`]),
+    /// and each waits for its own verdict. Returns how many were newly marked.
+    pub fn mark_lost_through(&mut self, seq: u64) -> u64 {
+        if seq >= self.lost_upto {
+            return self.mark_lost_below(seq + 1);
+        }
+        let f = self.flag_mut(seq);
+        if *f & (SACKED | LOST) != 0 {
+            return 0;
+        }
+        *f |= LOST;
+        self.n_lost += 1;
+        self.rxt_ptr = self.rxt_ptr.min(seq);
+        1
+    }
+
     /// Retransmission timeout: every un-SACKed packet is lost and earlier
     /// retransmissions are forgotten (Linux `tcp_enter_loss`, SACK kept).
     pub fn mark_all_lost(&mut self) {
@@ -620,6 +675,46 @@ mod tests {
         }
         assert_eq!(order, vec![0, 1, 2, 7, 8, 9]);
         sb.check_invariants();
+    }
+
+    /// Linux's timeout spares packets sent less than RACK's RTT ago; one of
+    /// them found lost later by RACK is marked on its own and retransmitted.
+    /// 0..5 leave at 0, 6..9 at 300 ms; 3 is SACKed; 0..7 but 3 are lost and
+    /// retransmitted, 0..5 at 100 ms, 6 at 300 ms, 7 at 350 ms. The timeout
+    /// at 400 ms with RACK RTT 200 ms: what was last sent at or before
+    /// 200 ms is lost (again): 0, 1, 2, 4, 5; 6 and 7 stay retransmissions
+    /// in flight, 8 and 9 originals in flight. Lost: 0..7 but 3 = 7; pipe =
+    /// 10 - 1 SACKed - 7 lost + 2 retransmitted = 4.
+    #[test]
+    fn linux_timeout_spares_recent_packets_and_rack_marks_them_one_by_one() {
+        let mut sb = Scoreboard::with_send_times();
+        for i in 0..10 {
+            sb.send_new_at(if i < 6 { 0 } else { 300 });
+        }
+        sb.sack_block(3, 4);
+        assert_eq!(sb.mark_lost_below(8), 7);
+        while let Some(seq) = sb.next_retransmit() {
+            sb.mark_retransmitted_at(seq, [100, 100, 100, 0, 100, 100, 300, 350][seq as usize]);
+        }
+        sb.timeout_mark_lost(400, 200);
+        sb.check_invariants();
+        assert_eq!((sb.lost_count(), sb.pipe()), (7, 4));
+        assert!(sb.is_retransmitted(6) && sb.is_retransmitted(7) && !sb.is_retransmitted(5));
+        let mut order = vec![];
+        while let Some(seq) = sb.next_retransmit() {
+            sb.mark_retransmitted_at(seq, 400);
+            order.push(seq);
+        }
+        assert_eq!(order, vec![0, 1, 2, 4, 5]);
+        // RACK later finds the spared original 8 lost: it alone, and it goes
+        // out (the retransmission pointer had passed it).
+        assert_eq!(sb.mark_lost_through(8), 1);
+        assert_eq!(sb.mark_lost_through(8), 0);
+        sb.check_invariants();
+        assert_eq!(sb.next_retransmit(), Some(8));
+        sb.mark_retransmitted_at(8, 500);
+        assert_eq!(sb.next_retransmit(), None);
+        assert!(!sb.is_lost(9), "9 is not marked with it");
     }
 
     #[test]

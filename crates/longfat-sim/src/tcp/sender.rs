@@ -366,9 +366,16 @@ impl TcpSender {
 
     /// Linux `tcp_schedule_loss_probe`: in the Open state with packets out,
     /// the timer waits for a probe timeout (PTO = 2 SRTT, plus the minimum
-    /// RTO when a single packet is out, else 2 ms), never past the RTO.
+    /// RTO when a single packet is out, else 2 ms), never past the RTO. Not
+    /// in Disorder: Linux probes only in Open and CWR (`icsk_ca_state !=
+    /// TCP_CA_Open && != TCP_CA_CWR` returns false); our CWR lasts no time.
     fn schedule_probe(&mut self, now_ns: u64, out: &mut Outbox, rto_from_now: bool) {
-        if !self.is_linux() || self.recovery != Recovery::Open || self.sb.outstanding() == 0 || self.tlp_high_seq.is_some() {
+        if !self.is_linux()
+            || self.recovery != Recovery::Open
+            || self.sb.disordered()
+            || self.sb.outstanding() == 0
+            || self.tlp_high_seq.is_some()
+        {
             return;
         }
         let srtt = self.rtt.stats().smoothed_ns;
@@ -817,10 +824,17 @@ impl TcpSender {
             }),
         });
         if exiting {
-            if matches!(self.recovery, Recovery::Fast { .. }) {
-                self.cc.on_recovery_exit(now_ns);
-                // tcp-sack1.cc `recv`, exit branch: `recover_ = 0`.
-                self.ns2.recover = None;
+            match self.recovery {
+                Recovery::Fast { .. } => {
+                    self.cc.on_recovery_exit(now_ns);
+                    // tcp-sack1.cc `recv`, exit branch: `recover_ = 0`.
+                    self.ns2.recover = None;
+                }
+                // Linux `tcp_process_loss`: snd_una reached high_seq, Loss ->
+                // Open (`tcp_try_undo_recovery`). RFC 5681 and ns-2
+                // (`timeout()`, `recover_`) have no such event.
+                Recovery::Timeout { .. } if self.is_linux() => self.cc.on_timeout_recovery_exit(now_ns),
+                _ => {}
             }
             self.recovery = Recovery::Open;
             self.retrans_stamp = None;
@@ -907,18 +921,18 @@ impl TcpSender {
             XmitTimer::Rto => self.retransmission_timeout(now_ns, out),
             XmitTimer::Probe => self.send_loss_probe(now_ns, out),
             XmitTimer::Reorder => {
-                // `tcp_rack_reo_timeout`
+                // `tcp_rack_reo_timeout`: mark, recover, retransmit, then the
+                // RTO (`tcp_rearm_rto`), not another reordering timer: what is
+                // still in its window waits for the next ACK's RACK pass.
                 self.timer_ns = None;
-                let (newly, wait) = self.detect_losses(now_ns, true);
+                let (newly, _) = self.detect_losses(now_ns, true);
                 if newly > 0 && self.recovery == Recovery::Open {
                     let pipe = self.sb.pipe();
                     self.enter_fast_recovery(now_ns, pipe, out);
                     self.prr_update(1, newly, false);
                 }
                 self.send_allowed(now_ns, out);
-                if let Some(w) = wait {
-                    self.arm(XmitTimer::Reorder, now_ns + w + LINUX_TIMEOUT_MIN_NS, out);
-                } else if self.timer_ns.is_none() || self.timer != XmitTimer::Rto {
+                if self.timer_ns.is_none() || self.timer != XmitTimer::Rto {
                     self.arm_rto(now_ns, out);
                 }
             }
@@ -962,17 +976,6 @@ impl TcpSender {
             self.undo = Some(self.cc.snapshot());
         }
         let ns2 = self.is_ns2();
-        self.cc.on_rto(&RtoEvent {
-            now_ns,
-            backoff: self.rto_backoff,
-            reduce,
-            window_cap_pkts: ns2.then_some(self.cfg.rwnd_pkts as f64),
-            halve: ns2,
-            rtt: self.rtt.stats(),
-        });
-        self.ns2.reduced = true;
-        self.ns2.dupacks = 0;
-        self.tlp_high_seq = None;
         if ns2 {
             self.sb.forget_sacks();
             // `reset_rtx_timer(0, 1)`: `rtt_active_ = 0`; the next packet
@@ -983,7 +986,27 @@ impl TcpSender {
             self.ns2.recover = Some(self.sb.snd_nxt());
             self.ns2.timeout_sacks.clear();
         }
-        self.sb.mark_all_lost();
+        if self.is_linux() {
+            // `tcp_enter_loss` -> `tcp_timeout_mark_lost`: packets sent
+            // less than RACK's RTT ago are not lost yet.
+            self.sb.timeout_mark_lost(now_ns, self.rack.rtt_ns());
+        } else {
+            self.sb.mark_all_lost();
+        }
+        self.cc.on_rto(&RtoEvent {
+            now_ns,
+            backoff: self.rto_backoff,
+            reduce,
+            window_cap_pkts: ns2.then_some(self.cfg.rwnd_pkts as f64),
+            halve: ns2,
+            rtt: self.rtt.stats(),
+            // Linux `tcp_enter_loss`: snd_cwnd = tcp_packets_in_flight + 1
+            // (0 + 1 where everything was marked lost).
+            in_flight_pkts: self.sb.pipe().min(u64::from(u32::MAX)) as u32,
+        });
+        self.ns2.reduced = true;
+        self.ns2.dupacks = 0;
+        self.tlp_high_seq = None;
         if self.recovery == Recovery::Open || matches!(self.recovery, Recovery::Fast { .. }) {
             self.retrans_stamp = None;
         }
