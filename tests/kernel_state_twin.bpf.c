@@ -5,7 +5,8 @@
  * tcp_set_ca_state: the tracepoint, then icsk_ca_ops->set_state, then
  * icsk_ca_state = new). It records, in order, every change the kernel hands
  * to BPF for the socket whose destination port is cfg[0]: the state before,
- * the state after and icsk_retransmits. A change the kernel makes without
+ * the state after, icsk_retransmits and the time (CLOCK_MONOTONIC, as
+ * tracefs's "mono" clock). A change the kernel makes without
  * running BPF programs (docs/kernel.md, "Callbacks the kernel did not run")
  * is missing here as it is missing in the glue; tracefs, which is not BPF,
  * still records it.
@@ -18,10 +19,11 @@
 #define TWIN_EVENTS 8192
 
 struct twin_event {
+	u64 mono_ns;
 	u8 old_state;
 	u8 new_state;
 	u8 retransmits;
-	u8 pad;
+	u8 pad[5];
 };
 
 struct {
@@ -60,6 +62,7 @@ int BPF_PROG(twin_state_set, struct sock *sk, u8 ca_state)
 	e->old_state = BPF_CORE_READ_BITFIELD(&tp->inet_conn, icsk_ca_state);
 	e->new_state = ca_state;
 	e->retransmits = tp->inet_conn.icsk_retransmits;
+	e->mono_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

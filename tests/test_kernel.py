@@ -491,12 +491,13 @@ CA_OPEN, CA_DISORDER, CA_CWR, CA_RECOVERY, CA_LOSS = range(5)  # include/uapi/li
 def _tracefs_states(tdir: str, port: int):
     """A private tracefs instance recording tcp:tcp_cong_state_set for the
     socket whose destination port is `port`; yields, then returns
-    [(task, new state)] in order. tracefs is not BPF: it records the changes
-    the kernel made without running BPF programs too."""
+    [(task, new state, CLOCK_MONOTONIC in ns)] in order. tracefs is not BPF:
+    it records the changes the kernel made without running BPF programs too."""
     inst = Path(tdir) / "instances" / f"longfat{os.getpid()}"
     inst.mkdir()
     ev = inst / "events" / "tcp" / "tcp_cong_state_set"
     try:
+        (inst / "trace_clock").write_text("mono")
         (ev / "filter").write_text(f"dport == {port}")
         (ev / "enable").write_text("1")
         yield
@@ -504,8 +505,10 @@ def _tracefs_states(tdir: str, port: int):
         out = []
         for line in (inst / "trace").read_text().splitlines():
             if "tcp_cong_state_set:" in line:
-                task = line.split("[", 1)[0].strip()
-                out.append((task, int(line.rsplit("cong_state=", 1)[1])))
+                task, rest = line.split("[", 1)
+                secs = rest.split("tcp_cong_state_set:", 1)[0].split()[-1].rstrip(":")
+                whole, frac = secs.split(".")
+                out.append((task.strip(), int(line.rsplit("cong_state=", 1)[1]), int(whole) * 10**9 + int(frac.ljust(9, "0"))))
         return out
     finally:
         inst.rmdir()
@@ -581,7 +584,8 @@ class StateTwin:
     """tests/kernel_state_twin.bpf.c, built with clang-19 against this
     kernel's BTF and loaded through the system's libbpf (ctypes): the
     congestion state changes the kernel handed to BPF programs for one
-    socket, as [(state before, state after, icsk_retransmits)]."""
+    socket, as [(state before, state after, icsk_retransmits, CLOCK_MONOTONIC
+    in ns)]."""
 
     def __init__(self, workdir: Path):
         import ctypes
@@ -623,10 +627,10 @@ class StateTwin:
         self._set(1, 0)
         self._set(0, socket.htons(port))
 
-    def events(self) -> list[tuple[int, int, int]]:
+    def events(self) -> list[tuple[int, int, int, int]]:
         n = struct.unpack("=I", self._get(self.cfg, 1, 4))[0]
         assert n <= 8192, f"the twin recorded {n} changes, more than its 8192 slots"
-        return [tuple(self._get(self.events_map, i, 4)[:3]) for i in range(n)]
+        return [struct.unpack_from("=BBB", raw, 8) + struct.unpack_from("=Q", raw, 0) for raw in (self._get(self.events_map, i, 16) for i in range(n))]
 
     def close(self) -> None:
         self.lib.bpf_link__destroy(self.link)
@@ -648,14 +652,14 @@ def state_twin(tmp_path_factory):
     twin.close()
 
 
-def glue_counts_from(changes: list[tuple[int, int, int]]) -> dict[str, int]:
+def glue_counts_from(changes: list[tuple[int, int, int, int]]) -> dict[str, int]:
     """What lfg_set_state counts when it runs for exactly these changes
-    (state before, after, icsk_retransmits), from a socket that began Open:
+    (state before, after, icsk_retransmits, time), from a socket that began Open:
     its episodes, and a gap wherever the state before is not the one its
     last call moved to, or timeouts in a row skip icsk_retransmits values."""
     c = dict.fromkeys(("recoveries", "recoveries_in_reduction", "cwrs", "timeouts", "missed_callbacks"), 0)
     seen, rto_count = CA_OPEN, 0
-    for old, new, retransmits in changes:
+    for old, new, retransmits, _ in changes:
         if old != seen:
             c["missed_callbacks"] += 1
         if new == CA_LOSS:
@@ -672,17 +676,24 @@ def glue_counts_from(changes: list[tuple[int, int, int]]) -> dict[str, int]:
     return c
 
 
-def unseen_by_bpf(kernel_states: list[tuple[str, int]], bpf_states: list[int]) -> list[tuple[str, int]]:
-    """The changes tracefs recorded that BPF was not given, by aligning the
-    BPF sequence of new states into the tracefs one; None when it is no
-    subsequence of it (BPF saw a change the kernel did not make)."""
-    missing, i = [], 0
-    for task, state in kernel_states:
-        if i < len(bpf_states) and bpf_states[i] == state:
-            i += 1
-        else:
-            missing.append((task, state))
-    return missing if i == len(bpf_states) else None
+def unseen_by_bpf(kernel_states: list[tuple[str, int, int]], bpf_states: list[tuple[int, int, int, int]]) -> list[tuple[str, int]] | None:
+    """The changes tracefs recorded that BPF was not given, as (task, new
+    state). In one tcp_set_ca_state call the tracepoint runs the BPF observer
+    (attached first) before tracefs's probe, so each change BPF was given is
+    the first tracefs record, in order, not stamped before it (both
+    CLOCK_MONOTONIC; tracefs prints whole µs, so a record is before only when
+    its µs ends at or before the BPF stamp); the records passed over on the
+    way are the changes BPF was not given. None when a change BPF was given has no such record of
+    the same state (BPF saw a change the kernel did not make)."""
+    missing, j = [], 0
+    for _, new, _, bpf_ns in bpf_states:
+        while j < len(kernel_states) and kernel_states[j][2] + 1000 <= bpf_ns:
+            missing.append(kernel_states[j][:2])
+            j += 1
+        if j == len(kernel_states) or kernel_states[j][1] != new:
+            return None
+        j += 1
+    return missing + [k[:2] for k in kernel_states[j:]]
 
 
 @needs_kernel
@@ -759,15 +770,15 @@ def test_glue_events_match_the_kernels_counts_on_a_lossy_path(algo, ca, lossy_pa
     # namespace's only one) and every timeout (tcp_retransmit_timer:
     # tcp_enter_loss, then tcp_update_rto_stats counts tcpi_total_rto).
     kernel_states = [tuple(x) for x in out["states"]]
-    assert sum(new == CA_RECOVERY for _, new in kernel_states) == mib["TcpExt.TCPSackRecovery"], (kernel_states, mib["TcpExt.TCPSackRecovery"])
-    assert sum(new == CA_LOSS for _, new in kernel_states) == out["total_rto"], (kernel_states, out["total_rto"])
+    assert sum(new == CA_RECOVERY for _, new, _ in kernel_states) == mib["TcpExt.TCPSackRecovery"], (kernel_states, mib["TcpExt.TCPSackRecovery"])
+    assert sum(new == CA_LOSS for _, new, _ in kernel_states) == out["total_rto"], (kernel_states, out["total_rto"])
     # The glue against what BPF was given: the same episodes, and a gap
     # counted exactly where a change was not given to BPF.
     want = glue_counts_from(twin)
     got = {k: st[k] for k in want if k != "timeouts"} | {"timeouts": st["rtos_reduce"] + st["rtos_keep"]}
     assert got == want, (got, want, twin)
     # What BPF was not given is what tracefs saw and BPF did not.
-    unseen = unseen_by_bpf(kernel_states, [new for _, new, _ in twin])
+    unseen = unseen_by_bpf(kernel_states, twin)
     assert unseen is not None, ("BPF was given a change tracefs did not record", kernel_states, twin)
     assert len(kernel_states) - len(twin) == len(unseen), (kernel_states, twin)
     if unseen:
