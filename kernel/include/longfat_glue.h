@@ -569,9 +569,11 @@ void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 
 	if (!g)
 		return;
-	/* The kernel changes icsk_ca_state only through set_state; a state we
-	 * did not move to means one of our callbacks was not run (seen under
-	 * heavy concurrent BPF activity, see docs/kernel.md). */
+	/* The kernel changes icsk_ca_state only through tcp_set_ca_state,
+	 * which calls us; a state we did not move to means the kernel ran none
+	 * of our callbacks for a change (it runs no BPF program in some
+	 * interrupt contexts: docs/kernel.md, "Callbacks the kernel did not
+	 * run"). */
 	if (old != g->ca_state)
 		g->head.missed_callbacks++;
 	if (new_state == TCP_CA_Loss) {
