@@ -1467,6 +1467,12 @@ fn tcp_setup(
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
     let (plt, controller) = match (cc, plt) {
         ("plt", p) => {
+            // PLT's connection buffers its two modules' data in
+            // `plt.receive_buffer`; an untuned Linux host's autotuned
+            // buffers are not modelled for it (never accept and ignore).
+            if cfg.default_host {
+                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for cc = \"plt\", whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
+            }
             let p = p.clone().unwrap_or_default();
             let setup = plt_setup(&format!("{field}.plt"), &p, tcp, &cfg, n_classes)?;
             (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))

@@ -766,3 +766,38 @@ fn untuned_host_is_receive_window_limited() {
     let edge_bps = 1460.0 * 8.0 / 8.0;
     assert!(tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps, "tuned {tuned}");
 }
+
+/// `tcp.host = "default"` with cc = "plt" (issue 28 item 10): PLT's
+/// receiver buffers the connection in `plt.receive_buffer`, and an untuned
+/// host's autotuned buffers are not modelled for it, so the scenario is
+/// refused with one line naming the field, not run as if tuned. The same
+/// flow with `host = "tuned"` builds, and so does a TCP flow with
+/// `host = "default"`.
+#[test]
+fn plt_refuses_the_untuned_host() {
+    let text = |cc: &str, host: &str| {
+        format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "100Mbps"
+            delay = "20ms"
+            queue = "1bdp"
+            discipline = "priority"
+            [[flows]]
+            cc = "{cc}"
+            tcp = {{ profile = "linux", host = "{host}" }}
+            [run]
+            duration = "1s"
+            "#
+        )
+    };
+    let build_of = |t: String| build(&Scenario::from_toml(&t).unwrap());
+    let e = build_of(text("plt", "default")).err().expect("refused");
+    assert_eq!(e.field, "flows[0].tcp.host");
+    assert!(e.message.contains("cc = \"plt\"") && e.message.contains("allowed: \"tuned\""), "{}", e.message);
+    assert!(!e.to_string().contains('\n'), "one line: {e}");
+    assert!(build_of(text("plt", "tuned")).is_ok());
+    assert!(build_of(text("reno", "default")).is_ok());
+}
