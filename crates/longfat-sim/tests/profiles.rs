@@ -863,3 +863,116 @@ fn plt_refuses_the_untuned_host() {
     assert!(build_of(text("plt", "tuned")).is_ok());
     assert!(build_of(text("reno", "default")).is_ok());
 }
+
+/// GRO-style stretch ACKs (`tcp.gro_segments`, issue 28 item 6) on a
+/// 1 Gbit/s x 100 ms path with a one-BDP buffer, 16 segments per skb.
+///
+/// CUBIC: while the queue stands the bottleneck sends the flow's packets
+/// back to back, so every GRO poll (16 packet times) holds 16 and the
+/// receiver ACKs once per 16 segments. Extra ACKs come only where a train
+/// is cut: the tail of each slow-start round (about 20 rounds, at most two
+/// partial batches each) and the recovery, where each retransmission
+/// reaches TCP alone and cuts the train around it (at most 3 ACKs per
+/// retransmission). So ACKs lie in [D/16, D/16 + 3 R + 40] for D segments
+/// received and R retransmissions. The window is what matters for
+/// throughput: CUBIC grows by the packets an ACK covers, so it fills the
+/// path as with Linux's default receiver (973 Mbit/s of goodput, 1 Gbit/s
+/// x 1460 / 1500, within the 0.5 % a packet more or less in 8 s makes).
+///
+/// Linux-table HighSpeed adds a(w)/w per ACK however many packets it
+/// covers (tcp_highspeed.c `hstcp_cong_avoid`: snd_cwnd_cnt += ai + 1 per
+/// call), so with a = 2 (38 < w <= 118) w^2 grows by 2a + (a/w)^2 per ACK:
+/// after A ACKs from 40, w = sqrt(40^2 + 4 A) (the square term adds
+/// under 0.01 packet over 200 ACKs). On the empty path each round's flight (40..50 packets) arrives
+/// as one train: full batches of 16 and one partial batch at its tail, so
+/// A is about D/16 + one ACK per round, within [D/16, D/16 + 2 x 51] over
+/// 51 rounds. Fewer ACKs than Linux's default receiver's pairs: HighSpeed
+/// grows more slowly with GRO, as Linux's does.
+#[test]
+fn linux_gro_stretch_acks_keep_cubic_and_highspeed_sane() {
+    let run = |cc: &str, gro: u32, extra: &str, duration: &str| {
+        let mut sim = sim_of(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "1Gbps"
+            delay = "50ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "{cc}"
+            tcp = {{ profile = "linux", gro_segments = {gro}{extra} }}
+            [run]
+            duration = "{duration}"
+            measure_from = "4s"
+            "#
+        ));
+        sim.run();
+        let goodput_bps = sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"].as_f64().unwrap();
+        let (received, acks) = match &sim.flows[0].endpoints {
+            Endpoints::Tcp { receiver, .. } => (receiver.counters.received_pkts, receiver.counters.acks_sent),
+            _ => unreachable!(),
+        };
+        let s = sender(&sim, 0);
+        (goodput_bps, received as f64, acks as f64, s.counters.retransmits as f64, s.cc().cwnd())
+    };
+    let line_bps = 1e9 * 1460.0 / 1500.0;
+    let (gro_bps, d, a, r, _) = run("cubic", 16, "", "12s");
+    let (pairs_bps, ..) = run("cubic", 1, "", "12s");
+    eprintln!("cubic: gro {gro_bps:.0} b/s, pairs {pairs_bps:.0} b/s; {a} ACKs for {d} segments, {r} retransmissions");
+    assert!(a >= d / 16.0 && a <= d / 16.0 + 3.0 * r + 40.0, "cubic: {a} ACKs for {d} segments");
+    for bps in [gro_bps, pairs_bps] {
+        assert!((bps - line_bps).abs() <= 0.005 * line_bps, "cubic: goodput {bps}");
+    }
+    let (_, d, a, r, cwnd) = run("highspeed", 16, ", initial_cwnd = 40, initial_ssthresh = 40", "5.05s");
+    let expected = (40.0_f64.powi(2) + 4.0 * a).sqrt();
+    eprintln!("highspeed: cwnd {cwnd} (sqrt(40^2 + 4 x {a} ACKs) = {expected}); {d} segments");
+    assert_eq!(r, 0.0);
+    assert!(a >= d / 16.0 && a <= d / 16.0 + 2.0 * 51.0, "highspeed: {a} ACKs for {d} segments");
+    assert!((cwnd - expected).abs() <= 0.1, "highspeed: cwnd {cwnd}, expected {expected}");
+}
+
+/// `tcp.gro_segments` is checked once, in the scenario: Linux's receiver
+/// only (one line naming the field), 1..=44 with 1460-byte payloads
+/// (40 + 45 x 1460 = 65,740 bytes would reach GRO's 64 KB, `skb_gro_receive`),
+/// and not with PLT. 1 (off) is allowed everywhere.
+#[test]
+fn gro_segments_is_checked_with_its_field() {
+    let build_with = |profile: &str, cc: &str, gro: u64| {
+        let text = format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "100Mbps"
+            delay = "20ms"
+            queue = "1bdp"
+            discipline = "priority"
+            [[flows]]
+            cc = "{cc}"
+            tcp = {{ profile = "{profile}", gro_segments = {gro} }}
+            [run]
+            duration = "1s"
+            "#
+        );
+        build(&Scenario::from_toml(&text).unwrap()).err()
+    };
+    for (profile, cc, gro, refused) in [
+        ("linux", "reno", 44, false),
+        ("linux", "reno", 45, true),
+        ("linux", "reno", 0, true),
+        ("rfc", "reno", 2, true),
+        ("ns2", "reno", 2, true),
+        ("ns2", "reno", 1, false),
+        ("linux", "plt", 2, true),
+    ] {
+        let e = build_with(profile, cc, gro);
+        assert_eq!(e.is_some(), refused, "{profile} {cc} {gro}: {e:?}");
+        if let Some(e) = e {
+            assert_eq!(e.field, "flows[0].tcp.gro_segments", "{e}");
+            assert!(!e.to_string().contains('\n'), "one line: {e}");
+        }
+    }
+    let e = build_with("linux", "reno", 45).unwrap();
+    assert!(e.message.contains("allowed 1..=44"), "{}", e.message);
+}
