@@ -41,8 +41,9 @@ pub struct TcpReceiver {
     linux: LinuxAcks,
     /// Receive-buffer autotuning (`TcpConfig::default_host`).
     host: Option<HostBuffers>,
-    /// The segments GRO holds (`TcpConfig::gro_segments`, `with_gro`).
-    gro: Option<Gro>,
+    /// The segments GRO holds (`TcpConfig::gro_segments`, `with_gro`);
+    /// boxed: most flows run without it, and an idle flow stays small.
+    gro: Option<Box<Gro>>,
     /// What the next ACK echoes.
     echo_ts: u64,
     echo_tag: u32,
@@ -76,14 +77,14 @@ impl TcpReceiver {
     /// `poll_ns` (the time the batch takes at the bottleneck).
     pub fn with_gro(mut self, poll_ns: u64) -> Self {
         if self.cfg.gro_segments > 1 {
-            self.gro = Some(Gro {
+            self.gro = Some(Box::new(Gro {
                 max_segs: self.cfg.gro_segments,
                 poll_ns,
                 first: 0,
                 held: 0,
                 flush_ns: 0,
                 last: Packet::new(self.flow, PacketKind::Data, Dir::Forward, 0),
-            });
+            }));
         }
         self
     }
