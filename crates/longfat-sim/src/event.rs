@@ -27,9 +27,11 @@ pub enum TimerKind {
     UdpSend = 4,
     /// The sending host's queue has room again (see `Outbox::host_room_pkts`).
     HostReady = 5,
+    /// The receiver's GRO batch is handed to TCP (`TcpConfig::gro_segments`).
+    GroFlush = 6,
 }
 
-pub const TIMER_KINDS: usize = 6;
+pub const TIMER_KINDS: usize = 7;
 
 impl Event {
     /// The event as one word: kind in the low byte, link or flow above it,
@@ -59,7 +61,8 @@ impl Event {
                     2 => TimerKind::Rto,
                     3 => TimerKind::DelayedAck,
                     4 => TimerKind::UdpSend,
-                    _ => TimerKind::HostReady,
+                    5 => TimerKind::HostReady,
+                    _ => TimerKind::GroFlush,
                 },
             ),
             3 => Event::Sample,

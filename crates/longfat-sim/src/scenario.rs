@@ -241,6 +241,9 @@ pub struct TcpCfg {
     /// echo; false (`ns2` only, its default as ns-2.35's `timestamps_`),
     /// one timed segment per round trip with Karn's rule.
     pub timestamps: Option<bool>,
+    /// GRO at the receiver: most segments merged into one (1 = off;
+    /// `linux` only).
+    pub gro_segments: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -393,6 +396,12 @@ pub mod limits {
     pub const MAX_INITIAL_CWND_PKTS: f64 = 1e6;
     /// `tcp.max_burst`: packets back to back.
     pub const MAX_BURST_PKTS: u64 = 1_000_000;
+    /// GRO merges into one skb below `gro_max_size` bytes (default
+    /// GRO_LEGACY_MAX_SIZE, 65,536: net/core/gro.c `skb_gro_receive`) ...
+    pub const GRO_MAX_SIZE_BYTES: u64 = 65_536;
+    /// ... and at most 64 segments (tcp_offload.c `tcp_gro_receive`'s
+    /// fraglist limit, `NAPI_GRO_CB(p)->count >= 64`).
+    pub const MAX_GRO_SEGMENTS: u64 = 64;
     /// A fixed-size transfer or a mean transfer size.
     pub const MAX_TRANSFER_BYTES: u64 = 1_000_000_000_000_000;
     pub const MAX_CLASSES: u32 = 8;
@@ -1438,7 +1447,11 @@ impl TransportSetup {
         match &self.plt {
             None => Endpoints::Tcp {
                 sender: Box::new(TcpSender::new(flow, self.cfg.clone(), cc, total_pkts)),
-                receiver: TcpReceiver::new(flow, self.cfg.clone()),
+                // One NAPI poll lasts as long as `gro_segments` packets take
+                // at the bottleneck (docs/algorithms.md, "Linux's receiver").
+                receiver: TcpReceiver::new(flow, self.cfg.clone()).with_gro(
+                    bottleneck.tx_time_ns(u64::from(self.cfg.gro_segments) * u64::from(self.cfg.packet_size_bytes)),
+                ),
             },
             Some(p) => {
                 let mut plt = p.cfg.clone();
@@ -1471,6 +1484,15 @@ fn tcp_setup(
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
     let (plt, controller) = match (cc, plt) {
         ("plt", p) => {
+            // PLT's connection buffers its two modules' data in
+            // `plt.receive_buffer`; an untuned Linux host's autotuned
+            // buffers are not modelled for it (never accept and ignore).
+            if cfg.default_host {
+                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for cc = \"plt\", whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
+            }
+            if cfg.gro_segments > 1 {
+                return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for cc = \"plt\" (its receiver reassembles two modules' packets); allowed: 1 (off)");
+            }
             let p = p.clone().unwrap_or_default();
             let setup = plt_setup(&format!("{field}.plt"), &p, tcp, &cfg, n_classes)?;
             (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))
@@ -1766,6 +1788,18 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
             }
         },
     };
+    // GRO merges while the merged skb stays below gro_max_size (64 KB:
+    // net/core/gro.c `skb_gro_receive`, `p->len + len >= gro_max_size`
+    // refuses; headers counted once) and 64 segments (tcp_offload.c).
+    let max_gro = ((GRO_MAX_SIZE_BYTES - 1 - header) / payload).clamp(1, MAX_GRO_SEGMENTS);
+    let gro_segments = match t.gro_segments {
+        None | Some(1) => 1,
+        Some(_) if profile != Profile::Linux => {
+            return err(f("gro_segments"), format!("GRO's stretch ACKs model Linux's receiver; needs profile = \"linux\" (this flow runs \"{profile}\"); allowed here: 1 (off)"))
+        }
+        Some(n) if (1..=max_gro).contains(&n) => n as u32,
+        Some(n) => return err(f("gro_segments"), format!("{n} is out of range; allowed 1..={max_gro} segments ({payload}-byte payloads within GRO's 64 KB, at most {MAX_GRO_SEGMENTS})")),
+    };
     let min_rto = opt_or(&f("min_rto"), &t.min_rto, d.min_rto_ns, delay)?;
     let max_rto = match &t.max_rto {
         Some(v) => duration_in(&f("max_rto"), v, MIN_RTO_CEILING_NS, MAX_DELAY_NS)?,
@@ -1816,6 +1850,7 @@ fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, Scen
         delayed_ack_every_pkts: 2,
         linux_acks: profile == Profile::Linux,
         default_host,
+        gro_segments,
         rwnd_pkts: rwnd,
         initial_rto_ns: initial_rto,
         min_rto_ns: min_rto,

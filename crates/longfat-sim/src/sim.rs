@@ -279,7 +279,11 @@ impl Simulation {
         let k = kind as usize;
         if matches!(
             kind,
-            TimerKind::Rto | TimerKind::DelayedAck | TimerKind::UdpSend | TimerKind::HostReady
+            TimerKind::Rto
+                | TimerKind::DelayedAck
+                | TimerKind::UdpSend
+                | TimerKind::HostReady
+                | TimerKind::GroFlush
         ) {
             if self.timer_at[f][k] != self.now_ns {
                 return; // superseded by an earlier entry that already fired
@@ -302,6 +306,7 @@ impl Simulation {
             (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
                 receiver.on_delack_timer(now, out)
             }
+            (Endpoints::Tcp { receiver, .. }, TimerKind::GroFlush) => receiver.on_gro_timer(now, out),
             (Endpoints::Plt { sender, .. }, TimerKind::Start) => sender.start(now, out),
             (Endpoints::Plt { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Endpoints::Plt { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),

@@ -37,6 +37,11 @@ pub struct TcpConfig {
     /// receiver advertises, the default tcp_wmem[2] the data in flight
     /// (`receiver::HostBuffers`). false: unlimited buffers (a tuned host).
     pub default_host: bool,
+    /// GRO at the receiver (`tcp.gro_segments`, `linux` only): in-order
+    /// segments arriving within one NAPI poll merge into one skb of up to
+    /// this many, which TCP then sees (and ACKs) as one; 1 = off. The poll's
+    /// length is set where the path is known (`TcpReceiver::with_gro`).
+    pub gro_segments: u32,
     /// Receiver window in packets: at most this many outstanding.
     pub rwnd_pkts: u64,
     pub initial_rto_ns: u64,
@@ -71,6 +76,7 @@ impl Default for TcpConfig {
             delayed_ack_every_pkts: 2,
             linux_acks: false,
             default_host: false,
+            gro_segments: 1,
             rwnd_pkts: u64::MAX,
             initial_rto_ns: 1_000_000_000,
             min_rto_ns: 200_000_000,

@@ -41,6 +41,9 @@ pub struct TcpReceiver {
     linux: LinuxAcks,
     /// Receive-buffer autotuning (`TcpConfig::default_host`).
     host: Option<HostBuffers>,
+    /// The segments GRO holds (`TcpConfig::gro_segments`, `with_gro`);
+    /// boxed: most flows run without it, and an idle flow stays small.
+    gro: Option<Box<Gro>>,
     /// What the next ACK echoes.
     echo_ts: u64,
     echo_tag: u32,
@@ -62,11 +65,28 @@ impl TcpReceiver {
             delack_deadline_ns: None,
             linux: LinuxAcks::default(),
             host,
+            gro: None,
             echo_ts: 0,
             echo_tag: 0,
             echo_class: 0,
             counters: ReceiverCounters::default(),
         }
+    }
+
+    /// Turns GRO on when `TcpConfig::gro_segments` > 1, with NAPI polls of
+    /// `poll_ns` (the time the batch takes at the bottleneck).
+    pub fn with_gro(mut self, poll_ns: u64) -> Self {
+        if self.cfg.gro_segments > 1 {
+            self.gro = Some(Box::new(Gro {
+                max_segs: self.cfg.gro_segments,
+                poll_ns,
+                first: 0,
+                held: 0,
+                flush_ns: 0,
+                last: Packet::new(self.flow, PacketKind::Data, Dir::Forward, 0),
+            }));
+        }
+        self
     }
 
     /// The window the receiver advertises, in packets: `tcp.rwnd`, and with
@@ -162,6 +182,9 @@ impl TcpReceiver {
     }
 
     pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
+        if self.gro.is_some() && self.gro_receive(now_ns, pkt, out) {
+            return;
+        }
         self.counters.received_pkts += 1;
         let seq = pkt.seq;
         self.echo_ts = pkt.ts_val;
@@ -192,10 +215,19 @@ impl TcpReceiver {
             return;
         }
         // In order.
-        let mut advance = 1;
-        self.rcv_nxt += 1;
+        self.deliver(now_ns, pkt, 1, out);
+    }
+
+    /// `segs` in-order packets from rcv_nxt on, the last `pkt` (one, or a
+    /// GRO batch): rcv_nxt passes them and any held range they reach, the
+    /// application reads them, and the receiver ACKs or arms its
+    /// delayed-ACK timer.
+    fn deliver(&mut self, now_ns: u64, pkt: &Packet, segs: u64, out: &mut Outbox) {
+        let mut advance = segs;
+        self.rcv_nxt += segs;
         let filled_hole = !self.ooo.is_empty();
-        // Every held range lies above the old `rcv_nxt`: one that starts at
+        // Every held range lies above the old `rcv_nxt` (and none within
+        // the segments: GRO merges none that is held): one that starts at
         // the new one is the lowest.
         if let Some((a, end)) = self.ooo.first() {
             if a == self.rcv_nxt {
@@ -239,6 +271,75 @@ impl TcpReceiver {
                 }
             }
             _ => self.send_ack(now_ns, out),
+        }
+    }
+
+    /// GRO (net/core/gro.c `dev_gro_receive`, net/ipv4/tcp_offload.c
+    /// `tcp_gro_receive`): true if `pkt` joined the held batch or opened
+    /// one. A segment that does not continue the batch (another sequence
+    /// number, one already held, or after the poll ended) flushes it
+    /// first (`flush |= (th2->seq + skb_gro_len(p)) ^ th->seq`). A
+    /// duplicate reaches TCP alone (docs/algorithms.md, "Linux's receiver").
+    fn gro_receive(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) -> bool {
+        let seq = pkt.seq;
+        let Some(g) = self.gro.as_mut() else { return false };
+        if g.held > 0 {
+            if seq == g.first + u64::from(g.held) && now_ns < g.flush_ns && !self.ooo.contains(seq) {
+                g.held += 1;
+                g.last = *pkt;
+                self.counters.received_pkts += 1;
+                if g.held == g.max_segs {
+                    self.gro_flush(now_ns, out);
+                }
+                return true;
+            }
+            self.gro_flush(now_ns, out);
+        }
+        if seq < self.rcv_nxt || self.ooo.contains(seq) {
+            return false;
+        }
+        let g = self.gro.as_mut().expect("checked above");
+        g.first = seq;
+        g.held = 1;
+        g.last = *pkt;
+        g.flush_ns = now_ns + g.poll_ns;
+        self.counters.received_pkts += 1;
+        out.timers.push((TimerKind::GroFlush, g.flush_ns));
+        true
+    }
+
+    /// `napi_gro_complete` -> TCP: the held batch arrives as one skb. Its
+    /// last segment stands for it (echoed in the ACK, as the segment that
+    /// triggers an ACK always is here). In order it is delivered; above a
+    /// hole it is queued and SACKed at once (`tcp_data_queue_ofo`), one
+    /// ACK for the skb.
+    fn gro_flush(&mut self, now_ns: u64, out: &mut Outbox) {
+        let Some(g) = self.gro.as_mut() else { return };
+        let (first, held, last) = (g.first, u64::from(g.held), g.last);
+        if held == 0 {
+            return;
+        }
+        g.held = 0;
+        self.echo_ts = last.ts_val;
+        self.echo_tag = last.tag;
+        self.echo_class = last.class;
+        if first == self.rcv_nxt {
+            self.deliver(now_ns, &last, held, out);
+        } else {
+            for seq in first..first + held {
+                self.insert_ooo(seq);
+            }
+            self.send_ack(now_ns, out);
+        }
+    }
+
+    /// The NAPI poll ended (`napi_complete_done` with gro_flush_timeout 0
+    /// flushes what GRO holds).
+    pub fn on_gro_timer(&mut self, now_ns: u64, out: &mut Outbox) {
+        match self.gro.as_ref().filter(|g| g.held > 0).map(|g| g.flush_ns) {
+            Some(t) if t <= now_ns => self.gro_flush(now_ns, out),
+            Some(t) => out.timers.push((TimerKind::GroFlush, t)),
+            None => {}
         }
     }
 
@@ -309,6 +410,22 @@ impl TcpReceiver {
         self.counters.acks_sent += 1;
         out.packets.push(ack);
     }
+}
+
+/// GRO's held skb of one flow (`TcpConfig::gro_segments`).
+#[derive(Clone, Copy, Debug)]
+struct Gro {
+    /// Most segments merged into one skb.
+    max_segs: u32,
+    /// How long a NAPI poll lasts from the batch's first segment.
+    poll_ns: u64,
+    /// The first segment held, and how many from it on (0: none).
+    first: u64,
+    held: u32,
+    /// When the poll that opened the batch ends.
+    flush_ns: u64,
+    /// The newest segment held.
+    last: Packet,
 }
 
 /// Linux's TCP_ATO_MIN and TCP_DELACK_MIN (include/net/tcp.h: HZ / 25).
@@ -654,5 +771,92 @@ mod tests {
                 assert_eq!(arrive(&mut r, now, seq, 0).0, Some(seq + 1), "gap above the RTO");
             }
         }
+    }
+
+    /// Feeds `arrivals` ((time, seq), in time order) to `r`, firing the GRO
+    /// and delayed-ACK timers it arms when they come due (until `end_ns`);
+    /// returns each ACK as (time, cumulative ACK, SACK blocks).
+    fn run_gro(r: &mut TcpReceiver, arrivals: &[(u64, u64)], end_ns: u64) -> Vec<(u64, u64, Vec<(u64, u64)>)> {
+        let mut acks = Vec::new();
+        let mut timers: Vec<(TimerKind, u64)> = Vec::new();
+        let mut take = |now: u64, out: Outbox, timers: &mut Vec<(TimerKind, u64)>| {
+            acks.extend(out.packets.iter().map(|a| (now, a.seq, a.sack_blocks().collect::<Vec<_>>())));
+            timers.extend(out.timers);
+        };
+        let fire_until = |r: &mut TcpReceiver, until: u64, timers: &mut Vec<(TimerKind, u64)>, take: &mut dyn FnMut(u64, Outbox, &mut Vec<(TimerKind, u64)>)| {
+            while let Some(i) = (0..timers.len()).filter(|&i| timers[i].1 <= until).min_by_key(|&i| timers[i].1) {
+                let (kind, t) = timers.swap_remove(i);
+                let mut out = Outbox::default();
+                match kind {
+                    TimerKind::GroFlush => r.on_gro_timer(t, &mut out),
+                    _ => r.on_delack_timer(t, &mut out),
+                }
+                take(t, out, timers);
+            }
+        };
+        for &(now, seq) in arrivals {
+            fire_until(r, now.saturating_sub(1), &mut timers, &mut take);
+            let mut out = Outbox::default();
+            r.on_data(now, &data(seq), &mut out);
+            take(now, out, &mut timers);
+        }
+        fire_until(r, end_ns, &mut timers, &mut take);
+        acks
+    }
+
+    fn gro_receiver(segments: u32, poll_ns: u64) -> TcpReceiver {
+        TcpReceiver::new(0, TcpConfig { gro_segments: segments, ..linux_cfg() }).with_gro(poll_ns)
+    }
+
+    /// GRO with 4 segments per skb and polls of 4 x 12 us (1500-byte
+    /// packets at 1 Gbit/s). 22 segments back to back, 12 us apart: the
+    /// 4th, 8th, ... arrival completes a batch (flushed at once, t = 36,
+    /// 84, 132, 180, 228 us); segments 20 and 21 open a batch at 240 us that
+    /// the poll's end flushes at 288 us. Each skb of 2 or more segments is
+    /// "more than one full frame" (`__tcp_ack_snd_check`): 6 ACKs, each
+    /// covering its batch, where Linux without GRO sends 5 quick ACKs, 8
+    /// pairs and a delayed one (14). Then two lone segments 1 ms apart:
+    /// each poll holds one, so Linux's pairing is back (the quick ACKs are
+    /// spent: 5 armed, 6 sent): the first waits, the second's flush, 48 us
+    /// after it arrives, ACKs both.
+    #[test]
+    fn gro_acks_once_per_merged_batch() {
+        const US: u64 = 1_000;
+        let mut r = gro_receiver(4, 48 * US);
+        let mut arrivals: Vec<(u64, u64)> = (0..22).map(|seq| (seq * 12 * US, seq)).collect();
+        arrivals.extend([(1_000 * US, 22), (2_000 * US, 23)]);
+        let acks: Vec<(u64, u64)> = run_gro(&mut r, &arrivals, 3_000 * US).into_iter().map(|(t, a, _)| (t, a)).collect();
+        assert_eq!(
+            acks,
+            [(36 * US, 4), (84 * US, 8), (132 * US, 12), (180 * US, 16), (228 * US, 20), (288 * US, 22), (2_048 * US, 24)]
+        );
+        assert_eq!((r.counters.received_pkts, r.counters.delivered_pkts), (24, 24));
+    }
+
+    /// A segment that does not continue the batch flushes it
+    /// (`tcp_gro_receive`: the sequence check), and segments above a hole
+    /// merge too (GRO does not know rcv_nxt): 0 and 1 are held; 3 (2 is
+    /// lost) flushes them (ACK 2) and opens a batch that 4 joins; the
+    /// poll ends at 24 + 48 us and the skb 3-4 is queued out of order and
+    /// SACKed once (`tcp_data_queue_ofo`). The retransmitted 2 opens a
+    /// batch that 5 (not its successor) flushes 12 us later: it fills the
+    /// hole, rcv_nxt passes the held 3-4 (ACK 5 at once); 5 then sits
+    /// alone until its poll ends 48 us later and is ACKed at once (the
+    /// fourth quick ACK of five).
+    #[test]
+    fn gro_flushes_on_a_gap_and_merges_above_a_hole() {
+        const US: u64 = 1_000;
+        let mut r = gro_receiver(4, 48 * US);
+        let arrivals = [(0, 0), (12 * US, 1), (24 * US, 3), (36 * US, 4), (1_000 * US, 2), (1_012 * US, 5)];
+        let acks = run_gro(&mut r, &arrivals, 2_000 * US);
+        assert_eq!(
+            acks,
+            [
+                (24 * US, 2, vec![]),
+                (72 * US, 2, vec![(3, 5)]),
+                (1_012 * US, 5, vec![]),
+                (1_060 * US, 6, vec![]),
+            ]
+        );
     }
 }
