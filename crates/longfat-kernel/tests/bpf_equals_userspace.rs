@@ -6,9 +6,10 @@
 //! `BPF_PROG_TEST_RUN`, and after every event the two states must be
 //! bit-identical (the arithmetic is integer-only, so there is no tolerance).
 //! Twice: built with `-mcpu=v4` and with `-mcpu=v3`, as build/bpf.rs builds
-//! the two object variants (docs/kernel.md, "Kernels"): v3 has no
-//! sign-extending loads and moves (`BPF_MEMSX`, `BPF_MOVSX`), for which
-//! clang emits shifts, so each build's own code is checked.
+//! the two object variants (docs/kernel.md, "Kernels"): clang emits
+//! different code for each (v4's sign-extending loads and moves,
+//! `BPF_MEMSX`/`BPF_MOVSX`, and store-immediates become shifts and
+//! register stores in v3), so each build's own code is checked.
 //!
 //! Ignored by default: loading BPF programs needs root (and a kernel with
 //! BTF). Run with `cargo test -p longfat-kernel --test bpf_equals_userspace
