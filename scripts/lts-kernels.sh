@@ -38,7 +38,7 @@ skip() {
 }
 qemu=${LONGFAT_QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || skip "$qemu not found (as root: apt-get install --no-install-recommends qemu-system-x86)"
-for tool in apt-get apt-cache dpkg-deb xz gzip; do
+for tool in apt-get apt-cache dpkg-deb tar xz grep od timeout; do
     command -v $tool >/dev/null || skip "$tool not found"
 done
 
