@@ -69,13 +69,23 @@ fn build_object(mcpu: &str) -> PathBuf {
         std::process::id()
     ));
     let status = Command::new("clang-19")
-        .args(["-target", "bpf", &format!("-mcpu={mcpu}"), "-O2", "-g", "-c"])
+        .args([
+            "-target",
+            "bpf",
+            &format!("-mcpu={mcpu}"),
+            "-O2",
+            "-g",
+            "-c",
+        ])
         .arg(root.join("userspace/bpf_check.c"))
         .arg("-o")
         .arg(&out)
         .status()
         .expect("clang-19");
-    assert!(status.success(), "bpf_check.c does not compile for BPF (-mcpu={mcpu})");
+    assert!(
+        status.success(),
+        "bpf_check.c does not compile for BPF (-mcpu={mcpu})"
+    );
     out
 }
 

@@ -582,7 +582,10 @@ fn a_window_sent_in_the_tick_of_a_tag_change_is_echoed_with_the_new_tag() {
     for order in [Order::PktsAckedFirst, Order::InAckEventFirst] {
         let pairs = echoed_tags(order);
         let (want, got): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
-        assert_eq!(got, want, "{order:?}: each ACK's echoed tag (expected: the script's)");
+        assert_eq!(
+            got, want,
+            "{order:?}: each ACK's echoed tag (expected: the script's)"
+        );
         // the script has both sides of a change within one tick
         for t in 1..=2 {
             assert!(want.contains(&t), "{order:?}: no ACK echoes tag {t}");
