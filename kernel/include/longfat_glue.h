@@ -46,6 +46,7 @@ struct lfg_tag_change {
 	u64 since_us; /* own clock, rounded down to the timestamp unit */
 	u32 tag;
 	u32 prev_tag;
+	u32 snd_nxt;  /* the first byte sent with the new tag */
 };
 #endif
 
@@ -262,19 +263,31 @@ static __always_inline void lfg_note_tag(struct sock *sk, struct lfg_glue *g)
 	g->tags[0].since_us = now_us / unit * unit;
 	g->tags[0].tag = tag;
 	g->tags[0].prev_tag = last;
+	g->tags[0].snd_nxt = tp->snd_nxt;
 	if (g->ntags < LF_TAGS)
 		g->ntags++;
 }
 
-/* The tag of a packet sent at own time `sent_us` (its TSval, so rounded
- * down to the unit): the newest change strictly before it. A packet sent in
- * the same tick as a change gets the older tag (the echo cannot tell). */
-static __always_inline u32 lfg_tag_at(const struct lfg_glue *g, u64 sent_us)
+/* The tag of the packet an ACK echoes, sent at own time `sent_us` (its
+ * TSval, so rounded down to the unit), for an ACK up to `snd_una`: the
+ * newest change before it. The echo cannot order a packet and a change of
+ * the same tick; the sequence can: the ACK acknowledges data first sent
+ * after the change (snd_una beyond the change's snd_nxt; Linux's after(),
+ * include/net/tcp.h) when the packet it echoes came after the change: the
+ * echo is TS.Recent, the TSval of the first segment since the receiver's
+ * last ACK (tcp_input.c, tcp_replace_ts_recent: seq not after rcv_wup).
+ * Only a delayed ACK that covers packets from both sides of the change
+ * takes the new tag with an older packet's echo (an epoch ends one ACK
+ * early). Taking the older tag for the whole tick instead ended an epoch a
+ * whole round trip late whenever the window left in the tick of the
+ * change, as ACK-clocked small windows do (docs/kernel.md). */
+static __always_inline u32 lfg_tag_at(const struct lfg_glue *g, u64 sent_us, u32 snd_una)
 {
 	for (int i = 0; i < LF_TAGS; i++) {
 		if (i >= g->ntags)
 			break;
-		if (sent_us > g->tags[i].since_us)
+		if (sent_us > g->tags[i].since_us ||
+		    (sent_us == g->tags[i].since_us && (s32)(snd_una - g->tags[i].snd_nxt) > 0))
 			return g->tags[i].tag;
 		if (i == g->ntags - 1)
 			return g->tags[i].prev_tag;
@@ -370,7 +383,7 @@ static __always_inline void lfg_begin_ack(struct sock *sk, struct lfg_glue *g)
 			g->head.ts_echoes_before_init++;
 		a->ts_receiver_us = g->tsval_ext * unit;
 #ifdef LF_HAS_ON_SEND
-		a->ts_echoed_tag = lfg_tag_at(g, a->ts_echoed_sender_us);
+		a->ts_echoed_tag = lfg_tag_at(g, a->ts_echoed_sender_us, tp->snd_una);
 #endif
 	}
 	g->ack_clock_ns = tp->tcp_clock_cache;

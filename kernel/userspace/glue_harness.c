@@ -98,10 +98,20 @@ static void lf_rec_on_recovery_exit(struct lf_rec *s, u64 now_us)
 	lf_rec_leave(s, &e);
 }
 
+/* The tag packets carry from now on (lfh_set_tag): H-TCP tags nothing, so
+ * the test stands in for an algorithm whose epochs do (TCP-GT). */
+static u32 lfh_tag;
+
+void lfh_set_tag(u32 tag)
+{
+	lfh_tag = tag;
+}
+
 static u32 lf_rec_on_send(struct lf_rec *s, u64 now_us, u64 seq, u32 bytes, int retransmit)
 {
 	lf_rec_enter(s);
-	return lf_htcp_on_send(&s->h, now_us, seq, bytes, retransmit);
+	lf_htcp_on_send(&s->h, now_us, seq, bytes, retransmit);
+	return lfh_tag;
 }
 
 #define LF_ALGO rec
@@ -146,6 +156,8 @@ struct lfh_tcp {
 	u8 retransmits;
 	u8 saw_tstamp;
 	u8 pad;
+	u32 snd_una;
+	u32 snd_nxt;
 };
 
 enum lfh_callback {
@@ -163,6 +175,7 @@ void lfh_reset(void)
 {
 	memset(&lfh_tp, 0, sizeof(lfh_tp));
 	lfh_storage_live = false;
+	lfh_tag = 0;
 	lfh_nlog = 0;
 }
 
@@ -178,6 +191,8 @@ u32 lfh_call(struct lfh_tcp *t, u32 callback, u32 arg, s32 rtt_us)
 	tp->tcp_clock_cache = t->clock_ns;
 	tp->tcp_mstamp = t->clock_ns / 1000;
 	tp->segs_in = t->segs_in;
+	tp->snd_una = t->snd_una;
+	tp->snd_nxt = t->snd_nxt;
 	tp->snd_cwnd = t->snd_cwnd;
 	tp->snd_cwnd_clamp = ~0U;
 	tp->snd_ssthresh = t->snd_ssthresh;

@@ -46,6 +46,8 @@ struct lfh_tcp {
     retransmits: u8,
     saw_tstamp: u8,
     pad: u8,
+    snd_una: u32,
+    snd_nxt: u32,
 }
 
 /// `struct lfh_event` of glue_harness.c.
@@ -93,6 +95,7 @@ extern "C" {
     fn lfh_call(t: *mut lfh_tcp, callback: u32, arg: u32, rtt_us: i32) -> u32;
     fn lfh_events(out: *mut lfh_event, cap: usize) -> usize;
     fn lfh_head(out: *mut lfg_glue_head);
+    fn lfh_set_tag(tag: u32);
 }
 
 // enum lfh_callback
@@ -178,10 +181,21 @@ struct Expected {
     rtt_smoothed_us: u64,
 }
 
+/// The sender's MSS, the unit of its sequence numbers here.
+const MSS_BYTES: u32 = 1448;
+/// The initial sequence number: near the wrap, so that sequence
+/// comparisons cross it.
+const ISN: u32 = u32::MAX - 20 * MSS_BYTES;
+
+/// The harness has one global socket: one test at a time drives it.
+static HARNESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Linux, as far as the glue sees it, on one socket.
 struct Kernel {
     t: lfh_tcp,
     order: Order,
+    /// The next ACK's TSecr (ms), else 100 ms before it arrives.
+    echo_ms: Option<u32>,
 }
 
 impl Kernel {
@@ -195,9 +209,12 @@ impl Kernel {
                 snd_cwnd: 10,
                 snd_ssthresh: TCP_INFINITE_SSTHRESH,
                 rcv_tsval: 4_000_000_000,
+                snd_una: ISN,
+                snd_nxt: ISN,
                 ..Default::default()
             },
             order,
+            echo_ms: None,
         };
         k.call(INIT, 0, -1);
         k
@@ -224,6 +241,7 @@ impl Kernel {
             self.t.retrans_out += room.min(self.t.lost_out - self.t.retrans_out);
         } else if self.t.ca_state != TCP_CA_RECOVERY {
             self.t.packets_out += room;
+            self.t.snd_nxt = self.t.snd_nxt.wrapping_add(room * MSS_BYTES);
         }
     }
 
@@ -234,10 +252,13 @@ impl Kernel {
         t.segs_in += 1; // tcp_v4_rcv
         t.saw_tstamp = 1;
         t.rcv_tsval += (a.dt_us / 1000) as u32;
-        t.rcv_tsecr = ((t.clock_ns / 1000 - 100_000) / 1000) as u32;
+        t.rcv_tsecr = self
+            .echo_ms
+            .unwrap_or(((t.clock_ns / 1000 - 100_000) / 1000) as u32);
         let no_queue = t.packets_out == 0;
         if a.cum > 0 {
             t.retransmits = 0; // tcp_ack: snd_una advanced
+            t.snd_una = t.snd_una.wrapping_add(a.cum * MSS_BYTES);
         }
         // tcp_sacktag_write_queue, tcp_count_delivered
         t.sacked_out += a.sacked;
@@ -421,6 +442,7 @@ fn run(order: Order) -> Run {
 /// Both orders in one test: the harness has one global socket.
 #[test]
 fn glue_sees_the_same_events_in_either_order() {
+    let _harness = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
     let new = run(Order::PktsAckedFirst);
     let old = run(Order::InAckEventFirst);
     for (name, r) in [("pkts_acked first", &new), ("in_ack_event first", &old)] {
@@ -491,4 +513,82 @@ fn timeout_recovery_end_restarts_delta(r: &Run) {
     let next = &r.events[i + 1];
     assert_eq!((next.kind, next.ack.now_us), (EV_ACK, r.loss_end_us));
     assert!(next.ack.growth_pkts > 0);
+}
+
+/// The tags (`on_send`) of the packets an ACK echoes, as the script sends
+/// them: an ACK echoes the first packet it covers (TS.Recent: tcp_input.c,
+/// tcp_replace_ts_recent), whose tag was the one current when it left.
+fn echoed_tags(order: Order) -> Vec<(u32, u32)> {
+    let mut k = Kernel::new(order);
+    // Each sent packet's (TSval in ms, tag), from the ISN on.
+    let mut sent: Vec<(u32, u32)> = Vec::new();
+    let mut tag = 0;
+    let mut record_sends = |k: &Kernel, sent: &mut Vec<(u32, u32)>, tag: u32| {
+        let out = k.t.snd_nxt.wrapping_sub(ISN) / MSS_BYTES;
+        let tick_ms = (k.now_us() / 1000) as u32;
+        while (sent.len() as u32) < out {
+            sent.push((tick_ms, tag));
+        }
+    };
+    k.send(); // the initial window at init (tick 7,000 ms)
+    record_sends(&k, &mut sent, tag);
+    let mut expected = Vec::new();
+    // Three rounds 50 ms apart; each round's ACKs (2 packets each, 0.1 ms
+    // apart) all arrive within one 1 ms tick, and slow start sends 4
+    // packets after each: ACK-clocked bursts that leave in the tick of
+    // their ACK. The tag changes at the first ACK of each round (in its
+    // on_ack, before the packets that ACK releases), as TCP-GT's epoch
+    // ends at an ACK and the next epoch's packets leave after it.
+    let mut acked = 0;
+    for round in 0..3u32 {
+        let round_end = sent.len();
+        let mut first = true;
+        while acked < round_end {
+            let dt_us = if first { 49_600 } else { 100 };
+            let (echo_ms, echo_tag) = sent[acked];
+            expected.push(echo_tag);
+            if first {
+                // on_send returns the new tag from this ACK's on_ack on
+                // SAFETY: the harness is ours (HARNESS).
+                unsafe { lfh_set_tag(round + 1) };
+                tag = round + 1;
+                first = false;
+            }
+            k.echo_ms = Some(echo_ms);
+            k.ack(ack(dt_us, 2, 50_000));
+            acked += 2;
+            record_sends(&k, &mut sent, tag);
+        }
+    }
+    let acks: Vec<u32> = events()
+        .iter()
+        .filter(|e| e.kind == EV_ACK)
+        .map(|e| e.ack.ts_echoed_tag)
+        .collect();
+    assert_eq!(acks.len(), expected.len(), "{order:?}: one on_ack per ACK");
+    expected.into_iter().zip(acks).collect()
+}
+
+/// TCP-GT's epochs end at the first ACK echoing a packet of the current
+/// epoch (sect. III-B); the kernel has no per-packet tag, so the glue maps
+/// the echo (TSecr, 1 ms) to the tag current when that packet left. A
+/// window sent in the tick of the change must get the new tag: with the
+/// old tag its epoch ended a round trip late, TR doubled against the RTT
+/// minimum, and TCP-GT's eq. (16) read congestion on an idle path (it fell
+/// from 10 to 2-4 packets in Debian's 6.1 and 6.12 under QEMU).
+#[test]
+fn a_window_sent_in_the_tick_of_a_tag_change_is_echoed_with_the_new_tag() {
+    let _harness = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+    for order in [Order::PktsAckedFirst, Order::InAckEventFirst] {
+        let pairs = echoed_tags(order);
+        let (want, got): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
+        assert_eq!(
+            got, want,
+            "{order:?}: each ACK's echoed tag (expected: the script's)"
+        );
+        // the script has both sides of a change within one tick
+        for t in 1..=2 {
+            assert!(want.contains(&t), "{order:?}: no ACK echoes tag {t}");
+        }
+    }
 }

@@ -49,6 +49,7 @@ struct tcp_sock {
 	u64 tcp_mstamp;
 	u64 tcp_clock_cache;
 	u32 segs_in;
+	u32 snd_una;
 	u32 snd_nxt;
 	u32 snd_cwnd;
 	u32 snd_cwnd_clamp;
