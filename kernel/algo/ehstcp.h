@@ -146,7 +146,13 @@ static __always_inline void lf_ehstcp_on_recovery_exit(struct lf_ehstcp *s, u64 
 	s->cwnd_frac = 0;
 }
 
-/* HighSpeed's timeout: ssthresh = (1 - b(w)) w, cwnd = 1. */
+/* The end of a timeout recovery (the trait's default on_timeout_recovery_exit):
+ * nothing; Linux leaves the window alone there. */
+static __always_inline void lf_ehstcp_on_timeout_recovery_exit(struct lf_ehstcp *s, u64 now_us)
+{
+}
+
+/* HighSpeed's timeout: ssthresh = (1 - b(w)) w, cwnd = in flight + 1 (lf_timeout). */
 static __always_inline void lf_ehstcp_on_rto(struct lf_ehstcp *s, const struct lf_rto *r)
 {
 	u64 b = lf_hs_b_q32(LF_CWND_FP(s));

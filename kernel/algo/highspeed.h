@@ -55,6 +55,12 @@ static __always_inline void lf_highspeed_on_recovery_exit(struct lf_highspeed *s
 	s->cwnd_frac = 0;
 }
 
+/* The end of a timeout recovery (the trait's default on_timeout_recovery_exit):
+ * nothing; Linux leaves the window alone there. */
+static __always_inline void lf_highspeed_on_timeout_recovery_exit(struct lf_highspeed *s, u64 now_us)
+{
+}
+
 static __always_inline void lf_highspeed_on_rto(struct lf_highspeed *s, const struct lf_rto *r)
 {
 	lf_timeout(lf_highspeed_reduced(s), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);

@@ -285,8 +285,17 @@ static __always_inline void lf_htcp_on_recovery_exit(struct lf_htcp *s, u64 now_
 	s->episode = LF_HTCP_OPEN;
 }
 
+/* Htcp::on_timeout_recovery_exit: leaving TCP_CA_Loss for Open restarts
+ * Delta (Linux htcp_state(TCP_CA_Open)) and keeps cwnd; only a timeout
+ * recovery still pending ends here (not one a fast recovery replaced). */
+static __always_inline void lf_htcp_on_timeout_recovery_exit(struct lf_htcp *s, u64 now_us)
+{
+	if (s->episode == LF_HTCP_TIMEOUT_RECOVERY)
+		lf_htcp_on_recovery_exit(s, now_us);
+}
+
 /* Linux tcp_enter_loss: the congestion event only when the expiry reduces;
- * Delta restarts on every expiry; cwnd = 1. */
+ * Delta restarts on every expiry; cwnd = in flight + 1 (lf_timeout). */
 static __always_inline void lf_htcp_on_rto(struct lf_htcp *s, const struct lf_rto *r)
 {
 	if (r->reduce)

@@ -117,6 +117,12 @@ static __always_inline void lf_ltcp_on_recovery_exit(struct lf_ltcp *s, u64 now_
 	s->cwnd_frac = 0;
 }
 
+/* The end of a timeout recovery (the trait's default on_timeout_recovery_exit):
+ * nothing; Linux leaves the window alone there. */
+static __always_inline void lf_ltcp_on_timeout_recovery_exit(struct lf_ltcp *s, u64 now_us)
+{
+}
+
 /* TCP's timeout (§IV-B): ssthresh from LTCP's reduced window, one packet,
  * one layer. */
 static __always_inline void lf_ltcp_on_rto(struct lf_ltcp *s, const struct lf_rto *r)

@@ -323,7 +323,13 @@ static __always_inline void lf_tcpgt_on_recovery_exit(struct lf_tcpgt *s, u64 no
 	lf_tcpgt_restart_epochs(s);
 }
 
-/* RFC 5681: ssthresh = cwnd / 2, cwnd = 1, slow start to ssthresh, then IIMD. */
+/* The end of a timeout recovery (the trait's default on_timeout_recovery_exit):
+ * nothing; Linux leaves the window alone there. */
+static __always_inline void lf_tcpgt_on_timeout_recovery_exit(struct lf_tcpgt *s, u64 now_us)
+{
+}
+
+/* RFC 5681: ssthresh = cwnd / 2, cwnd = in flight + 1 (Linux, lf_timeout), slow start to ssthresh, then IIMD. */
 static __always_inline void lf_tcpgt_on_rto(struct lf_tcpgt *s, const struct lf_rto *r)
 {
 	lf_timeout(lf_div_round(LF_CWND_FP(s), 2), r, &s->cwnd_fp, &s->cwnd_frac, &s->ssthresh_fp);

@@ -104,12 +104,14 @@ static __always_inline void lf_reduce(u64 reduced_fp, u64 *cwnd, u32 *frac, u64 
 }
 
 /* helpers.rs timeout: ssthresh = max(reduced, 2) when the expiry reduces;
- * cwnd = 1 packet on every expiry. Exact. */
+ * on every expiry cwnd = the packets left in flight + 1 (Linux
+ * tcp_enter_loss: snd_cwnd = tcp_packets_in_flight + 1 after
+ * tcp_timeout_mark_lost; 1 when everything was marked lost). Exact. */
 static __always_inline void lf_timeout(u64 reduced_fp, const struct lf_rto *r, u64 *cwnd, u32 *frac, u64 *ssthresh)
 {
 	if (r->reduce)
 		*ssthresh = lf_max_u64(reduced_fp, LF_MIN_SSTHRESH_FP);
-	*cwnd = LF_FP_ONE;
+	*cwnd = ((u64)r->in_flight_pkts + 1) << LF_FP_SHIFT;
 	*frac = 0;
 }
 

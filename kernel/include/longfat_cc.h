@@ -17,6 +17,10 @@
  *   void lf_NAME_on_ack(struct lf_NAME *s, const struct lf_ack *a);
  *   void lf_NAME_on_loss(struct lf_NAME *s, const struct lf_loss *l);
  *   void lf_NAME_on_recovery_exit(struct lf_NAME *s, u64 now_us);
+ *   void lf_NAME_on_timeout_recovery_exit(struct lf_NAME *s, u64 now_us);
+ *        (the end of a timeout recovery, Linux's Loss -> Open: the trait's
+ *        on_timeout_recovery_exit; a no-op but where the Rust controller
+ *        overrides it: H-TCP)
  *   void lf_NAME_on_rto(struct lf_NAME *s, const struct lf_rto *r);
  *   u32  lf_NAME_on_send(struct lf_NAME *s, u64 now_us, u64 seq, u32 bytes, int retransmit);
  *        (only where the Rust controller overrides on_send: TCP-GT)
@@ -83,6 +87,10 @@ struct lf_rto {
 	u64 now_us;
 	u32 backoff;
 	u8 reduce;
+	/* Packets still in flight once the timeout marked its losses
+	 * (tcp_timeout_mark_lost spares recently sent ones); the window restarts
+	 * at this plus one, as tcp_enter_loss sets snd_cwnd. */
+	u32 in_flight_pkts;
 };
 
 #endif /* LONGFAT_CC_H */

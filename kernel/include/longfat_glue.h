@@ -9,7 +9,8 @@
  * (crates/longfat-sim/src/tcp/sender.rs, `on_ack`): one on_ack per ACK; a
  * loss episode's on_loss before the on_ack of the ACK that revealed it; a
  * fast recovery's on_recovery_exit after the on_ack of the ACK that ended
- * it. Linux calls, for one ACK (net/ipv4/tcp_input.c, tcp_ack):
+ * it, and a timeout recovery's on_timeout_recovery_exit after the on_ack of
+ * the ACK that ended it. Linux calls, for one ACK (net/ipv4/tcp_input.c, tcp_ack):
  *   pkts_acked (end of tcp_clean_rtx_queue, only when packets were out) and
  *   in_ack_event, in either order: in_ack_event first up to 6.13 and in
  *   6.12.0-6.12.30 (before tcp_clean_rtx_queue), last since "tcp:
@@ -64,7 +65,7 @@ struct lfg_glue_head {
 	u32 losses_taken_back; /* ... that CA_EVENT_LOSS turned into a timeout */
 	u32 recoveries;        /* set_state(Recovery): tcp_enter_recovery */
 	u32 cwrs;              /* set_state(CWR) */
-	u32 recovery_exits;    /* on_recovery_exit */
+	u32 recovery_exits;    /* on_recovery_exit and on_timeout_recovery_exit */
 	u32 rtos_reduce;       /* on_rto(reduce = 1) */
 	u32 rtos_keep;         /* on_rto(reduce = 0) */
 	u32 undos;             /* undo_cwnd */
@@ -103,6 +104,7 @@ struct lfg_glue {
 	u8 tsval_seen;
 	u8 ca_state;     /* the state the last set_state moved to */
 	u8 rto_count;    /* icsk_retransmits at the last timeout seen */
+	u8 loss_exit_pending; /* Loss -> Open: on_timeout_recovery_exit follows the ACK's on_ack */
 #ifdef LF_HAS_ON_SEND
 	u8 ntags;
 	struct lfg_tag_change tags[LF_TAGS];
@@ -164,6 +166,16 @@ __noinline int lfg_algo_on_recovery_exit(LF_STATE *s, u64 now_us)
 	if (!s)
 		return 0;
 	LF_FN(_on_recovery_exit)(s, now_us);
+	return 0;
+}
+
+__noinline int lfg_algo_on_timeout_recovery_exit(LF_STATE *s, u64 now_us)
+{
+	LF_USE(s);
+	LF_USE(now_us);
+	if (!s)
+		return 0;
+	LF_FN(_on_timeout_recovery_exit)(s, now_us);
 	return 0;
 }
 
@@ -298,7 +310,17 @@ static __always_inline u32 lfg_tag_at(const struct lfg_glue *g, u64 sent_us, u32
 static __always_inline void lfg_note_tag(struct sock *sk, struct lfg_glue *g) {}
 #endif
 
-/* The ACK gathered by pkts_acked/in_ack_event goes to the algorithm. */
+/* A timeout recovery ends (Loss -> Open): the trait's on_timeout_recovery_exit,
+ * which leaves the window alone, as Linux does there. */
+static __always_inline void lfg_end_timeout_recovery(struct lfg_glue *g, u64 now_us)
+{
+	g->loss_exit_pending = 0;
+	lfg_algo_on_timeout_recovery_exit(&g->cur, now_us);
+	g->head.recovery_exits++;
+}
+
+/* The ACK gathered by pkts_acked/in_ack_event goes to the algorithm (and
+ * then the end of the timeout recovery it ended, if it did). */
 static __always_inline void lfg_deliver_ack(struct sock *sk, struct lfg_glue *g, u32 growth_pkts)
 {
 	if (!g->ack_pending)
@@ -314,6 +336,8 @@ static __always_inline void lfg_deliver_ack(struct sock *sk, struct lfg_glue *g,
 	lfg_algo_on_ack(&g->cur, &g->ack);
 	if (!g->ack.in_recovery)
 		lfg_write_cwnd(sk, g);
+	if (g->loss_exit_pending)
+		lfg_end_timeout_recovery(g, g->ack.now_us);
 	lfg_note_tag(sk, g);
 }
 
@@ -489,12 +513,20 @@ u32 BPF_PROG(lfg_ssthresh, struct sock *sk)
 
 	if (!g)
 		return tp->snd_cwnd > 4 ? tp->snd_cwnd >> 1 : 2;
+	l.now_us = tp->tcp_mstamp;
+	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lfg_packets_in_flight(tp);
+	/* The ACK that ended a timeout recovery opens a new episode
+	 * (tcp_fastretrans_alert: from TCP_CA_Loss on to tcp_enter_recovery):
+	 * its on_ack and the exit come first, as the simulator orders them
+	 * (sender.rs: on_ack, on_timeout_recovery_exit, then the episode's
+	 * on_congestion_event). Its growth is 0: Linux calls no cong_avoid in
+	 * Recovery or CWR. */
+	if (g->loss_exit_pending)
+		lfg_deliver_ack(sk, g, 0);
 	lfg_adopt_cwnd(sk, g);
 	__builtin_memcpy(&g->undo, &g->cur, sizeof(g->cur));
 	g->have_undo = 1;
 	g->undone = 0;
-	l.now_us = tp->tcp_mstamp;
-	l.in_flight_pkts = g->ack_pending ? g->ack.in_flight_pkts : lfg_packets_in_flight(tp);
 	l.lost_pkts = tp->lost_out;
 	l.rtt_latest_us = g->rtt_latest_us;
 	l.rtt_min_us = lfg_min_rtt_us(tp);
@@ -523,6 +555,11 @@ static __always_inline void lfg_timeout(struct sock *sk, struct lfg_glue *g, boo
 	 * tcp_enter_loss; progress (tcp_ack) resets the count. */
 	r.backoff = (u32)lfg_inet_csk(sk)->icsk_retransmits + 1;
 	r.reduce = reduce;
+	/* tcp_enter_loss has run tcp_timeout_mark_lost (which spares packets
+	 * sent less than RACK's RTT ago) before ssthresh, CA_EVENT_LOSS and
+	 * set_state(Loss), and sets snd_cwnd = tcp_packets_in_flight + 1
+	 * from this same count. */
+	r.in_flight_pkts = lfg_packets_in_flight(tp);
 	if (reduce)
 		g->head.rtos_reduce++;
 	else
@@ -610,8 +647,8 @@ void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 			lfg_timeout(sk, g, false);
 			lfg_note_tag(sk, g);
 		}
-		/* Linux set snd_cwnd = in flight + 1; the algorithm's restart
-		 * window (one packet) is the same on a timeout that marks all lost. */
+		/* Linux set snd_cwnd = in flight + 1, the algorithm's restart
+		 * window (lf_timeout) from the same count: the write keeps it. */
 		lfg_write_cwnd(sk, g);
 		lfg_publish(g);
 		return;
@@ -640,19 +677,16 @@ void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 		/* A timeout recovery ends (tcp_process_loss ->
 		 * tcp_try_undo_recovery; after tcp_try_undo_loss, an undo, the
 		 * episode is gone). Linux's modules hear every return to Open
-		 * (tcp_htcp.c, htcp_state: case TCP_CA_Open restarts Delta),
-		 * but the stack leaves snd_cwnd alone, as there was no
-		 * reduction to end: the algorithm's window before the exit is
-		 * kept (its fraction below 2^-16 packets may be lost). The
-		 * ACK's own on_ack follows, with growth, as after a CWR. */
+		 * (tcp_htcp.c, htcp_state: case TCP_CA_Open restarts Delta); the
+		 * stack leaves snd_cwnd alone. The simulator reports it after
+		 * the on_ack of the ACK that ended it (sender.rs:
+		 * on_timeout_recovery_exit), so it waits for that ACK's delivery
+		 * (cong_avoid, with growth), unless no ACK is being gathered. */
 		if (!g->undone) {
-			u64 cwnd_fp;
-
-			lfg_adopt_cwnd(sk, g);
-			cwnd_fp = g->cur.cwnd_fp;
-			lfg_algo_on_recovery_exit(&g->cur, lfg_tcp_sk(sk)->tcp_mstamp);
-			g->head.recovery_exits++;
-			g->cur.cwnd_fp = cwnd_fp;
+			if (g->ack_pending)
+				g->loss_exit_pending = 1;
+			else
+				lfg_end_timeout_recovery(g, lfg_tcp_sk(sk)->tcp_mstamp);
 			lfg_note_tag(sk, g);
 		}
 		g->undone = 0;

@@ -74,6 +74,9 @@ static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 		case 4:                                                                   \
 			lf_##NAME##_on_rto(&c->s, &c->r);                                 \
 			break;                                                            \
+		case 5:                                                                   \
+			lf_##NAME##_on_timeout_recovery_exit(&c->s, c->a.now_us);         \
+			break;                                                            \
 		default:                                                                  \
 			__VA_ARGS__;                                                      \
 		}                                                                         \

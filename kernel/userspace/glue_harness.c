@@ -14,7 +14,7 @@
 #include "algo/htcp.h"
 
 /* One event the algorithm received, and its state after it. */
-enum lfh_kind { LFH_ACK = 1, LFH_LOSS, LFH_RTO, LFH_RECOVERY_EXIT };
+enum lfh_kind { LFH_ACK = 1, LFH_LOSS, LFH_RTO, LFH_RECOVERY_EXIT, LFH_TIMEOUT_RECOVERY_EXIT };
 struct lfh_event {
 	u32 kind;
 	u32 pad;
@@ -95,6 +95,15 @@ static void lf_rec_on_recovery_exit(struct lf_rec *s, u64 now_us)
 
 	lf_rec_enter(s);
 	lf_htcp_on_recovery_exit(&s->h, now_us);
+	lf_rec_leave(s, &e);
+}
+
+static void lf_rec_on_timeout_recovery_exit(struct lf_rec *s, u64 now_us)
+{
+	struct lfh_event e = { .kind = LFH_TIMEOUT_RECOVERY_EXIT, .exit_now_us = now_us };
+
+	lf_rec_enter(s);
+	lf_htcp_on_timeout_recovery_exit(&s->h, now_us);
 	lf_rec_leave(s, &e);
 }
 

@@ -32,6 +32,10 @@
 	{                                                                               \
 		lf_##NAME##_on_recovery_exit(s, now_us);                                \
 	}                                                                               \
+	void lf_us_##NAME##_on_timeout_recovery_exit(struct lf_##NAME *s, u64 now_us)   \
+	{                                                                               \
+		lf_##NAME##_on_timeout_recovery_exit(s, now_us);                        \
+	}                                                                               \
 	void lf_us_##NAME##_on_rto(struct lf_##NAME *s, const struct lf_rto *r)         \
 	{                                                                               \
 		lf_##NAME##_on_rto(s, r);                                               \
@@ -121,7 +125,8 @@ size_t lf_us_layout(u32 id, size_t *out, size_t cap)
 			  LF_OFF(lf_loss, lost_pkts), LF_OFF(lf_loss, rtt_latest_us),
 			  LF_OFF(lf_loss, rtt_min_us), LF_OFF(lf_loss, rtt_smoothed_us))
 	case 2:
-		LF_LAYOUT(lf_rto, LF_OFF(lf_rto, now_us), LF_OFF(lf_rto, backoff), LF_OFF(lf_rto, reduce))
+		LF_LAYOUT(lf_rto, LF_OFF(lf_rto, now_us), LF_OFF(lf_rto, backoff), LF_OFF(lf_rto, reduce),
+			  LF_OFF(lf_rto, in_flight_pkts))
 	case 3:
 		LF_LAYOUT(lf_scalable, LF_OFF(lf_scalable, cwnd_fp), LF_OFF(lf_scalable, ssthresh_fp),
 			  LF_OFF(lf_scalable, cwnd_frac), LF_OFF(lf_scalable, pad))

@@ -202,6 +202,10 @@ impl Htcp {
     pub fn congestion_events(&self) -> u64 {
         self.congestion_events
     }
+    /// Where Delta counts from (None before the first packet).
+    pub fn last_congestion_ns(&self) -> Option<u64> {
+        self.last_congestion_ns
+    }
 
     /// The increase in packets per RTT at time `now_ns`: eq. (16) with (20),
     /// with the optional RTT scaling inside the factor (see

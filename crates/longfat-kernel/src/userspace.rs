@@ -84,6 +84,7 @@ pub struct lf_rto {
     pub now_us: u64,
     pub backoff: u32,
     pub reduce: u8,
+    pub in_flight_pkts: u32,
 }
 
 /// `struct lf_scalable` (kernel/algo/scalable.h)
@@ -223,13 +224,14 @@ pub struct lf_tcpgt {
 }
 
 macro_rules! algo_ffi {
-    ($($t:ident: $init:ident, $ack:ident, $loss:ident, $exit:ident, $rto:ident, $size:ident;)*) => {
+    ($($t:ident: $init:ident, $ack:ident, $loss:ident, $exit:ident, $texit:ident, $rto:ident, $size:ident;)*) => {
         extern "C" {
             $(
                 pub fn $init(s: *mut $t, cwnd_fp: u64, ssthresh_fp: u64);
                 pub fn $ack(s: *mut $t, a: *const lf_ack);
                 pub fn $loss(s: *mut $t, l: *const lf_loss);
                 pub fn $exit(s: *mut $t, now_us: u64);
+                pub fn $texit(s: *mut $t, now_us: u64);
                 pub fn $rto(s: *mut $t, r: *const lf_rto);
                 pub fn $size() -> usize;
             )*
@@ -239,17 +241,23 @@ macro_rules! algo_ffi {
 
 algo_ffi! {
     lf_scalable: lf_us_scalable_init, lf_us_scalable_on_ack, lf_us_scalable_on_loss,
-        lf_us_scalable_on_recovery_exit, lf_us_scalable_on_rto, lf_us_scalable_sizeof;
+        lf_us_scalable_on_recovery_exit, lf_us_scalable_on_timeout_recovery_exit, lf_us_scalable_on_rto,
+        lf_us_scalable_sizeof;
     lf_highspeed: lf_us_highspeed_init, lf_us_highspeed_on_ack, lf_us_highspeed_on_loss,
-        lf_us_highspeed_on_recovery_exit, lf_us_highspeed_on_rto, lf_us_highspeed_sizeof;
+        lf_us_highspeed_on_recovery_exit, lf_us_highspeed_on_timeout_recovery_exit, lf_us_highspeed_on_rto,
+        lf_us_highspeed_sizeof;
     lf_ltcp: lf_us_ltcp_init, lf_us_ltcp_on_ack, lf_us_ltcp_on_loss,
-        lf_us_ltcp_on_recovery_exit, lf_us_ltcp_on_rto, lf_us_ltcp_sizeof;
+        lf_us_ltcp_on_recovery_exit, lf_us_ltcp_on_timeout_recovery_exit, lf_us_ltcp_on_rto,
+        lf_us_ltcp_sizeof;
     lf_htcp: lf_us_htcp_init, lf_us_htcp_on_ack, lf_us_htcp_on_loss,
-        lf_us_htcp_on_recovery_exit, lf_us_htcp_on_rto, lf_us_htcp_sizeof;
+        lf_us_htcp_on_recovery_exit, lf_us_htcp_on_timeout_recovery_exit, lf_us_htcp_on_rto,
+        lf_us_htcp_sizeof;
     lf_ehstcp: lf_us_ehstcp_init, lf_us_ehstcp_on_ack, lf_us_ehstcp_on_loss,
-        lf_us_ehstcp_on_recovery_exit, lf_us_ehstcp_on_rto, lf_us_ehstcp_sizeof;
+        lf_us_ehstcp_on_recovery_exit, lf_us_ehstcp_on_timeout_recovery_exit, lf_us_ehstcp_on_rto,
+        lf_us_ehstcp_sizeof;
     lf_tcpgt: lf_us_tcpgt_init, lf_us_tcpgt_on_ack, lf_us_tcpgt_on_loss,
-        lf_us_tcpgt_on_recovery_exit, lf_us_tcpgt_on_rto, lf_us_tcpgt_sizeof;
+        lf_us_tcpgt_on_recovery_exit, lf_us_tcpgt_on_timeout_recovery_exit, lf_us_tcpgt_on_rto,
+        lf_us_tcpgt_sizeof;
 }
 
 extern "C" {
@@ -316,6 +324,7 @@ pub trait CAlgo: Copy + std::fmt::Debug + PartialEq {
     fn on_ack(&mut self, a: &lf_ack);
     fn on_loss(&mut self, l: &lf_loss);
     fn on_recovery_exit(&mut self, now_us: u64);
+    fn on_timeout_recovery_exit(&mut self, now_us: u64);
     fn on_rto(&mut self, r: &lf_rto);
     fn on_send(&mut self, _now_us: u64, _seq: u64, _bytes: u32, _retransmit: bool) -> u32 {
         0
@@ -331,7 +340,7 @@ pub trait CAlgo: Copy + std::fmt::Debug + PartialEq {
 }
 
 macro_rules! calgo {
-    ($t:ident, $init:ident, $ack:ident, $loss:ident, $exit:ident, $rto:ident $(, $send:ident)?) => {
+    ($t:ident, $init:ident, $ack:ident, $loss:ident, $exit:ident, $texit:ident, $rto:ident $(, $send:ident)?) => {
         impl CAlgo for $t {
             fn init(cwnd_fp: u64, ssthresh_fp: u64) -> Self {
                 let mut s = Self::default();
@@ -350,6 +359,10 @@ macro_rules! calgo {
             fn on_recovery_exit(&mut self, now_us: u64) {
                 // SAFETY: as above.
                 unsafe { $exit(self, now_us) }
+            }
+            fn on_timeout_recovery_exit(&mut self, now_us: u64) {
+                // SAFETY: as above.
+                unsafe { $texit(self, now_us) }
             }
             fn on_rto(&mut self, r: &lf_rto) {
                 // SAFETY: as above.
@@ -385,6 +398,7 @@ calgo!(
     lf_us_scalable_on_ack,
     lf_us_scalable_on_loss,
     lf_us_scalable_on_recovery_exit,
+    lf_us_scalable_on_timeout_recovery_exit,
     lf_us_scalable_on_rto
 );
 calgo!(
@@ -393,6 +407,7 @@ calgo!(
     lf_us_highspeed_on_ack,
     lf_us_highspeed_on_loss,
     lf_us_highspeed_on_recovery_exit,
+    lf_us_highspeed_on_timeout_recovery_exit,
     lf_us_highspeed_on_rto
 );
 calgo!(
@@ -401,6 +416,7 @@ calgo!(
     lf_us_ltcp_on_ack,
     lf_us_ltcp_on_loss,
     lf_us_ltcp_on_recovery_exit,
+    lf_us_ltcp_on_timeout_recovery_exit,
     lf_us_ltcp_on_rto
 );
 calgo!(
@@ -409,6 +425,7 @@ calgo!(
     lf_us_htcp_on_ack,
     lf_us_htcp_on_loss,
     lf_us_htcp_on_recovery_exit,
+    lf_us_htcp_on_timeout_recovery_exit,
     lf_us_htcp_on_rto,
     lf_us_htcp_on_send
 );
@@ -418,6 +435,7 @@ calgo!(
     lf_us_ehstcp_on_ack,
     lf_us_ehstcp_on_loss,
     lf_us_ehstcp_on_recovery_exit,
+    lf_us_ehstcp_on_timeout_recovery_exit,
     lf_us_ehstcp_on_rto
 );
 calgo!(
@@ -426,6 +444,7 @@ calgo!(
     lf_us_tcpgt_on_ack,
     lf_us_tcpgt_on_loss,
     lf_us_tcpgt_on_recovery_exit,
+    lf_us_tcpgt_on_timeout_recovery_exit,
     lf_us_tcpgt_on_rto,
     lf_us_tcpgt_on_send
 );
@@ -489,7 +508,7 @@ mod tests {
                 ts_echoed_sender_us, ts_receiver_us, ts_echoed_tag),
             layout!(lf_loss; now_us, in_flight_pkts, lost_pkts, rtt_latest_us, rtt_min_us,
                 rtt_smoothed_us),
-            layout!(lf_rto; now_us, backoff, reduce),
+            layout!(lf_rto; now_us, backoff, reduce, in_flight_pkts),
             layout!(lf_scalable; cwnd_fp, ssthresh_fp, cwnd_frac, pad),
             layout!(lf_highspeed; cwnd_fp, ssthresh_fp, cwnd_frac, pad),
             layout!(lf_ltcp; cwnd_fp, ssthresh_fp, layers, cwnd_frac),

@@ -177,12 +177,20 @@ fn compare<S: CAlgo + std::fmt::Debug + PartialEq>(
                 now_us: now,
                 backoff: 1 + rng.below(3) as u32,
                 reduce: u8::from(rng.below(2) == 0),
+                in_flight_pkts: if rng.below(2) == 0 {
+                    0
+                } else {
+                    rng.below(cwnd + 1) as u32
+                },
             };
+            // bpf_check.c's ops: 1 on_ack, 2 on_loss, 3 on_recovery_exit,
+            // 4 on_rto, 5 on_timeout_recovery_exit, else on_send
             c.op = match rng.below(100) {
                 0..=2 => 2,
-                3..=5 => 3,
-                6..=7 => 4,
-                8..=9 => 5,
+                3..=4 => 3,
+                5..=6 => 5,
+                7..=8 => 4,
+                9..=10 => 6,
                 _ => 1,
             };
             map.update(&key, &bytes_of(&c), MapFlags::ANY)
@@ -213,6 +221,10 @@ fn compare<S: CAlgo + std::fmt::Debug + PartialEq>(
                     us.on_rto(&c.r);
                     0
                 }
+                5 => {
+                    us.on_timeout_recovery_exit(now);
+                    0
+                }
                 _ => us.on_send(now, 0, 1448, false),
             };
             assert_eq!(
@@ -220,7 +232,7 @@ fn compare<S: CAlgo + std::fmt::Debug + PartialEq>(
                 "{name}: case {case}, event {i} (op {}): BPF and userspace states differ",
                 c.op
             );
-            if c.op == 5 && (name == "htcp" || name == "tcpgt") {
+            if c.op == 6 && (name == "htcp" || name == "tcpgt") {
                 assert_eq!(after.ret, ret, "{name}: on_send tag");
             }
         }

@@ -67,8 +67,12 @@
 //! delivered, growth withheld on some, RTT samples on most, delayed and
 //! stretch ACKs, idle gaps up to 5 s), fast-retransmit losses with
 //! recoveries of random length, RTOs with backoff and with and without
-//! reduction, recovery exits (also after timeouts), and sends whose tags the
-//! ACKs echo about one RTT later (TCP-GT's epochs).
+//! reduction that leave packets in flight or none (Linux's
+//! tcp_timeout_mark_lost spares recently sent ones; the window restarts at
+//! in flight + 1), the ends of fast recoveries (`on_recovery_exit`) and of
+//! timeout recoveries after ACKs in them (`on_timeout_recovery_exit`, the
+//! `linux` sender's Loss -> Open), and sends whose tags the ACKs echo about
+//! one RTT later (TCP-GT's epochs).
 
 use std::collections::VecDeque;
 
@@ -173,6 +177,7 @@ enum Event {
     Ack(lf_ack),
     Loss(lf_loss),
     RecoveryExit(u64),
+    TimeoutRecoveryExit(u64),
     Rto(lf_rto),
 }
 
@@ -185,6 +190,8 @@ struct Flow {
     min_rtt_us: u64,
     latest_us: u64,
     in_recovery: bool,
+    /// after a timeout, until the cumulative ACK passes what was out then
+    in_timeout_recovery: bool,
     /// consecutive expiries without progress
     backoff: u32,
     /// (send time, tag) of packets in flight, oldest first
@@ -204,9 +211,20 @@ impl Flow {
             min_rtt_us: 0,
             latest_us: 0,
             in_recovery: false,
+            in_timeout_recovery: false,
             backoff: 0,
             sent: VecDeque::new(),
             seq: 0,
+        }
+    }
+
+    /// Packets a timeout leaves in flight: none (all marked lost) on half of
+    /// them, else up to the window (tcp_timeout_mark_lost spared them).
+    fn rto_in_flight(r: &mut Rng, cwnd_pkts: f64) -> u32 {
+        if r.chance(0.5) {
+            0
+        } else {
+            r.below(cwnd_pkts.min(1e9) as u64 + 1) as u32
         }
     }
 
@@ -218,34 +236,37 @@ impl Flow {
             self.backoff += 1;
             let reduce = self.backoff == 1 && !self.in_recovery;
             self.in_recovery = false;
+            self.in_timeout_recovery = true;
             self.now_us += 200_000 + r.below(1_000_000);
             return Event::Rto(lf_rto {
                 now_us: self.now_us,
                 backoff: self.backoff,
                 reduce: u8::from(reduce),
+                in_flight_pkts: Self::rto_in_flight(r, cwnd_pkts),
             });
         }
-        if self.backoff > 0 && r.chance(0.6) {
-            if r.chance(0.5) {
-                self.backoff += 1;
-                self.now_us += 400_000 + r.below(2_000_000);
-                return Event::Rto(lf_rto {
-                    now_us: self.now_us,
-                    backoff: self.backoff,
-                    reduce: 0,
-                });
-            }
-            self.backoff = 0;
-            if r.chance(0.5) {
-                // the transport reports the end of the timeout recovery
-                return Event::RecoveryExit(self.now_us);
-            }
+        if self.backoff > 0 && r.chance(0.3) {
+            self.backoff += 1;
+            self.now_us += 400_000 + r.below(2_000_000);
+            return Event::Rto(lf_rto {
+                now_us: self.now_us,
+                backoff: self.backoff,
+                reduce: 0,
+                in_flight_pkts: Self::rto_in_flight(r, cwnd_pkts),
+            });
+        }
+        if self.in_timeout_recovery && r.chance(0.05) {
+            // the cumulative ACK passed what was out at the timeout: Loss ->
+            // Open, reported after that ACK's on_ack (sender.rs)
+            self.in_timeout_recovery = false;
+            return Event::TimeoutRecoveryExit(self.now_us);
         }
         if self.in_recovery && r.chance(0.08) {
             self.in_recovery = false;
             return Event::RecoveryExit(self.now_us);
         }
-        if !self.in_recovery && r.chance(self.case.loss_per_event) {
+        // a fast recovery starts from Open only (not in a timeout recovery)
+        if !self.in_recovery && !self.in_timeout_recovery && r.chance(self.case.loss_per_event) {
             self.in_recovery = true;
             return Event::Loss(lf_loss {
                 now_us: self.now_us,
@@ -507,6 +528,11 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
                 c.on_recovery_exit(*now_us);
                 format!("recovery exit at {now_us} us")
             }
+            Event::TimeoutRecoveryExit(now_us) => {
+                r.on_timeout_recovery_exit(now_us * 1000);
+                c.on_timeout_recovery_exit(*now_us);
+                format!("timeout recovery exit at {now_us} us")
+            }
             Event::Rto(o) => {
                 r.on_rto(&RtoEvent {
                     now_ns: o.now_us * 1000,
@@ -515,7 +541,7 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
                     window_cap_pkts: None,
                     halve: false,
                     rtt: rtt_ns(flow.latest_us, flow.min_rtt_us, flow.srtt_us),
-                    in_flight_pkts: 0,
+                    in_flight_pkts: o.in_flight_pkts,
                 });
                 c.on_rto(o);
                 format!("{o:?}")
@@ -530,10 +556,14 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
             Event::Ack(_) => "ack in avoidance",
             Event::Loss(_) => "loss",
             Event::RecoveryExit(_) => "recovery exit",
+            Event::TimeoutRecoveryExit(_) => "timeout recovery exit",
             Event::Rto(o) if o.reduce != 0 => "rto reducing",
             Event::Rto(_) => "rto backed off",
         };
         *stats.counts.entry(kind).or_default() += 1;
+        if matches!(&ev, Event::Rto(o) if o.in_flight_pkts > 0) {
+            *stats.counts.entry("rto leaving packets in flight").or_default() += 1;
+        }
         if rc >= 10_000.0 {
             *stats.counts.entry("events at cwnd >= 10,000").or_default() += 1;
         }
@@ -609,6 +639,8 @@ fn run<P: Pair>(name: &str, seed: u8) -> Stats {
         "ack in recovery",
         "loss",
         "recovery exit",
+        "timeout recovery exit",
+        "rto leaving packets in flight",
         "rto reducing",
         "rto backed off",
         "events at cwnd >= 10,000",
@@ -768,6 +800,14 @@ impl<const OPTS: u8> Pair for HtcpPair<OPTS> {
                 c.congestion_events
             ));
         }
+        // Delta's origin (an episode's start and end, the first packet)
+        let last_cong_c = (c.has_last_cong != 0).then_some(c.last_cong_us * 1000);
+        if r.last_congestion_ns() != last_cong_c {
+            return Err(format!(
+                "Delta counts from: Rust {:?} ns, C {last_cong_c:?} ns",
+                r.last_congestion_ns()
+            ));
+        }
         // beta = RTTmin/RTTmax rounded to q32: within 2^-33 (plus f64's own)
         let beta_c = c.beta_q32 as f64 / Q32;
         if (beta_c - r.beta()).abs() > 2f64.powi(-32) {
@@ -906,10 +946,20 @@ impl<const SS: bool> Pair for TcpgtPair<SS> {
         };
         *counts.entry(k).or_default() += 1;
     }
-    fn ambiguous(r: &Tcpgt, _ev: &Event) -> bool {
-        // cwnd against ssthresh decides only in slow start (and after a
-        // timeout, from cwnd = 1, which is exact)
-        r.in_slow_start() && near(r.cwnd(), r.ssthresh())
+    fn ambiguous(r: &Tcpgt, ev: &Event) -> bool {
+        // cwnd against ssthresh decides in slow start, and at a timeout,
+        // which restarts at in flight + 1 (exact) below the new ssthresh or not
+        match ev {
+            Event::Rto(o) => {
+                let ss = if o.reduce != 0 {
+                    (r.cwnd() / 2.0).max(2.0)
+                } else {
+                    r.ssthresh()
+                };
+                near(f64::from(o.in_flight_pkts) + 1.0, ss)
+            }
+            _ => r.in_slow_start() && near(r.cwnd(), r.ssthresh()),
+        }
     }
 }
 

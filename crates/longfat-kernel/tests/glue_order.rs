@@ -17,7 +17,8 @@
 //! the kernel's headers, with H-TCP behind a wrapper that logs every event.
 //! This test plays Linux on one socket through a scripted connection (a
 //! window-update ACK before data, slow start, SACKed duplicate ACKs, a fast
-//! recovery, congestion avoidance, a timeout whose recovery lasts 1.5 s)
+//! recovery, congestion avoidance, a timeout that spares the 4 packets sent
+//! last and whose recovery lasts 1.5 s)
 //! once in each order, and checks that the algorithm receives the same
 //! events, each as the script defines the ACK, and that the window grows.
 
@@ -111,6 +112,7 @@ const EV_ACK: u32 = 1;
 const EV_LOSS: u32 = 2;
 const EV_RTO: u32 = 3;
 const EV_RECOVERY_EXIT: u32 = 4;
+const EV_TIMEOUT_RECOVERY_EXIT: u32 = 5;
 // include/net/tcp.h
 const TCP_CA_OPEN: u8 = 0;
 const TCP_CA_DISORDER: u8 = 1;
@@ -327,17 +329,24 @@ impl Kernel {
         expected
     }
 
-    /// tcp_retransmit_timer -> tcp_enter_loss on an Open socket.
-    fn timeout(&mut self, after_us: u64) {
+    /// tcp_retransmit_timer -> tcp_enter_loss on an Open socket
+    /// (net/ipv4/tcp_input.c, Linux 6.x): tcp_timeout_mark_lost marks every
+    /// packet out lost but the `spared` sent last (less than RACK's RTT
+    /// ago), then ssthresh and CA_EVENT_LOSS, snd_cwnd = in flight + 1,
+    /// set_state(Loss); tcp_update_rto_stats counts the expiry after it.
+    /// Returns the packets left in flight.
+    fn timeout(&mut self, after_us: u64, spared: u32) -> u32 {
         self.t.clock_ns += after_us * 1000;
+        self.t.lost_out = self.t.packets_out - self.t.sacked_out - spared;
+        self.t.retrans_out = 0;
+        let in_flight = self.in_flight();
         self.t.snd_ssthresh = self.call(SSTHRESH, 0, -1);
         self.call(CWND_EVENT, CA_EVENT_LOSS, -1);
-        self.t.lost_out = self.t.packets_out - self.t.sacked_out;
-        self.t.retrans_out = 0;
-        self.t.snd_cwnd = self.in_flight() + 1;
+        self.t.snd_cwnd = in_flight + 1;
         self.call(SET_STATE, u32::from(TCP_CA_LOSS), -1);
         self.t.retransmits += 1;
         self.send();
+        in_flight
     }
 }
 
@@ -363,6 +372,9 @@ struct Run {
     head: lfg_glue_head,
     expected: Vec<Expected>,
     cwnd_after_slow_start: u32,
+    /// Packets the timeout left in flight, and snd_cwnd after its set_state(Loss).
+    rto_in_flight: u32,
+    snd_cwnd_after_rto: u32,
     loss_end_us: u64,
 }
 
@@ -409,8 +421,10 @@ fn run(order: Order) -> Run {
     }
     // A timeout; its recovery lasts 1.5 s (the retransmissions are ACKed
     // slowly), and the last ACK acknowledges all that was out at the timeout.
-    k.timeout(300_000);
+    // 4 packets sent last are spared (tcp_timeout_mark_lost).
     let out_at_timeout = k.t.packets_out;
+    let rto_in_flight = k.timeout(300_000, 4);
+    let snd_cwnd_after_rto = k.t.snd_cwnd;
     let mut left = out_at_timeout;
     let mut ends = false;
     while !ends {
@@ -435,6 +449,8 @@ fn run(order: Order) -> Run {
         head: head(),
         expected,
         cwnd_after_slow_start,
+        rto_in_flight,
+        snd_cwnd_after_rto,
         loss_end_us,
     }
 }
@@ -494,25 +510,41 @@ fn glue_sees_the_same_events_in_either_order() {
 
 /// Issue 28, item 7: Linux's H-TCP restarts Delta on every return to Open
 /// (tcp_htcp.c, htcp_state, case TCP_CA_Open), also when a timeout
-/// recovery ends; the stack leaves snd_cwnd as it is there.
+/// recovery ends; the stack leaves snd_cwnd as it is there. The glue gives
+/// the algorithm the trait's `on_timeout_recovery_exit` (not the fast
+/// recovery's `on_recovery_exit`, which sets cwnd = ssthresh and, in other
+/// algorithms, changes more state) after the on_ack of the ACK that ended
+/// Loss, as the simulator's `linux` sender does (sender.rs).
+/// Issue 28, item 9c: the timeout's restart window is what Linux sets,
+/// in flight + 1 (tcp_enter_loss), not 1 written over it.
 fn timeout_recovery_end_restarts_delta(r: &Run) {
-    let exits: Vec<(usize, &lfh_event)> = r
+    // The timeout: 4 packets spared, so 4 in flight and a window of 5.
+    let rto = r.events.iter().find(|e| e.kind == EV_RTO).expect("on_rto");
+    assert_eq!(r.rto_in_flight, 4);
+    assert_eq!(rto.rto.in_flight_pkts, 4, "on_rto's in_flight_pkts");
+    assert_eq!(rto.cwnd_fp, 5 * FP_ONE, "the algorithm restarts at in flight + 1");
+    assert_eq!(r.snd_cwnd_after_rto, 5, "snd_cwnd after set_state(Loss): Linux's in flight + 1");
+    let count = |kind| r.events.iter().filter(|e| e.kind == kind).count();
+    assert_eq!(count(EV_RECOVERY_EXIT), 1, "on_recovery_exit: the fast recovery's only");
+    assert_eq!(count(EV_TIMEOUT_RECOVERY_EXIT), 1, "on_timeout_recovery_exit");
+    // The end of Loss.
+    let i = r
         .events
         .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind == EV_RECOVERY_EXIT)
-        .collect();
-    assert_eq!(exits.len(), 2, "the fast recovery's exit and the timeout recovery's");
-    let (i, e) = exits[1];
+        .position(|e| e.kind == EV_TIMEOUT_RECOVERY_EXIT)
+        .expect("on_timeout_recovery_exit");
+    let e = &r.events[i];
     assert_eq!(e.exit_now_us, r.loss_end_us, "exit at the ACK that ends Loss");
     assert_eq!(e.last_cong_us, r.loss_end_us, "H-TCP's Delta counts from the end of Loss");
+    // the ACK that ended Loss comes first, with growth; the exit keeps its window
     let before = &r.events[i - 1];
+    assert_eq!((before.kind, before.ack.now_us), (EV_ACK, r.loss_end_us));
+    assert!(before.ack.growth_pkts > 0);
     assert_eq!(e.cwnd_fp, before.cwnd_fp, "leaving Loss keeps the window");
-    assert!(e.cwnd_fp > FP_ONE, "the window grew in Loss");
-    // and the ACK that ended Loss comes after its exit, with growth
+    assert!(e.cwnd_fp > 5 * FP_ONE, "the window grew in Loss");
     let next = &r.events[i + 1];
-    assert_eq!((next.kind, next.ack.now_us), (EV_ACK, r.loss_end_us));
-    assert!(next.ack.growth_pkts > 0);
+    assert_eq!(next.kind, EV_ACK);
+    assert!(next.ack.now_us > r.loss_end_us);
 }
 
 /// The tags (`on_send`) of the packets an ACK echoes, as the script sends
