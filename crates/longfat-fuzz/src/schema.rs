@@ -52,6 +52,8 @@ pub const TOPOLOGIES: &[&str] = &["dumbbell", "parking_lot"];
 pub const DISCIPLINES: &[&str] = &["droptail", "priority"];
 pub const PATTERNS: &[&str] = &["cbr", "onoff"];
 pub const PROFILES: &[&str] = longfat_sim::tcp::profile::PROFILES;
+/// `tcp.host` (issue 28 item 10).
+pub const HOSTS: &[&str] = &["tuned", "default"];
 pub const DISTRIBUTIONS: &[&str] = &["exponential", "pareto"];
 /// `cc` values: the controllers, then PLT (checked against the registry below).
 pub const CCS: &[&str] = &[
@@ -134,6 +136,9 @@ pub fn fields(t: Table) -> &'static [Field] {
             ("priority_class", U32, false),
             ("profile", Word(PROFILES), false),
             ("max_burst", U32, false),
+            ("host", Word(HOSTS), false),
+            ("timestamps", Bool, false),
+            ("gro_segments", U32, false),
         ],
         T::Udp => &[
             ("name", Text, false),
