@@ -3,7 +3,14 @@
 # and Python (API, CLI, files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, printed last (also on failure) so that CI's tail
+# shows where the 30 minutes went.
+STAGES=""
+stage_start=$SECONDS
+stage() { STAGES="$STAGES $1 $((SECONDS - stage_start))s,"; stage_start=$SECONDS; }
+trap 'echo "test: stage times:${STAGES%,} (total ${SECONDS}s)" >&2' EXIT
 bash scripts/setup.sh
+stage setup
 # The browser checks (tests/browser.py) need headless Chromium: Debian's
 # package, never Playwright's own download. LONGFAT_REQUIRE_BROWSER (on
 # unless set empty) makes a missing browser fail them instead of skipping.
@@ -20,11 +27,14 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${LONGFAT_CHROMIUM:-}" ]; then
         echo "test: no chromium; the browser checks will be skipped" >&2
     fi
 fi
+stage browser-install
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --workspace --release
+stage "cargo-release"
 # Debug too: overflow checks and debug assertions on (a validated scenario
 # must never trip one).
 cargo test --workspace
+stage "cargo-debug"
 # The kernel's own check that each BPF program computes what the userspace
 # build of the same C computes (needs root to run BPF programs; skipped
 # with its reason otherwise).
@@ -33,6 +43,7 @@ if [ "$(id -u)" = 0 ]; then
 else
     echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
 fi
+stage bpf
 # The BPF programs inside Debian's LTS kernels (6.1, 6.12) under QEMU
 # (scripts/lts-kernels.sh; it prints SKIPPED and why where QEMU or the
 # kernel download cannot run). Debian's QEMU without recommends (SeaBIOS
@@ -55,4 +66,6 @@ if [ "$(id -u)" = 0 ]; then
 else
     echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
 fi
-.venv/bin/python -m pytest -q
+stage lts-kernels
+.venv/bin/python -m pytest -q --durations=12
+stage pytest
