@@ -39,7 +39,7 @@ stage "cargo-debug"
 # build of the same C computes (needs root to run BPF programs; skipped
 # with its reason otherwise).
 if [ "$(id -u)" = 0 ]; then
-    cargo test --release -p longfat-kernel --test bpf_equals_userspace -- --ignored
+    cargo test --release -p longfat-kernel --test kernel -- --ignored bpf_equals_userspace::
 else
     echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
 fi
@@ -62,7 +62,7 @@ if [ "$(id -u)" = 0 ]; then
             echo "test: could not install$missing: the LTS kernel checks may skip" >&2
         fi
     fi
-    cargo test --release -p longfat-kernel --test lts_kernels -- --ignored --nocapture
+    cargo test --release -p longfat-kernel --test kernel -- --ignored lts_kernels:: --nocapture
 else
     echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
 fi

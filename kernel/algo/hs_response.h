@@ -10,7 +10,7 @@
 #include "window.h"
 
 /* The windows and lf_log2_q32 of them (precomputed for the defaults, so
- * that b(w) takes one log2, not three; tests/fixed_point.rs checks the
+ * that b(w) takes one log2, not three; tests/kernel/fixed_point.rs checks the
  * constants against lf_log2_q32). */
 #ifndef LF_HS_LOW_WINDOW_FP
 #define LF_HS_LOW_WINDOW_FP (38 * LF_FP_ONE)
@@ -61,7 +61,7 @@ static __always_inline u64 lf_hs_b_q32(u64 w_fp)
  * without branching. w^0.8 is lf_pow_fp_q32 (relative error < 2^-25),
  * b/(2 - b) a rounded q32 ratio (relative error < 2^-29 for b >= 0.1, with
  * b's own error), 0.156 the exact 156/1000: |relative error| < 2^-24
- * (tests/fixed_point.rs checks it against HsResponse::a over the range).
+ * (tests/kernel/fixed_point.rs checks it against HsResponse::a over the range).
  */
 static __always_inline u64 lf_hs_a_q32(u64 w_fp)
 {

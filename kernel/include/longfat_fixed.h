@@ -12,7 +12,7 @@
  *
  * Every function states its rounding and its error bound; the bounds of the
  * approximations (log2, exp2) are also checked against f64 in
- * crates/longfat-kernel/tests/fixed_point.rs. docs/kernel.md collects them.
+ * crates/longfat-kernel/tests/kernel/fixed_point.rs. docs/kernel.md collects them.
  */
 #ifndef LONGFAT_FIXED_H
 #define LONGFAT_FIXED_H
@@ -216,7 +216,7 @@ static __always_inline u64 lf_isqrt64(u64 x)
  * squaring (m^2 >= 2: bit set, m /= 2), each square truncated to 31 bits.
  * Bound: the result never exceeds log2(x) and is below it by at most
  * 2^-27 (measured over 2*10^6 arguments and all powers of two and their
- * neighbours: worst 1.4e-9 = 2^-29.4; tests/fixed_point.rs asserts 2^-27).
+ * neighbours: worst 1.4e-9 = 2^-29.4; tests/kernel/fixed_point.rs asserts 2^-27).
  * log2(0) returns 0. Straight-line code (no data-dependent branch).
  */
 static __always_inline u64 lf_log2_q32(u64 x)
@@ -246,7 +246,7 @@ static __always_inline u64 lf_log2_q32(u64 x)
  * bits i = 1..32 (a 32-entry table of q31 constants rounded to nearest),
  * each product rounded to nearest in q31. Bound: relative error below 2^-26
  * (33 roundings of at most 2^-32 each, plus the final shift; measured worst
- * 2.8e-9 = 2^-28.4 over 2*10^6 arguments; tests/fixed_point.rs asserts 2^-26).
+ * 2.8e-9 = 2^-28.4 over 2*10^6 arguments; tests/kernel/fixed_point.rs asserts 2^-26).
  * Arguments at or above 31 * 2^32 saturate to LF_U64_MAX. Straight-line.
  */
 static __always_inline u64 lf_exp2_q32(u64 y)

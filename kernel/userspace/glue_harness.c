@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * The BPF glue (kernel/include/longfat_glue.h) in userspace, for
- * crates/longfat-kernel/tests/glue_order.rs: the same header compiled
+ * crates/longfat-kernel/tests/kernel/glue_order.rs: the same header compiled
  * against mock/ (a stand-in vmlinux.h and libbpf headers) for one socket,
  * with H-TCP behind a wrapper that logs every event the glue hands it. The
  * test plays Linux: it sets the socket's fields as tcp_ack and the timers

@@ -9,7 +9,7 @@
 //! runs the same check and fails, rather than skips, without clang-19.
 //! `kernel/userspace/glue_harness.c` builds the BPF glue itself against a
 //! stand-in for the kernel's headers (`kernel/userspace/mock/`), for
-//! `tests/glue_order.rs`.
+//! `tests/kernel/glue_order.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,7 +27,7 @@ pub fn build() {
         .flag_if_supported("-Wno-unused-parameter")
         .opt_level(2)
         .compile("longfat_userspace");
-    // The BPF glue against a stand-in for the kernel (tests/glue_order.rs).
+    // The BPF glue against a stand-in for the kernel (tests/kernel/glue_order.rs).
     cc::Build::new()
         .file(root.join("userspace/glue_harness.c"))
         .include(root.join("userspace/mock"))

@@ -2,7 +2,7 @@
 //! `build/userspace.rs` from `kernel/userspace/longfat_userspace.c`): `#[repr(C)]`
 //! mirrors of the structs of `kernel/include/longfat_cc.h` and of each
 //! algorithm's state, and the FFI declarations of the `lf_us_*` wrappers.
-//! The differential tests (`tests/differential.rs`) drive these against
+//! The differential tests (`tests/kernel/differential.rs`) drive these against
 //! longfat-cc's controllers.
 //!
 //! Windows are fixed point in 1/2^16 packets (`*_fp`), factors in 1/2^32

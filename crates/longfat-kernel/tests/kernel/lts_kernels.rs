@@ -10,7 +10,7 @@
 //! host. `the_same_inside_debians_lts_kernels_under_qemu` runs it, this
 //! very test binary, inside Debian's 6.1 and 6.12 LTS kernels booted under
 //! QEMU. Ignored by default (root: `cargo test --release -p longfat-kernel
-//! --test lts_kernels -- --ignored`); scripts/test.sh runs it as root. The
+//! --test kernel -- --ignored lts_kernels::`); scripts/test.sh runs it as root. The
 //! host's own kernel is tested by tests/test_kernel.py.
 
 use std::io::{Read as _, Write as _};
@@ -219,7 +219,13 @@ fn in_a_guest_every_program_loads_verifies_grows_cwnd_and_unloads() {
                 }
                 // The glue handed the algorithm ACKs with growth, and its rules grew
                 // the window (what a glue that loses the growth leaves at 10).
-                if end.acks_grown == 0 || end.cwnd_fp <= start.cwnd_fp {
+                // TCP-GT also shrinks the window at an epoch whose duration at the
+                // receiver exceeds its minimum by 3.6 % (docs/algorithms.md), which
+                // the guest's timing under TCG decides on a loaded host (10 ->
+                // 9.8 packets with 36 of 36 ACKs growing it, with a build running
+                // beside it): for it the ACKs that grew the window are the check.
+                let must_end_larger = b.algo != "tcpgt";
+                if end.acks_grown == 0 || (must_end_larger && end.cwnd_fp <= start.cwnd_fp) {
                     failures.push(format!(
                         "{}: the window did not grow ({} -> {} / 2^16, {} ACKs with growth)",
                         b.ca_name, start.cwnd_fp, end.cwnd_fp, end.acks_grown
@@ -273,7 +279,7 @@ fn the_same_inside_debians_lts_kernels_under_qemu() {
         .args([
             "--ignored",
             "--exact",
-            "in_a_guest_every_program_loads_verifies_grows_cwnd_and_unloads",
+            "lts_kernels::in_a_guest_every_program_loads_verifies_grows_cwnd_and_unloads",
             "--nocapture",
         ])
         .stderr(std::process::Stdio::inherit())

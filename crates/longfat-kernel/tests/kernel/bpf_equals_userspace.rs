@@ -12,8 +12,8 @@
 //! register stores in v3), so each build's own code is checked.
 //!
 //! Ignored by default: loading BPF programs needs root (and a kernel with
-//! BTF). Run with `cargo test -p longfat-kernel --test bpf_equals_userspace
-//! -- --ignored`.
+//! BTF). Run with `cargo test -p longfat-kernel --test kernel
+//! -- --ignored bpf_equals_userspace::`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Generated traffic in whole runs: arrivals, sizes, completion times,
 //! jitter and both directions, against hand-derived values.
 
-mod common;
+use crate::common;
 use common::{f64_of, run_toml};
 use longfat_sim::flow::Endpoints;
 

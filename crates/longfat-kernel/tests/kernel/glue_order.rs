@@ -555,7 +555,7 @@ fn echoed_tags(order: Order) -> Vec<(u32, u32)> {
     // Each sent packet's (TSval in ms, tag), from the ISN on.
     let mut sent: Vec<(u32, u32)> = Vec::new();
     let mut tag = 0;
-    let mut record_sends = |k: &Kernel, sent: &mut Vec<(u32, u32)>, tag: u32| {
+    let record_sends = |k: &Kernel, sent: &mut Vec<(u32, u32)>, tag: u32| {
         let out = k.t.snd_nxt.wrapping_sub(ISN) / MSS_BYTES;
         let tick_ms = (k.now_us() / 1000) as u32;
         while (sent.len() as u32) < out {

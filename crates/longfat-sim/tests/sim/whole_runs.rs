@@ -1,6 +1,6 @@
 //! Short whole runs checked against closed-form expectations.
 
-mod common;
+use crate::common;
 use common::{f64_of, link, run_toml};
 
 /// Reno over one bottleneck with buffer B and bandwidth-delay product P

@@ -1,7 +1,7 @@
 //! Short simulated runs per algorithm, asserting the behaviour each paper
 //! predicts from its equations.
 
-mod common;
+use crate::common;
 use common::{f64_of, link, run_toml};
 use longfat_sim::Simulation;
 

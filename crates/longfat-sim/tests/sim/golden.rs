@@ -12,7 +12,7 @@
 //! To see the new values after an intended change:
 //! `cargo test --release -p longfat-sim --test golden -- --nocapture`.
 
-mod common;
+use crate::common;
 use common::run_toml;
 use longfat_sim::Simulation;
 

@@ -1,7 +1,7 @@
 //! PLT end to end: the transport loses track of nothing, and a PLT flow
 //! beats Reno under random loss by the margin the paper reports (Fig. 3).
 
-mod common;
+use crate::common;
 use common::{f64_of, link, run_toml};
 use longfat_sim::flow::Endpoints;
 use longfat_sim::{build, Scenario};

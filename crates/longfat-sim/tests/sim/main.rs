@@ -1,0 +1,17 @@
+//! The engine's integration tests, one binary (each file was its own test
+//! binary; linking the engine into each cost more build time than running
+//! them). `memory.rs` stays apart: its counting allocator is global.
+//!
+//! Run one file's tests by its module name: `cargo test -p longfat-sim
+//! --test sim golden::`.
+
+mod common;
+
+mod algorithms;
+mod golden;
+mod plt;
+mod profiles;
+mod robustness;
+mod tcp_sender;
+mod traffic;
+mod whole_runs;
