@@ -129,7 +129,9 @@ fn strip_comments(text: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find("/*") {
         out.push_str(&rest[..i]);
-        rest = rest[i + 2..].find("*/").map_or("", |j| &rest[i + 2 + j + 2..]);
+        rest = rest[i + 2..]
+            .find("*/")
+            .map_or("", |j| &rest[i + 2 + j + 2..]);
     }
     out.push_str(rest);
     out.lines()
@@ -167,11 +169,15 @@ fn c_struct(header: &str, name: &str, rel: &str) -> Result<Option<CStruct>, Stri
     for decl in body.split(';').map(str::trim).filter(|d| !d.is_empty()) {
         let (ty, declarators) = match decl.strip_prefix("struct ") {
             Some(rest) => {
-                let (s, d) = rest.split_once(char::is_whitespace).ok_or_else(|| bad(decl))?;
+                let (s, d) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| bad(decl))?;
                 (s.to_string(), d)
             }
             None => {
-                let (t, d) = decl.split_once(char::is_whitespace).ok_or_else(|| bad(decl))?;
+                let (t, d) = decl
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| bad(decl))?;
                 let rust = match t {
                     "u8" | "u16" | "u32" | "u64" => t.to_string(),
                     "s8" | "s16" | "s32" | "s64" => t.replacen('s', "i", 1),

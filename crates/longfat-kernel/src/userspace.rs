@@ -203,12 +203,19 @@ pub fn c_layout(id: u32) -> Vec<usize> {
 pub fn bpf_check_clang(mcpu: &str, out: &Path) -> Command {
     let kernel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel");
     let mut c = Command::new("clang-19");
-    c.args(["-target", "bpf", &format!("-mcpu={mcpu}"), "-O2", "-g", "-c"])
-        .arg(format!("-I{}", kernel.display()))
-        .arg(format!("-I{}", env!("OUT_DIR")))
-        .arg(kernel.join("userspace/bpf_check.c"))
-        .arg("-o")
-        .arg(out);
+    c.args([
+        "-target",
+        "bpf",
+        &format!("-mcpu={mcpu}"),
+        "-O2",
+        "-g",
+        "-c",
+    ])
+    .arg(format!("-I{}", kernel.display()))
+    .arg(format!("-I{}", env!("OUT_DIR")))
+    .arg(kernel.join("userspace/bpf_check.c"))
+    .arg("-o")
+    .arg(out);
     c
 }
 

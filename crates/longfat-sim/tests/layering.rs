@@ -74,7 +74,12 @@ fn crates_depend_only_downward() {
     let members = manifest["workspace"]["members"]
         .as_array()
         .expect("workspace.members");
-    let floor = |name: &str| CRATE_FLOORS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    let floor = |name: &str| {
+        CRATE_FLOORS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| *f)
+    };
     let mut wrong = Vec::new();
     for member in members {
         let dir = root.join(member.as_str().expect("a path"));
@@ -165,7 +170,9 @@ fn without_comments(text: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find("/*") {
         out.push_str(&rest[..i]);
-        rest = rest[i + 2..].find("*/").map_or("", |j| &rest[i + 2 + j + 2..]);
+        rest = rest[i + 2..]
+            .find("*/")
+            .map_or("", |j| &rest[i + 2 + j + 2..]);
     }
     out.push_str(rest);
     out.lines()
@@ -183,7 +190,9 @@ fn without_tests(code: &str) -> String {
         let after = rest[i + "#[cfg(test)]".len()..].trim_start();
         rest = if after.starts_with("mod ") || after.starts_with("pub mod ") {
             // the test module, to its closing brace
-            after.find('{').map_or("", |open| &after[matching_brace(after, open) + 1..])
+            after
+                .find('{')
+                .map_or("", |open| &after[matching_brace(after, open) + 1..])
         } else if after.starts_with("use ") {
             // a test-only import
             after.find(';').map_or("", |end| &after[end + 1..])
@@ -298,7 +307,12 @@ fn references(module: &[String], code: &str, children: &BTreeSet<String>) -> Vec
                 Some(first) if children.contains(first) => (module, 0),
                 _ => continue,
             };
-            out.push(base.iter().cloned().chain(path.into_iter().skip(skip)).collect());
+            out.push(
+                base.iter()
+                    .cloned()
+                    .chain(path.into_iter().skip(skip))
+                    .collect(),
+            );
         }
     }
     out
@@ -325,7 +339,12 @@ fn sibling_edges(sources: &[Source]) -> SiblingEdges {
             else {
                 continue;
             };
-            let common = s.module.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            let common = s
+                .module
+                .iter()
+                .zip(&target)
+                .take_while(|(a, b)| a == b)
+                .count();
             if common < s.module.len() && common < target.len() {
                 edges
                     .entry((
@@ -370,7 +389,12 @@ fn sibling_cycles(edges: &SiblingEdges) -> Vec<String> {
     let mut graphs: BTreeMap<&Vec<String>, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
     for (parent, from, to) in edges.keys() {
         if !parent.is_empty() {
-            graphs.entry(parent).or_default().entry(from).or_default().push(to);
+            graphs
+                .entry(parent)
+                .or_default()
+                .entry(from)
+                .or_default()
+                .push(to);
         }
     }
     let mut cycles = Vec::new();
@@ -439,7 +463,13 @@ fn the_import_reader_sees_groups_super_self_and_children_and_skips_tests() {
         .map(|p| p.join("::"))
         .collect();
     let want: BTreeSet<String> = [
-        "a", "b::c", "b::d::E", "m::n", "s::t", "tcp::f::G", "tcp::sender::child::H",
+        "a",
+        "b::c",
+        "b::d::E",
+        "m::n",
+        "s::t",
+        "tcp::f::G",
+        "tcp::sender::child::H",
         "tcp::sender::k::L",
     ]
     .into_iter()
@@ -461,7 +491,9 @@ fn an_import_up_a_floor_and_a_cycle_between_submodules_are_reported() {
         src("tcp::a", "use crate::tcp::b::B;"),
         src("tcp::b", "use super::a::A;"),
     ];
-    let top: BTreeSet<String> = ["units", "sim", "tcp", "nowhere"].map(str::to_string).into();
+    let top: BTreeSet<String> = ["units", "sim", "tcp", "nowhere"]
+        .map(str::to_string)
+        .into();
     let edges = sibling_edges(&sources);
     let floors = floor_violations(&edges, &top);
     assert_eq!(
@@ -472,7 +504,9 @@ fn an_import_up_a_floor_and_a_cycle_between_submodules_are_reported() {
         ]
     );
     assert_eq!(sibling_cycles(&edges), ["tcp: a -> b -> a"]);
-    let cc = "[dependencies]\nlongfat-sim = 1\nserde = 1\n".parse().unwrap();
+    let cc = "[dependencies]\nlongfat-sim = 1\nserde = 1\n"
+        .parse()
+        .unwrap();
     assert_eq!(
         crate_violations("longfat-cc", 0, &cc, |n| (n == "longfat-sim").then_some(1)),
         ["longfat-cc (floor 0) depends on longfat-sim (floor 1) in [dependencies]"]
