@@ -7,7 +7,12 @@
 # figures to docs/kernel/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CC=${CC:-reno,cubic,ltcp,htcp,ehstcp,highspeed,scalable,tcpgt}
+if [ -z "${CC:-}" ]; then
+    # every BPF algorithm of this build (kernel/<name>.bpf.c), as `longfat kernel list`
+    BPF=$(.venv/bin/python -c 'from longfat import kernel; print(",".join(a for a, _ in kernel.built()))')
+    [ -n "$BPF" ] || { echo "no BPF programs in this build: see longfat kernel list" >&2; exit 1; }
+    CC=reno,cubic,$BPF
+fi
 OUT=results/kernel-agreement
 mkdir -p "$OUT"
 for rate in 100 250; do

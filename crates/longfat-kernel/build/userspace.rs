@@ -1,8 +1,9 @@
 //! The C algorithm logic of `kernel/algo/` as a userspace static library.
 //!
 //! `kernel/userspace/longfat_userspace.c` includes the same headers the BPF
-//! programs include and exports non-inline wrappers (`lf_us_*`), declared in
-//! `src/userspace.rs`. When clang-19 is on the PATH the same headers are also
+//! programs include (through the generated `longfat_algos.h`, build/algos.rs)
+//! and exports non-inline wrappers (`lf_us_*`) for every algorithm, declared
+//! in `src/userspace.rs` from the same list. When clang-19 is on the PATH the same headers are also
 //! compiled for BPF (`kernel/userspace/bpf_check.c`, `-target bpf -mcpu=v4
 //! -O2`) so that a header that would not build as BPF fails here, not later
 //! in the struct_ops build; the test `algorithm_headers_compile_for_bpf`
@@ -11,11 +12,11 @@
 //! stand-in for the kernel's headers (`kernel/userspace/mock/`), for
 //! `tests/kernel/glue_order.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-pub fn build() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel");
+/// `root` is `kernel/`; `out_dir` holds the generated `longfat_algos.h`.
+pub fn build(root: &Path, out_dir: &Path) {
     let shim = root.join("userspace/longfat_userspace.c");
     for dir in ["include", "algo", "userspace"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
@@ -23,6 +24,8 @@ pub fn build() {
     cc::Build::new()
         .file(&shim)
         .include(root.join("include"))
+        .include(root)
+        .include(out_dir)
         .flag_if_supported("-std=gnu11")
         .flag_if_supported("-Wno-unused-parameter")
         .opt_level(2)
@@ -32,18 +35,20 @@ pub fn build() {
         .file(root.join("userspace/glue_harness.c"))
         .include(root.join("userspace/mock"))
         .include(root.join("include"))
-        .include(&root)
+        .include(root)
         .flag_if_supported("-std=gnu11")
         .flag_if_supported("-Wno-unused-parameter")
         .opt_level(2)
         .compile("longfat_glue_harness");
-    bpf_compile_check(&root);
+    bpf_compile_check(root, out_dir);
 }
 
-fn bpf_compile_check(root: &Path) {
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("bpf_check.o");
+fn bpf_compile_check(root: &Path, out_dir: &Path) {
+    let out = out_dir.join("bpf_check.o");
     let status = Command::new("clang-19")
         .args(["-target", "bpf", "-mcpu=v4", "-O2", "-g", "-Wall", "-c"])
+        .arg(format!("-I{}", root.display()))
+        .arg(format!("-I{}", out_dir.display()))
         .arg(root.join("userspace/bpf_check.c"))
         .arg("-o")
         .arg(&out)

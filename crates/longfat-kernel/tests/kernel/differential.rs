@@ -868,6 +868,11 @@ impl Pair for EhstcpPair {
     }
 }
 
+/// `enum lf_tcpgt_phase` (kernel/algo/tcpgt.h), kept in `lf_tcpgt`'s u8 `phase`.
+const TCPGT_HOLD: u8 = 0;
+const TCPGT_INCREASE: u8 = 1;
+const TCPGT_DECREASE: u8 = 2;
+
 /// TCP-GT with its default config, or (`SS`) with `slow_start = true`.
 struct TcpgtPair<const SS: bool>;
 impl<const SS: bool> Pair for TcpgtPair<SS> {
@@ -961,6 +966,22 @@ impl<const SS: bool> Pair for TcpgtPair<SS> {
             _ => r.in_slow_start() && near(r.cwnd(), r.ssthresh()),
         }
     }
+}
+
+/// Every kernel algorithm (`ALGOS`: every kernel/<name>.bpf.c) has its test
+/// here against its longfat-cc controller, `<name>_c_equals_rust`.
+#[test]
+fn every_kernel_algorithm_is_compared_with_its_rust_controller() {
+    let this = include_str!("differential.rs");
+    let missing: Vec<&str> = ALGOS
+        .iter()
+        .copied()
+        .filter(|name| !this.contains(&format!("fn {name}_c_equals_rust() {{")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "kernel algorithms with no `<name>_c_equals_rust` test in tests/kernel/differential.rs: {missing:?}"
+    );
 }
 
 #[test]

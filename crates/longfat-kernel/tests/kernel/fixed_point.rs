@@ -4,9 +4,6 @@
 //! algorithms and their differential tests"). Deterministic: the arguments
 //! come from a fixed-seed generator and fixed grids.
 
-use std::path::Path;
-use std::process::Command;
-
 use longfat_cc::highspeed::HsResponse;
 use longfat_cc::ltcp::LtcpConfig;
 use longfat_kernel::userspace::*;
@@ -201,15 +198,9 @@ fn ltcp_layers_for_matches_rust() {
 /// when clang-19 is missing, since the kernel path needs it.
 #[test]
 fn algorithm_headers_compile_for_bpf() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel");
     let out = std::env::temp_dir().join(format!("longfat_bpf_check_{}.o", std::process::id()));
-    let result = Command::new("clang-19")
-        .args([
-            "-target", "bpf", "-mcpu=v4", "-O2", "-g", "-Wall", "-Werror", "-c",
-        ])
-        .arg(root.join("userspace/bpf_check.c"))
-        .arg("-o")
-        .arg(&out)
+    let result = bpf_check_clang("v4", &out)
+        .args(["-Wall", "-Werror"])
         .output()
         .expect("clang-19 is needed for the kernel path (scripts/setup.sh installs it)");
     let _ = std::fs::remove_file(&out);

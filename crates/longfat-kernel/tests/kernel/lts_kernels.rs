@@ -20,6 +20,7 @@ use std::path::Path;
 use std::process::Command;
 
 use longfat_kernel::programs::{self, SocketState};
+use longfat_kernel::userspace;
 
 /// How long each transfer sends: 20 RTTs of the path. The loss-based
 /// algorithms grow within one; TCP-GT adds about (f s)^2 / cwnd packets per
@@ -190,7 +191,7 @@ fn in_a_guest_every_program_loads_verifies_grows_cwnd_and_unloads() {
         .iter()
         .map(|b| b.algo.to_string())
         .collect();
-    assert_eq!(names.len(), 6, "the six algorithms are built");
+    assert_eq!(names, userspace::ALGOS, "every kernel algorithm is built");
     programs::load(&names, &log_dir)
         .unwrap_or_else(|e| panic!("Linux {release} ({}): {e}", abi.as_str()));
     let mut failures = Vec::new();

@@ -9,6 +9,7 @@ mod common;
 
 mod algorithms;
 mod golden;
+mod layering;
 mod plt;
 mod profiles;
 mod robustness;
