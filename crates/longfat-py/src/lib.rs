@@ -366,5 +366,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "EVENTS_PER_WALL_SECOND",
         longfat_sim::budget::EVENTS_PER_WALL_SECOND,
     )?;
+    m.add("DEFAULT_SEED", longfat_sim::rng::DEFAULT_SEED)?;
     Ok(())
 }
