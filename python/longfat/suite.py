@@ -26,8 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from longfat.reproduce.core import _rate_bps, _secs
 from longfat.reproduce.measure import ci95, jain
+from longfat.units import rate_bps, seconds
 
 PACKET = 1500  # bytes on the wire (the transport's default packet_size)
 PAYLOAD = 1460  # goodput bytes per packet (default header_size 40)
@@ -348,8 +348,8 @@ class _Run:
         self.lt = np.asarray(ln["time_s"], dtype=float)[m]
         self.lutil = np.asarray(ln["utilization"], dtype=float)[m]
         self.lq = np.asarray(ln["queue_pkts"], dtype=float)[m]
-        self.rate = _rate_bps(self.spec["network"]["bottleneck"]["rate"])
-        self.rtt = _secs(self.spec["network"]["bdp_rtt"])
+        self.rate = rate_bps(self.spec["network"]["bottleneck"]["rate"])
+        self.rtt = seconds(self.spec["network"]["bdp_rtt"])
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = self.fname == name
@@ -395,34 +395,34 @@ def run_metrics(labels: dict, res) -> dict[str, Obs]:
         q = bn.get("mean_queue_pkts")
         out["queue_delay_ms"] = Obs(float("nan") if q is None else float(q) * PACKET * 8 / r.rate * 1e3)
     elif exp == "fairness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         g = [r.mean_goodput("first", t0), r.mean_goodput("second", t0)]
         out["jain"] = Obs(jain(g))
         t, g_new, _ = r.series("second")
         _, g_old, _ = r.series("first")
         join = r.start_time("second")
         if not math.isfinite(join):
-            join = _secs(r.spec["flows"][1]["start"])
+            join = seconds(r.spec["flows"][1]["start"])
         for level in (0.8, 0.95):
             out[f"conv{int(level * 100)}"] = convergence_time(t, g_new, g_old, join, level, _smooth_s(r.rtt), _smooth_s(r.rtt))
     elif exp == "rtt_unfairness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         short, long_ = r.mean_goodput("short", t0), r.mean_goodput("long", t0)
         if long_ > 0:
             out["rtt_ratio"] = Obs(short / long_)
         else:
             # the long flow delivered nothing in the window: less than one
             # packet, so the ratio is at least this (a censored value)
-            span = _secs(r.spec["run"]["duration"]) - t0
+            span = seconds(r.spec["run"]["duration"]) - t0
             out["rtt_ratio"] = Obs(short / (PAYLOAD * 8 / span), True)
     elif exp == "friendliness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         reno, other = r.mean_goodput("reno", t0), r.mean_goodput("tested", t0)
         tot = reno + other
         out["reno_share"] = Obs(2 * reno / tot if tot > 0 else float("nan"))
     elif exp == "responsiveness":
         udp = r.spec["udp"][0]
-        off = _secs(udp["stop"])
+        off = seconds(udp["stop"])
         win = STEP_WINDOW_RTTS * r.rtt
         m = (r.lt > off + 1e-9) & (r.lt <= off + win + 1e-9)
         out["step_util"] = Obs(float(r.lutil[m].mean()) if m.any() else float("nan"))
@@ -552,7 +552,7 @@ def _example(exp: str, r: _Run) -> dict:
                 "join": r.start_time("second"), "rate_mbps": r.rate / 1e6}
     udp = r.spec["udp"][0]
     step = max(len(r.lt) // 400, 1)
-    return {"t": r.lt[::step].round(3).tolist(), "util": r.lutil[::step].round(4).tolist(), "on": _secs(udp["start"]), "off": _secs(udp["stop"])}
+    return {"t": r.lt[::step].round(3).tolist(), "util": r.lutil[::step].round(4).tolist(), "on": seconds(udp["start"]), "off": seconds(udp["stop"])}
 
 
 def analyse(results: Iterable[tuple[dict, Any]]) -> Card:

@@ -51,7 +51,8 @@ import numpy as np
 
 from longfat._native import ScenarioError, parse_duration_ns, parse_rate_bps, parse_size
 from longfat import kernel
-from longfat.outdir import _pid_alive, atomic_dir, deferred_signals
+from longfat.outdir import atomic_dir, deferred_signals, pid_alive
+from longfat.scenario import seed_of
 
 # ---- limits, each measured or argued in docs/testbed.md ------------------------
 
@@ -406,7 +407,7 @@ def clean_stale() -> tuple[list[str], list[tuple[str, kernel.Owner]]]:
     removed = []
     for ns in list_namespaces():
         m = NS_PATTERN.match(ns)
-        if not m or _pid_alive(int(m["pid"])):
+        if not m or pid_alive(int(m["pid"])):
             continue
         _remove_namespace(ns)
         removed.append(ns)
@@ -783,7 +784,7 @@ def _load(path: Path) -> dict:
 def results(plan: Plan, work: Path, meta: dict):
     """The run's RunResult, from the agents' samples (same tables and
     summary keys as the simulator's; see docs/scenarios.md, Outputs)."""
-    from longfat.runner import RunResult, _table
+    from longfat.runner import RunResult, series_table
 
     interval = plan.interval_ns
     recv = _load(work / "recv.json")
@@ -841,7 +842,7 @@ def results(plan: Plan, work: Path, meta: dict):
         "retransmits": retrans.reshape(n).astype(np.uint64),
         "timeouts": rtos.reshape(n).astype(np.uint64),
     }
-    flows_t = _table(flow_cols, "flow", {"flow_name": [f.name for f in flows], "algorithm": [f.cc for f in flows]})
+    flows_t = series_table(flow_cols, "flow", {"flow_name": [f.name for f in flows], "algorithm": [f.cc for f in flows]})
 
     # the bottleneck: the leaf qdiscs (pfifo/bfifo: one, or one per
     # priority class) hold the queue and count the drops
@@ -877,7 +878,7 @@ def results(plan: Plan, work: Path, meta: dict):
         "drops_overflow": np.maximum(drops, 0).astype(np.uint64),
         "drops_random": np.zeros(K, dtype=np.uint64),
     }
-    links_t = _table(link_cols, "link", {"link_name": ["bottleneck"]})
+    links_t = series_table(link_cols, "link", {"link_name": ["bottleneck"]})
 
     # the summary over [measure_from, duration]
     t_s = t_ns.astype(float) / 1e9
@@ -973,7 +974,7 @@ def results(plan: Plan, work: Path, meta: dict):
         "short_flows": [],
         "tcp_goodput_bps": float(sum(gp)),
         "scenario": plan.spec.get("name"),
-        "seed": plan.spec.get("run", {}).get("seed", 1),
+        "seed": seed_of(plan.spec),
         "testbed": meta,
     }
     return RunResult(plan.spec, summary, flows_t, links_t, {}, None)
@@ -1083,7 +1084,7 @@ def run(
         work = tmp / "testbed"
         work.mkdir()
         result = execute(p, work, delay_direction=delay_direction, rps=rps, progress=progress, log=log)
-        result.write_into(tmp, plot=False)
+        result.write_into(tmp)
         if plot:
             plot_run(result, tmp / "plot.png")
     return result
