@@ -27,14 +27,17 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, the testbed's own processes, "
         "the criteria and figures of reports",
-        ("runner", "plot", "kernel", "testbed_agent", "testbed_delayline", "reproduce.criteria", "reproduce.figs"),
+        ("runner", "plot", "kernel", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
     ),
-    ("many runs of one scenario, where runs are kept, a scenario on the testbed", ("compare", "store", "testbed")),
-    ("where runs are made: the executor (in this process or on Dask); the testbed against the simulator", ("executor", "testbed_agree")),
-    ("sweeps, a paper's scenario files expanded into runs", ("sweep", "reproduce.core")),
-    ("measures over a paper's runs", ("reproduce.measure",)),
-    ("analyses: each paper's report, the suite's card", ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite")),
-    ("longfat reproduce", ("reproduce",)),
+    ("many runs of one scenario, where runs are kept, what a scenario becomes on the testbed", ("compare", "store", "testbed.planning")),
+    ("where runs are made: the executor (in this process or on Dask), the testbed's namespaces; its samples read", ("executor", "testbed.namespaces", "testbed.samples")),
+    ("sweeps, a paper's scenario files expanded into runs, one testbed run", ("sweep", "reproduce.core", "testbed.runs")),
+    ("measures over a paper's runs, a standing testbed", ("reproduce.measure", "testbed.standing")),
+    (
+        "analyses: each paper's report, the suite's card; the testbed's public names",
+        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed"),
+    ),
+    ("commands' libraries: longfat reproduce, the testbed against the simulator", ("reproduce", "testbed.agree")),
     ("the command line", ("cli",)),
     ("its entry point (and the package's lazy names, which import nothing until used)", ("_entry", "")),
 )

@@ -553,7 +553,7 @@ def _print_testbed_summary(summary: dict) -> None:
 
 
 def cmd_testbed_agree(args) -> int:
-    from longfat import testbed_agree
+    from longfat.testbed import agree as testbed_agree
 
     algos, base, name, out = _per_algorithm_setup(args, "-agree")
     with _per_algorithm_progress(args, f"agree {Path(args.scenario).stem}", algos, "s on the testbed") as progress:
