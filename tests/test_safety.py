@@ -548,10 +548,12 @@ def test_the_budget_is_an_argument_all_the_way_to_workers_started_with_the_dask_
             assert time.time() < deadline, "timed out waiting for the scheduler"
             time.sleep(0.05)
         address = json.loads(sched_file.read_text())["address"]
-        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+        procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], **quiet))
         with Client(address) as client:
             client.wait_for_workers(1, timeout=60)
-            assert list(client.run(os.environ.get, BUDGET_ENV).values()) == ["1TiB"]
+            # (A lambda runs on the worker; os.environ.get would carry this
+            # process's os.environ along, pickled.)
+            assert list(client.run(lambda: os.environ.get(BUDGET_ENV)).values()) == ["1TiB"]
         code = longfat.cli.main(["sweep", str(scenario), "--out", str(tmp_path / "study"), "--scheduler", address, "--memory-budget", "4MiB", "-q"])
         out, err = capsys.readouterr()
         assert code == 1 and "1 runs in the grid: 0 ran now, 0 were already in the study, 1 failed" in out, (out, err)

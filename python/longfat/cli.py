@@ -852,15 +852,15 @@ def main(argv: list[str] | None = None) -> int:
     already_written = len(outdir.COMMITTED)
     outdir.reset_interrupted()
     try:
-        if hasattr(args, "memory_budget"):
-            from longfat.runner import memory_budget
-
-            # Settled once, here (--memory-budget, else LONGFAT_MEMORY_BUDGET
-            # in this environment, else the engine's default), and passed as
-            # an argument to every part of the command, down to the tasks
-            # sent to Dask workers, whose environment is not ours.
-            args.memory_budget_bytes = memory_budget(args.memory_budget)
         with _terminating_signals_interrupt():
+            if hasattr(args, "memory_budget"):
+                from longfat.runner import memory_budget
+
+                # Settled once, here (--memory-budget, else LONGFAT_MEMORY_BUDGET
+                # in this environment, else the engine's default), and passed as
+                # an argument to every part of the command, down to the tasks
+                # sent to Dask workers, whose environment is not ours.
+                args.memory_budget_bytes = memory_budget(args.memory_budget)
             code = args.func(args)
             if code < 128:  # 128 + N: the command reported its interruption itself
                 outdir.check_interrupted()  # a signal swallowed on the way is no success
