@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain, link_series
-from longfat.units import rate_bps, seconds
 
 TITLE = "TCP - Congestion Control Algorithm for Enhancing High-Speed Networks"
 AUTHORS = "V. Sasirekha, C. Chandrasekar"
@@ -54,7 +53,7 @@ def _cc(p) -> str:
 
 
 def _rate(p) -> float:
-    return rate_bps(p.scenario["network"]["bottleneck"]["rate"])
+    return _rate_bps(p.scenario["network"]["bottleneck"]["rate"])
 
 
 def _rate_label(bps: float) -> str:
@@ -62,7 +61,7 @@ def _rate_label(bps: float) -> str:
 
 
 def _window(p) -> tuple[float, float]:
-    return seconds(p.scenario["run"]["measure_from"]), seconds(p.scenario["run"]["duration"])
+    return _secs(p.scenario["run"]["measure_from"]), _secs(p.scenario["run"]["duration"])
 
 
 def _group(r, base: str) -> list[dict]:
@@ -299,7 +298,7 @@ def table3_rtt_fairness(runs: Runs, out: Path, exp) -> Section:
         t0, t1 = _window(p)
         f1, f2 = r.summary["flows"][0], r.summary["flows"][1]
         # the nominal RTT of flow 2 (its access delay sets it; the jitter adds up to 4 ms)
-        rtt2 = int(round(2 * (18 + 1 + seconds(p.scenario["flows"][1]["access_delay"]) * 1e3)))
+        rtt2 = int(round(2 * (18 + 1 + _secs(p.scenario["flows"][1]["access_delay"]) * 1e3)))
         key = (_cc(p), rtt2)
         ratio.setdefault(key, {})[p.seed] = f1["goodput_bps"] / f2["goodput_bps"] if f2["goodput_bps"] > 0 else float("inf")
         tm = (t0 + t1) / 2

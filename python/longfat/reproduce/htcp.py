@@ -12,10 +12,9 @@ import numpy as np
 
 from longfat._native import epoch_growth
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_spread, link_series, mean_goodput
-from longfat.units import rate_bps, seconds
 
 TITLE = "H-TCP: A framework for congestion control in high-speed and long-distance networks"
 AUTHORS = "D.J. Leith, R.N. Shorten, Y. Lee"
@@ -42,9 +41,9 @@ def _cc(p, i: int = 0) -> str:
 
 def _rtt_ms(p, flow: int = 0) -> float:
     net = p.scenario["network"]
-    acc = seconds(p.scenario["flows"][flow].get("access_delay", net.get("access", {}).get("delay", "0s")))
-    acc_dst = seconds(net.get("access", {}).get("delay", "0s"))
-    return round(2 * (acc + acc_dst + seconds(net["bottleneck"]["delay"])) * 1000)
+    acc = _secs(p.scenario["flows"][flow].get("access_delay", net.get("access", {}).get("delay", "0s")))
+    acc_dst = _secs(net.get("access", {}).get("delay", "0s"))
+    return round(2 * (acc + acc_dst + _secs(net["bottleneck"]["delay"])) * 1000)
 
 
 # ---- Figs. 1-7 (sections II-V) ------------------------------------------------
@@ -156,8 +155,8 @@ def fig1_2_4(runs: Runs, out: Path, exp) -> Section:
             ax[0][k].set_xlabel("time (s)")
             ax[0][k].set_ylabel("cwnd (packets)")
             ax[0][k].legend(fontsize=8)
-        start2 = seconds(p.scenario["flows"][1]["start"])
-        dur = seconds(p.scenario["run"]["duration"])
+        start2 = _secs(p.scenario["flows"][1]["start"])
+        dur = _secs(p.scenario["run"]["duration"])
         fair60.setdefault(cc, []).append(_fairness(r, start2 + 60, start2 + 120))
         fair_end.setdefault(cc, []).append(_fairness(r, dur - 100, dur))
         epochs.setdefault(cc, []).append(_epochs_to_level(r, 0.05))
@@ -206,7 +205,7 @@ def _beta_label(p) -> str:
 
 
 def _rtt_group(p) -> str:
-    jit = seconds(p.scenario["flows"][0].get("access_delay_jitter", "0s"))
+    jit = _secs(p.scenario["flows"][0].get("access_delay_jitter", "0s"))
     return f"RTTs up to {2 * jit * 1000:g} ms apart" if jit > 0 else "equal RTTs"
 
 
@@ -289,7 +288,7 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
     ]
     p, r = runs.pairs[0]
     t, _, w = flow_series(r, 0)
-    mf = seconds(p.scenario["run"]["measure_from"])
+    mf = _secs(p.scenario["run"]["measure_from"])
     drops = [i for i in range(1, len(w)) if t[i] > mf and w[i] < 0.95 * w[i - 1]]
     starts = [float(t[i]) for i in drops]
     peaks = [float(w[max(i - 20, 0): i].max()) for i in drops]
@@ -328,7 +327,7 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
     t, _, w = flow_series(r, 0)
     tq, _, q = link_series(r)
     net = p.scenario["network"]
-    rate = rate_bps(net["bottleneck"]["rate"])
+    rate = _rate_bps(net["bottleneck"]["rate"])
     qpk = float(str(net["bottleneck"]["queue"]).removesuffix("pkt"))
     rtt_min = _rtt_ms(p) / 1000
     beta_expect = rtt_min / (rtt_min + qpk * 1500 * 8 / rate)
@@ -365,7 +364,7 @@ def fig6_utilization(runs: Runs, out: Path, exp) -> Section:
         m, mq = t <= 30, tq <= 30
         ax[0][0].plot(t[m], w[m], lw=1, label=label)
         ax[1][0].plot(tq[mq], q[mq], lw=1, label=label)
-        mf = seconds(p.scenario["run"]["measure_from"])
+        mf = _secs(p.scenario["run"]["measure_from"])
         u = bottleneck(r)["utilization"]
         if adaptive:
             rows.append(Row(f"adaptive backoff: link utilization ({mf:.0f} s to the end)", "the link continues to operate at capacity",
@@ -392,7 +391,7 @@ def fig7(runs: Runs, out: Path, exp) -> Section:
     ev: dict[tuple[str, int], list[float]] = {}
     for p, r in runs.pairs:
         key = (_profile(p), int(p.scenario["flows"][0]["count"]))
-        t0 = seconds(p.scenario["run"]["measure_from"])
+        t0 = _secs(p.scenario["run"]["measure_from"])
         peaks = {"htcp": [], "reno": []}
         goods = {"htcp": [], "reno": []}
         events = {"htcp": [], "reno": []}
@@ -465,9 +464,9 @@ def _path_rtt_ms(p, flow: int = 0) -> int:
     link, the receiver's access link and the bottleneck, both ways (without
     the seed's RTT jitter)."""
     net = p.scenario["network"]
-    acc_dst = seconds(net.get("access", {}).get("delay", "0s"))
-    acc = seconds(p.scenario["flows"][flow].get("access_delay", net.get("access", {}).get("delay", "0s")))
-    return int(round(2 * (acc + acc_dst + seconds(net["bottleneck"]["delay"])) * 1000))
+    acc_dst = _secs(net.get("access", {}).get("delay", "0s"))
+    acc = _secs(p.scenario["flows"][flow].get("access_delay", net.get("access", {}).get("delay", "0s")))
+    return int(round(2 * (acc + acc_dst + _secs(net["bottleneck"]["delay"])) * 1000))
 
 
 def _goodput_bps(r, flow: int) -> float:
@@ -491,7 +490,7 @@ def _ratio_second_half(r, a: int, b: int) -> float:
 def _point(p, flow: int = 0) -> tuple[float, str, int]:
     """(rate bit/s, rate as written, nominal RTT ms of ``flow``) of a run."""
     rate = p.scenario["network"]["bottleneck"]["rate"]
-    return rate_bps(rate), rate, _path_rtt_ms(p, flow)
+    return _rate_bps(rate), rate, _path_rtt_ms(p, flow)
 
 
 def _group(rate: str, rtt_ms: int) -> str:
@@ -525,7 +524,7 @@ def fig8_10(runs: Runs, out: Path, exp) -> Section:
     for p, r in runs.pairs:
         cc = _alg(p)
         key = _point(p)
-        start2 = _start_s(r, 1, seconds(p.scenario["flows"][1]["start"]))
+        start2 = _start_s(r, 1, _secs(p.scenario["flows"][1]["start"]))
         span = float(r.summary["end_s"]) - start2
         fair.setdefault(key, {}).setdefault(cc, []).append(min(_ratio(r, 0, 1), _ratio(r, 1, 0)))
         ct = convergence_time(r, 0, 1, start2, level=0.8, window_s=10.0)
@@ -578,9 +577,9 @@ def fig8_10(runs: Runs, out: Path, exp) -> Section:
                             f"{NAMES[cc]} {fmt_ci(c[cc], digits=3, unit=' s')} (never converged counts as the time left); H-TCP {fmt_ci(c['htcp'], digits=3, unit=' s')}",
                             c[cc][0], criterion(exp, f"{cc}_slower", a=c[cc], b=c["htcp"], what=(NAMES[cc], "H-TCP"), group=grp),
                             "if differs: at 10 Mbit/s the windows (at most 160 packets) stay near or below the thresholds where "
-                            "HS-TCP (38), Scalable (16) and BIC (14) leave Reno's rules." if rate_bps(rate) < 50e6 else "",
+                            "HS-TCP (38), Scalable (16) and BIC (14) leave Reno's rules." if _rate_bps(rate) < 50e6 else "",
                         ))
-            if rate_bps(rate) >= 100e6 and rtt >= 150:
+            if _rate_bps(rate) >= 100e6 and rtt >= 150:
                 d = {cc: ci95(v) for cc, v in done[key].items()}
                 for cc, cid in (("scalable", "scalable_never_converges"), ("reno", "reno_never_converges"), ("htcp", "htcp_converges_ctl")):
                     if cc in d:
@@ -618,12 +617,12 @@ def fig8_10(runs: Runs, out: Path, exp) -> Section:
 
 
 def _fig8_note(rate: str, rtt: int) -> str:
-    if rate_bps(rate) < 50e6 and rtt < 40:
+    if _rate_bps(rate) < 50e6 and rtt < 40:
         return ("if differs: at 10 Mbit/s and 16 ms the BDP is 13 packets and the 20 % queue 2 packets: which flow's "
                 "packet meets a full queue is a matter of phase (the simulator has no per-packet randomness, the "
                 "testbed's hosts had), and every algorithm runs on Reno's rules at these windows; standard TCP itself "
                 "is unfair here, so no algorithm can be shown less fair than it.")
-    if rate_bps(rate) < 50e6:
+    if _rate_bps(rate) < 50e6:
         return ("if differs: at 10 Mbit/s the windows are at most about 80 packets, near or below the thresholds where "
                 "HS-TCP (38), Scalable (16) and BIC (14) leave Reno's rules; five runs per point leave wide intervals.")
     return ("if differs: the second flow starts 60 s into the 10-minute run; here a standard TCP congestion epoch lasts "
@@ -651,7 +650,7 @@ def fig9(runs: Runs, out: Path, exp) -> Section:
     for p, r in runs.pairs:
         cc = _alg(p)
         q = float(str(p.scenario["network"]["bottleneck"]["queue"]).removesuffix("bdp"))
-        rate = rate_bps(p.scenario["network"]["bottleneck"]["rate"])
+        rate = _rate_bps(p.scenario["network"]["bottleneck"]["rate"])
         flows = r.summary["flows"]
         eff.setdefault(cc, {}).setdefault(q, []).append(sum(f["goodput_bps"] for f in flows) / rate)
         t0, t1 = float(r.summary["measure_from_s"]), float(r.summary["end_s"])
@@ -836,7 +835,7 @@ def _fig11_note(cc: str, rate: str) -> str:
     if cc == "fast":
         return ("if differs: FAST's equilibrium puts alpha packets per flow in the queue whatever the RTT, so the two "
                 "flows' rates tend to equal; the paper measured a 2004 beta release of FAST.")
-    if rate_bps(rate) < 50e6:
+    if _rate_bps(rate) < 50e6:
         return ("if differs: at 10 Mbit/s the windows are small (the 162 ms path's BDP is 135 packets), below the "
                 "thresholds where HS-TCP (38), Scalable (16) and BIC (14) leave Reno's rules, so they cannot be "
                 "much more RTT-unfair than Reno here.")

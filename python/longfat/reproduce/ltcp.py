@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, flow_row, flow_series, fmt_ci, fmt_spread, jain, mean_goodput, mean_sd
-from longfat.units import rate_bps, seconds
 
 TITLE = "LTCP: A Layered Congestion Control Protocol for Highspeed Networks"
 AUTHORS = "Sumitha Bhandarkar, Saurabh Jain and A. L. Narasimha Reddy"
@@ -154,8 +153,8 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
         rate = p.scenario["network"]["bottleneck"]["rate"]
         if rate not in rates:
             rates.append(rate)
-        t0 = seconds(p.scenario["run"].get("measure_from", "0s"))
-        t1 = seconds(p.scenario["run"]["duration"])
+        t0 = _secs(p.scenario["run"].get("measure_from", "0s"))
+        t1 = _secs(p.scenario["run"]["duration"])
         g = flow_row(r, 0)["goodput_bps"] / 1e6
         half = mean_goodput(r, 0, (t0 + t1) / 2, t1) / 1e6
         loss = bottleneck(r)["loss_rate"] * 100
@@ -181,16 +180,16 @@ def fig6(runs: Runs, out: Path, exp) -> Section:
             _fig6_loss_note(cc, rate),
         ))
     fig, ax = figs.new(1, 1)
-    series = {k: [v.get(rt, float("nan")) / rate_bps(rt) * 1e6 * 100 for rt in rates] for k, v in gp.items()}
+    series = {k: [v.get(rt, float("nan")) / _rate_bps(rt) * 1e6 * 100 for rt in rates] for k, v in gp.items()}
     for cc in ("reno", "ltcp"):
-        series[f"{ALG[cc]} (paper)"] = [PAPER_FIG6.get(rt, {}).get(cc, (float("nan"),))[0] / rate_bps(rt) * 1e6 * 100 for rt in rates]
+        series[f"{ALG[cc]} (paper)"] = [PAPER_FIG6.get(rt, {}).get(cc, (float("nan"),))[0] / _rate_bps(rt) * 1e6 * 100 for rt in rates]
     figs.bars(ax[0][0], rates, series, "goodput (% of link rate)", "Fig. 6: steady-state goodput, BDP buffer")
     return Section("fig6", exp.title, setup_text(exp), rows, [figs.save(fig, out, "ltcp_fig6.png")], scenario_comment(exp))
 
 
 def _fig6_loss_note(cc: str, rate: str) -> str:
     if cc == "reno":
-        bdp = rate_bps(rate) * 0.070 / (8 * 1040)
+        bdp = _rate_bps(rate) * 0.070 / (8 * 1040)
         floor = 100 / (1.5 * bdp * bdp)
         return (
             "The rate counts the drops in the measurement window. "
@@ -265,8 +264,8 @@ def _time_to_fair_s(r, active: list[int], a: float, b: float, cap: float) -> flo
 def _phases(p) -> list[tuple[float, float, list[int], str]]:
     """(start, end, active flows, what happened at start) for each phase
     between two joins/leaves that is at least 20 s long."""
-    dur = seconds(p.scenario["run"]["duration"])
-    spans = [(seconds(f.get("start", "0s")), min(seconds(f["stop"]), dur) if "stop" in f else dur) for f in p.scenario["flows"]]
+    dur = _secs(p.scenario["run"]["duration"])
+    spans = [(_secs(f.get("start", "0s")), min(_secs(f["stop"]), dur) if "stop" in f else dur) for f in p.scenario["flows"]]
     edges = sorted({0.0, dur, *[s for s, _ in spans if s < dur], *[e for _, e in spans if e <= dur]})
     out = []
     for a, b in zip(edges, edges[1:]):
@@ -290,8 +289,8 @@ def fig7(runs: Runs, out: Path, exp) -> Section:
     fig, ax = figs.new(1, 1)
     for p, r in runs.pairs:
         cc = _cc(p)
-        cap = rate_bps(p.scenario["network"]["bottleneck"]["rate"]) * _payload_frac(p)
-        join2 = seconds(p.scenario["flows"][1].get("start", "0s"))
+        cap = _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) * _payload_frac(p)
+        join2 = _secs(p.scenario["flows"][1].get("start", "0s"))
         for a, b, active, what in _phases(p):
             if cc == "ltcp":
                 t0 = a + (b - a) / 2
@@ -413,7 +412,7 @@ PAPER_FIG9_FULL = 742.75  # the testbed's best rate: the reference for normalizi
 
 
 def _rtt_label(p) -> str:
-    one_way = seconds(p.scenario["network"]["bottleneck"]["delay"]) + 2 * seconds(p.scenario["network"].get("access", {}).get("delay", "0s"))
+    one_way = _secs(p.scenario["network"]["bottleneck"]["delay"]) + 2 * _secs(p.scenario["network"].get("access", {}).get("delay", "0s"))
     return f"{round(2 * one_way * 1000)}ms"
 
 
@@ -423,8 +422,8 @@ def fig9_emulation(runs: Runs, out: Path, exp) -> Section:
     for p, r in runs.pairs:
         cc = _cc(p)
         rtt = _rtt_label(p)
-        cap = rate_bps(p.scenario["network"]["bottleneck"]["rate"]) * _payload_frac(p)
-        dur = seconds(p.scenario["run"]["duration"])
+        cap = _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) * _payload_frac(p)
+        dur = _secs(p.scenario["run"]["duration"])
         g = mean_goodput(r, 0, 0.0, dur)
         norm.setdefault(rtt, {})[cc] = g / cap
         paper = PAPER_FIG9.get(rtt, {}).get(cc)
@@ -481,7 +480,7 @@ def fig10_emulation(runs: Runs, out: Path, exp) -> Section:
         cc = _cc(p)
         n = int(p.scenario["flows"][0].get("count", 1))
         rtt = _rtt_label(p)
-        dur = seconds(p.scenario["run"]["duration"])
+        dur = _secs(p.scenario["run"]["duration"])
         g = [f["goodput_bps"] / 1e6 for f in r.summary["flows"]]
         m, s = mean_sd(g)
         k = (rtt, n, cc)
@@ -539,11 +538,11 @@ def fig11_emulation(runs: Runs, out: Path, exp) -> Section:
     fig, ax = figs.new(1, 1)
     for p, r in sorted(runs.pairs, key=lambda x: _cc(x[0]) != "ltcp"):
         cc = _cc(p)
-        cap = rate_bps(p.scenario["network"]["bottleneck"]["rate"])
+        cap = _rate_bps(p.scenario["network"]["bottleneck"]["rate"])
         frac = _payload_frac(p)
         u = p.scenario["udp"][0]
-        on, off, udp = seconds(u["start"]), seconds(u["stop"]), rate_bps(u["rate"])
-        dur = seconds(p.scenario["run"]["duration"])
+        on, off, udp = _secs(u["start"]), _secs(u["stop"]), _rate_bps(u["rate"])
+        dur = _secs(p.scenario["run"]["duration"])
         settle = min(50.0, (off - on) / 4)
         g_on = mean_goodput(r, 0, on + settle, off)
         g_off = mean_goodput(r, 0, off + settle, dur)

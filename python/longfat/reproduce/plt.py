@@ -22,10 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, ci95, diff_ci95, fmt_ci, jain
-from longfat.units import rate_bps, seconds
 
 TITLE = "A priority-layered approach to transport for high bandwidth-delay product networks"
 AUTHORS = "Vidhyashankar Venkataraman, Paul Francis, Saikat Guha, Murali. S. Kodialam, T. V. Lakshman, Manpreet Singh"
@@ -69,7 +68,7 @@ def _bn(p) -> dict:
 
 
 def _rate(p) -> float:
-    return rate_bps(_bn(p)["rate"])
+    return _rate_bps(_bn(p)["rate"])
 
 
 def _loss(p) -> float:
@@ -191,8 +190,8 @@ def _diff_row(exp, cid: str, item: str, paper: str, a: list[float], b: list[floa
 def _halves(p, r, flows: list[int] | None = None) -> tuple[float, float]:
     """(mean goodput over the measurement window, over its second half), in
     bit/s, of the sum of ``flows`` (default: flow 0), from the sampled series."""
-    t0 = seconds(p.scenario["run"].get("measure_from", "0s"))
-    t1 = seconds(p.scenario["run"]["duration"])
+    t0 = _secs(p.scenario["run"].get("measure_from", "0s"))
+    t1 = _secs(p.scenario["run"]["duration"])
     mid = (t0 + t1) / 2
     tot_all = tot_half = 0.0
     for f in flows or [0]:
@@ -231,7 +230,7 @@ def _sweep(runs: Runs) -> dict[tuple[str, float], dict[str, list[float]]]:
         whole, half = _halves(p, r)
         d["whole"].append(whole / _max_goodput(p))
         d["half"].append(half / _max_goodput(p))
-        d["short"] = d["short"] or seconds(p.scenario["run"]["duration"]) < PAPER_DURATION_S
+        d["short"] = d["short"] or _secs(p.scenario["run"]["duration"]) < PAPER_DURATION_S
         if _cc(p) == "plt":
             d["lcm_share"].append(_lcm_share(f))
             d["hcm_gbps"].append(f["hcm_goodput_bps"])
@@ -485,7 +484,7 @@ def _window_rows(exp, runs: Runs, out: Path) -> tuple[list[Row], str | None]:
             continue
         f = r.summary["flows"][0]
         s = _series(r, 0)
-        t0 = seconds(p.scenario["run"]["measure_from"])
+        t0 = _secs(p.scenario["run"]["measure_from"])
         m = s["time_s"] > t0
         bdp = _bdp_pkts(p, r)
         q = _link(r, "bottleneck")
@@ -572,16 +571,16 @@ def _window_rows(exp, runs: Runs, out: Path) -> tuple[list[Row], str | None]:
 
 def _rtt_s(p) -> float:
     net = p.scenario["network"]
-    acc = seconds(net.get("access", {}).get("delay", "0s"))
-    return 2 * (seconds(net["bottleneck"]["delay"]) + 2 * acc)
+    acc = _secs(net.get("access", {}).get("delay", "0s"))
+    return 2 * (_secs(net["bottleneck"]["delay"]) + 2 * acc)
 
 
 def _normalized_fct(p, r) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """(per transfer: (completion time - size on the wire / bottleneck rate) / RTT,
     with inf for one not completed; sizes in packets; transfers counted; their start times)."""
     sf = p.scenario["short_flows"][0]
-    t0 = seconds(p.scenario["run"]["measure_from"])
-    t1 = seconds(sf.get("stop", p.scenario["run"]["duration"]))
+    t0 = _secs(p.scenario["run"]["measure_from"])
+    t1 = _secs(sf.get("stop", p.scenario["run"]["duration"]))
     d = r.transfers.select(["start_s", "size_bytes", "fct_s"]).to_pydict()
     st = np.asarray(d["start_s"], dtype=float)
     sz = np.asarray(d["size_bytes"], dtype=float)
@@ -602,8 +601,8 @@ def fig9_short_flows(runs: Runs, out: Path, exp) -> Section:
         cc = p.scenario["short_flows"][0]["cc"]
         x, pkts, n, st = _normalized_fct(p, r)
         sf = p.scenario["short_flows"][0]
-        t0 = seconds(p.scenario["run"]["measure_from"])
-        mid = (t0 + seconds(sf.get("stop", p.scenario["run"]["duration"]))) / 2
+        t0 = _secs(p.scenario["run"]["measure_from"])
+        mid = (t0 + _secs(sf.get("stop", p.scenario["run"]["duration"]))) / 2
         late = st >= mid
         d = by.setdefault(cc, {"one": [], "two": [], "median": [], "open": [], "n": [], "one_half": [], "two_half": []})
         d["one"].append(float(np.mean(x <= 1.1)) if n else float("nan"))
@@ -671,7 +670,7 @@ def fig9_short_flows(runs: Runs, out: Path, exp) -> Section:
 
 
 def _udp_mbps(p) -> float:
-    return rate_bps(p.scenario["udp"][0]["rate"]) / 1e6
+    return _rate_bps(p.scenario["udp"][0]["rate"]) / 1e6
 
 
 def _udp_label(v: float) -> str:
@@ -691,11 +690,11 @@ def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
         paths = _hops(p)
         # lcm_losses_resent counts over the whole run: against the whole run's capacity.
         size, _ = _packet(p)
-        cap_pkts = _rate(p) * seconds(p.scenario["run"]["duration"]) / (8 * size)
+        cap_pkts = _rate(p) * _secs(p.scenario["run"]["duration"]) / (8 * size)
         d = by.setdefault((cc, u), {"u1": [], "u2": [], "umin": [], "umean": [], "resent": [], "gbps": [], "umin_all": [], "umin_half": []})
         # Each hop's utilization over the measurement window, and over its
         # second half (the steady-state check), from the sampled series.
-        t0, t1 = seconds(p.scenario["run"].get("measure_from", "0s")), seconds(p.scenario["run"]["duration"])
+        t0, t1 = _secs(p.scenario["run"].get("measure_from", "0s")), _secs(p.scenario["run"]["duration"])
         win = []
         for a_, b_ in ((t0, t1), ((t0 + t1) / 2, t1)):
             us = []
@@ -792,7 +791,7 @@ def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
 
 def _ni_case(p) -> str:
     extra = p.scenario["flows"][1]
-    udp = rate_bps(p.scenario["udp"][0]["rate"])
+    udp = _rate_bps(p.scenario["udp"][0]["rate"])
     if udp > 1e6:
         return "cbr"
     if "size" in extra:
@@ -887,8 +886,8 @@ def _either_half(p, r, flows: list[int]) -> list[float]:
     """Each flow's data first delivered by either module (bit/s; a TCP
     flow's goodput) over the second half of the measurement window, from
     the sampled series."""
-    t0 = seconds(p.scenario["run"].get("measure_from", "0s"))
-    t1 = seconds(p.scenario["run"]["duration"])
+    t0 = _secs(p.scenario["run"].get("measure_from", "0s"))
+    t1 = _secs(p.scenario["run"]["duration"])
     mid = (t0 + t1) / 2
     out = []
     for f in flows:

@@ -19,10 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, jain, mean_goodput, mean_sd
-from longfat.units import rate_bps, seconds
 
 TITLE = "TCP-GT: A New Approach to Congestion Control Based on Goodput and Throughput"
 AUTHORS = "Hyungsoo Jung, Shin-Gyu Kim, Heon Young Yeom, and Sooyong Kang"
@@ -68,7 +67,7 @@ def _window_mean(res, key: str, t0: float, t1: float) -> float:
 
 
 def _window(p) -> tuple[float, float]:
-    return seconds(p.scenario["run"]["measure_from"]), seconds(p.scenario["run"]["duration"])
+    return _secs(p.scenario["run"]["measure_from"]), _secs(p.scenario["run"]["duration"])
 
 
 def _buffer_pkts(res) -> float:
@@ -167,7 +166,7 @@ def fig4(runs: Runs, out: Path, exp) -> Section:
         d = m.setdefault(cc, {"b": [], "rises": [], "jain": [], "drops": []})
         for seed, p, r in items:
             t0, t1 = _window(p)
-            start2 = seconds(p.scenario["flows"][1]["start"])
+            start2 = _secs(p.scenario["flows"][1]["start"])
             t, _, w = flow_series(r, 0)
             b = _rise_exponents(t, w, start2)
             d["b"].append(float(np.median(b)) if b else float("nan"))
@@ -210,7 +209,7 @@ def fig4(runs: Runs, out: Path, exp) -> Section:
 def _rtt_ms(p) -> int:
     """The run's base RTT (ms): the bottleneck's and both access links' one-way delays, twice."""
     net = p.scenario["network"]
-    d = seconds(net["bottleneck"]["delay"]) + 2 * seconds(net["access"]["delay"])
+    d = _secs(net["bottleneck"]["delay"]) + 2 * _secs(net["access"]["delay"])
     return int(round(2000 * d))
 
 
@@ -222,8 +221,8 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
     all_rtts = sorted({_rtt_ms(q) for q, _ in runs.pairs})
     for p, r in runs.pairs:
         cc, rtt = _cc(p), _rtt_ms(p)
-        start2 = seconds(p.scenario["flows"][1]["start"])
-        end = seconds(p.scenario["run"]["duration"])
+        start2 = _secs(p.scenario["flows"][1]["start"])
+        end = _secs(p.scenario["run"]["duration"])
         c = convergence_time(r, 0, 1, start2, level=0.9, window_s=5.0)
         if math.isnan(c):
             # Never within the run: the time left is a lower bound.
@@ -345,9 +344,9 @@ TABLE1_NOTE = ("the first flow (40 ms, alone for 20 s) keeps several times the f
 
 def _spread_ms(p) -> int:
     """The case's RTT spread: twice the second flow's extra access delay over the first's."""
-    base = p.scenario["network"]["access"]["delay"]
-    a0 = seconds(p.scenario["flows"][0].get("access_delay", base))
-    a1 = seconds(p.scenario["flows"][1].get("access_delay", base))
+    base = _secs(p.scenario["network"]["access"]["delay"])
+    a0 = _secs(p.scenario["flows"][0].get("access_delay", base))
+    a1 = _secs(p.scenario["flows"][1].get("access_delay", base))
     return int(round(2000 * (a1 - a0) / 10.0)) * 10
 
 
@@ -584,7 +583,7 @@ def _sweep_common(exp, table, xs, fmtx, *, queue_cid: str, paper_queue: str, dro
 
 
 def fig9_capacity(runs: Runs, out: Path, exp) -> Section:
-    xof = lambda p: rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6  # noqa: E731
+    xof = lambda p: _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6  # noqa: E731
     fmtx = lambda x: f"{x:g} Mbit/s"  # noqa: E731
     table = _sweep_table(runs, xof)
     xs = sorted({x for _, x in table})
@@ -677,7 +676,7 @@ def sect4f_limits(runs: Runs, out: Path, exp) -> Section:
     by: dict[tuple[bool, float, int], list[int]] = {}
     for p, r in sorted(runs.pairs, key=lambda pr: pr[0].seed):
         literal = float(p.scenario["flows"][0].get("params", {}).get("max_increase", 1.0)) > 1.0
-        key = (literal, rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6, _rtt_ms(p))
+        key = (literal, _rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6, _rtt_ms(p))
         by.setdefault(key, []).append(_drops(r))
     rows = []
     keys = sorted(by, key=lambda k: (k[0], -k[1], -k[2]))
