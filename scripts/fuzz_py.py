@@ -1049,9 +1049,9 @@ class _StopExpand(Exception):
 
 def _sweep_keys(key: str) -> list | None:
     try:
-        from longfat.scenario import _split_key
+        from longfat.scenario import split_key
 
-        return _split_key(key, "fuzz")
+        return split_key(key, "fuzz")
     except Exception:
         return None
 

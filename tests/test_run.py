@@ -11,8 +11,10 @@ from conftest import small_scenario
 
 
 def test_results_are_complete_and_consistent(tmp_path):
+    from longfat.plot import plot_into
+
     res = longfat.run(small_scenario())
-    out = res.save(tmp_path / "run")
+    out = res.save(tmp_path / "run", draw=plot_into(res))
     names = sorted(p.name for p in out.iterdir())
     assert names == [".longfat-result", "flows.parquet", "links.parquet", "plot.png", "scenario.json", "summary.json"]
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -55,20 +57,20 @@ def test_overrides_reach_the_simulation():
 
 def test_save_replaces_an_older_result_only_when_forced(tmp_path):
     out = tmp_path / "run"
-    longfat.run(small_scenario(duration="6s")).save(out, plot=False)
+    longfat.run(small_scenario(duration="6s")).save(out)
     (out / "stale.txt").write_text("old")
     newer = longfat.run(small_scenario(duration="7s"))
     with pytest.raises(longfat.ScenarioError, match="is not empty"):
-        newer.save(out, plot=False)
+        newer.save(out)
     assert (out / "stale.txt").read_text() == "old"
     assert json.loads((out / "summary.json").read_text())["end_s"] == 6.0
     # Not even with force while it holds a file longfat did not write...
     with pytest.raises(longfat.ScenarioError, match="did not write there: stale.txt"):
-        newer.save(out, plot=False, force=True)
+        newer.save(out, force=True)
     assert (out / "stale.txt").read_text() == "old"
     # ... but an earlier longfat result holding only its own files is replaced.
     (out / "stale.txt").unlink()
-    newer.save(out, plot=False, force=True)
+    newer.save(out, force=True)
     assert json.loads((out / "summary.json").read_text())["end_s"] == 7.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 

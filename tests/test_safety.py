@@ -181,7 +181,7 @@ def test_force_replaces_an_earlier_longfat_result(tmp_path):
 
 def test_plot_out_replaces_a_file_only_with_force(tmp_path):
     res = tmp_path / "res"
-    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res, plot=False)
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res)
     png = tmp_path / "fig.png"
     png.write_bytes(b"mine")
     r = run_cli("plot", str(res), "--out", str(png))
@@ -519,6 +519,58 @@ def test_the_memory_budget_reaches_workers_started_elsewhere(tmp_path, monkeypat
             run_points([Point("over", {}, 1, OVER_BUDGET, 1.0)], jobs=1, scheduler=address)
 
 
+def test_the_budget_is_an_argument_all_the_way_to_workers_started_with_the_dask_commands(tmp_path, monkeypatch, capsys):
+    """`dask scheduler` and `dask worker` started as docs/sweeps.md says, on
+    loopback, the worker's environment contradicting the command's budget
+    (LONGFAT_MEMORY_BUDGET = 1TiB there, under which the run completes): a
+    sweep with --memory-budget 4MiB and a reproduction's runs given 4 MiB
+    stop at the command's budget all the same, and the command leaves its
+    own environment alone (the budget is an argument, not a variable)."""
+    from dask.distributed import Client
+
+    from longfat.reproduce.core import Point, run_points
+    from longfat.runner import BUDGET_ENV
+
+    scenario = tmp_path / "over.toml"
+    scenario.write_text(
+        'name = "over-budget"\n[network]\ntopology = "dumbbell"\nbottleneck = { rate = "100Mbps", delay = "20ms", queue = "10bdp" }\n'
+        '[[flows]]\ncc = "reno"\ncount = 10\ntcp = { initial_cwnd = 1000000 }\n[run]\nduration = "10s"\nsample_interval = "100ms"\n'
+    )
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    dask = str(Path(sys.executable).parent / "dask")
+    sched_file = tmp_path / "scheduler.json"
+    env = {**os.environ, BUDGET_ENV: "1TiB", "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
+    quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(sched_file)], **quiet)]
+    try:
+        deadline = time.time() + 60
+        while not (sched_file.exists() and "address" in sched_file.read_text()):
+            assert time.time() < deadline, "timed out waiting for the scheduler"
+            time.sleep(0.05)
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+        with Client(address) as client:
+            client.wait_for_workers(1, timeout=60)
+            # (A lambda runs on the worker; os.environ.get would carry this
+            # process's os.environ along, pickled.)
+            assert list(client.run(lambda: os.environ.get(BUDGET_ENV)).values()) == ["1TiB"]
+        code = longfat.cli.main(["sweep", str(scenario), "--out", str(tmp_path / "study"), "--scheduler", address, "--memory-budget", "4MiB", "-q"])
+        out, err = capsys.readouterr()
+        assert code == 1 and "1 runs in the grid: 0 ran now, 0 were already in the study, 1 failed" in out, (out, err)
+        assert "memory budget: the run stopped" in err, err
+        assert BUDGET_ENV not in os.environ
+        with pytest.raises(Exception, match="memory budget: the run stopped"):
+            run_points([Point("over", {}, 1, OVER_BUDGET, 1.0)], jobs=1, scheduler=address, memory_budget_bytes=SMALL_BUDGET)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 # ---- bugs: one line, traceback in a log -----------------------------------------
 
 
@@ -554,12 +606,14 @@ def test_unexpected_exception_is_one_line_with_a_log(tmp_path, monkeypatch, caps
 
 
 def test_saving_the_same_result_gives_identical_files(tmp_path):
+    from longfat.plot import plot_into
+
     res = longfat.run(small_scenario(), seed=3)
-    res.save(tmp_path / "a")
-    res.save(tmp_path / "b")
+    res.save(tmp_path / "a", draw=plot_into(res))
+    res.save(tmp_path / "b", draw=plot_into(res))
     code = (
-        "import sys; sys.path.insert(0, sys.argv[2]); import longfat; from conftest import small_scenario; "
-        "longfat.run(small_scenario(), seed=3).save(sys.argv[1])"
+        "import sys; sys.path.insert(0, sys.argv[2]); import longfat; from longfat.plot import plot_into; from conftest import small_scenario; "
+        "r = longfat.run(small_scenario(), seed=3); r.save(sys.argv[1], draw=plot_into(r))"
     )
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "c"), str(ROOT / "tests")], check=True, cwd=ROOT)
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
@@ -639,7 +693,7 @@ def test_force_keeps_user_notes_and_a_study_added_to_a_result(tmp_path):
 
 def test_marker_lists_every_file_and_plot_keeps_it_current(tmp_path):
     res = tmp_path / "R"
-    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res, plot=False)
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(res)
     marker = json.loads((res / outdir.MARKER).read_text())
     assert sorted(marker["files"]) == ["flows.parquet", "links.parquet", "scenario.json", "summary.json"]
     assert marker["files"]["summary.json"]["size"] == (res / "summary.json").stat().st_size
@@ -713,7 +767,7 @@ def test_an_empty_out_directory_keeps_its_owner_mode_and_attributes(tmp_path):
     if os.geteuid() == 0:
         os.chown(out, 4242, 4343)
     before = os.stat(out)
-    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(out, plot=False)
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(out)
     after = os.stat(out)
     assert after.st_ino != before.st_ino  # replaced by the finished result ...
     assert (after.st_uid, after.st_gid, stat_mode(after)) == (before.st_uid, before.st_gid, 0o2750)  # ... as it was
@@ -842,5 +896,5 @@ def test_a_commands_signal_does_not_outlive_it(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store, "refresh_database", lambda _study: (_ for _ in ()).throw(_swallow_a_signal(signal.SIGTERM)))
     assert longfat.cli.main(["sweep", str(small_toml(tmp_path)), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(tmp_path / "st")]) == 128 + signal.SIGTERM
-    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(tmp_path / "after", plot=False)
+    longfat.run(small_scenario(duration="6s", measure_from="1s")).save(tmp_path / "after")
     assert (tmp_path / "after" / "summary.json").is_file()

@@ -589,7 +589,7 @@ def test_agree_runs_the_kernel_programs_controller_in_the_simulator():
     profile's own default (the comparison that missed, 6.5x on loss)."""
     from longfat.compare import with_algorithm
     from longfat.scenario import find_scenario, load_scenario
-    from longfat.testbed_agree import simulator_spec
+    from longfat.testbed.agree import simulator_spec
 
     base = load_scenario(find_scenario("kernel/agree"))
     base["run"]["duration"] = "25s"

@@ -78,7 +78,7 @@ def test_tcpgt_carries_the_transfer_as_in_the_simulator(tmp_path):
     """TCP-GT's kernel goodput within 10 % of the simulator's TCP-GT on the
     same scenario (the linux transport profile, as `longfat testbed agree`)."""
     from longfat.runner import execute
-    from longfat.testbed_agree import SIM_TRANSPORT
+    from longfat.testbed.agree import SIM_TRANSPORT
 
     spec = scenario(duration="10s")
     spec["run"]["measure_from"] = "0s"

@@ -79,7 +79,7 @@ def cmd_run(args) -> int:
     from longfat.runner import execute, prepare, wall_time_note
     from longfat.scenario import find_scenario
 
-    spec, sim = prepare(find_scenario(args.scenario), seed=args.seed, overrides=args.set or ())
+    spec, sim = prepare(find_scenario(args.scenario), seed=args.seed, overrides=args.set or (), memory_budget_bytes=args.memory_budget_bytes)
     note = wall_time_note(sim)
     if note and not args.quiet:
         err_console.print(note, highlight=False, markup=False)
@@ -102,7 +102,12 @@ def cmd_run(args) -> int:
 
         result = execute(spec, sim, progress)
     del sim  # the engine's own copy of the series is not needed to save and plot
-    result.save(out, plot=not args.no_plot, force=args.force)
+    if args.no_plot:
+        result.save(out, force=args.force)
+    else:
+        from longfat.plot import plot_into
+
+        result.save(out, force=args.force, draw=plot_into(result))
     if not args.quiet:
         print_summary(result.summary)
     console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'})")
@@ -169,7 +174,8 @@ def cmd_compare(args) -> int:
         # The output is checked once every algorithm's scenario is valid,
         # before the first one runs.
         results = compare(
-            base, algos, seed=args.seed, progress=progress, before_run=lambda: outdir.check_output_dir(out, args.force)
+            base, algos, seed=args.seed, progress=progress, before_run=lambda: outdir.check_output_dir(out, args.force),
+            memory_budget_bytes=args.memory_budget_bytes,
         )
     save_comparison(results, out, plot=not args.no_plot, force=args.force)
     rows = summary_rows(results)
@@ -195,12 +201,12 @@ def cmd_bench(args) -> int:
     from longfat.scenario import find_scenario
 
     scenario = find_scenario(args.scenario)
-    spec, sim = prepare(scenario, overrides=args.set or ())
+    spec, sim = prepare(scenario, overrides=args.set or (), memory_budget_bytes=args.memory_budget_bytes)
     rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rows = []
     for i in range(args.repeat):
         if i > 0:
-            sim = Simulation(json.dumps(spec))
+            sim = Simulation(json.dumps(spec), args.memory_budget_bytes)
         t0 = time.perf_counter()
         with Progress(TextColumn(f"bench run {i + 1}/{args.repeat}"), BarColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task("", total=sim.end_ns)
@@ -245,7 +251,7 @@ def cmd_reproduce(args) -> int:
     if only is not None and args.paper == "all":
         raise ScenarioError("--only: names experiments of one paper; give PAPER, not all", "--only")
     if args.plan:
-        return _reproduce_plan(papers, args.quick, jobs, only)
+        return _reproduce_plan(papers, args.quick, jobs, only, args.memory_budget_bytes)
     out = Path(args.out)
     command = ("longfat reproduce " + args.paper + (" --quick" if args.quick else "") + (f" --only {args.only}" if only else "")
                + f" --jobs {jobs} --out {args.out}" + (" --force" if args.force else ""))
@@ -264,13 +270,14 @@ def cmd_reproduce(args) -> int:
         def progress(n: int, total: int, cost: float, total_cost: float, label: str) -> None:
             bar.update(task, completed=cost / total_cost if total_cost else n / total, runs=f"{n}/{total} runs", last=label)
 
-        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress, force=args.force, scheduler=args.scheduler, only=only)
+        written = reproduce(papers, quick=args.quick, jobs=jobs, out=out, command=command, progress=progress, force=args.force, scheduler=args.scheduler, only=only,
+                            memory_budget_bytes=args.memory_budget_bytes)
     for p, d in written.items():
         console.print(f"{p}: {d / 'report.md'} (also report.html, results.json, figures)")
     return 0
 
 
-def _reproduce_plan(papers: list[str], quick: bool, jobs: int, only: list[str] | None) -> int:
+def _reproduce_plan(papers: list[str], quick: bool, jobs: int, only: list[str] | None, memory_budget_bytes: int) -> int:
     """`reproduce --plan`: the runs and their estimated cost, without running."""
     from longfat.reproduce import PACKETS_PER_WORKER_S, load_papers
 
@@ -278,7 +285,7 @@ def _reproduce_plan(papers: list[str], quick: bool, jobs: int, only: list[str] |
     for c in ("paper", "experiment", "runs", "bottleneck packets"):
         t.add_column(c, justify="right" if c in ("runs", "bottleneck packets") else "left")
     total_runs, total_cost, longest = 0, 0.0, 0.0
-    for p, exps in load_papers(papers, quick, only).items():
+    for p, exps in load_papers(papers, quick, only, memory_budget_bytes=memory_budget_bytes).items():
         for e in exps:
             cost = sum(pt.cost for pt in e.points)
             longest = max([longest] + [pt.cost for pt in e.points])
@@ -335,13 +342,14 @@ def cmd_sweep(args) -> int:
         store.open_study(out, "--out", create=False)  # an earlier study (resumed), nothing else
     with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
         task = bar.add_task("", total=1)
-        cells = expand(base, grid, on_cell=lambda i, n: bar.update(task, completed=i, total=n))
+        cells = expand(base, grid, memory_budget_bytes=args.memory_budget_bytes, on_cell=lambda i, n: bar.update(task, completed=i, total=n))
     command = "longfat " + " ".join(args.argv)
     bar = _sweep_progress(f"sweep {name}", args.quiet)
     try:
         with bar:
             task = bar.add_task("", total=1.0, done=0, runs=len(cells), running=0, failed=0)
-            outcome = run_cells(cells, out, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command)
+            outcome = run_cells(cells, out, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command,
+                                memory_budget_bytes=args.memory_budget_bytes)
     except KeyboardInterrupt as e:
         n = len(store.done_runs(out)) if out.exists() else 0
         err_console.print(f"interrupted: {n} runs stored in {out}; run the same command again to resume", style="yellow", highlight=False, markup=False)
@@ -386,7 +394,7 @@ def cmd_suite(args) -> int:
         store.open_study(study, "--study", create=False)
     with Progress(TextColumn("[bold]checking cells"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f}"), console=err_console, transient=True, disable=args.quiet) as bar:
         task = bar.add_task("", total=len(planned))
-        cells = cells_of((c.labels, c.scenario) for c in planned)
+        cells = cells_of(((c.labels, c.scenario) for c in planned), memory_budget_bytes=args.memory_budget_bytes)
         bar.update(task, completed=len(planned))
     command = "longfat " + " ".join(args.argv)
     bar = _sweep_progress("suite", args.quiet)
@@ -394,7 +402,8 @@ def cmd_suite(args) -> int:
     try:
         with bar:
             task = bar.add_task("", total=1.0, done=0, runs=len(cells), running=0, failed=0)
-            outcome = run_cells(cells, study, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command, field="--study")
+            outcome = run_cells(cells, study, scheduler=args.scheduler, workers=args.workers, on_status=_status_updater(bar, task), command=command, field="--study",
+                                memory_budget_bytes=args.memory_budget_bytes)
     except KeyboardInterrupt as e:
         n = len(store.done_runs(study)) if study.exists() else 0
         err_console.print(f"interrupted: {n} runs stored in {study}; run the same command again to resume (no card written)", style="yellow", highlight=False, markup=False)
@@ -544,7 +553,7 @@ def _print_testbed_summary(summary: dict) -> None:
 
 
 def cmd_testbed_agree(args) -> int:
-    from longfat import testbed_agree
+    from longfat.testbed import agree as testbed_agree
 
     algos, base, name, out = _per_algorithm_setup(args, "-agree")
     with _per_algorithm_progress(args, f"agree {Path(args.scenario).stem}", algos, "s on the testbed") as progress:
@@ -808,7 +817,7 @@ def _report_crash(command: str, argv: list[str], exc: BaseException) -> None:
     try:
         log, fd = _crash_log()
         with open(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"longfat {outdir._version()}, Python {sys.version.split()[0]}\n")
+            fh.write(f"longfat {outdir.longfat_version()}, Python {sys.version.split()[0]}\n")
             fh.write(f"command: longfat {' '.join(argv)}\n\n")
             traceback.print_exception(exc, file=fh)
         where = f"traceback in {log}"
@@ -843,14 +852,15 @@ def main(argv: list[str] | None = None) -> int:
     already_written = len(outdir.COMMITTED)
     outdir.reset_interrupted()
     try:
-        if getattr(args, "memory_budget", None) is not None:
-            from longfat.runner import BUDGET_ENV, parse_memory_budget
-
-            # Every part of the command resolves its budget from there
-            # (runner.memory_budget); tasks sent to Dask workers carry the
-            # resolved value, since a worker's environment is not ours.
-            os.environ[BUDGET_ENV] = str(parse_memory_budget(args.memory_budget))
         with _terminating_signals_interrupt():
+            if hasattr(args, "memory_budget"):
+                from longfat.runner import memory_budget
+
+                # Settled once, here (--memory-budget, else LONGFAT_MEMORY_BUDGET
+                # in this environment, else the engine's default), and passed as
+                # an argument to every part of the command, down to the tasks
+                # sent to Dask workers, whose environment is not ours.
+                args.memory_budget_bytes = memory_budget(args.memory_budget)
             code = args.func(args)
             if code < 128:  # 128 + N: the command reported its interruption itself
                 outdir.check_interrupted()  # a signal swallowed on the way is no success

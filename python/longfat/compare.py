@@ -67,15 +67,18 @@ def compare(
     overrides: Iterable[str] = (),
     progress: Callable[[str, float, float], None] | None = None,
     before_run: Callable[[], None] | None = None,
+    memory_budget_bytes: str | int | None = None,
 ) -> dict[str, RunResult]:
     """Runs the scenario once per algorithm; ``progress(algorithm, done_s, total_s)``.
     Every algorithm's scenario is validated first, and the memory all the
-    results will hold (see ``check_held_results``); then ``before_run()`` is
-    called (the command line checks its output directory there), then the
-    runs, each engine freed as soon as its run is done."""
+    results will hold (see ``check_held_results``; the budget as for
+    ``longfat.runner.run``); then ``before_run()`` is called (the command
+    line checks its output directory there), then the runs, each engine
+    freed as soon as its run is done."""
+    budget = memory_budget(memory_budget_bytes)
     base = apply_overrides(load_scenario(scenario), overrides)
-    prepared = [(a, *prepare(with_algorithm(base, a), seed=seed)) for a in algorithms_to_run]  # validate all first
-    check_held_results([sim.estimate() for _, _, sim in prepared], memory_budget())
+    prepared = [(a, *prepare(with_algorithm(base, a), seed=seed, memory_budget_bytes=budget)) for a in algorithms_to_run]  # validate all first
+    check_held_results([sim.estimate() for _, _, sim in prepared], budget)
     if before_run is not None:
         before_run()
     results = {}
@@ -138,11 +141,11 @@ def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bo
     with atomic_dir(out_dir, force=force, kind="compare") as tmp:
         for algo, r in results.items():
             (tmp / algo).mkdir()
-            r.write_into(tmp / algo, plot=False)
+            r.write_into(tmp / algo)
             write_marker(tmp / algo, "run")  # each is a result directory of its own
         (tmp / "comparison.json").write_text(json.dumps(summary_rows(results), indent=2) + "\n")
         if plot:
-            from longfat.plot import plot_comparison
+            from longfat.plot import plot_comparison  # matplotlib only when drawing
 
-            plot_comparison(results, tmp / "comparison.png")
+            plot_comparison(results, tmp / "comparison.png", WHAT_IT_DOES)
     return Path(out_dir)

@@ -41,7 +41,7 @@ from longfat._native import (
     kernel_status,
     kernel_unload,
 )
-from longfat.outdir import _pid_alive, deferred_signals
+from longfat.outdir import deferred_signals, pid_alive
 
 __all__ = [
     "KernelError",
@@ -130,7 +130,7 @@ class Owner:
     def alive(self) -> bool:
         if self.pid is None:
             return True
-        return _pid_alive(self.pid) and (self.start is None or _start_time(self.pid) == self.start)
+        return pid_alive(self.pid) and (self.start is None or _start_time(self.pid) == self.start)
 
     def __str__(self) -> str:
         return self.command if self.pid is None else f"{self.command} (pid {self.pid})"

@@ -65,7 +65,7 @@ _OURS = re.compile(r"^\..+\.longfat-(?P<kind>tmp|old)-(?P<pid>[0-9]+)-[0-9a-f]{8
 COMMITTED: list[Path] = []
 
 
-def _version() -> str:
+def longfat_version() -> str:
     try:
         from importlib.metadata import version
 
@@ -81,7 +81,7 @@ def marker_text(kind: str, files: dict[str, dict] | None = None) -> str:
     directories."""
     if kind not in KINDS:
         raise ValueError(f"unknown result kind {kind!r}")
-    return json.dumps({"kind": kind, "longfat": _version(), "files": files or {}}, sort_keys=True, indent=1) + "\n"
+    return json.dumps({"kind": kind, "longfat": longfat_version(), "files": files or {}}, sort_keys=True, indent=1) + "\n"
 
 
 def _digest(path: Path) -> dict:
@@ -257,7 +257,7 @@ def default_output(name: object, suffix: str = "", field: str = "name") -> Path:
     return RESULTS / (plain_name(name, field) + suffix)
 
 
-def _normalize(path: str | Path, field: str) -> Path:
+def normalize_path(path: str | Path, field: str) -> Path:
     """The path with ``.`` and ``..`` resolved lexically (symbolic links are
     kept, so that a link as the last component can be refused)."""
     p = Path(os.path.abspath(os.fspath(path)))
@@ -266,7 +266,7 @@ def _normalize(path: str | Path, field: str) -> Path:
     return p
 
 
-def _check_parent(p: Path, shown: str | Path, field: str) -> None:
+def check_parent_writable(p: Path, shown: str | Path, field: str) -> None:
     """The nearest existing ancestor of ``p`` must be a directory we can write."""
     anc = p.parent
     while not os.path.lexists(anc) and anc != anc.parent:
@@ -283,7 +283,7 @@ def check_output_dir(path: str | Path, force: bool, field: str = "--out", *, cle
     (unless ``force``), or with ``force`` a non-empty directory without the
     longfat marker. A missing or empty directory is fine. Also removes stale
     temporary directories of killed longfat runs beside it (``clean``)."""
-    p = _normalize(path, field)
+    p = normalize_path(path, field)
     if p.is_symlink():
         raise ScenarioError(f"{field}: {path} is a symbolic link; longfat does not write through or replace links, choose another directory", field)
     if p.exists():
@@ -300,7 +300,7 @@ def check_output_dir(path: str | Path, force: bool, field: str = "--out", *, cle
                 raise ScenarioError(f"{field}: {path} is not a longfat result directory (no {MARKER} marker); longfat replaces only its own results", field)
             _refuse_foreign(p, path, field)
     else:
-        _check_parent(p, path, field)
+        check_parent_writable(p, path, field)
     if _OURS.match(p.name):
         raise ScenarioError(f"{field}: {path}: that name is reserved for longfat's temporary directories", field)
     check_not_nested(p, field)
@@ -324,19 +324,19 @@ def _refuse_foreign(p: Path, shown: str | Path, field: str) -> None:
 def check_container(path: str | Path, field: str = "--out") -> None:
     """A directory longfat writes result directories into (``reproduce
     --out``): it may exist with anything in it, but must be a directory."""
-    p = _normalize(path, field)
+    p = normalize_path(path, field)
     if p.exists():
         if not p.is_dir():
             raise ScenarioError(f"{field}: {path} exists and is not a directory; choose another path", field)
     else:
-        _check_parent(p, path, field)
+        check_parent_writable(p, path, field)
 
 
 def check_output_file(path: str | Path, force: bool, field: str = "--out", *, replaceable: bool = False) -> None:
     """Refuses an output file longfat must not write: a directory, a link,
     or an existing file unless ``force`` (or ``replaceable``: a file longfat
     wrote itself, such as plot.png in a result directory)."""
-    p = _normalize(path, field)
+    p = normalize_path(path, field)
     if p.is_symlink():
         raise ScenarioError(f"{field}: {path} is a symbolic link; longfat does not write through or replace links, choose another path", field)
     if p.exists():
@@ -345,14 +345,14 @@ def check_output_file(path: str | Path, force: bool, field: str = "--out", *, re
         if not (force or replaceable):
             raise ScenarioError(f"{field}: {path} exists; choose another file name, or pass --force to replace it", field)
     else:
-        _check_parent(p, path, field)
+        check_parent_writable(p, path, field)
     clean_stale(p.parent)
 
 
 # ---- stale temporary directories of killed runs -------------------------------
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """True unless ``pid`` certainly names no running process (a zombie,
     already dead but not yet reaped, counts as gone)."""
     if pid <= 0:
@@ -398,7 +398,7 @@ def clean_stale(parent: str | Path) -> list[Path]:
         return removed
     for e in entries:
         m = _OURS.match(e.name)
-        if not m or _pid_alive(int(m["pid"])):
+        if not m or pid_alive(int(m["pid"])):
             continue
         path = Path(e.path)
         try:
@@ -582,7 +582,7 @@ def atomic_dir(out: str | Path, *, force: bool = False, kind: str, field: str = 
     longfat result). On any exception or interruption the temporary
     directory is removed and ``out`` is left as it was."""
     shown = out
-    out = _normalize(out, field)
+    out = normalize_path(out, field)
     marker_text(kind)  # an unknown kind is a bug: fail before any work
     check_output_dir(shown, force, field)
     tmp: Path | None = None

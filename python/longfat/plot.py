@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import matplotlib
 
@@ -132,6 +133,12 @@ def plot_run(result, out: str | Path) -> Path:
     return _draw(result.flows, result.links, f"{name} (seed {result.summary.get('seed')})", Path(out))
 
 
+def plot_into(result) -> Callable[[Path], Path]:
+    """The ``draw`` of ``RunResult.save`` that draws the run's plot.png into
+    the result directory as it is saved: ``result.save(out, draw=plot_into(result))``."""
+    return lambda directory: plot_run(result, Path(directory) / "plot.png")
+
+
 #: The columns _draw reads (the PLT module columns only where present).
 FLOW_COLUMNS = ("time_s", "flow", "flow_name", "goodput_bps", "cwnd_pkts", "hcm_cwnd_pkts", "lcm_cwnd_pkts")
 LINK_COLUMNS = ("time_s", "link", "link_name", "queue_pkts")
@@ -174,7 +181,7 @@ def plot_dir(run_dir: str | Path, out: str | Path | None = None, force: bool = F
 GOODPUT_MEAN_S = 2.0
 
 
-def _samples_in(t: np.ndarray, seconds: float) -> int:
+def samples_in(t: np.ndarray, seconds: float) -> int:
     """Samples of the series ``t`` that span ``seconds`` (at least 1)."""
     if len(t) < 2:
         return 1
@@ -182,7 +189,7 @@ def _samples_in(t: np.ndarray, seconds: float) -> int:
     return max(1, int(round(seconds / dt))) if dt > 0 else 1
 
 
-def _running_mean(x: np.ndarray, n: int) -> np.ndarray:
+def running_mean(x: np.ndarray, n: int) -> np.ndarray:
     """Trailing mean over the last ``n`` samples (fewer at the start)."""
     if n <= 1 or len(x) == 0:
         return x
@@ -192,12 +199,13 @@ def _running_mean(x: np.ndarray, n: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
-def plot_comparison(results: dict, out: str | Path) -> Path:
+def plot_comparison(results: dict, out: str | Path, what: dict[str, str] | None = None) -> Path:
     """cwnd and goodput over time, one colour per algorithm (every TCP flow
     of that algorithm's run, or with more than MAX_LEGEND flows their median,
-    so labelled), with the bottleneck queue below."""
-    from longfat.compare import WHAT_IT_DOES
-
+    so labelled), with the bottleneck queue below. ``what`` gives each
+    algorithm's one-line description for the cwnd panel's legend (the
+    comparison passes compare.WHAT_IT_DOES)."""
+    what_it_does = what or {}
     fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(15, 9), sharex=True, constrained_layout=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     title = None
@@ -208,8 +216,8 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
         fidx = np.asarray(flows["flow"])
         cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
         goodput = np.asarray(flows["goodput_bps"]) / 1e6
-        what = WHAT_IT_DOES.get(algo)
-        long_label = f"{algo}: {what}" if what else algo
+        says = what_it_does.get(algo)
+        long_label = f"{algo}: {says}" if says else algo
         ids, rows = _groups(fidx)
         if len(ids) > MAX_LEGEND:
             # One line per algorithm and panel: the median across its flows.
@@ -217,12 +225,12 @@ def plot_comparison(results: dict, out: str | Path) -> Path:
             times, (_, c, _) = _across_flows(t, fidx, ids, cwnd)
             ax_c.plot(times, c, lw=1, color=colour, label=long_label + median)
             times, (_, g, _) = _across_flows(t, fidx, ids, goodput)
-            ax_g.plot(times, _running_mean(g, _samples_in(times, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo + median)
+            ax_g.plot(times, running_mean(g, samples_in(times, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo + median)
         else:
             for k, sel in enumerate(rows):
                 ax_c.plot(t[sel], cwnd[sel], lw=1, color=colour, label=long_label if k == 0 else None)
                 ts, g = t[sel], goodput[sel]
-                ax_g.plot(ts, _running_mean(g, _samples_in(ts, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo if k == 0 else None)
+                ax_g.plot(ts, running_mean(g, samples_in(ts, GOODPUT_MEAN_S)), lw=1, color=colour, label=algo if k == 0 else None)
         lt = np.asarray(links["time_s"])
         lidx = np.asarray(links["link"])
         q = np.asarray(links["queue_pkts"])

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation
 from longfat.outdir import atomic_dir
-from longfat.scenario import apply_overrides, load_scenario, set_path
+from longfat.scenario import apply_overrides, load_scenario, seed_of, set_path
 
 NS = 1_000_000_000
 
@@ -33,29 +33,30 @@ class RunResult:
     #: One row per generated transfer (short flows, web objects), if any.
     transfers: pa.Table | None = None
 
-    def save(self, out_dir: str | Path, plot: bool = True, force: bool = False) -> Path:
-        """Writes flows.parquet, links.parquet, summary.json, scenario.json
-        (and plot.png) into ``out_dir`` atomically: the directory appears
-        complete or not at all. ``out_dir`` must be missing or empty, or with
-        ``force`` an earlier longfat result, which is then replaced; anything
-        else is refused with ScenarioError (see longfat.outdir)."""
+    def save(self, out_dir: str | Path, force: bool = False, draw: Callable[[Path], object] | None = None) -> Path:
+        """Writes flows.parquet, links.parquet, summary.json and scenario.json
+        into ``out_dir`` atomically: the directory appears complete or not
+        at all. ``draw(directory)``, if given, adds figures to the directory
+        before it appears (saving does not draw by itself; the command line
+        passes ``longfat.plot.plot_into(result)``, which draws plot.png).
+        ``out_dir`` must be missing or empty, or with ``force`` an earlier
+        longfat result, which is then replaced; anything else is refused
+        with ScenarioError (see longfat.outdir)."""
         with atomic_dir(out_dir, force=force, kind="run") as tmp:
-            self.write_into(tmp, plot=plot)
+            self.write_into(tmp)
+            if draw is not None:
+                draw(tmp)
         return Path(out_dir)
 
-    def write_into(self, directory: Path, plot: bool = True) -> None:
+    def write_into(self, directory: Path) -> None:
         """Writes the result files into an existing directory. The same
-        result always gives the same bytes (plot.png included)."""
+        result always gives the same bytes."""
         pq.write_table(self.flows, directory / "flows.parquet")
         pq.write_table(self.links, directory / "links.parquet")
         if self.transfers is not None and self.transfers.num_rows:
             pq.write_table(self.transfers, directory / "transfers.parquet")
         (directory / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (directory / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
-        if plot:
-            from longfat.plot import plot_run
-
-            plot_run(self, directory / "plot.png")
 
 
 def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
@@ -81,7 +82,7 @@ def _module_column(v: np.ndarray) -> pa.Array:
     return pa.array(v, mask=mask)
 
 
-def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
+def series_table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
     """A long-format table: time in seconds, the index column ``key``, one
     dictionary-encoded name column per entry of ``names``, then the rest."""
     idx = columns[key]
@@ -92,8 +93,8 @@ def _table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Table:
 
 def _tables(sim: Simulation) -> tuple[pa.Table, pa.Table]:
     series = sim.series()
-    flows = _table(series["flows"], "flow", {"flow_name": sim.flow_names(), "algorithm": sim.flow_algorithms()})
-    links = _table(series["links"], "link", {"link_name": sim.link_names()})
+    flows = series_table(series["flows"], "flow", {"flow_name": sim.flow_names(), "algorithm": sim.flow_algorithms()})
+    links = series_table(series["links"], "link", {"link_name": sim.link_names()})
     return flows, links
 
 
@@ -194,7 +195,7 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
                 progress(sim.now_ns / NS, end / NS)
         summary = json.loads(sim.summary_json())
         summary["scenario"] = spec.get("name")
-        summary["seed"] = spec.get("run", {}).get("seed", 1)
+        summary["seed"] = seed_of(spec)
         summary["events"] = sim.events_processed
         flows, links = _tables(sim)
         return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))

@@ -22,7 +22,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-from longfat._native import ScenarioError
+from longfat._native import DEFAULT_SEED, ScenarioError
 
 #: Deepest nesting of tables and arrays a scenario may have (a real one has 4).
 MAX_DEPTH = 32
@@ -53,7 +53,7 @@ def _quote(text: str, limit: int = 80) -> str:
     return q + ("..." if len(text) > limit else "")
 
 
-def _disp(text: str, limit: int = 80) -> str:
+def display(text: str, limit: int = 80) -> str:
     """``text`` as it can appear in a one-line message: itself if short and
     printable, else a quoted, shortened form."""
     if text and len(text) <= limit and text.isprintable() and text.strip() == text:
@@ -68,7 +68,7 @@ def key_path(prefix: str, key: str) -> str:
     return f"{prefix}.{k}" if prefix else k
 
 
-def _kind(v: Any) -> str:
+def kind_of(v: Any) -> str:
     if isinstance(v, bool):
         return "a boolean"
     if isinstance(v, (int, float)):
@@ -84,6 +84,13 @@ def _kind(v: Any) -> str:
     if v is None:
         return "null"
     return f"a {type(v).__name__}"
+
+
+def seed_of(doc: dict) -> Any:
+    """The scenario's ``run.seed``, or the engine's default (DEFAULT_SEED)
+    when it sets none (unchecked: the engine or the caller checks it)."""
+    run = doc.get("run")
+    return run.get("seed", DEFAULT_SEED) if isinstance(run, dict) else DEFAULT_SEED
 
 
 def _err(field: str, what: str, prefix: str = "") -> ScenarioError:
@@ -106,7 +113,7 @@ def check_document(doc: Any, *, scenario: bool = True, root: str = "", prefix: s
     (e.g. the file name).
     Iterative: any depth of input is safe."""
     if scenario and not isinstance(doc, dict):
-        raise _err(root or "scenario", f"must be a table, not {_kind(doc)}", prefix)
+        raise _err(root or "scenario", f"must be a table, not {kind_of(doc)}", prefix)
     stack: list[tuple[Any, str, int]] = [(doc, root, 0)]
     seen = 0
     while stack:
@@ -120,7 +127,7 @@ def check_document(doc: Any, *, scenario: bool = True, root: str = "", prefix: s
             items = []
             for k, x in v.items():
                 if not isinstance(k, str):
-                    raise _err(path or "scenario", f"table keys must be strings, not {_kind(k)}", prefix)
+                    raise _err(path or "scenario", f"table keys must be strings, not {kind_of(k)}", prefix)
                 if not _is_unicode(k):
                     raise _err(key_path(path, k), "the key is not valid Unicode text", prefix)
                 items.append((x, key_path(path, k), depth + 1))
@@ -161,16 +168,16 @@ def _check_structure(doc: dict, root: str, prefix: str) -> None:
     ``run.seed``), flow entries tables (``compare`` sets their ``cc``)."""
     for k in _TABLES:
         if k in doc and not isinstance(doc[k], dict):
-            raise _err(key_path(root, k), f"must be a table ([{k}]), not {_kind(doc[k])}", prefix)
+            raise _err(key_path(root, k), f"must be a table ([{k}]), not {kind_of(doc[k])}", prefix)
     for k in _ARRAYS_OF_TABLES:
         if k not in doc:
             continue
         v = doc[k]
         if not isinstance(v, list):
-            raise _err(key_path(root, k), f"must be an array of tables ([[{k}]] entries), not {_kind(v)}", prefix)
+            raise _err(key_path(root, k), f"must be an array of tables ([[{k}]] entries), not {kind_of(v)}", prefix)
         for i, e in enumerate(v):
             if not isinstance(e, dict):
-                raise _err(f"{key_path(root, k)}[{i}]", f"must be a table, not {_kind(e)}", prefix)
+                raise _err(f"{key_path(root, k)}[{i}]", f"must be a table, not {kind_of(e)}", prefix)
 
 
 # ---- the scenario files shipped with longfat ------------------------------------
@@ -240,14 +247,14 @@ def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False, ke
         check_document(doc)  # before deepcopy, which would recurse without limit
         return copy.deepcopy(doc)
     if not isinstance(source, (str, os.PathLike)):
-        raise ScenarioError(f"scenario: expected a TOML file path or a dict, not {_kind(source)}", "")
+        raise ScenarioError(f"scenario: expected a TOML file path or a dict, not {kind_of(source)}", "")
     path = Path(source)
     doc = _read_toml(path)
     if not keep_reproduce:
         doc.pop("reproduce", None)
     if not keep_sweep:
         doc.pop("sweep", None)
-    check_document(doc, prefix=f"{_disp(str(path), 300)}: " if keep_reproduce else "")
+    check_document(doc, prefix=f"{display(str(path), 300)}: " if keep_reproduce else "")
     return doc
 
 
@@ -261,10 +268,10 @@ def _read_toml(path: Path) -> dict:
     except ScenarioError:  # a ValueError: not to be wrapped below
         raise
     except UnicodeDecodeError:
-        raise ScenarioError(f"{_disp(str(path), 300)}: not a UTF-8 text file", "") from None
+        raise ScenarioError(f"{display(str(path), 300)}: not a UTF-8 text file", "") from None
     except (OSError, ValueError) as e:
         raise ScenarioError(f"scenario file {str(path)!r}: cannot read it: {getattr(e, 'strerror', None) or e}", "") from None
-    return parse_toml(text, _disp(str(path), 300))
+    return parse_toml(text, display(str(path), 300))
 
 
 def parse_toml(text: str, where: str) -> dict:
@@ -351,11 +358,11 @@ def _deep_spot(text: str) -> tuple[str, int]:
 # ---- --set -----------------------------------------------------------------------
 
 
-def _parse_value(text: str, key: str = "", name: str | None = None) -> Any:
+def parse_value(text: str, key: str = "", name: str | None = None) -> Any:
     """A TOML literal (number, bool, quoted string, array, inline table) or a
     bare string (anything that is not exactly one TOML value). Errors start
     with ``name`` (default ``--set KEY``)."""
-    name = name if name is not None else f"--set {_disp(key)}"
+    name = name if name is not None else f"--set {display(key)}"
     try:
         doc = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
@@ -369,11 +376,11 @@ def _parse_value(text: str, key: str = "", name: str | None = None) -> Any:
     return doc["v"]
 
 
-def _split_key(key: str, name: str | None = None) -> list[str | int]:
+def split_key(key: str, name: str | None = None) -> list[str | int]:
     """``flows[0].tcp.min_rto`` or ``flows.0.tcp.min_rto`` -> ['flows', 0, 'tcp', 'min_rto']."""
-    name = name if name is not None else f"--set {_disp(key)}"
+    name = name if name is not None else f"--set {display(key)}"
     if not isinstance(key, str):
-        raise ScenarioError(f"{name}: a key must be a string, not {_kind(key)}", str(key))
+        raise ScenarioError(f"{name}: a key must be a string, not {kind_of(key)}", str(key))
     if not key:
         raise ScenarioError(f"{name}: empty key; write e.g. flows[0].cc", "--set")
     parts: list[str | int] = []
@@ -401,7 +408,7 @@ def check_key(key: Any, name: str, field: str | None = None) -> None:
     """Refuses a malformed ``--set``-style path: the message starts with
     ``name``, the error's field is ``field`` (default: the key)."""
     try:
-        _split_key(key, name)
+        split_key(key, name)
     except ScenarioError as e:
         raise ScenarioError(e.args[0], field if field is not None else e.args[1]) from None
 
@@ -414,12 +421,12 @@ def apply_overrides(scenario: dict, overrides: Iterable[str]) -> dict:
         overrides = [overrides]
     for item in overrides:
         if not isinstance(item, str):
-            raise ScenarioError(f"--set: expected a key=value string, not {_kind(item)}", "--set")
+            raise ScenarioError(f"--set: expected a key=value string, not {kind_of(item)}", "--set")
         if "=" not in item:
-            raise ScenarioError(f"--set {_disp(item)}: expected key=value (e.g. run.duration=\"10s\")", item)
+            raise ScenarioError(f"--set {display(item)}: expected key=value (e.g. run.duration=\"10s\")", item)
         key, text = item.split("=", 1)
         key = key.strip()
-        set_path(out, key, _parse_value(text.strip(), key))
+        set_path(out, key, parse_value(text.strip(), key))
     check_document(out)
     return out
 
@@ -431,8 +438,8 @@ def set_path(doc: dict, key: str, value: Any, *, name: str | None = None) -> Non
     ``key``)."""
     field = name if name is not None else key if isinstance(key, str) else ""
     if name is None:
-        name = f"--set {_disp(key)}" if isinstance(key, str) else "--set"
-    parts = _split_key(key, name)
+        name = f"--set {display(key)}" if isinstance(key, str) else "--set"
+    parts = split_key(key, name)
     node: Any = doc
     walked = ""
     for i, part in enumerate(parts):
@@ -440,7 +447,7 @@ def set_path(doc: dict, key: str, value: Any, *, name: str | None = None) -> Non
         here = walked or "the scenario"
         if isinstance(part, int):
             if not isinstance(node, list):
-                raise ScenarioError(f"{name}: {here} is {_kind(node)}, not an array; [{part}] does not exist", field)
+                raise ScenarioError(f"{name}: {here} is {kind_of(node)}, not an array; [{part}] does not exist", field)
             if part >= len(node):
                 raise ScenarioError(f"{name}: index {part} out of range ({here} has {len(node)} entries)", field)
             if last:
@@ -450,7 +457,7 @@ def set_path(doc: dict, key: str, value: Any, *, name: str | None = None) -> Non
             walked = f"{walked}[{part}]"
         else:
             if not isinstance(node, dict):
-                raise ScenarioError(f"{name}: {here} is {_kind(node)}, not a table; it has no field {part!r}", field)
+                raise ScenarioError(f"{name}: {here} is {kind_of(node)}, not a table; it has no field {part!r}", field)
             if last:
                 node[part] = copy.deepcopy(value)
             elif part in node:

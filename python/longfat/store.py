@@ -61,7 +61,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longfat._native import ScenarioError
-from longfat.outdir import MARKER, _check_parent, _normalize, check_not_nested, clean_stale, deferred_signals
+from longfat.outdir import MARKER, check_not_nested, check_parent_writable, clean_stale, deferred_signals, normalize_path
+from longfat.scenario import seed_of
 
 #: The tables of a study, each a directory of one Parquet file per run.
 TABLES = ("runs", "flows", "links", "transfers")
@@ -85,13 +86,13 @@ def build_id() -> str:
     of the compiled engine, so that a changed simulator never reuses the
     runs of another (``0.1.0+3f2a9c1b7d4e``)."""
     from longfat import _native
-    from longfat.outdir import _version
+    from longfat.outdir import longfat_version
 
     h = hashlib.sha256()
     with open(_native.__file__, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return f"{_version()}+{h.hexdigest()[:12]}"
+    return f"{longfat_version()}+{h.hexdigest()[:12]}"
 
 
 def run_id(scenario: dict, build: str | None = None) -> str:
@@ -114,7 +115,7 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
     """Checks (and with ``create`` makes) a study directory: missing, empty,
     or an earlier study (resumed); anything else is refused with a
     ScenarioError naming ``field``. Returns the absolute path."""
-    p = _normalize(path, field)
+    p = normalize_path(path, field)
     if p.is_symlink():
         raise ScenarioError(f"{field}: {path} is a symbolic link; longfat does not write through links, choose another directory", field)
     if p.exists():
@@ -129,7 +130,7 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
     elif not create:
         raise ScenarioError(f"{field}: {path} does not exist", field)
     else:
-        _check_parent(p, path, field)
+        check_parent_writable(p, path, field)
     check_not_nested(p, field)
     if not create:
         if not is_study(p):
@@ -580,7 +581,7 @@ def run_row(rid: str, labels: dict, scenario: dict, summary: dict, wall_s: float
         labelled[col] = v
     row.update(labelled)
     metrics = {
-        "seed": (scenario.get("run") or {}).get("seed", 1),
+        "seed": seed_of(scenario),
         "algorithms": ",".join(sorted({f["algorithm"] for f in flows})),
         "flows": len(flows),
         "bottleneck_rate_bps": None if bn is None else float(bn["rate_bps"]),

@@ -26,8 +26,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from longfat.reproduce.core import _rate_bps, _secs
 from longfat.reproduce.measure import ci95, jain
+from longfat.units import rate_bps, seconds
 
 PACKET = 1500  # bytes on the wire (the transport's default packet_size)
 PAYLOAD = 1460  # goodput bytes per packet (default header_size 40)
@@ -348,8 +348,8 @@ class _Run:
         self.lt = np.asarray(ln["time_s"], dtype=float)[m]
         self.lutil = np.asarray(ln["utilization"], dtype=float)[m]
         self.lq = np.asarray(ln["queue_pkts"], dtype=float)[m]
-        self.rate = _rate_bps(self.spec["network"]["bottleneck"]["rate"])
-        self.rtt = _secs(self.spec["network"]["bdp_rtt"])
+        self.rate = rate_bps(self.spec["network"]["bottleneck"]["rate"])
+        self.rtt = seconds(self.spec["network"]["bdp_rtt"])
 
     def series(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = self.fname == name
@@ -395,34 +395,34 @@ def run_metrics(labels: dict, res) -> dict[str, Obs]:
         q = bn.get("mean_queue_pkts")
         out["queue_delay_ms"] = Obs(float("nan") if q is None else float(q) * PACKET * 8 / r.rate * 1e3)
     elif exp == "fairness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         g = [r.mean_goodput("first", t0), r.mean_goodput("second", t0)]
         out["jain"] = Obs(jain(g))
         t, g_new, _ = r.series("second")
         _, g_old, _ = r.series("first")
         join = r.start_time("second")
         if not math.isfinite(join):
-            join = _secs(r.spec["flows"][1]["start"])
+            join = seconds(r.spec["flows"][1]["start"])
         for level in (0.8, 0.95):
             out[f"conv{int(level * 100)}"] = convergence_time(t, g_new, g_old, join, level, _smooth_s(r.rtt), _smooth_s(r.rtt))
     elif exp == "rtt_unfairness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         short, long_ = r.mean_goodput("short", t0), r.mean_goodput("long", t0)
         if long_ > 0:
             out["rtt_ratio"] = Obs(short / long_)
         else:
             # the long flow delivered nothing in the window: less than one
             # packet, so the ratio is at least this (a censored value)
-            span = _secs(r.spec["run"]["duration"]) - t0
+            span = seconds(r.spec["run"]["duration"]) - t0
             out["rtt_ratio"] = Obs(short / (PAYLOAD * 8 / span), True)
     elif exp == "friendliness":
-        t0 = _secs(r.spec["run"]["measure_from"])
+        t0 = seconds(r.spec["run"]["measure_from"])
         reno, other = r.mean_goodput("reno", t0), r.mean_goodput("tested", t0)
         tot = reno + other
         out["reno_share"] = Obs(2 * reno / tot if tot > 0 else float("nan"))
     elif exp == "responsiveness":
         udp = r.spec["udp"][0]
-        off = _secs(udp["stop"])
+        off = seconds(udp["stop"])
         win = STEP_WINDOW_RTTS * r.rtt
         m = (r.lt > off + 1e-9) & (r.lt <= off + win + 1e-9)
         out["step_util"] = Obs(float(r.lutil[m].mean()) if m.any() else float("nan"))
@@ -552,7 +552,7 @@ def _example(exp: str, r: _Run) -> dict:
                 "join": r.start_time("second"), "rate_mbps": r.rate / 1e6}
     udp = r.spec["udp"][0]
     step = max(len(r.lt) // 400, 1)
-    return {"t": r.lt[::step].round(3).tolist(), "util": r.lutil[::step].round(4).tolist(), "on": _secs(udp["start"]), "off": _secs(udp["stop"])}
+    return {"t": r.lt[::step].round(3).tolist(), "util": r.lutil[::step].round(4).tolist(), "on": seconds(udp["start"]), "off": seconds(udp["stop"])}
 
 
 def analyse(results: Iterable[tuple[dict, Any]]) -> Card:
@@ -847,6 +847,37 @@ def _errbar(s: Score | None, scale: float = 1.0) -> tuple[float, float, float, b
     return m, max(m - s.lo * scale, 0.0), max(s.hi * scale - m, 0.0), False
 
 
+class _Figures:
+    """What every figure of the card shares: the card, the algorithms'
+    colours, and where and how a figure is saved (the files and captions
+    saved so far in ``saved``)."""
+
+    def __init__(self, card: Card, out_dir: Path, plt):
+        self.card, self.out_dir, self.plt = card, out_dir, plt
+        self.algos, self.paths = card.algorithms, card.paths
+        cmap = plt.get_cmap("tab10" if len(self.algos) <= 10 else "tab20")
+        self.colors = {cc: cmap(i % cmap.N) for i, cc in enumerate(self.algos)}
+        self.npth = max(len(self.paths), 1)
+        self.saved: list[tuple[str, str]] = []
+
+    def save(self, fig, name: str, caption: str, at: int = 100) -> None:
+        import io
+
+        from PIL import Image
+
+        buf = io.BytesIO()
+        fig.savefig(buf, dpi=at, format="png")
+        self.plt.close(fig)
+        # an adaptive 256-colour palette: a third of the bytes, the same plot
+        buf.seek(0)
+        with Image.open(buf) as im:
+            im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(self.out_dir / name, format="PNG", optimize=True)
+        self.saved.append((name, caption))
+
+    def score(self, key, cc, p, sub):
+        return self.card.scores.get(key, {}).get(cc, {}).get(p, {}).get(sub)
+
+
 def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
     """Draws the card's figures as PNGs into ``out_dir``; returns (file, caption)."""
     import matplotlib
@@ -854,33 +885,22 @@ def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    dpi = 100
-    figs: list[tuple[str, str]] = []
-    algos, paths = card.algorithms, card.paths
-    cmap = plt.get_cmap("tab10" if len(algos) <= 10 else "tab20")
-    colors = {cc: cmap(i % cmap.N) for i, cc in enumerate(algos)}
-    npth = max(len(paths), 1)
+    f = _Figures(card, out_dir, plt)
+    _draw_efficiency(f)
+    _draw_fairness(f)
+    _draw_rtt_unfairness(f)
+    _draw_examples(f, "fairness", "convergence_examples.png", "Convergence examples (lowest seed): goodput of the first flow (solid) and of the second "
+                   "(dashed), which starts at the dotted line, as a fraction of the link rate.")
+    _draw_examples(f, "responsiveness", "responsiveness_examples.png", "Responsiveness examples (lowest seed): bottleneck utilization; a constant-rate UDP "
+                   "source takes half of the link between the dotted lines.")
+    return f.saved
 
-    def save(fig, name: str, caption: str, at: int = dpi) -> None:
-        import io
 
-        from PIL import Image
-
-        buf = io.BytesIO()
-        fig.savefig(buf, dpi=at, format="png")
-        plt.close(fig)
-        # an adaptive 256-colour palette: a third of the bytes, the same plot
-        buf.seek(0)
-        with Image.open(buf) as im:
-            im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(out_dir / name, format="PNG", optimize=True)
-        figs.append((name, caption))
-
-    def score(key, cc, p, sub):
-        return card.scores.get(key, {}).get(cc, {}).get(p, {}).get(sub)
-
-    # 1. efficiency, loss and queueing delay against the buffer
+def _draw_efficiency(f: _Figures) -> None:
+    """Efficiency, loss and queueing delay against the buffer."""
+    card, algos, paths, npth, colors, score = f.card, f.algos, f.paths, f.npth, f.colors, f.score
     keys = [("utilization", "utilization", 1.0, False), ("loss_rate", "loss rate (%)", 100.0, True), ("queue_delay_ms", "mean queueing delay (ms)", 1.0, False)]
-    fig, axes = plt.subplots(len(keys), npth, figsize=(5.2 * npth, 3.0 * len(keys)), squeeze=False, constrained_layout=True)
+    fig, axes = f.plt.subplots(len(keys), npth, figsize=(5.2 * npth, 3.0 * len(keys)), squeeze=False, constrained_layout=True)
     for r, (key, ylabel, scale, logy) in enumerate(keys):
         subs = card.subcases.get(key, [])
         xs = [float(s) * 100 for s in subs if s != "-"]
@@ -904,13 +924,18 @@ def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
             ax.set_title(p, fontsize=10)
             ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=7, ncol=2, loc="lower right")
-    save(fig, "efficiency.png", "One flow alone: bottleneck utilization, loss rate and mean queueing delay against the buffer size "
-         "(mean over seeds, bars: 95 % CI).")
+    f.save(fig, "efficiency.png", "One flow alone: bottleneck utilization, loss rate and mean queueing delay against the buffer size "
+           "(mean over seeds, bars: 95 % CI).")
 
-    # 2. fairness, friendliness, convergence: bars per algorithm
+
+def _draw_fairness(f: _Figures) -> None:
+    """Fairness, friendliness, convergence: bars per algorithm."""
+    from matplotlib.patches import Patch
+
+    algos, paths, npth, colors, score = f.algos, f.paths, f.npth, f.colors, f.score
     bar_keys = [("jain", "Jain index (2 flows, same RTT)", None), ("reno_share", "Reno's share / fair share", 1.0),
                 ("conv80", "time to 80 % of fair share (s)", None), ("conv95", "time to 95 % of fair share (s)", None)]
-    fig, axes = plt.subplots(len(bar_keys), 1, figsize=(max(7.0, 0.75 * len(algos) * npth + 2), 2.7 * len(bar_keys)), squeeze=False, constrained_layout=True)
+    fig, axes = f.plt.subplots(len(bar_keys), 1, figsize=(max(7.0, 0.75 * len(algos) * npth + 2), 2.7 * len(bar_keys)), squeeze=False, constrained_layout=True)
     width = 0.8 / npth
     hatches = ["", "//", "..", "xx"]
     for r, (key, ylabel, ref) in enumerate(bar_keys):
@@ -929,15 +954,16 @@ def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_xticklabels(algos, fontsize=8)
         ax.set_ylabel(ylabel, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-        from matplotlib.patches import Patch
-
         ax.legend(handles=[Patch(facecolor="white", edgecolor="k", hatch=hatches[j % len(hatches)], label=p) for j, p in enumerate(paths)], fontsize=7)
-    save(fig, "fairness.png", "Two flows: Jain index (same RTT), Reno's share beside the algorithm (1 = fair, dashed), and time for a "
-         "second flow to reach 80 % and 95 % of its fair share (hatch: path; '>' marks a lower bound, some seeds never got there).")
+    f.save(fig, "fairness.png", "Two flows: Jain index (same RTT), Reno's share beside the algorithm (1 = fair, dashed), and time for a "
+           "second flow to reach 80 % and 95 % of its fair share (hatch: path; '>' marks a lower bound, some seeds never got there).")
 
-    # 3. RTT unfairness: goodput ratio against RTT ratio
+
+def _draw_rtt_unfairness(f: _Figures) -> None:
+    """RTT unfairness: goodput ratio against RTT ratio."""
+    card, algos, paths, npth, colors, score = f.card, f.algos, f.paths, f.npth, f.colors, f.score
     subs = [s for s in card.subcases.get("rtt_ratio", []) if s != "-"]
-    fig, axes = plt.subplots(1, npth, figsize=(5.2 * npth, 3.8), squeeze=False, constrained_layout=True)
+    fig, axes = f.plt.subplots(1, npth, figsize=(5.2 * npth, 3.8), squeeze=False, constrained_layout=True)
     ks = [float(s) for s in subs]
     for j, p in enumerate(paths):
         ax = axes[0][j]
@@ -960,45 +986,43 @@ def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
         ax.set_title(p, fontsize=10)
         ax.grid(alpha=0.3, which="both")
     axes[0][-1].legend(fontsize=7, ncol=2)
-    save(fig, "rtt_unfairness.png", "RTT unfairness: goodput of the short-RTT flow over that of the long-RTT flow against the RTT ratio "
-         "(dashed: k, dotted: k², grey: 1 = RTT-fair).")
+    f.save(fig, "rtt_unfairness.png", "RTT unfairness: goodput of the short-RTT flow over that of the long-RTT flow against the RTT ratio "
+           "(dashed: k, dotted: k², grey: 1 = RTT-fair).")
 
-    # 4. time series: convergence examples and responsiveness examples
-    for exp, name, caption in (
-        ("fairness", "convergence_examples.png", "Convergence examples (lowest seed): goodput of the first flow (solid) and of the second "
-         "(dashed), which starts at the dotted line, as a fraction of the link rate."),
-        ("responsiveness", "responsiveness_examples.png", "Responsiveness examples (lowest seed): bottleneck utilization; a constant-rate UDP "
-         "source takes half of the link between the dotted lines."),
-    ):
-        ex = card.examples.get(exp, {})
-        rows = [cc for cc in algos if cc in ex]
-        if not rows:
-            continue
-        fig, axes = plt.subplots(len(rows), npth, figsize=(4.6 * npth, 1.35 * len(rows) + 0.6), squeeze=False, sharey=True, constrained_layout=True)
-        for i, cc in enumerate(rows):
-            for j, p in enumerate(paths):
-                ax = axes[i][j]
-                d = ex[cc].get(p)
-                if d:
-                    t = np.asarray(d["t"])
-                    if exp == "fairness":
-                        rate = d["rate_mbps"]
-                        ax.plot(t, np.asarray(d["first"]) / rate, lw=0.8, color=colors[cc])
-                        ax.plot(t, np.asarray(d["second"]) / rate, lw=0.8, ls="--", color="k")
-                        if d.get("join") is not None and math.isfinite(d["join"]):
-                            ax.axvline(d["join"], color="0.5", ls=":", lw=0.8)
-                    else:
-                        ax.plot(t, d["util"], lw=0.8, color=colors[cc])
-                        ax.axvline(d["on"], color="0.5", ls=":", lw=0.8)
-                        ax.axvline(d["off"], color="0.5", ls=":", lw=0.8)
-                ax.set_ylim(0, 1.05)
-                ax.tick_params(labelsize=7)
-                ax.grid(alpha=0.3)
-                if i == 0:
-                    ax.set_title(p, fontsize=9)
-                if j == 0:
-                    ax.set_ylabel(cc, fontsize=8)
-                if i == len(rows) - 1:
-                    ax.set_xlabel("time (s)", fontsize=8)
-        save(fig, name, caption, at=85)
-    return figs
+
+def _draw_examples(f: _Figures, exp: str, name: str, caption: str) -> None:
+    """Time series of one experiment's examples (convergence: goodput of
+    both flows; responsiveness: utilization), one panel per algorithm and
+    path; nothing when the card has none."""
+    algos, paths, npth, colors = f.algos, f.paths, f.npth, f.colors
+    ex = f.card.examples.get(exp, {})
+    rows = [cc for cc in algos if cc in ex]
+    if not rows:
+        return
+    fig, axes = f.plt.subplots(len(rows), npth, figsize=(4.6 * npth, 1.35 * len(rows) + 0.6), squeeze=False, sharey=True, constrained_layout=True)
+    for i, cc in enumerate(rows):
+        for j, p in enumerate(paths):
+            ax = axes[i][j]
+            d = ex[cc].get(p)
+            if d:
+                t = np.asarray(d["t"])
+                if exp == "fairness":
+                    rate = d["rate_mbps"]
+                    ax.plot(t, np.asarray(d["first"]) / rate, lw=0.8, color=colors[cc])
+                    ax.plot(t, np.asarray(d["second"]) / rate, lw=0.8, ls="--", color="k")
+                    if d.get("join") is not None and math.isfinite(d["join"]):
+                        ax.axvline(d["join"], color="0.5", ls=":", lw=0.8)
+                else:
+                    ax.plot(t, d["util"], lw=0.8, color=colors[cc])
+                    ax.axvline(d["on"], color="0.5", ls=":", lw=0.8)
+                    ax.axvline(d["off"], color="0.5", ls=":", lw=0.8)
+            ax.set_ylim(0, 1.05)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.set_title(p, fontsize=9)
+            if j == 0:
+                ax.set_ylabel(cc, fontsize=8)
+            if i == len(rows) - 1:
+                ax.set_xlabel("time (s)", fontsize=8)
+    f.save(fig, name, caption, at=85)

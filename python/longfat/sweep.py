@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 
 from longfat._native import ScenarioError, Simulation
 from longfat.outdir import check_interrupted
-from longfat.scenario import MAX_DEPTH, _disp, _kind, _parse_value, _split_key, apply_overrides, check_document, check_key, key_path, load_scenario, set_path
+from longfat.scenario import apply_overrides, check_document, check_key, display, key_path, kind_of, load_scenario, parse_value, seed_of, set_path, split_key
 from longfat.store import result_files, run_id
 
 #: Fields of a ``[sweep]`` table.
@@ -74,7 +74,7 @@ class Grid:
 
 def _check_values(key: str, values: Any, field_name: str) -> list:
     if not isinstance(values, list) or not values:
-        raise ScenarioError(f"{field_name}: must be a non-empty array of values, e.g. [\"100Mbps\", \"1Gbps\"], not {_kind(values)}", field_name)
+        raise ScenarioError(f"{field_name}: must be a non-empty array of values, e.g. [\"100Mbps\", \"1Gbps\"], not {kind_of(values)}", field_name)
     return values
 
 
@@ -90,11 +90,11 @@ def _seeds(value: Any, base: int, field_name: str) -> list[int]:
     if isinstance(value, list) and value:
         for s in value:
             if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED:
-                raise ScenarioError(f"{field_name}: every seed must be an integer in 0..=2^63-1, not {_disp(repr(s), 40)}", field_name)
+                raise ScenarioError(f"{field_name}: every seed must be an integer in 0..=2^63-1, not {display(repr(s), 40)}", field_name)
         if len(set(value)) != len(value):
             raise ScenarioError(f"{field_name}: a seed is listed twice", field_name)
         return list(value)
-    raise ScenarioError(f"{field_name}: must be a number of seeds (1..10000) or a non-empty array of seeds, not {_kind(value)}", field_name)
+    raise ScenarioError(f"{field_name}: must be a number of seeds (1..10000) or a non-empty array of seeds, not {kind_of(value)}", field_name)
 
 
 def grid_from_file(table: Any, base_seed: int) -> Grid:
@@ -102,7 +102,7 @@ def grid_from_file(table: Any, base_seed: int) -> Grid:
     from longfat.compare import parse_algorithms
 
     if not isinstance(table, dict):
-        raise ScenarioError(f"sweep: must be a table, not {_kind(table)}", "sweep")
+        raise ScenarioError(f"sweep: must be a table, not {kind_of(table)}", "sweep")
     for k in table:
         if k not in SWEEP_FIELDS:
             f = key_path("sweep", k)
@@ -110,7 +110,7 @@ def grid_from_file(table: Any, base_seed: int) -> Grid:
     g = Grid()
     axes = table.get("grid", {})
     if not isinstance(axes, dict):
-        raise ScenarioError(f"sweep.grid: must be a table of KEY = [values], not {_kind(axes)}", "sweep.grid")
+        raise ScenarioError(f"sweep.grid: must be a table of KEY = [values], not {kind_of(axes)}", "sweep.grid")
     for key, values in axes.items():
         f = key_path("sweep.grid", key)
         check_key(key, f, f)
@@ -118,7 +118,7 @@ def grid_from_file(table: Any, base_seed: int) -> Grid:
     if "cc" in table:
         cc = table["cc"]
         if not isinstance(cc, list) or not all(isinstance(c, str) for c in cc):
-            raise ScenarioError(f"sweep.cc: must be an array of algorithm names, not {_kind(cc)}", "sweep.cc")
+            raise ScenarioError(f"sweep.cc: must be an array of algorithm names, not {kind_of(cc)}", "sweep.cc")
         try:
             g.ccs = parse_algorithms(",".join(cc))
         except ScenarioError as e:
@@ -136,12 +136,12 @@ def grid_from_args(grid: Iterable[str] = (), cc: str | None = None, seeds: int |
     g = copy.deepcopy(file_grid) if file_grid is not None else Grid()
     for item in grid or ():
         if "=" not in item:
-            raise ScenarioError(f"--grid {_disp(item)}: expected KEY=[values], e.g. --grid 'network.bottleneck.rate=[\"100Mbps\",\"1Gbps\"]'", "--grid")
+            raise ScenarioError(f"--grid {display(item)}: expected KEY=[values], e.g. --grid 'network.bottleneck.rate=[\"100Mbps\",\"1Gbps\"]'", "--grid")
         key, text = item.split("=", 1)
         key = key.strip()
-        f = f"--grid {_disp(key)}"
+        f = f"--grid {display(key)}"
         check_key(key, f, "--grid")
-        value = _parse_value(text.strip(), key, name=f)
+        value = parse_value(text.strip(), key, name=f)
         g.axes.pop(key, None)
         g.axes[key] = _check_values(key, value, f)
     if cc is not None:
@@ -163,12 +163,11 @@ def _label_types(axes: dict[str, list]) -> dict[str, str]:
 
 
 def base_seed(base: dict) -> int:
-    """The scenario's ``run.seed`` (1 if absent), refused unless an integer
-    the store can keep."""
-    run = base.get("run")
-    seed = run.get("seed", 1) if isinstance(run, dict) else 1
+    """The scenario's ``run.seed`` (the engine's default if absent), refused
+    unless an integer the store can keep."""
+    seed = seed_of(base)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ScenarioError(f"run.seed: must be an integer in 0..=2^63-1 (the seeds of a sweep count up from it), not {_disp(repr(seed), 40)}", "run.seed")
+        raise ScenarioError(f"run.seed: must be an integer in 0..=2^63-1 (the seeds of a sweep count up from it), not {display(repr(seed), 40)}", "run.seed")
     return seed
 
 
@@ -179,7 +178,7 @@ def _check_axes(grid: Grid) -> None:
     seed (``run.seed``, ``run``: the seeds are their own axis), and with an
     algorithm axis a key that sets a flow's ``cc`` or ``params`` (which the
     algorithm replaces)."""
-    parts = {k: _split_key(k, f"--grid {_disp(k)}") for k in grid.axes}
+    parts = {k: split_key(k, f"--grid {display(k)}") for k in grid.axes}
     keys = list(parts)
     for i, k in enumerate(keys):
         p = parts[k]
@@ -187,12 +186,12 @@ def _check_axes(grid: Grid) -> None:
             q = parts[k2]
             n = min(len(p), len(q))
             if p[:n] == q[:n]:
-                raise ScenarioError(f"--grid {_disp(k2)}: overlaps the grid key {_disp(k)}; one would overwrite the other in every cell", k2)
+                raise ScenarioError(f"--grid {display(k2)}: overlaps the grid key {display(k)}; one would overwrite the other in every cell", k2)
         m = min(len(p), 2)  # the key is run, run.seed, or inside run.seed
         if p[:m] == ["run", "seed"][:m]:
-            raise ScenarioError(f"--grid {_disp(k)}: sets run.seed, which the seeds set; give the seeds with --seeds or sweep.seeds", k)
+            raise ScenarioError(f"--grid {display(k)}: sets run.seed, which the seeds set; give the seeds with --seeds or sweep.seeds", k)
         if grid.ccs is not None and p[0] == "flows" and (len(p) <= 2 or p[2] in ("cc", "params")):
-            raise ScenarioError(f"--grid {_disp(k)}: sets the flows' algorithm or its parameters, which --cc / sweep.cc replace in every cell; drop one of the two", k)
+            raise ScenarioError(f"--grid {display(k)}: sets the flows' algorithm or its parameters, which --cc / sweep.cc replace in every cell; drop one of the two", k)
 
 
 def _flows_label(spec: dict) -> str:
@@ -229,7 +228,7 @@ def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on
         try:
             for (key, _), v in zip(axes, values):
                 labels[key] = v
-                set_path(spec, key, v, name=f"--grid {_disp(key)}")
+                set_path(spec, key, v, name=f"--grid {display(key)}")
             check_document(spec)  # before anything copies or walks it
             if cc is not None:
                 labels["cc"] = cc
@@ -277,7 +276,7 @@ def cells_of(pairs: Iterable[tuple[dict, dict]], *, memory_budget_bytes: int | N
 
 
 def _describe(labels: dict) -> str:
-    return ", ".join(f"{_disp(k, 40)}={_disp(json.dumps(v, default=str), 40)}" for k, v in labels.items()) or "the base scenario"
+    return ", ".join(f"{display(k, 40)}={display(json.dumps(v, default=str), 40)}" for k, v in labels.items()) or "the base scenario"
 
 
 def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, Grid]:
@@ -336,14 +335,14 @@ def run_cells(
     from longfat.runner import memory_budget
     from longfat.store import open_study, refresh_database, scan, write_failure, write_run
 
-    from longfat.outdir import _normalize
+    from longfat.outdir import normalize_path
 
     t0 = time.perf_counter()
     budget = memory_budget(memory_budget_bytes)
     by_id: dict[str, Cell] = {}
     for c in cells:
         by_id.setdefault(c.run_id, c)  # identical cells are one run
-    path = _normalize(study, field)
+    path = normalize_path(study, field)
     stored = scan(path) if path.is_dir() else None
     done = set(stored.runs) if stored else set()
     todo = [c for rid, c in by_id.items() if rid not in done]

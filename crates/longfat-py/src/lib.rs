@@ -341,6 +341,14 @@ fn epoch_growth(
     Ok(((now - start) as f64 / 1e9, after))
 }
 
+/// Jain's fairness index of `xs` as the engine's summary computes it
+/// (metrics::jain_index; None for no values or all zero), for summaries
+/// made outside the engine (the testbed's).
+#[pyfunction]
+fn jain_index(xs: Vec<f64>) -> Option<f64> {
+    longfat_sim::metrics::jain_index(&xs)
+}
+
 /// Names of the congestion-control algorithms this build knows.
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
@@ -355,6 +363,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
+    m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     testbed::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     kernel::register(m)?;
@@ -366,5 +375,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "EVENTS_PER_WALL_SECOND",
         longfat_sim::budget::EVENTS_PER_WALL_SECOND,
     )?;
+    m.add("DEFAULT_SEED", longfat_sim::rng::DEFAULT_SEED)?;
     Ok(())
 }

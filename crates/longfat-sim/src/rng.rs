@@ -4,6 +4,10 @@
 use rand_core::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// The seed of a run whose scenario sets no `run.seed` (the Python front end
+/// reads it from the bindings: stated once, here).
+pub const DEFAULT_SEED: u64 = 1;
+
 /// An independent random stream for one component, derived from the run's seed.
 pub fn component_rng(seed: u64, kind: u64, index: u64) -> Xoshiro256PlusPlus {
     // SplitMix64-style mixing keeps streams of neighbouring components apart.

@@ -679,7 +679,7 @@ pub fn build_with(
         )?,
         None => (duration_ns / 1000).max(1_000_000).min(duration_ns),
     };
-    let seed = s.run.seed.unwrap_or(1);
+    let seed = s.run.seed.unwrap_or(crate::rng::DEFAULT_SEED);
 
     // ---- network ----
     let net = &s.network;

@@ -17,6 +17,7 @@ from longfat.reproduce.criteria import settle
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir, made_dirs
+from longfat.runner import memory_budget
 
 PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 
@@ -42,10 +43,12 @@ def inputs_digest(paper: str) -> str:
     return h.hexdigest()[:16]
 
 
-def load_papers(papers: list[str], quick: bool, only: list[str] | None = None) -> dict:
+def load_papers(papers: list[str], quick: bool, only: list[str] | None = None, *, memory_budget_bytes: str | int | None = None) -> dict:
     """Each paper's experiments, or with ``only`` the named ones of the one
-    paper (an unknown name is refused, listing the allowed ones)."""
-    experiments = {p: load_paper(p, quick) for p in papers}
+    paper (an unknown name is refused, listing the allowed ones); every
+    point validated under the memory budget (as for ``longfat.runner.run``)."""
+    budget = memory_budget(memory_budget_bytes)
+    experiments = {p: load_paper(p, quick, memory_budget_bytes=budget) for p in papers}
     if only is not None:
         (p, exps), = experiments.items()
         names = [e.name for e in exps]
@@ -71,6 +74,7 @@ def reproduce(
     force: bool = False,
     scheduler: str | None = None,
     only: list[str] | None = None,
+    memory_budget_bytes: str | int | None = None,
 ) -> dict[str, Path]:
     """Runs every experiment of ``papers`` on the executor (``jobs`` local
     Dask workers, or the Dask cluster at ``scheduler``), then writes
@@ -78,8 +82,11 @@ def reproduce(
     directory atomically. ``out`` is a container: each ``out/<paper>`` must
     be missing or empty, or with ``force`` an earlier longfat result; all of
     them are checked before the first run. ``progress(done_runs, total_runs,
-    done_cost, total_cost, label)`` is called after each run."""
-    experiments = load_papers(papers, quick, only)
+    done_cost, total_cost, label)`` is called after each run. Every run has
+    the memory budget ``memory_budget_bytes`` (as for ``longfat.runner.run``,
+    settled here once and carried in each run's task)."""
+    budget = memory_budget(memory_budget_bytes)
+    experiments = load_papers(papers, quick, only, memory_budget_bytes=budget)
     check_container(out)
     for p in papers:
         check_output_dir(out / p, force)
@@ -112,7 +119,7 @@ def reproduce(
             # The runs wait on disk (an unlinked file in --out) for their analysis:
             # a paper-length reproduction's time series do not fit in memory.
             spill = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
-            results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill)
+            results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill, memory_budget_bytes=budget)
             total_wall = time.perf_counter() - started
             if cache:
                 with open(cache, "wb") as fh:

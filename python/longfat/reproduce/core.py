@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from longfat._native import ScenarioError, Simulation
-from longfat.reproduce.criteria import check_criteria
-from longfat.scenario import _kind, check_document, check_key, key_path, load_scenario, set_path, shipped_dir
+from longfat._native import DEFAULT_SEED, ScenarioError, Simulation
+from longfat.reproduce.criteria import AGREES, DIFFERS, NOT_SEPARABLE, NO_NUMBER, check_criteria, finite_or_none
+from longfat.runner import memory_budget, run
+from longfat.scenario import check_document, check_key, key_path, kind_of, load_scenario, set_path, shipped_dir
+from longfat.units import rate_bps, seconds
 
 #: The papers' scenario files: ``<paper>/*.toml`` in the shipped scenarios.
 SCENARIO_ROOT = shipped_dir()
@@ -62,6 +64,12 @@ class Experiment:
     criteria: dict = field(default_factory=dict)  # [reproduce.criteria], checked (criteria.py)
 
 
+# The five paper modules (ltcp.py, ...) read units through these two, as
+# they did when their committed reports were made: reproduce.inputs_digest
+# hashes each module's bytes into its report, so the modules stay as they
+# are until the reports are next regenerated; then they import
+# longfat.units (the engine's parsers) and these two go. Nothing else uses
+# them (tests/test_layers.py: FROZEN).
 def _rate_bps(text: str) -> float:
     units = {"tbps": 1e12, "gbps": 1e9, "mbps": 1e6, "kbps": 1e3, "bps": 1.0}
     t = str(text).strip().lower()
@@ -83,8 +91,8 @@ def estimate_cost(spec: dict) -> float:
     """Bottleneck packets the run will carry at most (rate x duration /
     packet); 1.0 when the scenario does not say (never raises)."""
     try:
-        rate = _rate_bps(spec["network"]["bottleneck"]["rate"])
-        dur = _secs(spec["run"]["duration"])
+        rate = rate_bps(spec["network"]["bottleneck"]["rate"])
+        dur = seconds(spec["run"]["duration"])
         cost = rate * dur / (8 * 1040)
     except Exception:
         return 1.0
@@ -101,26 +109,28 @@ def _field_err(path: Path, field: str, what: str) -> ScenarioError:
     return ScenarioError(f"{path}: {field}: {what}", field)
 
 
-def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
+def load_experiment(paper: str, path: Path, quick: bool, memory_budget_bytes: str | int | None = None) -> Experiment:
     """One scenario file's sweep: its [reproduce] table checked field by
     field, the number of runs checked before anything is expanded, then
-    every point built (and so validated) by the simulator's own checks, so
-    that a bad point is refused before any run starts. Errors name the file,
-    the field and, for a point, its label."""
+    every point built (and so validated) by the simulator's own checks
+    under the memory budget (as for ``longfat.runner.run``), so that a bad
+    point is refused before any run starts. Errors name the file, the field
+    and, for a point, its label."""
+    budget = memory_budget(memory_budget_bytes)
     path = Path(path)
     doc = load_scenario(path, keep_reproduce=True)
     rep = doc.get("reproduce")
     if rep is None:
         raise ScenarioError(f"{path}: reproduce: missing; a paper's scenario file needs a [reproduce] table", "reproduce")
     if not isinstance(rep, dict):
-        raise _field_err(path, "reproduce", f"must be a table ([reproduce]), not {_kind(rep)}")
+        raise _field_err(path, "reproduce", f"must be a table ([reproduce]), not {kind_of(rep)}")
     _check_reproduce(path, rep)
     if quick:
         for k, v in list(rep.get("quick", {}).items()):
             _set(path, doc, k, v, key_path("reproduce.quick", k))
         rep = doc.get("reproduce")
         if not isinstance(rep, dict):
-            raise _field_err(path, "reproduce", f"must be a table, not {_kind(rep)} (after applying reproduce.quick)")
+            raise _field_err(path, "reproduce", f"must be a table, not {kind_of(rep)} (after applying reproduce.quick)")
         check_document(doc, prefix=f"{path}: ")
     cases, vary, seeds = _check_reproduce(path, rep)
     base = {k: v for k, v in doc.items() if k != "reproduce"}
@@ -145,7 +155,7 @@ def load_experiment(paper: str, path: Path, quick: bool) -> Experiment:
                 check_document(spec, prefix=where)
                 spec.setdefault("run", {})["seed"] = seed
                 spec["name"] = name
-                _validate(spec, where, built)
+                _validate(spec, where, built, budget)
                 pt.cost = estimate_cost(spec)
                 exp.points.append(pt)
     return exp
@@ -165,7 +175,7 @@ def _set(path: Path, doc: dict, key: str, value: Any, field: str) -> None:
         raise ScenarioError(f"{path}: {e.args[0]}", field) from None
 
 
-def _validate(spec: dict, where: str, seen: set[bytes]) -> None:
+def _validate(spec: dict, where: str, seen: set[bytes], budget: int) -> None:
     """Builds the point's simulation (and drops it): the simulator's checks,
     with the error prefixed by the file and the point's label. ``seen``
     holds digests of the points already built, without their seeds: the
@@ -182,9 +192,7 @@ def _validate(spec: dict, where: str, seen: set[bytes]) -> None:
     if digest in seen:
         return
     try:
-        from longfat.runner import memory_budget
-
-        sim = Simulation(text, memory_budget())
+        sim = Simulation(text, budget)
     except ScenarioError as e:
         field = e.args[1] if len(e.args) > 1 else ""
         raise ScenarioError(where + str(e.args[0]), field) from None
@@ -205,8 +213,8 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
         if k not in known:
             raise _field_err(path, key_path("reproduce", k), f"unknown field; allowed: {', '.join(sorted(known))}")
     if "title" in rep and not isinstance(rep["title"], str):
-        bad("title", f"must be a string, not {_kind(rep['title'])}")
-    seeds = rep.get("seeds", [1])
+        bad("title", f"must be a string, not {kind_of(rep['title'])}")
+    seeds = rep.get("seeds", [DEFAULT_SEED])
     if not (isinstance(seeds, list) and seeds and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64 for x in seeds)):
         bad("seeds", "must be a non-empty list of whole numbers in 0..2^64")
     if len(seeds) > MAX_SEEDS:
@@ -226,10 +234,10 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
     for k, v in vary.items():
         check_key(k, key_path(f"{path}: reproduce.vary", k), field=key_path("reproduce.vary", k))
         if not (isinstance(v, list) and v):
-            raise _field_err(path, key_path("reproduce.vary", k), f"must be a non-empty list of values, not {'an empty list' if isinstance(v, list) else _kind(v)}")
+            raise _field_err(path, key_path("reproduce.vary", k), f"must be a non-empty list of values, not {'an empty list' if isinstance(v, list) else kind_of(v)}")
     quick = rep.get("quick", {})
     if not isinstance(quick, dict):
-        bad("quick", f"must be a table of path = value overrides, not {_kind(quick)}")
+        bad("quick", f"must be a table of path = value overrides, not {kind_of(quick)}")
     for k in quick:
         check_key(k, key_path(f"{path}: reproduce.quick", k), field=key_path("reproduce.quick", k))
     sizes = [len(v) for v in vary.values()]
@@ -248,12 +256,13 @@ def _natural(stem: str) -> list:
     return [(0, int(t), "") if t.isdigit() and t.isascii() and len(t) < 30 else (1, 0, t) for t in re.split(r"([0-9]+)", stem)]
 
 
-def load_paper(paper: str, quick: bool, root: Path = SCENARIO_ROOT) -> list[Experiment]:
+def load_paper(paper: str, quick: bool, root: Path = SCENARIO_ROOT, memory_budget_bytes: str | int | None = None) -> list[Experiment]:
     d = Path(root) / paper
     files = sorted(d.glob("*.toml"), key=lambda f: _natural(f.stem)) if d.is_dir() else []
     if not files:
         raise ScenarioError(f"no scenario files in {d}", "PAPER")
-    return [load_experiment(paper, f, quick) for f in files]
+    budget = memory_budget(memory_budget_bytes)
+    return [load_experiment(paper, f, quick, budget) for f in files]
 
 
 # ---- running ----------------------------------------------------------------
@@ -263,8 +272,6 @@ def run_point(spec: dict, memory_budget_bytes: int) -> Any:
     """Worker: one simulation under the command's memory budget (carried
     with the task: a worker started elsewhere does not share the command's
     environment), results returned by value (pickled)."""
-    from longfat.runner import run
-
     return run(spec, memory_budget_bytes=memory_budget_bytes)
 
 
@@ -308,20 +315,19 @@ class SpilledResults:
 
 
 def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None,
-               spill: SpilledResults | None = None) -> dict[int, Any] | SpilledResults:
+               spill: SpilledResults | None = None, memory_budget_bytes: str | int | None = None) -> dict[int, Any] | SpilledResults:
     """Runs every point (longest first) on the executor (``longfat.executor``:
     this process if ``jobs`` is 1, else a local Dask cluster of ``jobs``
     worker processes, or the Dask cluster at ``scheduler``); returns results
     by position in ``points`` (in ``spill``, on disk, if given). A failed
     run, an interruption (Ctrl-C, SIGTERM) cancels the rest and stops the
     local workers; local workers also die with this process if it is
-    killed. Each run has the memory budget of this process
-    (``longfat.runner.memory_budget``)."""
-    from longfat.executor import Executor, Task
-    from longfat.runner import memory_budget
+    killed. Each run has the memory budget ``memory_budget_bytes`` (as for
+    ``longfat.runner.run``), carried in its task."""
+    from longfat.executor import Executor, Task  # Dask only when runs are made
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    budget = memory_budget()
+    budget = memory_budget(memory_budget_bytes)
     tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
     index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
@@ -338,12 +344,7 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
     return spill if spill is not None else results
 
 
-# ---- verdicts -----------------------------------------------------------------
-
-AGREES = "agrees"
-DIFFERS = "differs"
-NO_NUMBER = "not compared"
-NOT_SEPARABLE = "not separable"
+# ---- verdicts (the words: criteria.py) --------------------------------------------
 
 
 def _finite(*xs) -> bool:
@@ -480,18 +481,9 @@ def between(lo: float | None = None, hi: float | None = None) -> dict:
 NONE = {"kind": "none"}
 
 
-def _num(x) -> float | None:
-    """A float for a check, None for NaN or infinity (which never pass)."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
 def within(ci: tuple[float, float], lo: float, hi: float) -> dict:
     """A ci check: the 95 % interval ``ci`` of a mean against the band [lo, hi]."""
-    return {"kind": "ci", "ci": [_num(ci[0]), _num(ci[1])], "lo": float(lo), "hi": float(hi)}
+    return {"kind": "ci", "ci": [finite_or_none(ci[0]), finite_or_none(ci[1])], "lo": float(lo), "hi": float(hi)}
 
 
 def separate(a: tuple[float, float], b: tuple[float, float], claim: str, what: tuple[str, str] = ("A", "B")) -> dict:
@@ -499,7 +491,7 @@ def separate(a: tuple[float, float], b: tuple[float, float], claim: str, what: t
     ``a`` and ``b`` are their 95 % intervals."""
     if claim not in (">", "<"):
         raise ValueError(f"claim must be '>' or '<', not {claim!r}")
-    return {"kind": "separate", "a": [_num(a[0]), _num(a[1])], "b": [_num(b[0]), _num(b[1])], "claim": claim, "what": list(what)}
+    return {"kind": "separate", "a": [finite_or_none(a[0]), finite_or_none(a[1])], "b": [finite_or_none(b[0]), finite_or_none(b[1])], "claim": claim, "what": list(what)}
 
 
 @dataclass

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from longfat._native import ScenarioError
-from longfat.scenario import _kind, key_path
+from longfat.scenario import key_path, kind_of
 
 #: The widest factor band whose width, paper x (f - 1/f), stays below twice the paper's value.
 MAX_FACTOR = 1 + math.sqrt(2)
@@ -54,12 +54,26 @@ KIND_FIELDS = {
 }
 COMMON = {"kind", "control", "why"}
 
+# Verdicts of a row (core.evaluate gives them).
+AGREES = "agrees"
+DIFFERS = "differs"
+NO_NUMBER = "not compared"
+NOT_SEPARABLE = "not separable"
 # Verdicts of a control row (the same check, applied to the control algorithm).
 CONTROL_DIFFERS = "control differs"
 CONTROL_PASSES = "control passes too"
 CONTROL_UNCLEAR = "control not separable"
 #: A claim whose negative control passes the same check (or is missing, or unclear).
 NOT_EVIDENCE = "not evidence"
+
+
+def finite_or_none(x) -> float | None:
+    """A float for a check, None for NaN or infinity (which never pass)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
 
 
 def _num(path: Path, field: str, v: Any, *, what: str = "a finite number") -> float:
@@ -73,14 +87,14 @@ def check_criteria(path: Path, table: Any) -> dict[str, dict]:
     {id: spec} with numbers as floats."""
     base = "reproduce.criteria"
     if not isinstance(table, dict):
-        raise ScenarioError(f"{path}: {base}: must be a table of criteria, not {_kind(table)}", base)
+        raise ScenarioError(f"{path}: {base}: must be a table of criteria, not {kind_of(table)}", base)
     out: dict[str, dict] = {}
     for cid, spec in table.items():
         f = key_path(base, cid)
         if not (isinstance(cid, str) and cid.isidentifier() and cid.isascii()):
             raise ScenarioError(f"{path}: {f}: a criterion's name must be a plain name (letters, digits, _)", f)
         if not isinstance(spec, dict):
-            raise ScenarioError(f"{path}: {f}: must be a table such as {{ kind = \"ci\", paper = 1.0, tol = 0.1 }}, not {_kind(spec)}", f)
+            raise ScenarioError(f"{path}: {f}: must be a table such as {{ kind = \"ci\", paper = 1.0, tol = 0.1 }}, not {kind_of(spec)}", f)
         kind = spec.get("kind")
         if kind not in KIND_FIELDS:
             raise ScenarioError(f"{path}: {f}.kind: must be one of {', '.join(sorted(KIND_FIELDS))}, not {kind!r}", f"{f}.kind")
@@ -162,8 +176,6 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
     intervals) for a separate one. ``group`` tells apart the rows one
     criterion applies to (a bandwidth, a flow count) and pairs a claim's row
     with its control's row."""
-    from longfat.reproduce.core import _num as finite
-
     specs = getattr(exp, "criteria", None) or {}
     if cid not in specs:
         raise KeyError(f"{exp.path}: no criterion {cid!r} in [reproduce.criteria] (has: {', '.join(sorted(specs)) or 'none'})")
@@ -173,8 +185,8 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
     def interval(x):
         # ci95's (mean, low, high, n), or (low, high)
         if len(x) == 4:
-            return [finite(x[1]), finite(x[2])], int(x[3])
-        return [finite(x[0]), finite(x[1])], None
+            return [finite_or_none(x[1]), finite_or_none(x[2])], int(x[3])
+        return [finite_or_none(x[0]), finite_or_none(x[1])], None
 
     if s["kind"] == "ci":
         if ci is None:
@@ -199,8 +211,6 @@ def settle(rows: list) -> None:
     Row objects or results.json dicts): a control row's verdict says
     whether the control passes the claim's check; a claim that agrees
     stays agreeing only if its control differs, else it is not evidence."""
-    from longfat.reproduce.core import AGREES, DIFFERS, NOT_SEPARABLE
-
     def get(r, k, default=None):
         return r.get(k, default) if isinstance(r, dict) else getattr(r, k, default)
 

@@ -11,8 +11,8 @@ import platform
 import subprocess
 from pathlib import Path
 
-from longfat.reproduce.core import AGREES, DIFFERS, NOT_SEPARABLE, Section
-from longfat.reproduce.criteria import CONTROL_DIFFERS, CONTROL_PASSES, CONTROL_UNCLEAR, NOT_EVIDENCE
+from longfat.reproduce.core import Section, describe
+from longfat.reproduce.criteria import AGREES, CONTROL_DIFFERS, CONTROL_PASSES, CONTROL_UNCLEAR, DIFFERS, NO_NUMBER, NOT_EVIDENCE, NOT_SEPARABLE
 
 
 def machine() -> str:
@@ -59,7 +59,7 @@ def _counts(sections: list[Section]) -> dict[str, int]:
 
 def verdict_counts(rows: list[dict]) -> dict[str, int]:
     """The same counts from results.json rows (for the README's table)."""
-    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, "not compared": 0, NOT_EVIDENCE: 0,
+    c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, NO_NUMBER: 0, NOT_EVIDENCE: 0,
          CONTROL_DIFFERS: 0, CONTROL_PASSES: 0, CONTROL_UNCLEAR: 0}
     for r in rows:
         c[r["verdict"]] = c.get(r["verdict"], 0) + 1
@@ -70,14 +70,14 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not separable*", "not compared": "not compared",
+VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not separable*", NO_NUMBER: "not compared",
                 NOT_EVIDENCE: "**not evidence**", CONTROL_DIFFERS: "control differs", CONTROL_PASSES: "**control passes too**",
                 CONTROL_UNCLEAR: "*control not separable*"}
 
 
 def _verdict_line(c: dict[str, int]) -> str:
     """The claims' verdict counts, then the negative controls'."""
-    line = f"{c[AGREES]} agree, {c[DIFFERS]} differ, {c[NOT_SEPARABLE]} not separable, {c['not compared']} not compared"
+    line = f"{c[AGREES]} agree, {c[DIFFERS]} differ, {c[NOT_SEPARABLE]} not separable, {c[NO_NUMBER]} not compared"
     if c[NOT_EVIDENCE]:
         line += f", {c[NOT_EVIDENCE]} not evidence (their negative control passes the same check, or is unclear)"
     n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
@@ -127,8 +127,6 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
 
 
 def _criterion(r) -> str:
-    from longfat.reproduce.core import describe
-
     return describe(r.check)
 
 
@@ -207,5 +205,5 @@ def verdict_table(root: Path, papers: tuple[str, ...], link_prefix: str = "docs/
         n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
         name = PAPER_NAMES.get(p, p)
         link = f"[{link_prefix}/{p}/report.md]({link_prefix}/{p}/report.md)"
-        lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c['not compared']} | {c[NOT_EVIDENCE]} | {c[CONTROL_DIFFERS]} of {n_ctl} |")
+        lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c[NO_NUMBER]} | {c[NOT_EVIDENCE]} | {c[CONTROL_DIFFERS]} of {n_ctl} |")
     return "\n".join(lines)

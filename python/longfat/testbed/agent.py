@@ -1,8 +1,8 @@
 """The testbed's traffic agents, run inside the namespaces.
 
-The testbed (longfat/testbed.py) starts this file as a script (not as
+The testbed (longfat/testbed/namespaces.py) starts this file as a script (not as
 ``-m longfat...``, so that it does not import the package, numpy and
-pyarrow) with ``ip netns exec NS python testbed_agent.py MODE ...``:
+pyarrow) with ``ip netns exec NS python agent.py MODE ...``:
 
 - ``recv``: in the receiver namespace; accepts the flows' connections and
   counts the bytes each delivers to the application.
@@ -335,7 +335,7 @@ def qdisc(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="testbed_agent.py")
+    p = argparse.ArgumentParser(prog="agent.py")
     sub = p.add_subparsers(dest="mode", required=True)
     for name in ("recv", "send", "qdisc"):
         s = sub.add_parser(name)

@@ -151,7 +151,7 @@ def plot_overlay(algo: str, sim: RunResult, tb: RunResult, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from longfat.plot import _running_mean, _samples_in
+    from longfat.plot import running_mean, samples_in
 
     fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(10, 9), sharex=True, constrained_layout=True)
     for label, r, colour in (("simulator", sim, "tab:blue"), ("testbed", tb, "tab:red")):
@@ -163,7 +163,7 @@ def plot_overlay(algo: str, sim: RunResult, tb: RunResult, out: Path) -> None:
             sel = fidx == f
             style = "-" if k == 0 else ":"
             ax_c.plot(t[sel], cwnd[sel], style, lw=1, color=colour, label=label if k == 0 else None)
-            ax_g.plot(t[sel], _running_mean(gp[sel], _samples_in(t[sel], 1.0)), style, lw=1, color=colour, label=label if k == 0 else None)
+            ax_g.plot(t[sel], running_mean(gp[sel], samples_in(t[sel], 1.0)), style, lw=1, color=colour, label=label if k == 0 else None)
         lt = np.asarray(r.links["time_s"])
         names = r.links["link_name"].to_pylist()
         lidx = np.asarray(r.links["link"])
@@ -283,13 +283,13 @@ def agree(
             del sim
             d = tmp / "sim" / a
             d.mkdir(parents=True)
-            sim_result.write_into(d, plot=False)
+            sim_result.write_into(d)
             write_marker(d, "run")
             d = tmp / "testbed" / a
             (d / "testbed").mkdir(parents=True)
             cb = None if progress is None else (lambda done, total, a=a: progress(a, done, total))
             tb_result = testbed.execute(plan, d / "testbed", delay_direction=delay_direction, rps=rps, progress=cb, log=log)
-            tb_result.write_into(d, plot=False)
+            tb_result.write_into(d)
             write_marker(d, "run")
             row = compare_row(a, sim_result, tb_result)
             row["testbed_meta"] = tb_result.summary["testbed"]

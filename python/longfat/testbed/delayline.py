@@ -1,7 +1,7 @@
-"""The testbed's delay line as a process: ``python -m longfat.testbed_delayline``.
+"""The testbed's delay line as a process: ``python -m longfat.testbed.delayline``.
 
 The testbed starts it inside the router namespace
-(``ip netns exec ROUTER python -m longfat.testbed_delayline ...``). It
+(``ip netns exec ROUTER python -m longfat.testbed.delayline ...``). It
 forwards packets from TUN device ``--input`` to TUN device ``--output``,
 each held for its delay, until SIGTERM or SIGINT; then it writes its counts
 and lateness percentiles as one JSON object to ``--report`` (and stdout).
@@ -18,7 +18,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m longfat.testbed_delayline")
+    p = argparse.ArgumentParser(prog="python -m longfat.testbed.delayline")
     p.add_argument("--input", required=True, help="TUN device the packets come in from")
     p.add_argument("--output", required=True, help="TUN device the packets go out through")
     p.add_argument("--delay-ns", type=int, required=True, help="delay of packets no --route matches")
