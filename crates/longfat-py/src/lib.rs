@@ -297,7 +297,7 @@ fn epoch_growth(
         cwnd_pkts: peak_pkts,
         ssthresh_pkts: peak_pkts,
     };
-    let mut c = longfat_cc::build(cc, &params, init)
+    let mut c = longfat_cc::build(cc, &params, longfat_cc::Rules::Rfc, init)
         .map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))?;
     let rtt_ns = (rtt_s * 1e9) as u64;
     let rtt = RttStats {
