@@ -66,6 +66,8 @@ def default_text(p: dict) -> str:
 def params_table(a: dict) -> str:
     """One algorithm's parameter table (Markdown), with its checks across
     parameters below it."""
+    if a["kind"] == "transport":
+        return "A transport: its settings are scenario fields, its `params` those of the controller it runs.\n"
     if not a["params"]:
         return "No parameters (`params` must be empty).\n"
     rows = ["| param | default | unit | range | meaning | source |", "|---|---|---|---|---|---|"]
