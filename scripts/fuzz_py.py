@@ -137,20 +137,40 @@ def rust_schema() -> dict[str, list[tuple[str, str]]]:
 
 
 def _algorithms() -> list[str]:
-    try:
-        from longfat._native import algorithms
+    from longfat._native import algorithms
 
-        return list(algorithms())
-    except Exception:
-        return ["reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast"]
+    return list(algorithms())
 
 
-PARAM_NAMES = [
-    "a", "alpha", "b", "bandwidth_switch", "beta", "beta_max", "beta_min", "c", "delta_l", "ertt_gain", "fast_convergence",
-    "gamma", "high_decrease", "high_window", "low_window", "max_increase", "n_star", "reno_friendly", "rtt_base_ms",
-    "rtt_max_fade", "rtt_min_epochs", "rtt_ref", "rtt_scaling", "s_max", "s_min", "safety_rtts", "scale_max", "scale_min",
-    "slow_start", "threshold", "w_t",
-]
+def _param_values() -> dict[str, list[float]]:
+    """Every controller parameter the catalogue declares (crates/longfat-cc,
+    ``longfat algorithms --format json``), with values to try: its defaults
+    under each profile, its range's ends and middle, and just outside it."""
+    from longfat.catalogue import catalogue
+
+    out: dict[str, set[float]] = {}
+    for a in catalogue():
+        for p in a["params"]:
+            lo, hi = p["range"]["lo"], p["range"]["hi"]
+            values = out.setdefault(p["name"], set())
+            values.update(v for v in p["profile_defaults"].values() if v is not None)
+            values.update([lo, hi, (lo + hi) / 2, lo - 1.0, hi * 2.0 + 1.0])
+    return {name: sorted(values) for name, values in sorted(out.items())}
+
+
+PARAM_VALUES = _param_values()
+PARAM_NAMES = list(PARAM_VALUES)
+
+
+def random_params(rng: random.Random) -> dict[str, float]:
+    """A flow's ``params``: up to two declared parameters (of any
+    algorithm), each with one of its values or a plain number."""
+    out = {}
+    for _ in range(rng.choice([0, 1, 1, 2])):
+        name = rng.choice(PARAM_NAMES)
+        out[name] = rng.choice(PARAM_VALUES[name] + [0.1, 0.5, 0.8, 1.0, 2.0, 10.0])
+    return out
+
 
 DURATION_FIELDS = {
     "duration", "delay", "start", "stop", "start_spacing", "access_delay", "start_jitter", "access_delay_jitter",
@@ -307,7 +327,7 @@ def good_value(rng: random.Random, field: str, typ: str, algos: list[str]) -> An
     if base in ("u32", "u64"):
         return rng.choice([0, 1, 2])
     if base.startswith("BTreeMap"):
-        return {rng.choice(PARAM_NAMES): rng.choice([0.1, 0.5, 0.8, 1.0, 2.0, 10.0]) for _ in range(rng.choice([0, 1, 1, 2]))}
+        return random_params(rng)
     if base == "String":
         return rng.choice(["x", "1s", "10Mbps"])
     return None

@@ -631,9 +631,16 @@ def cmd_testbed_clean(_args) -> int:
     return 0
 
 
-def cmd_algorithms(_args) -> int:
-    for a in algorithms():
-        console.print(a)
+def cmd_algorithms(args) -> int:
+    from longfat import catalogue
+
+    if args.format == "json":
+        print(catalogue.to_json())
+    elif args.format == "markdown":
+        print(catalogue.to_markdown(), end="")
+    else:
+        for a in catalogue.catalogue():
+            console.print(f"{a['name']:<10} {a['what']}", highlight=False, markup=False)
     return 0
 
 
@@ -725,7 +732,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--all-builds", action="store_true", help="runs, flows, links and transfers over the runs of every longfat build in the study (default: this build's)")
     q.set_defaults(func=cmd_query)
 
-    a = sub.add_parser("algorithms", help="list the congestion-control algorithms")
+    a = sub.add_parser("algorithms", help="list the congestion-control algorithms (json: with every parameter's unit, defaults and range)")
+    a.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="text (default): names and one-liners")
     a.set_defaults(func=cmd_algorithms)
 
     tb = sub.add_parser("testbed", help="run a scenario on real Linux TCP in network namespaces (root); see docs/testbed.md")

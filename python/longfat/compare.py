@@ -8,30 +8,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from longfat._native import ScenarioError, algorithms
+from longfat.catalogue import what_it_does
 from longfat.outdir import atomic_dir, write_marker
 from longfat.runner import RESULT_SHARE_OF_SERIES, RunResult, execute, human_bytes, memory_budget, prepare
 from longfat.scenario import apply_overrides, load_scenario
 
 NS = 1_000_000_000
-
-
-#: What each algorithm does differently, in one line (the comparison table
-#: and figure show it next to the name).
-WHAT_IT_DOES = {
-    "reno": "AIMD: +1 packet per RTT, halve on loss",
-    "newreno": "Reno's window rule (NewReno/SACK recovery is the transport's)",
-    "ltcp": "layers: +K packets per RTT at layer K, gentler cuts at large windows",
-    "htcp": "increase grows with time since the last backoff; backoff RTTmin/RTTmax",
-    "ehstcp": "HighSpeed TCP scaled down by the one-way queueing delay",
-    "tcpgt": "grows while goodput keeps up with throughput per epoch, cuts when it falls behind",
-    "highspeed": "larger increase and smaller decrease as the window grows (RFC 3649)",
-    "scalable": "MIMD: +1 % per RTT, -12.5 % on loss",
-    "bic": "binary search towards the last window at which it lost",
-    "cubic": "cubic in time since the last loss, x0.7 on loss",
-    "vegas": "keeps 2-4 packets queued, from RTT over base RTT",
-    "fast": "keeps alpha packets queued, updating the window from the RTT each RTT",
-    "plt": "Reno at high priority plus a loss-rate MIMD flow at low priority",
-}
 
 
 def with_algorithm(spec: dict, algorithm: str) -> dict:
@@ -119,7 +101,7 @@ def summary_rows(results: dict[str, RunResult]) -> list[dict]:
         rows.append(
             {
                 "algorithm": algo,
-                "what": WHAT_IT_DOES.get(algo, ""),
+                "what": what_it_does(algo),
                 "utilization": None if bn is None else bn["utilization"],
                 "goodput_bps": s["tcp_goodput_bps"],
                 "loss_rate": None if bn is None else bn["loss_rate"],
@@ -147,5 +129,5 @@ def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bo
         if plot:
             from longfat.plot import plot_comparison  # matplotlib only when drawing
 
-            plot_comparison(results, tmp / "comparison.png", WHAT_IT_DOES)
+            plot_comparison(results, tmp / "comparison.png")
     return Path(out_dir)

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
 
 from longfat._native import ScenarioError  # noqa: E402
+from longfat.catalogue import what_it_does  # noqa: E402
 from longfat.outdir import atomic_file, check_output_file, is_result_dir  # noqa: E402
 
 MAX_LEGEND = 10
@@ -199,13 +200,10 @@ def running_mean(x: np.ndarray, n: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
-def plot_comparison(results: dict, out: str | Path, what: dict[str, str] | None = None) -> Path:
+def plot_comparison(results: dict, out: str | Path) -> Path:
     """cwnd and goodput over time, one colour per algorithm (every TCP flow
     of that algorithm's run, or with more than MAX_LEGEND flows their median,
-    so labelled), with the bottleneck queue below. ``what`` gives each
-    algorithm's one-line description for the cwnd panel's legend (the
-    comparison passes compare.WHAT_IT_DOES)."""
-    what_it_does = what or {}
+    so labelled), with the bottleneck queue below."""
     fig, (ax_c, ax_g, ax_q) = plt.subplots(3, 1, figsize=(15, 9), sharex=True, constrained_layout=True)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     title = None
@@ -216,8 +214,8 @@ def plot_comparison(results: dict, out: str | Path, what: dict[str, str] | None 
         fidx = np.asarray(flows["flow"])
         cwnd = np.asarray(flows["cwnd_pkts"], dtype=float)
         goodput = np.asarray(flows["goodput_bps"]) / 1e6
-        says = what_it_does.get(algo)
-        long_label = f"{algo}: {says}" if says else algo
+        what = what_it_does(algo)
+        long_label = f"{algo}: {what}" if what else algo
         ids, rows = _groups(fidx)
         if len(ids) > MAX_LEGEND:
             # One line per algorithm and panel: the median across its flows.

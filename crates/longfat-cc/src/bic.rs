@@ -18,7 +18,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
-use crate::params::{ParamReader, LINUX_RULES};
+use crate::params::{error, Algorithm, Param, ParamReader, Range, Rules, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,15 +49,72 @@ const ACK_RATIO_SHIFT: u32 = 4;
 /// Linux `bictcp_reset`: `delayed_ack = 2 << ACK_RATIO_SHIFT`.
 const INITIAL_DELAYED_ACK: u32 = 2 << ACK_RATIO_SHIFT;
 
+pub const BETA: Param = Param::real(
+    "beta",
+    "fraction",
+    0.125,
+    Range::Open(0.0, 1.0),
+    "fraction of the window given up at a loss",
+    "the BIC paper; Linux keeps BICTCP_BETA_SCALE 819/1024",
+)
+.under(&[(Rules::Linux, 205.0 / 1024.0)]);
+pub const S_MAX: Param = Param::real(
+    "s_max",
+    "packets per RTT",
+    32.0,
+    Range::Open(0.0, 1e9),
+    "S_max, the largest increase per RTT",
+    "the BIC paper; Linux max_increment 16",
+)
+.under(&[(Rules::Linux, 16.0)]);
+pub const S_MIN: Param = Param::real(
+    "s_min",
+    "packets per RTT",
+    0.01,
+    Range::Open(0.0, 1e9),
+    "S_min, the least increase per RTT",
+    "the BIC paper",
+);
+pub const LOW_WINDOW: Param = Param::real(
+    "low_window",
+    "packets",
+    14.0,
+    Range::Closed(0.0, 1e9),
+    "Reno at or below this window",
+    "the BIC paper; Linux low_window 14",
+);
+pub const FAST_CONVERGENCE: Param = Param::switch(
+    "fast_convergence",
+    true,
+    "after a loss below the last W_max, aim lower to free bandwidth for new flows",
+    "the BIC paper",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "bic",
+    what: "binary search towards the last window at which it lost",
+    paper: "Xu, Harfoush, Rhee, Binary Increase Congestion Control for Fast, Long Distance Networks, Infocom 2004",
+    params: &[BETA, S_MAX, S_MIN, LOW_WINDOW, FAST_CONVERGENCE, LINUX_RULES],
+    // Checked in `Bic::from_params`.
+    constraints: &["s_min <= s_max", "linux_rules = 1 refuses s_min"],
+    build: Some(|params, rules, init| Ok(Box::new(Bic::from_params(params, rules, init)?))),
+};
+
 impl Default for BicConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl BicConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            beta: 0.125,
-            s_max_pkts: 32.0,
-            s_min_pkts: 0.01,
-            low_window_pkts: 14.0,
-            fast_convergence: true,
-            linux_rules: false,
+            beta: r.real(&BETA),
+            s_max_pkts: r.real(&S_MAX),
+            s_min_pkts: r.real(&S_MIN),
+            low_window_pkts: r.real(&LOW_WINDOW),
+            fast_convergence: r.flag(&FAST_CONVERGENCE),
+            linux_rules: r.flag(&LINUX_RULES),
         }
     }
 }
@@ -86,31 +143,23 @@ impl Bic {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let d = BicConfig::default();
-        let mut r = ParamReader::new("bic", params);
-        let cfg = BicConfig {
-            beta: r.real_open("beta", d.beta, 0.0, 1.0)?,
-            s_max_pkts: r.real_open("s_max", d.s_max_pkts, 0.0, 1e9)?,
-            s_min_pkts: r.real_open("s_min", d.s_min_pkts, 0.0, 1e9)?,
-            low_window_pkts: r.real("low_window", d.low_window_pkts, 0.0, 1e9)?,
-            fast_convergence: r.flag("fast_convergence", d.fast_convergence)?,
-            linux_rules: r.linux_rules()?,
-        };
-        r.finish()?;
-        if cfg.linux_rules && params.contains_key("s_min") {
-            return Err(CcError {
-                field: "params.s_min".into(),
-                message: format!(
-                    "has no effect with {LINUX_RULES} = 1 (Linux's smooth_part sets the least step)"
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        let r = ALGORITHM.check(params, rules)?;
+        let cfg = BicConfig::read(&r);
+        if cfg.linux_rules && r.given(&S_MIN) {
+            return Err(error(
+                S_MIN.name,
+                format!(
+                    "has no effect with {} = 1 (Linux's smooth_part sets the least step)",
+                    LINUX_RULES.name
                 ),
-            });
+            ));
         }
         if cfg.s_min_pkts > cfg.s_max_pkts {
-            return Err(CcError {
-                field: "params.s_min".into(),
-                message: format!("{} exceeds s_max = {}", cfg.s_min_pkts, cfg.s_max_pkts),
-            });
+            return Err(error(
+                S_MIN.name,
+                format!("{} exceeds s_max = {}", cfg.s_min_pkts, cfg.s_max_pkts),
+            ));
         }
         Ok(Self::new(cfg, init))
     }
@@ -365,6 +414,7 @@ mod tests {
         .collect();
         Bic::from_params(
             &p,
+            Rules::Rfc,
             InitialWindow {
                 cwnd_pkts: cwnd,
                 ssthresh_pkts: 1.0,
@@ -461,13 +511,13 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
             .collect();
-        let e = Bic::from_params(&p, InitialWindow::default()).unwrap_err();
+        let e = Bic::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap_err();
         assert_eq!(e.field, "params.s_min");
         let p: CcParams = [("linux_rules", 2.0)]
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
             .collect();
-        let e = Bic::from_params(&p, InitialWindow::default()).unwrap_err();
+        let e = Bic::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap_err();
         assert_eq!(e.field, "params.linux_rules");
     }
 

@@ -26,7 +26,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
-use crate::params::ParamReader;
+use crate::params::{error, Algorithm, Param, ParamReader, Range, Rules, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
@@ -128,30 +128,165 @@ pub struct HyStartConfig {
     pub min_samples: u32,
 }
 
+pub const HYSTART: Param = Param::switch(
+    "hystart",
+    false,
+    "HyStart: leave slow start on an ACK train or a delay increase",
+    "RFC 9438 leaves it out; Linux tcp_cubic.c hystart (on)",
+)
+.under(&[(Rules::Linux, 1.0)]);
+pub const HYSTART_DETECT: Param = Param::real(
+    "hystart_detect",
+    "1 = ACK train, 2 = delay, 3 = both",
+    3.0,
+    Range::Whole(1.0, 3.0),
+    "which HyStart tests run",
+    "Linux tcp_cubic.c hystart_detect",
+);
+pub const HYSTART_LOW_WINDOW: Param = Param::real(
+    "hystart_low_window",
+    "packets",
+    16.0,
+    Range::Closed(0.0, 1e9),
+    "no HyStart detection below this window",
+    "Linux tcp_cubic.c hystart_low_window",
+);
+pub const HYSTART_ACK_DELTA_US: Param = Param::real(
+    "hystart_ack_delta_us",
+    "µs",
+    2000.0,
+    Range::Closed(0.0, 1e7),
+    "ACKs at most this far apart form a train",
+    "Linux tcp_cubic.c hystart_ack_delta_us",
+);
+pub const HYSTART_DELAY_MIN_US: Param = Param::real(
+    "hystart_delay_min_us",
+    "µs",
+    4000.0,
+    Range::Closed(0.0, 1e7),
+    "lower clamp of the delay threshold delay_min / 8",
+    "Linux tcp_cubic.c HYSTART_DELAY_MIN",
+);
+pub const HYSTART_DELAY_MAX_US: Param = Param::real(
+    "hystart_delay_max_us",
+    "µs",
+    16000.0,
+    Range::Closed(0.0, 1e7),
+    "upper clamp of the delay threshold delay_min / 8",
+    "Linux tcp_cubic.c HYSTART_DELAY_MAX",
+);
+pub const HYSTART_MIN_SAMPLES: Param = Param::real(
+    "hystart_min_samples",
+    "samples",
+    8.0,
+    Range::Whole(0.0, 1000.0),
+    "RTT samples per round before the delay test",
+    "Linux tcp_cubic.c HYSTART_MIN_SAMPLES",
+);
+pub const C: Param = Param::real(
+    "c",
+    "packets/s^3",
+    0.4,
+    Range::Open(0.0, 1e6),
+    "C, the cubic's scale",
+    "RFC 9438 §5; Linux bic_scale 41 (C = 41 * 10 / 1024)",
+)
+.under(&[(Rules::Linux, 410.0 / 1024.0)]);
+pub const BETA: Param = Param::real(
+    "beta",
+    "fraction kept",
+    0.7,
+    Range::Open(0.0, 1.0),
+    "beta_cubic, the fraction of the window kept at a loss",
+    "RFC 9438 §4.6; Linux beta 717/1024",
+)
+.under(&[(Rules::Linux, 717.0 / 1024.0)]);
+pub const FAST_CONVERGENCE: Param = Param::switch(
+    "fast_convergence",
+    true,
+    "lower W_max further when a loss comes before reaching it",
+    "RFC 9438 §4.7",
+);
+pub const RENO_FRIENDLY: Param = Param::switch(
+    "reno_friendly",
+    true,
+    "at least Reno's window (the Reno-friendly region)",
+    "RFC 9438 §4.3",
+);
+pub const UNKNOWN_W_MAX_GROWTH: Param = Param::real(
+    "unknown_w_max_growth",
+    "fraction of cwnd per RTT",
+    0.0,
+    Range::Closed(0.0, 0.5),
+    "least growth per RTT while W_max is unknown",
+    "Linux tcp_cubic.c bictcp_update: 5 % per RTT while last_max_cwnd is 0",
+)
+.under(&[(Rules::Linux, 0.05)]);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "cubic",
+    what: "cubic in time since the last loss, x0.7 on loss",
+    paper: "Rhee, Xu, Ha, Zimmermann, Eggert, Scheffenegger, CUBIC for Fast and Long-Distance Networks, RFC 9438",
+    params: &[
+        HYSTART,
+        HYSTART_DETECT,
+        HYSTART_LOW_WINDOW,
+        HYSTART_ACK_DELTA_US,
+        HYSTART_DELAY_MIN_US,
+        HYSTART_DELAY_MAX_US,
+        HYSTART_MIN_SAMPLES,
+        C,
+        BETA,
+        FAST_CONVERGENCE,
+        RENO_FRIENDLY,
+        UNKNOWN_W_MAX_GROWTH,
+        LINUX_RULES,
+    ],
+    // Checked in `Cubic::from_params`.
+    constraints: &["hystart_delay_min_us <= hystart_delay_max_us"],
+    build: Some(|params, rules, init| Ok(Box::new(Cubic::from_params(params, rules, init)?))),
+};
+
+fn us_to_ns(us: f64) -> u64 {
+    (us * NS_PER_US as f64) as u64
+}
+
 impl Default for HyStartConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl HyStartConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            enabled: false,
-            detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            low_window_pkts: 16.0,
-            ack_delta_ns: 2_000 * NS_PER_US,
-            delay_min_ns: 4_000 * NS_PER_US,
-            delay_max_ns: 16_000 * NS_PER_US,
-            min_samples: 8,
+            enabled: r.flag(&HYSTART),
+            detect: r.real(&HYSTART_DETECT) as u32,
+            low_window_pkts: r.real(&HYSTART_LOW_WINDOW),
+            ack_delta_ns: us_to_ns(r.real(&HYSTART_ACK_DELTA_US)),
+            delay_min_ns: us_to_ns(r.real(&HYSTART_DELAY_MIN_US)),
+            delay_max_ns: us_to_ns(r.real(&HYSTART_DELAY_MAX_US)),
+            min_samples: r.real(&HYSTART_MIN_SAMPLES) as u32,
         }
     }
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl CubicConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            c: 0.4,
-            beta: 0.7,
-            fast_convergence: true,
-            reno_friendly: true,
-            unknown_w_max_growth: 0.0,
-            hystart: HyStartConfig::default(),
-            linux_rules: false,
+            c: r.real(&C),
+            beta: r.real(&BETA),
+            fast_convergence: r.flag(&FAST_CONVERGENCE),
+            reno_friendly: r.flag(&RENO_FRIENDLY),
+            unknown_w_max_growth: r.real(&UNKNOWN_W_MAX_GROWTH),
+            hystart: HyStartConfig::read(r),
+            linux_rules: r.flag(&LINUX_RULES),
         }
     }
 }
@@ -294,24 +429,6 @@ pub struct Cubic {
     mss_bytes: u32,
 }
 
-/// An integer parameter: `real` plus a check that the value is whole.
-fn integer(
-    r: &mut ParamReader<'_>,
-    name: &'static str,
-    default: u32,
-    lo: u32,
-    hi: u32,
-) -> Result<u32, CcError> {
-    let v = r.real(name, f64::from(default), f64::from(lo), f64::from(hi))?;
-    if v.fract() != 0.0 {
-        return Err(CcError {
-            field: format!("params.{name}"),
-            message: format!("{v} is not a whole number"),
-        });
-    }
-    Ok(v as u32)
-}
-
 impl Cubic {
     pub fn new(cfg: CubicConfig, init: InitialWindow) -> Self {
         Self {
@@ -327,47 +444,18 @@ impl Cubic {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let d = CubicConfig::default();
-        let h = d.hystart;
-        let mut r = ParamReader::new("cubic", params);
-        let us = |ns: u64| (ns / NS_PER_US) as f64;
-        let hystart = HyStartConfig {
-            enabled: r.flag("hystart", h.enabled)?,
-            detect: integer(&mut r, "hystart_detect", h.detect, 1, 3)?,
-            low_window_pkts: r.real("hystart_low_window", h.low_window_pkts, 0.0, 1e9)?,
-            ack_delta_ns: (r.real("hystart_ack_delta_us", us(h.ack_delta_ns), 0.0, 1e7)?
-                * NS_PER_US as f64) as u64,
-            delay_min_ns: (r.real("hystart_delay_min_us", us(h.delay_min_ns), 0.0, 1e7)?
-                * NS_PER_US as f64) as u64,
-            delay_max_ns: (r.real("hystart_delay_max_us", us(h.delay_max_ns), 0.0, 1e7)?
-                * NS_PER_US as f64) as u64,
-            min_samples: integer(&mut r, "hystart_min_samples", h.min_samples, 0, 1000)?,
-        };
-        let cfg = CubicConfig {
-            c: r.real_open("c", d.c, 0.0, 1e6)?,
-            beta: r.real_open("beta", d.beta, 0.0, 1.0)?,
-            fast_convergence: r.flag("fast_convergence", d.fast_convergence)?,
-            reno_friendly: r.flag("reno_friendly", d.reno_friendly)?,
-            unknown_w_max_growth: r.real(
-                "unknown_w_max_growth",
-                d.unknown_w_max_growth,
-                0.0,
-                0.5,
-            )?,
-            hystart,
-            linux_rules: r.linux_rules()?,
-        };
-        r.finish()?;
-        if hystart.delay_min_ns > hystart.delay_max_ns {
-            return Err(CcError {
-                field: "params.hystart_delay_min_us".into(),
-                message: format!(
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        let cfg = CubicConfig::read(&ALGORITHM.check(params, rules)?);
+        let (h, us) = (cfg.hystart, |ns: u64| (ns / NS_PER_US) as f64);
+        if h.delay_min_ns > h.delay_max_ns {
+            return Err(error(
+                HYSTART_DELAY_MIN_US.name,
+                format!(
                     "{} is above hystart_delay_max_us ({})",
-                    us(hystart.delay_min_ns),
-                    us(hystart.delay_max_ns)
+                    us(h.delay_min_ns),
+                    us(h.delay_max_ns)
                 ),
-            });
+            ));
         }
         Ok(Self::new(cfg, init))
     }
@@ -763,6 +851,7 @@ mod tests {
         fn new(params: &[(&str, f64)]) -> Self {
             let cc = Cubic::from_params(
                 &super::tests::params(params),
+                Rules::Rfc,
                 InitialWindow {
                     cwnd_pkts: 10.0,
                     ssthresh_pkts: f64::INFINITY,
@@ -947,6 +1036,7 @@ mod tests {
         // data sent after the timeout does.
         let mut c = Cubic::from_params(
             &params(&[("hystart", 1.0)]),
+            Rules::Rfc,
             InitialWindow {
                 cwnd_pkts: 100.0,
                 ssthresh_pkts: f64::INFINITY,
@@ -992,11 +1082,12 @@ mod tests {
             ),
             (("unknown_w_max_growth", 0.6), "params.unknown_w_max_growth"),
         ] {
-            let e = Cubic::from_params(&params(&[kv]), init).unwrap_err();
+            let e = Cubic::from_params(&params(&[kv]), Rules::Rfc, init).unwrap_err();
             assert_eq!(e.field, field, "{}", e.message);
         }
         let c = Cubic::from_params(
             &params(&[("hystart", 1.0), ("hystart_ack_delta_us", 500.0)]),
+            Rules::Rfc,
             init,
         )
         .unwrap();
@@ -1021,6 +1112,7 @@ mod tests {
         // 700 * 1.05^10 = 1140.24, less < 0.05 per RTT lost to rounding.
         let mut c = Cubic::from_params(
             &params(&[("unknown_w_max_growth", 0.05), ("reno_friendly", 0.0)]),
+            Rules::Rfc,
             InitialWindow {
                 cwnd_pkts: 1000.0,
                 ssthresh_pkts: 1.0,
@@ -1050,6 +1142,7 @@ mod tests {
         // init): congestion avoidance from an initial ssthresh of 100 grows 5 %.
         let mut c = Cubic::from_params(
             &params(&[("unknown_w_max_growth", 0.05)]),
+            Rules::Rfc,
             InitialWindow {
                 cwnd_pkts: 100.0,
                 ssthresh_pkts: 100.0,
@@ -1104,6 +1197,7 @@ mod tests {
         let run = |linux: f64| {
             let mut c = Cubic::from_params(
                 &params(&[("linux_rules", linux), ("reno_friendly", 0.0)]),
+                Rules::Rfc,
                 InitialWindow {
                     cwnd_pkts: 1000.0,
                     ssthresh_pkts: 1.0,
@@ -1145,6 +1239,7 @@ mod tests {
         // step by at most 0.5/70 of it: < 0.4 packets in all.
         let mut c = Cubic::from_params(
             &params(&[("linux_rules", 1.0)]),
+            Rules::Rfc,
             InitialWindow {
                 cwnd_pkts: 100.0,
                 ssthresh_pkts: 1.0,

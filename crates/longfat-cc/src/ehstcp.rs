@@ -18,8 +18,8 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
-use crate::highspeed::HsResponse;
-use crate::params::ParamReader;
+use crate::highspeed::{HsResponse, RESPONSE_CONSTRAINTS, RESPONSE_PARAMS};
+use crate::params::{Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,29 +33,69 @@ pub struct EhstcpConfig {
     pub ertt_gain: f64,
 }
 
+pub const N_STAR: Param = Param::real(
+    "n_star",
+    "packets",
+    10.0,
+    Range::Closed(0.0, 1e9),
+    "N*, the backlog at which the increase falls back to Reno's",
+    "ehstcp.md §4",
+);
+pub const SAFETY_RTTS: Param = Param::real(
+    "safety_rtts",
+    "RTTmax",
+    5.0,
+    Range::Closed(0.0, 1e6),
+    "length of the safety-check phase",
+    "ehstcp.md §4",
+);
+pub const ERTT_GAIN: Param = Param::real(
+    "ertt_gain",
+    "fraction",
+    0.125,
+    Range::Closed(1e-6, 1.0),
+    "EWMA gain of the effective RTT",
+    "ehstcp.md §3.1",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "ehstcp",
+    what: "HighSpeed TCP scaled down by the one-way queueing delay",
+    paper: "Sasirekha, Chandrasekar, eHSTCP: HighSpeed TCP with the effective RTT (ehstcp.md)",
+    params: &[
+        RESPONSE_PARAMS[0],
+        RESPONSE_PARAMS[1],
+        RESPONSE_PARAMS[2],
+        RESPONSE_PARAMS[3],
+        N_STAR,
+        SAFETY_RTTS,
+        ERTT_GAIN,
+    ],
+    // Checked in `HsResponse::from_reader`.
+    constraints: &RESPONSE_CONSTRAINTS,
+    build: Some(|params, rules, init| {
+        Ok(Box::new(Ehstcp::new(EhstcpConfig::from_params(params, rules)?, init)))
+    }),
+};
+
 impl Default for EhstcpConfig {
     fn default() -> Self {
-        Self {
-            resp: HsResponse::default(),
-            n_star_pkts: 10.0,
-            safety_rtts: 5.0,
-            ertt_gain: 0.125,
-        }
+        Self::from_reader(&ParamReader::defaults(Rules::Rfc)).expect("the defaults fit")
     }
 }
 
 impl EhstcpConfig {
-    pub fn from_params(params: &CcParams) -> Result<Self, CcError> {
-        let d = Self::default();
-        let mut r = ParamReader::new("ehstcp", params);
-        let cfg = Self {
-            resp: HsResponse::from_reader(&mut r)?,
-            n_star_pkts: r.real("n_star", d.n_star_pkts, 0.0, 1e9)?,
-            safety_rtts: r.real("safety_rtts", d.safety_rtts, 0.0, 1e6)?,
-            ertt_gain: r.real("ertt_gain", d.ertt_gain, 1e-6, 1.0)?,
-        };
-        r.finish()?;
-        Ok(cfg)
+    fn from_reader(r: &ParamReader) -> Result<Self, CcError> {
+        Ok(Self {
+            resp: HsResponse::from_reader(r)?,
+            n_star_pkts: r.real(&N_STAR),
+            safety_rtts: r.real(&SAFETY_RTTS),
+            ertt_gain: r.real(&ERTT_GAIN),
+        })
+    }
+
+    pub fn from_params(params: &CcParams, rules: Rules) -> Result<Self, CcError> {
+        Self::from_reader(&ALGORITHM.check(params, rules)?)
     }
 }
 

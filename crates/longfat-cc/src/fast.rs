@@ -22,7 +22,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{reduce, timeout, RoundCounter, MIN_SSTHRESH_PKTS};
-use crate::params::ParamReader;
+use crate::params::{Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 /// ns-2 `fast_est_update_avgrtt`: with `scale` = packets in flight / 3, the
@@ -45,12 +45,52 @@ pub struct FastConfig {
     pub mi_threshold_ns: u64,
 }
 
+pub const ALPHA: Param = Param::real(
+    "alpha",
+    "packets",
+    200.0,
+    Range::Closed(0.0, 1e9),
+    "packets the flow aims to keep queued (set it per path)",
+    "Jin, Wei, Low; ns-2 tcp-fast.cc alpha_",
+);
+pub const GAMMA: Param = Param::real(
+    "gamma",
+    "fraction",
+    0.5,
+    Range::Closed(1e-6, 1.0),
+    "the step towards the target window per update",
+    "Jin, Wei, Low; ns-2 tcp-fast.cc gamma_",
+);
+pub const MI_THRESHOLD_MS: Param = Param::real(
+    "mi_threshold_ms",
+    "ms",
+    1.5,
+    Range::Closed(0.0, 1e6),
+    "multiplicative increase while avgRTT - baseRTT is below this; 0 turns MI off",
+    "ns-2 tcp-fast.cc mi_threshold_, as the Caltech FAST group's high-BDP script sets it",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "fast",
+    what: "keeps alpha packets queued, updating the window from the RTT each RTT",
+    paper: "Jin, Wei, Low, FAST TCP: motivation, architecture, algorithms, performance, Infocom 2004",
+    params: &[ALPHA, GAMMA, MI_THRESHOLD_MS],
+    constraints: &[],
+    build: Some(|params, rules, init| Ok(Box::new(Fast::from_params(params, rules, init)?))),
+};
+
 impl Default for FastConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl FastConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            alpha_pkts: 200.0,
-            gamma: 0.5,
-            mi_threshold_ns: 1_500_000,
+            alpha_pkts: r.real(&ALPHA),
+            gamma: r.real(&GAMMA),
+            mi_threshold_ns: ms_to_ns(r.real(&MI_THRESHOLD_MS)),
         }
     }
 }
@@ -84,16 +124,8 @@ impl Fast {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let d = FastConfig::default();
-        let mut r = ParamReader::new("fast", params);
-        let default_mi_ms = d.mi_threshold_ns as f64 / 1e6;
-        let cfg = FastConfig {
-            alpha_pkts: r.real("alpha", d.alpha_pkts, 0.0, 1e9)?,
-            gamma: r.real("gamma", d.gamma, 1e-6, 1.0)?,
-            mi_threshold_ns: ms_to_ns(r.real("mi_threshold_ms", default_mi_ms, 0.0, 1e6)?),
-        };
-        r.finish()?;
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        let cfg = FastConfig::read(&ALGORITHM.check(params, rules)?);
         Ok(Self::new(cfg, init))
     }
 
@@ -399,12 +431,12 @@ mod tests {
         let p: CcParams = [("mi_threshold_ms".to_string(), 0.75)]
             .into_iter()
             .collect();
-        let f = Fast::from_params(&p, InitialWindow::default()).unwrap();
+        let f = Fast::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap();
         assert_eq!(f.cfg.mi_threshold_ns, 750_000);
         let p: CcParams = [("mi_threshold_ms".to_string(), -1.0)]
             .into_iter()
             .collect();
-        let e = Fast::from_params(&p, InitialWindow::default()).unwrap_err();
+        let e = Fast::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap_err();
         assert_eq!(e.field, "params.mi_threshold_ms");
         // 0 turns MI off: from an empty queue only the update moves the window.
         let mut f = Fast::new(

@@ -12,7 +12,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, slow_start, timeout};
-use crate::params::ParamReader;
+use crate::params::{error, Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 /// The response function's parameters (RFC 3649 §5).
@@ -59,40 +59,96 @@ impl Ns2Lines {
     }
 }
 
+/// Low_Window (RFC 3649 §5).
+pub const LOW_WINDOW: Param = Param::real(
+    "low_window",
+    "packets",
+    38.0,
+    Range::Closed(1.0, 1e9),
+    "Low_Window: at or below it, Reno",
+    "RFC 3649 §5",
+);
+pub const HIGH_WINDOW: Param = Param::real(
+    "high_window",
+    "packets",
+    83_000.0,
+    Range::Closed(1.0, 1e12),
+    "High_Window: a(w), b(w) constant above it",
+    "RFC 3649 §5",
+);
+pub const HIGH_DECREASE: Param = Param::real(
+    "high_decrease",
+    "fraction",
+    0.1,
+    Range::Open(0.0, 0.5),
+    "High_Decrease: b(High_Window)",
+    "RFC 3649 §5",
+);
+pub const HIGH_P: Param = Param::real(
+    "high_p",
+    "loss rate",
+    0.0,
+    Range::Closed(1e-300, 1.0),
+    "High_P: set, p(w) is ns-2's log-log line instead of 0.078 / w^1.2",
+    "ns-2.35 tcp.cc increase_param(), high_p_",
+)
+.unset()
+.under(&[(Rules::Ns2, 1e-7)]);
+/// The response function's parameters, which eHSTCP shares.
+pub const RESPONSE_PARAMS: [Param; 4] = [LOW_WINDOW, HIGH_WINDOW, HIGH_DECREASE, HIGH_P];
+/// The response function's checks across its parameters.
+pub const RESPONSE_CONSTRAINTS: [&str; 2] =
+    ["low_window < high_window", "high_p < 1.5 / low_window^2"];
+pub const LINUX_TABLE: Param = Param::switch(
+    "linux_table",
+    false,
+    "1: Linux tcp_highspeed.c's table semantics (refuses the four above)",
+    "Linux tcp_highspeed.c hstcp_aimd_vals (RFC 3649 Appendix B)",
+)
+.under(&[(Rules::Linux, 1.0)]);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "highspeed",
+    what: "larger increase and smaller decrease as the window grows (RFC 3649)",
+    paper: "Floyd, HighSpeed TCP for Large Congestion Windows, RFC 3649",
+    params: &[LOW_WINDOW, HIGH_WINDOW, HIGH_DECREASE, HIGH_P, LINUX_TABLE],
+    // Checked in `HsResponse::from_reader` and `HighSpeed::from_params`.
+    constraints: &[
+        RESPONSE_CONSTRAINTS[0],
+        RESPONSE_CONSTRAINTS[1],
+        "linux_table = 1 refuses low_window, high_window, high_decrease and high_p",
+    ],
+    build: Some(|params, rules, init| Ok(Box::new(HighSpeed::from_params(params, rules, init)?))),
+};
+
 impl Default for HsResponse {
     fn default() -> Self {
-        Self {
-            low_window_pkts: 38.0,
-            high_window_pkts: 83_000.0,
-            high_decrease: 0.1,
-            ns2: None,
-        }
+        Self::from_reader(&ParamReader::defaults(Rules::Rfc)).expect("the defaults fit")
     }
 }
 
 impl HsResponse {
-    pub fn from_reader(r: &mut ParamReader) -> Result<Self, CcError> {
-        let d = Self::default();
-        let low_window_pkts = r.real("low_window", d.low_window_pkts, 1.0, 1e9)?;
-        let high_window_pkts = r.real("high_window", d.high_window_pkts, 1.0, 1e12)?;
-        let high_decrease = r.real_open("high_decrease", d.high_decrease, 0.0, 0.5)?;
+    pub fn from_reader(r: &ParamReader) -> Result<Self, CcError> {
+        let low_window_pkts = r.real(&LOW_WINDOW);
+        let high_window_pkts = r.real(&HIGH_WINDOW);
+        let high_decrease = r.real(&HIGH_DECREASE);
         if high_window_pkts <= low_window_pkts {
-            return Err(CcError {
-                field: "params.high_window".into(),
-                message: format!("{high_window_pkts} must exceed low_window = {low_window_pkts}"),
-            });
+            return Err(error(
+                HIGH_WINDOW.name,
+                format!("{high_window_pkts} must exceed low_window = {low_window_pkts}"),
+            ));
         }
-        let ns2 = match r.real_opt("high_p", 1e-300, 1.0)? {
+        let ns2 = match r.real_opt(&HIGH_P) {
             None => None,
             // The line must fall: High_P below Low_P = 1.5 / Low_Window^2.
             Some(high_p) if high_p >= 1.5 / (low_window_pkts * low_window_pkts) => {
-                return Err(CcError {
-                    field: "params.high_p".into(),
-                    message: format!(
+                return Err(error(
+                    HIGH_P.name,
+                    format!(
                         "{high_p} must be below 1.5 / low_window^2 = {}",
                         1.5 / (low_window_pkts * low_window_pkts)
                     ),
-                })
+                ))
             }
             Some(high_p) => Some(Ns2Lines::new(low_window_pkts, high_window_pkts, high_decrease, high_p)),
         };
@@ -275,27 +331,22 @@ impl HighSpeed {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let mut r = ParamReader::new("highspeed", params);
-        let resp = HsResponse::from_reader(&mut r)?;
-        let linux_table = r.flag("linux_table", false)?;
-        r.finish()?;
-        if linux_table {
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        let r = ALGORITHM.check(params, rules)?;
+        if r.flag(&LINUX_TABLE) {
             // The table is RFC 3649's for its default parameters.
-            for name in ["low_window", "high_window", "high_decrease", "high_p"] {
-                if params.contains_key(name) {
-                    return Err(CcError {
-                        field: format!("params.{name}"),
-                        message: "has no effect with linux_table = 1 (Linux's table is fixed; \
-                                  the ns2 profile sets high_p = 1e-7: use linux_table with profile \
-                                  \"linux\" or \"rfc\")"
-                            .into(),
-                    });
-                }
+            if let Some(p) = RESPONSE_PARAMS.iter().find(|p| r.set(p)) {
+                return Err(error(
+                    p.name,
+                    "has no effect with linux_table = 1 (Linux's table is fixed; \
+                     the ns2 profile sets high_p = 1e-7: use linux_table with profile \
+                     \"linux\" or \"rfc\")"
+                        .into(),
+                ));
             }
             return Ok(Self::linux(init));
         }
-        Ok(Self::new(resp, init))
+        Ok(Self::new(HsResponse::from_reader(&r)?, init))
     }
 
     /// The fraction a loss takes from window `w`.
@@ -701,14 +752,14 @@ mod tests {
         };
         let init = InitialWindow::default();
         assert!(
-            HighSpeed::from_params(&p(&[("linux_table", 1.0)]), init)
+            HighSpeed::from_params(&p(&[("linux_table", 1.0)]), Rules::Rfc, init)
                 .unwrap()
                 .linux_table
         );
-        assert!(!HighSpeed::from_params(&p(&[]), init).unwrap().linux_table);
-        let e = HighSpeed::from_params(&p(&[("linux_table", 2.0)]), init).unwrap_err();
+        assert!(!HighSpeed::from_params(&p(&[]), Rules::Rfc, init).unwrap().linux_table);
+        let e = HighSpeed::from_params(&p(&[("linux_table", 2.0)]), Rules::Rfc, init).unwrap_err();
         assert_eq!(e.field, "params.linux_table");
-        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("low_window", 30.0)]), init)
+        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("low_window", 30.0)]), Rules::Rfc, init)
             .unwrap_err();
         assert_eq!(e.field, "params.low_window");
     }
@@ -725,7 +776,7 @@ mod tests {
     #[test]
     fn ns2_lines_give_ns2s_increase_and_decrease() {
         let params: CcParams = [("high_p".to_string(), 1e-7)].into_iter().collect();
-        let h = HighSpeed::from_params(&params, InitialWindow::default()).unwrap();
+        let h = HighSpeed::from_params(&params, Rules::Rfc, InitialWindow::default()).unwrap();
         let r = h.resp;
         let rfc = HsResponse::default();
         let linear = |x: f64, x1: f64, y1: f64, x2: f64, y2: f64| y1 + (y2 - y1) * ((x - x1) / (x2 - x1));
@@ -777,11 +828,11 @@ mod tests {
         let init = InitialWindow::default();
         // Low_P = 1.5 / 38^2 = 1.0388e-3: the line must fall from there.
         for bad in [1.1e-3, 0.0, -1e-7, 2.0] {
-            let e = HighSpeed::from_params(&p(&[("high_p", bad)]), init).unwrap_err();
+            let e = HighSpeed::from_params(&p(&[("high_p", bad)]), Rules::Rfc, init).unwrap_err();
             assert_eq!(e.field, "params.high_p", "{bad}");
         }
-        assert!(HighSpeed::from_params(&p(&[("high_p", 1.0e-3)]), init).is_ok());
-        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("high_p", 1e-7)]), init).unwrap_err();
+        assert!(HighSpeed::from_params(&p(&[("high_p", 1.0e-3)]), Rules::Rfc, init).is_ok());
+        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("high_p", 1e-7)]), Rules::Rfc, init).unwrap_err();
         assert_eq!(e.field, "params.high_p");
     }
 

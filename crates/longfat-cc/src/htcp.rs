@@ -9,7 +9,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
-use crate::params::ParamReader;
+use crate::params::{error, Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
@@ -45,53 +45,159 @@ pub struct HtcpConfig {
     pub bandwidth_switch: bool,
 }
 
+/// Delta^L (eq. (20)).
+pub const DELTA_L: Param = Param::real(
+    "delta_l",
+    "s",
+    1.0,
+    Range::Closed(0.0, 3600.0),
+    "Delta_L: time after a backoff during which the increase is Reno's",
+    "htcp.md eq. (20)",
+);
+/// The clamp on the adaptive backoff (eq. (18)).
+pub const BETA_MIN: Param = Param::real(
+    "beta_min",
+    "fraction",
+    0.5,
+    Range::Open(0.0, 1.0),
+    "lower clamp on the backoff factor RTTmin/RTTmax",
+    "htcp.md eq. (18), §V-B",
+);
+pub const BETA_MAX: Param = Param::real(
+    "beta_max",
+    "fraction",
+    0.8,
+    Range::Open(0.0, 1.0),
+    "upper clamp on the backoff factor RTTmin/RTTmax",
+    "htcp.md eq. (18), §V-B; Linux BETA_MAX 102/128",
+)
+.under(&[(Rules::Linux, 102.0 / 128.0)]);
+pub const RTT_MAX_FADE: Param = Param::real(
+    "rtt_max_fade",
+    "fraction",
+    7.0 / 8.0,
+    Range::Closed(0.0, 1.0),
+    "a, the fading memory of RTTmax",
+    "htcp.md eq. (15); Linux 95/100",
+)
+.under(&[(Rules::Linux, 0.95)]);
+pub const RTT_MAX_FROM_SAMPLES: Param = Param::switch(
+    "rtt_max_from_samples",
+    false,
+    "RTTmax from raw per-ACK RTT samples (1) or from the smoothed RTT (0)",
+    "Linux 6.x tcp_htcp.c measure_rtt(sample->rtt_us); the paper's Linux 2.6 code: tp->srtt",
+)
+.under(&[(Rules::Linux, 1.0)]);
+pub const ADAPTIVE_MIN_RTT: Param = Param::real(
+    "adaptive_min_rtt",
+    "s",
+    0.0,
+    Range::Closed(0.0, 3600.0),
+    "adaptive backoff only when RTTmin exceeds this; below, beta = beta_min",
+    "Linux tcp_htcp.c htcp_beta_update: minRTT > 10 ms",
+)
+.under(&[(Rules::Linux, 0.01)]);
+pub const RTT_SCALING: Param = Param::switch(
+    "rtt_scaling",
+    false,
+    "scale alpha by RTTmin / rtt_ref",
+    "htcp.md §IV (iv); Linux use_rtt_scaling",
+)
+.under(&[(Rules::Linux, 1.0)]);
+pub const RTT_REF: Param = Param::real(
+    "rtt_ref",
+    "s",
+    0.1,
+    Range::Open(0.0, 3600.0),
+    "reference RTT of the scaling",
+    "htcp.md §IV (iv)",
+);
+pub const SCALE_MIN: Param = Param::real(
+    "scale_min",
+    "factor",
+    0.5,
+    Range::Open(0.0, 1e6),
+    "lower clamp on RTTmin / rtt_ref",
+    "htcp.md footnote 4 (0.5); Linux 0.1 (tcp_htcp.c clamps 100 ms / minRTT to [0.5, 10]: a multiplier in [0.1, 2])",
+)
+.under(&[(Rules::Linux, 0.1)]);
+pub const SCALE_MAX: Param = Param::real(
+    "scale_max",
+    "factor",
+    10.0,
+    Range::Open(0.0, 1e6),
+    "upper clamp on RTTmin / rtt_ref",
+    "htcp.md footnote 4 (10); Linux 2",
+)
+.under(&[(Rules::Linux, 2.0)]);
+pub const BANDWIDTH_SWITCH: Param = Param::switch(
+    "bandwidth_switch",
+    false,
+    "back off by beta_min when throughput changed by more than 20 % since the last congestion event",
+    "Linux tcp_htcp.c use_bandwidth_switch",
+)
+.under(&[(Rules::Linux, 1.0)]);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "htcp",
+    what: "increase grows with time since the last backoff; backoff RTTmin/RTTmax",
+    paper: "Leith, Shorten, Lee, H-TCP: TCP for high-speed and long-distance networks (htcp.md)",
+    params: &[
+        DELTA_L,
+        BETA_MIN,
+        BETA_MAX,
+        RTT_MAX_FADE,
+        RTT_MAX_FROM_SAMPLES,
+        ADAPTIVE_MIN_RTT,
+        RTT_SCALING,
+        RTT_REF,
+        SCALE_MIN,
+        SCALE_MAX,
+        BANDWIDTH_SWITCH,
+    ],
+    // Checked in `HtcpConfig::from_params`.
+    constraints: &["beta_min <= beta_max", "scale_min <= scale_max"],
+    build: Some(|params, rules, init| {
+        Ok(Box::new(Htcp::new(HtcpConfig::from_params(params, rules)?, init)))
+    }),
+};
+
 impl Default for HtcpConfig {
     fn default() -> Self {
-        Self {
-            delta_l_s: 1.0,
-            beta_min: 0.5,
-            beta_max: 0.8,
-            rtt_max_fade: 7.0 / 8.0,
-            rtt_max_from_samples: false,
-            adaptive_min_rtt_s: 0.0,
-            rtt_scaling: false,
-            rtt_ref_s: 0.1,
-            scale_min: 0.5,
-            scale_max: 10.0,
-            bandwidth_switch: false,
-        }
+        Self::read(&ParamReader::defaults(Rules::Rfc))
     }
 }
 
 impl HtcpConfig {
-    pub fn from_params(params: &CcParams) -> Result<Self, CcError> {
-        let d = Self::default();
-        let mut r = ParamReader::new("htcp", params);
-        let cfg = Self {
-            delta_l_s: r.real("delta_l", d.delta_l_s, 0.0, 3600.0)?,
-            beta_min: r.real_open("beta_min", d.beta_min, 0.0, 1.0)?,
-            beta_max: r.real_open("beta_max", d.beta_max, 0.0, 1.0)?,
-            rtt_max_fade: r.real("rtt_max_fade", d.rtt_max_fade, 0.0, 1.0)?,
-            rtt_max_from_samples: r.flag("rtt_max_from_samples", d.rtt_max_from_samples)?,
-            adaptive_min_rtt_s: r.real("adaptive_min_rtt", d.adaptive_min_rtt_s, 0.0, 3600.0)?,
-            rtt_scaling: r.flag("rtt_scaling", d.rtt_scaling)?,
-            rtt_ref_s: r.real_open("rtt_ref", d.rtt_ref_s, 0.0, 3600.0)?,
-            scale_min: r.real_open("scale_min", d.scale_min, 0.0, 1e6)?,
-            scale_max: r.real_open("scale_max", d.scale_max, 0.0, 1e6)?,
-            bandwidth_switch: r.flag("bandwidth_switch", d.bandwidth_switch)?,
-        };
-        r.finish()?;
+    fn read(r: &ParamReader) -> Self {
+        Self {
+            delta_l_s: r.real(&DELTA_L),
+            beta_min: r.real(&BETA_MIN),
+            beta_max: r.real(&BETA_MAX),
+            rtt_max_fade: r.real(&RTT_MAX_FADE),
+            rtt_max_from_samples: r.flag(&RTT_MAX_FROM_SAMPLES),
+            adaptive_min_rtt_s: r.real(&ADAPTIVE_MIN_RTT),
+            rtt_scaling: r.flag(&RTT_SCALING),
+            rtt_ref_s: r.real(&RTT_REF),
+            scale_min: r.real(&SCALE_MIN),
+            scale_max: r.real(&SCALE_MAX),
+            bandwidth_switch: r.flag(&BANDWIDTH_SWITCH),
+        }
+    }
+
+    pub fn from_params(params: &CcParams, rules: Rules) -> Result<Self, CcError> {
+        let cfg = Self::read(&ALGORITHM.check(params, rules)?);
         if cfg.beta_min > cfg.beta_max {
-            return Err(CcError {
-                field: "params.beta_min".into(),
-                message: format!("{} exceeds beta_max = {}", cfg.beta_min, cfg.beta_max),
-            });
+            return Err(error(
+                BETA_MIN.name,
+                format!("{} exceeds beta_max = {}", cfg.beta_min, cfg.beta_max),
+            ));
         }
         if cfg.scale_min > cfg.scale_max {
-            return Err(CcError {
-                field: "params.scale_min".into(),
-                message: format!("{} exceeds scale_max = {}", cfg.scale_min, cfg.scale_max),
-            });
+            return Err(error(
+                SCALE_MIN.name,
+                format!("{} exceeds scale_max = {}", cfg.scale_min, cfg.scale_max),
+            ));
         }
         Ok(cfg)
     }
@@ -904,18 +1010,18 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let c = HtcpConfig::from_params(&p).unwrap();
+        let c = HtcpConfig::from_params(&p, Rules::Rfc).unwrap();
         assert!(c.rtt_max_from_samples);
         assert_eq!(c.adaptive_min_rtt_s, 0.01);
         let bad: CcParams = [("rtt_max_from_samples".to_string(), 2.0)]
             .into_iter()
             .collect();
-        let e = HtcpConfig::from_params(&bad).unwrap_err();
+        let e = HtcpConfig::from_params(&bad, Rules::Rfc).unwrap_err();
         assert_eq!(e.field, "params.rtt_max_from_samples");
         let bad: CcParams = [("adaptive_min_rtt".to_string(), -1.0)]
             .into_iter()
             .collect();
-        let e = HtcpConfig::from_params(&bad).unwrap_err();
+        let e = HtcpConfig::from_params(&bad, Rules::Rfc).unwrap_err();
         assert_eq!(e.field, "params.adaptive_min_rtt");
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout};
-use crate::params::ParamReader;
+use crate::params::{Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 /// The largest layer count considered; W_K at K = 10,000 is ~8e12 · W_T packets.
@@ -21,25 +21,52 @@ pub struct LtcpConfig {
     pub beta: f64,
 }
 
+/// W_T (§III).
+pub const W_T: Param = Param::real(
+    "w_t",
+    "packets",
+    50.0,
+    Range::Closed(1.0, 1e9),
+    "W_T, the window where layering starts",
+    "ltcp.md §III",
+);
+/// beta (§IV).
+pub const BETA: Param = Param::real(
+    "beta",
+    "fraction",
+    0.15,
+    Range::Open(0.0, 1.0),
+    "window given up at a loss when K >= 2",
+    "ltcp.md §IV, eq. (4)",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "ltcp",
+    what: "layers: +K packets per RTT at layer K, gentler cuts at large windows",
+    paper: "Bhandarkar, Jain, Reddy, LTCP: Layered TCP (ltcp.md)",
+    params: &[W_T, BETA],
+    constraints: &[],
+    build: Some(|params, rules, init| {
+        Ok(Box::new(Ltcp::new(LtcpConfig::from_params(params, rules)?, init)))
+    }),
+};
+
 impl Default for LtcpConfig {
     fn default() -> Self {
-        Self {
-            w_t_pkts: 50.0,
-            beta: 0.15,
-        }
+        Self::read(&ParamReader::defaults(Rules::Rfc))
     }
 }
 
 impl LtcpConfig {
-    pub fn from_params(params: &CcParams) -> Result<Self, CcError> {
-        let d = Self::default();
-        let mut r = ParamReader::new("ltcp", params);
-        let cfg = Self {
-            w_t_pkts: r.real("w_t", d.w_t_pkts, 1.0, 1e9)?,
-            beta: r.real_open("beta", d.beta, 0.0, 1.0)?,
-        };
-        r.finish()?;
-        Ok(cfg)
+    fn read(r: &ParamReader) -> Self {
+        Self {
+            w_t_pkts: r.real(&W_T),
+            beta: r.real(&BETA),
+        }
+    }
+
+    pub fn from_params(params: &CcParams, rules: Rules) -> Result<Self, CcError> {
+        Ok(Self::read(&ALGORITHM.check(params, rules)?))
     }
 
     /// W_K, the window at which layer K begins (eq. (10)); W_1 = 0, W_2 = W_T.

@@ -31,6 +31,20 @@
 //! the retransmit buffer) is `longfat_sim::plt`. This type never reads a
 //! clock.
 
+use crate::params::Algorithm;
+
+/// PLT in the catalogue: a transport (its settings are `[flows.plt]`'s
+/// scenario fields, its `params` the HCM's), not a window rule, so the
+/// registry does not build it.
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "plt",
+    what: "Reno at high priority plus a loss-rate MIMD flow at low priority",
+    paper: "Venkataraman, Francis, Guha, Kodialam, Lakshman, Singh, A priority-layered approach to transport for high bandwidth-delay product networks (plt.md)",
+    params: &[],
+    constraints: &[],
+    build: None,
+};
+
 /// The LCM's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LcmConfig {

@@ -3,7 +3,33 @@
 //! window; a loss episode halves the window; an RTO restarts from one packet.
 
 use crate::helpers::{additive_increase, grow, reduce, timeout};
+use crate::params::Algorithm;
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "reno",
+    what: "AIMD: +1 packet per RTT, halve on loss",
+    paper: "Allman, Paxson, Blanton, TCP Congestion Control, RFC 5681",
+    params: &[],
+    constraints: &[],
+    build: Some(|params, rules, init| {
+        ALGORITHM.check(params, rules)?;
+        Ok(Box::new(Reno::new(init)))
+    }),
+};
+
+/// An alias: the NewReno/SACK recovery lives in the transport, the window
+/// rule is Reno's.
+pub const NEWRENO: Algorithm = Algorithm {
+    name: "newreno",
+    what: "Reno's window rule (NewReno/SACK recovery is the transport's)",
+    paper: "RFC 5681's window rule; recovery RFC 6582 / RFC 6675, in the transport",
+    build: Some(|params, rules, init| {
+        NEWRENO.check(params, rules)?;
+        Ok(Box::new(Reno::new(init)))
+    }),
+    ..ALGORITHM
+};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reno {

@@ -15,7 +15,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout};
-use crate::params::ParamReader;
+use crate::params::{Algorithm, Param, ParamReader, Range, Rules, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,13 +31,54 @@ pub struct ScalableConfig {
     pub linux_rules: bool,
 }
 
+pub const A: Param = Param::real(
+    "a",
+    "packets per ACK",
+    0.01,
+    Range::Open(0.0, 1.0),
+    "increase per ACK above the legacy window",
+    "Kelly 2003",
+);
+pub const B: Param = Param::real(
+    "b",
+    "fraction",
+    0.125,
+    Range::Open(0.0, 1.0),
+    "fraction of the window given up at a loss",
+    "Kelly 2003",
+);
+pub const LOW_WINDOW: Param = Param::real(
+    "low_window",
+    "packets",
+    16.0,
+    Range::Closed(0.0, 1e9),
+    "legacy window: Reno at or below it",
+    "Kelly 2003; Linux tcp_scalable.c has none (0)",
+)
+.under(&[(Rules::Linux, 0.0)]);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "scalable",
+    what: "MIMD: +1 % per RTT, -12.5 % on loss",
+    paper: "Kelly, Scalable TCP: improving performance in highspeed wide area networks, CCR 2003",
+    params: &[A, B, LOW_WINDOW, LINUX_RULES],
+    constraints: &[],
+    build: Some(|params, rules, init| Ok(Box::new(Scalable::from_params(params, rules, init)?))),
+};
+
 impl Default for ScalableConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl ScalableConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            a: 0.01,
-            b: 0.125,
-            low_window_pkts: 16.0,
-            linux_rules: false,
+            a: r.real(&A),
+            b: r.real(&B),
+            low_window_pkts: r.real(&LOW_WINDOW),
+            linux_rules: r.flag(&LINUX_RULES),
         }
     }
 }
@@ -58,17 +99,8 @@ impl Scalable {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let d = ScalableConfig::default();
-        let mut r = ParamReader::new("scalable", params);
-        let cfg = ScalableConfig {
-            a: r.real_open("a", d.a, 0.0, 1.0)?,
-            b: r.real_open("b", d.b, 0.0, 1.0)?,
-            low_window_pkts: r.real("low_window", d.low_window_pkts, 0.0, 1e9)?,
-            linux_rules: r.linux_rules()?,
-        };
-        r.finish()?;
-        Ok(Self::new(cfg, init))
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        Ok(Self::new(ScalableConfig::read(&ALGORITHM.check(params, rules)?), init))
     }
 
     fn reduced_window(&self) -> f64 {
@@ -170,6 +202,7 @@ mod tests {
         let linux = |cwnd| {
             Scalable::from_params(
                 &p,
+                Rules::Rfc,
                 InitialWindow {
                     cwnd_pkts: cwnd,
                     ssthresh_pkts: 1.0,

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{grow, reduce, timeout, MIN_SSTHRESH_PKTS};
-use crate::params::ParamReader;
+use crate::params::{Algorithm, Param, ParamReader, Range, Rules};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 const NS_PER_S: f64 = 1e9;
@@ -50,43 +50,73 @@ pub struct TcpgtConfig {
     pub max_increase_pkts: f64,
 }
 
+pub const RTT_BASE_MS: Param = Param::real(
+    "rtt_base_ms",
+    "ms",
+    50.0,
+    Range::Open(0.0, 1e6),
+    "rtt_base of the compensation factor f = rtt / rtt_base",
+    "tcp-gt.md §III-E",
+);
+pub const THRESHOLD: Param = Param::real(
+    "threshold",
+    "fraction of T",
+    -0.05,
+    Range::Closed(-0.5, 0.0),
+    "t of eq. (16): the II phase goes on while phi >= t T / f",
+    "tcp-gt.md eq. (16), footnote 5",
+);
+pub const RTT_MIN_EPOCHS: Param = Param::real(
+    "rtt_min_epochs",
+    "epochs",
+    10.0,
+    Range::Whole(1.0, 1000.0),
+    "window of the local minimum RTT",
+    "tcp-gt.md eq. (5), §IV-F",
+);
+pub const SLOW_START: Param = Param::switch(
+    "slow_start",
+    false,
+    "slow start before IIMD, left at the first congested epoch",
+    "our addition (docs/algorithms.md)",
+);
+pub const MAX_INCREASE: Param = Param::real(
+    "max_increase",
+    "packets per packet",
+    1.0,
+    Range::Closed(0.001, 1e9),
+    "cap on the II rule's increase per packet delivered (1e9: eq. (15) unbounded)",
+    "our addition: the pace of slow start",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "tcpgt",
+    what: "grows while goodput keeps up with throughput per epoch, cuts when it falls behind",
+    paper: "Jung, Kim, Yeom, Kang, TCP-GT: congestion control from goodput and throughput (tcp-gt.md)",
+    params: &[RTT_BASE_MS, THRESHOLD, RTT_MIN_EPOCHS, SLOW_START, MAX_INCREASE],
+    constraints: &[],
+    build: Some(|params, rules, init| Ok(Box::new(Tcpgt::from_params(params, rules, init)?))),
+};
+
 impl Default for TcpgtConfig {
     fn default() -> Self {
-        Self {
-            rtt_base_ns: 50_000_000,
-            threshold: -0.05,
-            rtt_min_epochs: 10,
-            slow_start: false,
-            max_increase_pkts: 1.0,
-        }
+        Self::read(&ParamReader::defaults(Rules::Rfc))
     }
 }
 
 impl TcpgtConfig {
-    pub fn from_params(params: &CcParams) -> Result<Self, CcError> {
-        let d = Self::default();
-        let mut r = ParamReader::new("tcpgt", params);
-        let rtt_base_ms = r.real_open("rtt_base_ms", d.rtt_base_ns as f64 / 1e6, 0.0, 1e6)?;
-        let threshold = r.real("threshold", d.threshold, -0.5, 0.0)?;
-        let epochs = r.real("rtt_min_epochs", d.rtt_min_epochs as f64, 1.0, 1000.0)?;
-        if epochs.fract() != 0.0 {
-            return Err(CcError {
-                field: "params.rtt_min_epochs".into(),
-                message: format!(
-                    "{epochs} is not a whole number of epochs; must be an integer in [1, 1000]"
-                ),
-            });
+    fn read(r: &ParamReader) -> Self {
+        Self {
+            rtt_base_ns: (r.real(&RTT_BASE_MS) * 1e6).round().max(1.0) as u64,
+            threshold: r.real(&THRESHOLD),
+            rtt_min_epochs: r.real(&RTT_MIN_EPOCHS) as usize,
+            slow_start: r.flag(&SLOW_START),
+            max_increase_pkts: r.real(&MAX_INCREASE),
         }
-        let slow_start = r.flag("slow_start", d.slow_start)?;
-        let max_increase_pkts = r.real("max_increase", d.max_increase_pkts, 0.001, 1e9)?;
-        r.finish()?;
-        Ok(Self {
-            rtt_base_ns: (rtt_base_ms * 1e6).round().max(1.0) as u64,
-            threshold,
-            rtt_min_epochs: epochs as usize,
-            slow_start,
-            max_increase_pkts,
-        })
+    }
+
+    pub fn from_params(params: &CcParams, rules: Rules) -> Result<Self, CcError> {
+        Ok(Self::read(&ALGORITHM.check(params, rules)?))
     }
 }
 
@@ -170,8 +200,8 @@ impl Tcpgt {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        Ok(Self::new(TcpgtConfig::from_params(params)?, init))
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        Ok(Self::new(TcpgtConfig::from_params(params, rules)?, init))
     }
 
     pub fn epoch(&self) -> u32 {
@@ -844,7 +874,7 @@ mod tests {
     fn slow_start_when_asked_ends_at_the_first_congested_epoch() {
         let mut p = CcParams::new();
         p.insert("slow_start".into(), 1.0);
-        let mut g = Tcpgt::from_params(&p, InitialWindow::default()).unwrap();
+        let mut g = Tcpgt::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap();
         let acks = two_epochs(); // 10 ms of added queueing in epoch 1: congested
         let w = feed(&mut g, &acks[..10], 0);
         assert_eq!(w.last(), Some(&12.0), "slow start: +1 per packet delivered");
@@ -1028,7 +1058,7 @@ mod tests {
         assert_eq!(epochs(&mut g), Phase::Increase { p_pkts: 1.0 });
         let mut p = CcParams::new();
         p.insert("max_increase".into(), 1e9);
-        let mut g = Tcpgt::from_params(&p, InitialWindow::default()).unwrap();
+        let mut g = Tcpgt::from_params(&p, Rules::Rfc, InitialWindow::default()).unwrap();
         let Phase::Increase { p_pkts } = epochs(&mut g) else {
             panic!()
         };
@@ -1037,7 +1067,7 @@ mod tests {
 
     #[test]
     fn parameters_have_the_papers_defaults_and_named_ranges() {
-        let d = TcpgtConfig::from_params(&CcParams::new()).unwrap();
+        let d = TcpgtConfig::from_params(&CcParams::new(), Rules::Rfc).unwrap();
         assert_eq!(
             d,
             TcpgtConfig {
@@ -1058,12 +1088,12 @@ mod tests {
         ] {
             let mut p = CcParams::new();
             p.insert(k.into(), v);
-            let e = TcpgtConfig::from_params(&p).unwrap_err();
+            let e = TcpgtConfig::from_params(&p, Rules::Rfc).unwrap_err();
             assert_eq!(e.field, format!("params.{k}"));
             assert!(e.message.contains(says), "{k} = {v}: {}", e.message);
         }
         let mut p = CcParams::new();
         p.insert("rtt_base_ms".into(), 80.0);
-        assert_eq!(TcpgtConfig::from_params(&p).unwrap().rtt_base_ns, 80 * MS);
+        assert_eq!(TcpgtConfig::from_params(&p, Rules::Rfc).unwrap().rtt_base_ns, 80 * MS);
     }
 }

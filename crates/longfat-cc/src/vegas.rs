@@ -24,7 +24,7 @@
 
 use crate::error::{CcError, CcParams};
 use crate::helpers::{additive_increase, grow, reduce, timeout, RoundCounter, MIN_SSTHRESH_PKTS};
-use crate::params::ParamReader;
+use crate::params::{error, Algorithm, Param, ParamReader, Range, Rules, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -43,13 +43,54 @@ pub struct VegasConfig {
 /// only had 2 samples total ... they're almost certainly delayed ACKs".
 const LINUX_MIN_SAMPLES: u32 = 3;
 
+pub const ALPHA: Param = Param::real(
+    "alpha",
+    "packets",
+    2.0,
+    Range::Closed(0.0, 1e9),
+    "packets queued below which the window grows",
+    "Brakmo, O'Malley, Peterson 1994",
+);
+pub const BETA: Param = Param::real(
+    "beta",
+    "packets",
+    4.0,
+    Range::Closed(0.0, 1e9),
+    "packets queued above which the window shrinks",
+    "Brakmo, O'Malley, Peterson 1994",
+);
+pub const GAMMA: Param = Param::real(
+    "gamma",
+    "packets",
+    1.0,
+    Range::Closed(0.0, 1e9),
+    "packets queued at which slow start ends",
+    "Brakmo, O'Malley, Peterson 1994",
+);
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "vegas",
+    what: "keeps 2-4 packets queued, from RTT over base RTT",
+    paper: "Brakmo, O'Malley, Peterson, TCP Vegas: New Techniques for Congestion Detection and Avoidance, SIGCOMM 1994",
+    params: &[ALPHA, BETA, GAMMA, LINUX_RULES],
+    // Checked in `Vegas::from_params`.
+    constraints: &["alpha <= beta"],
+    build: Some(|params, rules, init| Ok(Box::new(Vegas::from_params(params, rules, init)?))),
+};
+
 impl Default for VegasConfig {
     fn default() -> Self {
+        Self::read(&ParamReader::defaults(Rules::Rfc))
+    }
+}
+
+impl VegasConfig {
+    fn read(r: &ParamReader) -> Self {
         Self {
-            alpha_pkts: 2.0,
-            beta_pkts: 4.0,
-            gamma_pkts: 1.0,
-            linux_rules: false,
+            alpha_pkts: r.real(&ALPHA),
+            beta_pkts: r.real(&BETA),
+            gamma_pkts: r.real(&GAMMA),
+            linux_rules: r.flag(&LINUX_RULES),
         }
     }
 }
@@ -79,21 +120,13 @@ impl Vegas {
         }
     }
 
-    pub fn from_params(params: &CcParams, init: InitialWindow) -> Result<Self, CcError> {
-        let d = VegasConfig::default();
-        let mut r = ParamReader::new("vegas", params);
-        let cfg = VegasConfig {
-            alpha_pkts: r.real("alpha", d.alpha_pkts, 0.0, 1e9)?,
-            beta_pkts: r.real("beta", d.beta_pkts, 0.0, 1e9)?,
-            gamma_pkts: r.real("gamma", d.gamma_pkts, 0.0, 1e9)?,
-            linux_rules: r.linux_rules()?,
-        };
-        r.finish()?;
+    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+        let cfg = VegasConfig::read(&ALGORITHM.check(params, rules)?);
         if cfg.alpha_pkts > cfg.beta_pkts {
-            return Err(CcError {
-                field: "params.alpha".into(),
-                message: format!("{} exceeds beta = {}", cfg.alpha_pkts, cfg.beta_pkts),
-            });
+            return Err(error(
+                ALPHA.name,
+                format!("{} exceeds beta = {}", cfg.alpha_pkts, cfg.beta_pkts),
+            ));
         }
         Ok(Self::new(cfg, init))
     }

@@ -2,7 +2,7 @@
 //! finite and at least its floor, and a loss event never raises it.
 
 use longfat_cc::{
-    build, AckEvent, AckTimestamps, CcParams, InitialWindow, LossEvent, RtoEvent, RttStats,
+    build, AckEvent, AckTimestamps, CcParams, Rules, InitialWindow, LossEvent, RtoEvent, RttStats,
     ALGORITHMS,
 };
 use proptest::prelude::*;
@@ -87,7 +87,7 @@ fn check(name: &str, events: &[Ev], init_cwnd: f64) -> Result<(), TestCaseError>
         cwnd_pkts: init_cwnd,
         ssthresh_pkts: f64::INFINITY,
     };
-    let mut cc = build(name, &CcParams::new(), init).unwrap();
+    let mut cc = build(name, &CcParams::new(), Rules::Rfc, init).unwrap();
     // Start later than the largest RTT a case can draw (2 s), so the echoed
     // send time `now - rtt` never goes below zero.
     let mut now = 10_000_000_000u64;
@@ -204,7 +204,7 @@ proptest! {
 /// of the sender's; returns cwnd after every event.
 fn tcpgt_trace(events: &[Ev], offset_ns: u64) -> Vec<f64> {
     use longfat_cc::{CongestionControl, Tcpgt};
-    let mut cc = Tcpgt::from_params(&CcParams::new(), InitialWindow::default()).unwrap();
+    let mut cc = Tcpgt::from_params(&CcParams::new(), Rules::Rfc, InitialWindow::default()).unwrap();
     let mut now = 10_000_000_000u64;
     let mut tag = 0;
     let mut out = vec![];

@@ -12,6 +12,8 @@
 
 use serde_json::{json, Map, Value};
 
+use longfat_cc::Range;
+
 use crate::schema::{self, Kind, Table};
 use crate::values::{fmt_bytes, fmt_duration, fmt_rate, interesting, wrong_type, G};
 
@@ -128,16 +130,17 @@ impl Gen<'_> {
         }
         for _ in 0..self.g.range(1, 3) {
             let p = &list[self.g.below(list.len() as u64) as usize];
-            let v = if p.flag {
-                json!(*self.g.pick(&[0.0, 1.0]))
-            } else {
-                let (lo, hi) = (p.lo, p.hi);
-                let eps = if p.open { (hi - lo) * 1e-9 } else { 0.0 };
-                match self.g.below(6) {
-                    0 => json!(lo + eps),
-                    1 => json!(hi - eps),
-                    2 if lo > 0.0 => json!(self.g.log_uniform(lo, hi)),
-                    _ => json!(lo + eps + self.g.unit() * (hi - lo - 2.0 * eps)),
+            let v = match p.range {
+                Range::Switch => json!(*self.g.pick(&[0.0, 1.0])),
+                Range::Whole(lo, hi) => json!(self.g.range(lo as u64, hi as u64)),
+                Range::Closed(lo, hi) | Range::Open(lo, hi) => {
+                    let eps = if matches!(p.range, Range::Open(..)) { (hi - lo) * 1e-9 } else { 0.0 };
+                    match self.g.below(6) {
+                        0 => json!(lo + eps),
+                        1 => json!(hi - eps),
+                        2 if lo > 0.0 => json!(self.g.log_uniform(lo, hi)),
+                        _ => json!(lo + eps + self.g.unit() * (hi - lo - 2.0 * eps)),
+                    }
                 }
             };
             m.insert(p.name.to_string(), v);
@@ -738,4 +741,35 @@ pub fn structured(g: &mut G) -> Value {
     }
     s.extra(&mut root, Table::Root);
     Value::Object(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every parameter the catalogue declares is one the generator writes,
+    /// from its declaration: a new parameter is fuzzed with no list to keep.
+    #[test]
+    fn generates_every_declared_parameter() {
+        let mut g = G::new(29, 0);
+        let mut gen = Gen {
+            g: &mut g,
+            wild: 0.0,
+            dur: 1_000_000_000,
+            hops: 1,
+            classes: 1,
+            has_tcp: true,
+        };
+        for a in longfat_cc::CATALOGUE {
+            let mut seen = std::collections::BTreeSet::new();
+            for _ in 0..500 {
+                if let Value::Object(m) = gen.params(a.name) {
+                    seen.extend(m.keys().cloned());
+                }
+            }
+            for p in a.params {
+                assert!(seen.contains(p.name), "{}: params.{} is never generated", a.name, p.name);
+            }
+        }
+    }
 }

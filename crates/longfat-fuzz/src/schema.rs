@@ -55,10 +55,8 @@ pub const PROFILES: &[&str] = longfat_sim::tcp::profile::PROFILES;
 /// `tcp.host` (issue 28 item 10).
 pub const HOSTS: &[&str] = &["tuned", "default"];
 pub const DISTRIBUTIONS: &[&str] = &["exponential", "pareto"];
-/// `cc` values: the controllers, then PLT (checked against the registry below).
-pub const CCS: &[&str] = &[
-    "reno", "newreno", "ltcp", "htcp", "ehstcp", "tcpgt", "highspeed", "scalable", "bic", "cubic", "vegas", "fast", "plt",
-];
+/// `cc` values: the controllers, then PLT (the catalogue's names).
+pub const CCS: &[&str] = longfat_cc::NAMES;
 pub const ACK_CLASSES: &[&str] = &["low", "high"];
 pub const BUFFERS: &[&str] = &["per_class", "shared"];
 
@@ -261,124 +259,15 @@ pub fn child_table(parent: Table, key: &str) -> Option<Table> {
         })
 }
 
-/// Controller parameters: (algorithm, name, lo, hi, open interval, switch).
-pub struct Param {
-    pub name: &'static str,
-    pub lo: f64,
-    pub hi: f64,
-    pub open: bool,
-    pub flag: bool,
-}
-
-const fn real(name: &'static str, lo: f64, hi: f64) -> Param {
-    Param {
-        name,
-        lo,
-        hi,
-        open: false,
-        flag: false,
-    }
-}
-const fn open(name: &'static str, lo: f64, hi: f64) -> Param {
-    Param {
-        name,
-        lo,
-        hi,
-        open: true,
-        flag: false,
-    }
-}
-const fn flag(name: &'static str) -> Param {
-    Param {
-        name,
-        lo: 0.0,
-        hi: 1.0,
-        open: false,
-        flag: true,
-    }
-}
-
-/// The parameters each controller reads (crates/longfat-cc/src/*.rs
-/// `ParamReader` calls), with their ranges.
-pub fn params_of(cc: &str) -> &'static [Param] {
-    const LTCP: &[Param] = &[real("w_t", 1.0, 1e9), open("beta", 0.0, 1.0)];
-    const HTCP: &[Param] = &[
-        real("delta_l", 0.0, 3600.0),
-        open("beta_min", 0.0, 1.0),
-        open("beta_max", 0.0, 1.0),
-        real("rtt_max_fade", 0.0, 1.0),
-        flag("rtt_scaling"),
-        open("rtt_ref", 0.0, 3600.0),
-        open("scale_min", 0.0, 1e6),
-        open("scale_max", 0.0, 1e6),
-        flag("bandwidth_switch"),
-    ];
-    const EHSTCP: &[Param] = &[
-        real("n_star", 0.0, 1e9),
-        real("safety_rtts", 0.0, 1e6),
-        real("ertt_gain", 1e-6, 1.0),
-    ];
-    const TCPGT: &[Param] = &[
-        open("rtt_base_ms", 0.0, 1e6),
-        real("threshold", -0.5, 0.0),
-        real("rtt_min_epochs", 1.0, 1000.0),
-        flag("slow_start"),
-        real("max_increase", 0.001, 1e9),
-    ];
-    const HIGHSPEED: &[Param] = &[
-        real("low_window", 1.0, 1e9),
-        real("high_window", 1.0, 1e12),
-        open("high_decrease", 0.0, 0.5),
-    ];
-    const SCALABLE: &[Param] = &[
-        open("a", 0.0, 1.0),
-        open("b", 0.0, 1.0),
-        real("low_window", 0.0, 1e9),
-    ];
-    const BIC: &[Param] = &[
-        open("beta", 0.0, 1.0),
-        open("s_max", 0.0, 1e9),
-        open("s_min", 0.0, 1e9),
-        real("low_window", 0.0, 1e9),
-        flag("fast_convergence"),
-    ];
-    const CUBIC: &[Param] = &[
-        open("c", 0.0, 1e6),
-        open("beta", 0.0, 1.0),
-        flag("fast_convergence"),
-        flag("reno_friendly"),
-    ];
-    const VEGAS: &[Param] = &[
-        real("alpha", 0.0, 1e9),
-        real("beta", 0.0, 1e9),
-        real("gamma", 0.0, 1e9),
-    ];
-    const FAST: &[Param] = &[real("alpha", 0.0, 1e9), real("gamma", 1e-6, 1.0)];
-    match cc {
-        "ltcp" => LTCP,
-        "htcp" => HTCP,
-        "ehstcp" => EHSTCP,
-        "tcpgt" => TCPGT,
-        "highspeed" => HIGHSPEED,
-        "scalable" => SCALABLE,
-        "bic" => BIC,
-        "cubic" => CUBIC,
-        "vegas" => VEGAS,
-        "fast" => FAST,
-        _ => &[],
-    }
+/// The parameters `cc` declares in the catalogue (crates/longfat-cc), with
+/// their ranges; none for PLT and unknown names.
+pub fn params_of(cc: &str) -> &'static [longfat_cc::Param] {
+    longfat_cc::algorithm(cc).map_or(&[], |a| a.params)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ccs_are_the_registry_and_plt() {
-        let mut all = longfat_cc::ALGORITHMS.to_vec();
-        all.push("plt");
-        assert_eq!(CCS, &all[..]);
-    }
 
     /// Every field the schema lists is known to serde (an unknown one would
     /// be refused by `deny_unknown_fields`), per table.

@@ -583,19 +583,12 @@ pub fn interesting(g: &mut G, k: Kind) -> Value {
         }
         Kind::Params => {
             let mut m = serde_json::Map::new();
-            let names = [
-                "beta",
-                "alpha",
-                "gamma",
-                "w_t",
-                "c",
-                "a",
-                "b",
-                "low_window",
-                "rtt_scaling",
-                "unknown",
-                "",
-            ];
+            // Every declared parameter name (the catalogue's), an unknown one, an empty one.
+            let names: Vec<&str> = longfat_cc::CATALOGUE
+                .iter()
+                .flat_map(|a| a.params.iter().map(|p| p.name))
+                .chain(["unknown", ""])
+                .collect();
             for _ in 0..g.range(0, 3) {
                 let k = (*g.pick(&names)).to_string();
                 let v = interesting(g, Kind::Float);

@@ -297,7 +297,7 @@ fn epoch_growth(
         cwnd_pkts: peak_pkts,
         ssthresh_pkts: peak_pkts,
     };
-    let mut c = longfat_cc::build(cc, &params, init)
+    let mut c = longfat_cc::build(cc, &params, longfat_cc::Rules::Rfc, init)
         .map_err(|e| PyValueError::new_err(format!("{}: {}", e.field, e.message)))?;
     let rtt_ns = (rtt_s * 1e9) as u64;
     let rtt = RttStats {
@@ -349,19 +349,68 @@ fn jain_index(xs: Vec<f64>) -> Option<f64> {
     longfat_sim::metrics::jain_index(&xs)
 }
 
-/// Names of the congestion-control algorithms this build knows.
+/// Names of the congestion-control algorithms this build knows: the window
+/// controllers, then PLT (a transport whose HCM runs one of them).
 #[pyfunction]
 fn algorithms() -> Vec<&'static str> {
-    // The window controllers, then PLT (a transport whose HCM runs one of them).
-    let mut all = longfat_cc::ALGORITHMS.to_vec();
-    all.push("plt");
-    all
+    longfat_cc::CATALOGUE.iter().map(|a| a.name).collect()
+}
+
+/// The catalogue as plain data (`longfat algorithms --format json`): each
+/// algorithm's name, one-liner, paper, kind, checks across parameters, and
+/// every parameter's declaration.
+#[pyfunction]
+fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    use longfat_cc::{Range, Rules};
+    longfat_cc::CATALOGUE
+        .iter()
+        .map(|a| {
+            let d = PyDict::new(py);
+            d.set_item("name", a.name)?;
+            d.set_item("kind", if a.build.is_some() { "controller" } else { "transport" })?;
+            d.set_item("what", a.what)?;
+            d.set_item("paper", a.paper)?;
+            d.set_item("constraints", a.constraints.to_vec())?;
+            let params = a
+                .params
+                .iter()
+                .map(|p| {
+                    let q = PyDict::new(py);
+                    q.set_item("name", p.name)?;
+                    q.set_item("unit", p.unit)?;
+                    q.set_item("default", p.default)?;
+                    let by_profile = PyDict::new(py);
+                    for rules in Rules::ALL {
+                        by_profile.set_item(rules.name(), p.default_under(rules))?;
+                    }
+                    q.set_item("profile_defaults", by_profile)?;
+                    let (kind, lo, hi) = match p.range {
+                        Range::Closed(lo, hi) => ("closed", lo, hi),
+                        Range::Open(lo, hi) => ("open", lo, hi),
+                        Range::Whole(lo, hi) => ("whole", lo, hi),
+                        Range::Switch => ("switch", 0.0, 1.0),
+                    };
+                    let range = PyDict::new(py);
+                    range.set_item("kind", kind)?;
+                    range.set_item("lo", lo)?;
+                    range.set_item("hi", hi)?;
+                    q.set_item("range", range)?;
+                    q.set_item("about", p.about)?;
+                    q.set_item("source", p.source)?;
+                    Ok(q)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            d.set_item("params", params)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(catalogue, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     testbed::register(m)?;

@@ -987,7 +987,7 @@ mod tests {
 
     fn sender(total: Option<u64>) -> PltSender {
         let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
-        let cc = longfat_cc::build("reno", &Default::default(), tcp.initial_window).unwrap();
+        let cc = longfat_cc::build("reno", &Default::default(), tcp.profile.cc_rules(), tcp.initial_window).unwrap();
         PltSender::new(7, tcp, &plt_config(), cc, total)
     }
 
@@ -1048,7 +1048,7 @@ mod tests {
         let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
         let cfg = PltConfig { lcm_ack_every_pkts: 3, lcm_initial_window_pkts: 6.0, ..plt_config() };
         let mut r = PltReceiver::new(7, tcp.clone(), &cfg);
-        let cc = longfat_cc::build("reno", &Default::default(), tcp.initial_window).unwrap();
+        let cc = longfat_cc::build("reno", &Default::default(), tcp.profile.cc_rules(), tcp.initial_window).unwrap();
         let mut s = PltSender::new(7, tcp, &cfg, cc, None);
         let mut out = Outbox::default();
         s.start(0, &mut out);

@@ -1442,7 +1442,8 @@ enum InitialLcmWindow {
 impl TransportSetup {
     /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
     fn endpoints(&self, idx: usize, total_pkts: Option<u64>, path: &PathInfo, bottleneck: Bandwidth) -> Endpoints {
-        let cc = longfat_cc::build(&self.cc, &self.params, self.cfg.initial_window).expect("checked in tcp_setup");
+        let cc = longfat_cc::build(&self.cc, &self.params, self.cfg.profile.cc_rules(), self.cfg.initial_window)
+            .expect("checked in tcp_setup");
         let flow = idx as u32;
         match &self.plt {
             None => Endpoints::Tcp {
@@ -1511,34 +1512,37 @@ fn tcp_setup(
     if !cfg.timestamps && matches!(cc, "ehstcp" | "tcpgt") {
         return err(format!("{field}.tcp.timestamps"), format!("false does not fit cc = {cc:?}, which measures delay with the TCP timestamp option; set timestamps = true"));
     }
-    let mut params: CcParams = params.clone();
-    // The profile's variant of the algorithm (Linux's modules), unless the
-    // scenario sets the parameter itself.
-    let mut implied = Vec::new();
-    for &(k, v) in cfg.profile.cc_defaults(cc) {
-        if !params.contains_key(k) {
-            params.insert(k.to_string(), v);
-            implied.push(format!("{k} = {v}"));
-        }
-    }
+    let params: CcParams = params.clone();
     for (k, v) in &params {
         if !v.is_finite() {
             return err(format!("{field}.params.{k}"), "must be a finite number");
         }
     }
-    // Check the algorithm and its parameters once, with the field names.
-    longfat_cc::build(cc, &params, cfg.initial_window).map_err(|e| ScenarioError {
-        field: if e.field == "cc" { cc_field.clone() } else { format!("{field}.{}", e.field) },
-        message: if implied.is_empty() {
-            e.message
-        } else {
-            format!(
-                "{} (tcp.profile = \"{}\" implies {}; set them in params to override)",
-                e.message,
-                cfg.profile,
-                implied.join(", ")
-            )
-        },
+    // Check the algorithm and its parameters once, with the field names. The
+    // profile's rules give the parameters of its variant of the algorithm
+    // (Linux's modules) their defaults; an error names those the scenario
+    // did not set itself.
+    let rules = cfg.profile.cc_rules();
+    longfat_cc::build(cc, &params, rules, cfg.initial_window).map_err(|e| {
+        let implied: Vec<String> = longfat_cc::algorithm(cc)
+            .map(|a| a.implied(rules, &params))
+            .unwrap_or_default()
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        ScenarioError {
+            field: if e.field == "cc" { cc_field.clone() } else { format!("{field}.{}", e.field) },
+            message: if implied.is_empty() {
+                e.message
+            } else {
+                format!(
+                    "{} (tcp.profile = \"{}\" implies {}; set them in params to override)",
+                    e.message,
+                    cfg.profile,
+                    implied.join(", ")
+                )
+            },
+        }
     })?;
     let label = match &plt {
         None => cc.to_string(),

@@ -30,7 +30,7 @@ SIM_TRANSPORT = {"profile": "linux", "header_size": "52B"}
 #: The parameters that make the simulator's controller the BPF program's.
 #: The programs implement the controllers' own defaults (kernel/algo/<name>.h,
 #: ``*_default_cfg``), but the ``linux`` profile turns HighSpeed and H-TCP
-#: into the Linux modules' variants (crates/longfat-sim/src/tcp/profile.rs):
+#: into the Linux modules' variants (the parameters' `linux` defaults, crates/longfat-cc):
 #: tcp_highspeed.c's table, added once per ACK whatever it acknowledges (half
 #: the growth per packet under delayed ACKs), and tcp_htcp.c's RTT scaling,
 #: bandwidth switch, beta_max 102/128 and RTTmax from raw samples, and

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use longfat_cc::params::LINUX_RULES;
+use longfat_cc::Rules;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Profile {
@@ -131,55 +131,14 @@ impl Profile {
         self != Self::Ns2
     }
 
-    /// Controller parameters the profile sets unless the scenario does: the
-    /// Linux kernel modules' variants, and ns-2's HighSpeed lines.
-    pub fn cc_defaults(self, cc: &str) -> &'static [(&'static str, f64)] {
-        match (self, cc) {
-            // tcp_cubic.c: HyStart on, beta 717/1024, bic_scale 41 (C = 41 * 10 / 1024),
-            // at least 5 % growth per RTT while W_max is unknown.
-            // linux_rules: bictcp_update's W(t + delay_min) target and
-            // tcp_friendliness, hystart_ack_delay.
-            (Self::Linux, "cubic") => &[
-                (LINUX_RULES, 1.0),
-                ("hystart", 1.0),
-                ("unknown_w_max_growth", 0.05),
-                ("beta", 717.0 / 1024.0),
-                ("c", 410.0 / 1024.0),
-            ],
-            // tcp_htcp.c: use_rtt_scaling and use_bandwidth_switch on, the
-            // scaling factor 100 ms / minRTT clamped to [0.5, 10] (so the
-            // multiplier lies in [0.1, 2]), RTTmax from raw samples, adaptive
-            // backoff only above 10 ms, beta_max 102/128.
-            (Self::Linux, "htcp") => &[
-                ("rtt_scaling", 1.0),
-                ("scale_min", 0.1),
-                ("scale_max", 2.0),
-                ("bandwidth_switch", 1.0),
-                ("rtt_max_fade", 0.95),
-                ("rtt_max_from_samples", 1.0),
-                ("adaptive_min_rtt", 0.01),
-                ("beta_max", 102.0 / 128.0),
-            ],
-            (Self::Linux, "highspeed") => &[("linux_table", 1.0)],
-            // tcp_bic.c: bictcp_update's steps and packets-per-ACK scaling,
-            // beta 819/1024 kept (1 - 205/1024 given up), max_increment 16.
-            (Self::Linux, "bic") => &[
-                (LINUX_RULES, 1.0),
-                ("beta", 205.0 / 1024.0),
-                ("s_max", 16.0),
-            ],
-            // tcp_scalable.c: one packet per min(cwnd, 100) delivered, and
-            // cwnd - cwnd/8 at every window (no legacy window).
-            (Self::Linux, "scalable") => &[(LINUX_RULES, 1.0), ("low_window", 0.0)],
-            // tcp_vegas.c: diff against BaseRTT in whole packets, slow start
-            // on every ACK, Reno for a round with at most two RTT samples.
-            (Self::Linux, "vegas") => &[(LINUX_RULES, 1.0)],
-            // ns-2.35 tcp.cc `increase_param()`: p(w) on the log-log line to
-            // (`high_window_`, `high_p_` = 1e-7), not RFC 3649's 0.078 / w^1.2.
-            // eHSTCP was built on ns-2's HighSpeed (ehstcp.md §3 modifies
-            // HSTCP's a(w) and b(w)).
-            (Self::Ns2, "highspeed" | "ehstcp") => &[("high_p", 1e-7)],
-            _ => &[],
+    /// The rules the controllers run under: the defaults of the parameters
+    /// that differ per profile (the Linux kernel modules' variants, ns-2's
+    /// HighSpeed lines), declared with each parameter in `longfat-cc`.
+    pub fn cc_rules(self) -> Rules {
+        match self {
+            Self::Rfc => Rules::Rfc,
+            Self::Ns2 => Rules::Ns2,
+            Self::Linux => Rules::Linux,
         }
     }
 }

@@ -750,8 +750,8 @@ fn linux_profile_runs_the_kernel_modules_rules() {
     use longfat_cc::{AckEvent, AckTimestamps, InitialWindow, LossEvent, RttStats};
     use longfat_sim::tcp::profile::Profile;
     let build = |profile: Profile, cc: &str, cwnd: f64, ssthresh: f64| {
-        let params = profile.cc_defaults(cc).iter().map(|&(k, v)| (k.to_string(), v)).collect();
-        longfat_cc::build(cc, &params, InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh }).unwrap()
+        let init = InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh };
+        longfat_cc::build(cc, &Default::default(), profile.cc_rules(), init).unwrap()
     };
     let ack = |now_ns: u64, pkts: u32, tag: u32| AckEvent {
         now_ns,
