@@ -6,9 +6,9 @@ starts with the field it names (or is a known whole-file error): never
 another exception, a hang or an out-of-memory kill. Inputs come from four
 sources:
 
-* ``schema``: random scenarios over the serde schema of
-  crates/longfat-sim/src/scenario.rs (read from the source; a copy is kept
-  here in case it cannot be parsed): random subsets of every field, values
+* ``schema``: random scenarios over the scenario field catalogue
+  (crates/longfat-sim/src/scenario/fields.rs, read through
+  ``longfat._native.scenario_fields()``): random subsets of every field, values
   mostly plausible, some from sets of interesting ones (0, negative, huge,
   fractional, NaN, wrong types, TOML dates, odd units, deep nesting);
   a tenth are given as Python dicts (with Python-only values) rather than
@@ -61,6 +61,7 @@ from __future__ import annotations
 import argparse
 import copy
 import datetime
+import functools
 import json
 import math
 import multiprocessing as mp
@@ -82,7 +83,6 @@ from typing import Any, Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
-SCENARIO_RS = ROOT / "crates" / "longfat-sim" / "src" / "scenario.rs"
 DEFAULT_FINDINGS = Path("/tmp/longfat-fuzz-findings/py")
 
 TIME_LIMIT = 10.0
@@ -104,36 +104,16 @@ WEIGHTS = (0.30, 0.25, 0.13, 0.17, 0.15)
 # The schema
 # =============================================================================
 
-#: scenario.rs's serde structs, as of this writing: used when the source
-#: cannot be read or parsed.
-FALLBACK_SCHEMA: dict[str, list[tuple[str, str]]] = {
-    "Scenario": [("name", "Option<String>"), ("description", "Option<String>"), ("network", "Network"), ("flows", "Vec<FlowSpec>"), ("udp", "Vec<UdpSpec>"), ("short_flows", "Vec<ShortFlowSpec>"), ("web", "Vec<WebSpec>"), ("run", "Run")],
-    "Network": [("topology", "String"), ("hops", "Option<u32>"), ("bdp_rtt", "Option<String>"), ("bottleneck", "LinkCfg"), ("access", "Option<AccessCfg>")],
-    "LinkCfg": [("rate", "String"), ("delay", "String"), ("queue", "String"), ("discipline", "Option<String>"), ("classes", "Option<u32>"), ("class_queues", "Option<Vec<String>>"), ("loss", "Option<f64>"), ("reverse_loss", "Option<f64>")],
-    "AccessCfg": [("rate", "Option<String>"), ("delay", "Option<String>"), ("queue", "Option<String>")],
-    "FlowSpec": [("name", "Option<String>"), ("cc", "String"), ("count", "Option<u32>"), ("start", "Option<String>"), ("start_spacing", "Option<String>"), ("stop", "Option<String>"), ("size", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("start_jitter", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
-    "ShortFlowSpec": [("name", "Option<String>"), ("cc", "String"), ("arrival_rate", "f64"), ("size_mean", "String"), ("size_shape", "Option<f64>"), ("start", "Option<String>"), ("stop", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("hosts", "Option<u32>"), ("access_delay", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
-    "WebSpec": [("name", "Option<String>"), ("cc", "String"), ("sessions", "u32"), ("start", "Option<String>"), ("session_spread", "Option<String>"), ("stop", "Option<String>"), ("pages_per_session", "u32"), ("inter_page", "String"), ("objects_per_page", "Option<f64>"), ("inter_object", "Option<String>"), ("object_size_mean", "String"), ("object_size_shape", "Option<f64>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("access_delay_jitter", "Option<String>"), ("params", "BTreeMap<String, f64>"), ("tcp", "TcpCfg")],
-    "TcpCfg": [("packet_size", "Option<String>"), ("header_size", "Option<String>"), ("ack_size", "Option<String>"), ("delayed_ack", "Option<bool>"), ("delayed_ack_timeout", "Option<String>"), ("rwnd", "Option<String>"), ("min_rto", "Option<String>"), ("initial_rto", "Option<String>"), ("max_rto", "Option<String>"), ("initial_cwnd", "Option<f64>"), ("initial_ssthresh", "Option<f64>"), ("sender_clock_offset", "Option<String>"), ("receiver_clock_offset", "Option<String>"), ("priority_class", "Option<u32>"), ("profile", "Option<String>"), ("max_burst", "Option<u64>"), ("host", "Option<String>"), ("timestamps", "Option<bool>"), ("gro_segments", "Option<u64>")],
-    "UdpSpec": [("name", "Option<String>"), ("pattern", "String"), ("rate", "String"), ("count", "Option<u32>"), ("packet_size", "Option<String>"), ("start", "Option<String>"), ("stop", "Option<String>"), ("from", "Option<u32>"), ("to", "Option<u32>"), ("access_delay", "Option<String>"), ("on_mean", "Option<String>"), ("off_mean", "Option<String>"), ("distribution", "Option<String>"), ("shape", "Option<f64>"), ("priority_class", "Option<u32>"), ("start_jitter", "Option<String>")],
-    "Run": [("duration", "String"), ("seed", "Option<u64>"), ("measure_from", "Option<String>"), ("sample_interval", "Option<String>")],
-}
+@functools.cache
+def scenario_schema() -> dict[str, list[tuple[str, dict]]]:
+    """The scenario field catalogue (crates/longfat-sim/src/scenario/fields.rs,
+    through the bindings): serde struct name -> [(field, declaration)], each
+    declaration a dict with ``kind`` (duration, rate, size, float, u32, u64,
+    bool, text, word, cc, size_list, params, table, tables), ``required``,
+    and ``words`` or ``table`` where the kind has them."""
+    from longfat._native import scenario_fields
 
-
-def rust_schema() -> dict[str, list[tuple[str, str]]]:
-    """The ``#[serde(deny_unknown_fields)]`` structs of scenario.rs: name ->
-    [(field, Rust type)]. Falls back to FALLBACK_SCHEMA."""
-    try:
-        text = SCENARIO_RS.read_text(encoding="utf-8")
-        out: dict[str, list[tuple[str, str]]] = {}
-        for m in re.finditer(r"#\[serde\(deny_unknown_fields\)\]\s*pub struct (\w+)\s*\{(.*?)\n\}", text, re.S):
-            body = re.sub(r"//[^\n]*", "", m.group(2))
-            out[m.group(1)] = re.findall(r"^\s*pub (\w+)\s*:\s*(.*?),?\s*$", body, re.M)
-        if "Scenario" in out and "Run" in out and all(out.values()):
-            return out
-    except OSError:
-        pass
-    return FALLBACK_SCHEMA
+    return {t["struct"]: [(f["name"], f) for f in t["fields"]] for t in json.loads(scenario_fields())["tables"]}
 
 
 def _algorithms() -> list[str]:
@@ -172,12 +152,9 @@ def random_params(rng: random.Random) -> dict[str, float]:
     return out
 
 
-DURATION_FIELDS = {
-    "duration", "delay", "start", "stop", "start_spacing", "access_delay", "start_jitter", "access_delay_jitter",
-    "measure_from", "sample_interval", "bdp_rtt", "on_mean", "off_mean", "inter_page", "inter_object", "session_spread",
-    "delayed_ack_timeout", "min_rto", "initial_rto", "max_rto", "sender_clock_offset", "receiver_clock_offset",
-}
-SIZE_FIELDS = {"queue", "size", "packet_size", "header_size", "ack_size", "rwnd", "size_mean", "object_size_mean", "class_queues"}
+#: Field names by kind, from the catalogue (a name has one kind in every table).
+DURATION_FIELDS = {n for fs in scenario_schema().values() for n, f in fs if f["kind"] == "duration"}
+SIZE_FIELDS = {n for fs in scenario_schema().values() for n, f in fs if f["kind"] in ("size", "size_list")}
 
 GOOD_STRINGS: dict[str, list[str]] = {
     "duration": ["0.2s", "0.5s", "1s", "2s", "3s"],
@@ -311,37 +288,28 @@ def wild_value(rng: random.Random, field: str = "") -> Any:
     return deep_value(rng)
 
 
-def good_value(rng: random.Random, field: str, typ: str, algos: list[str]) -> Any:
-    base = _inner(typ)
-    if field == "cc":
+def good_value(rng: random.Random, field: str, kind: str, algos: list[str], words: list[str] | None = None) -> Any:
+    """A plausible value of a field of catalogue kind ``kind``."""
+    if kind == "cc":
         return rng.choice(algos)
-    if field in GOOD_STRINGS and base in ("String", "Vec<String>"):
+    if field in GOOD_STRINGS and kind not in ("float", "u32", "u64", "bool", "params"):
         v = rng.choice(GOOD_STRINGS[field])
-        return [v] * rng.choice([1, 2, 3]) if base == "Vec<String>" else v
+        return [v] * rng.choice([1, 2, 3]) if kind == "size_list" else v
     if field in GOOD_NUMBERS:
         return rng.choice(GOOD_NUMBERS[field])
-    if base == "bool":
+    if kind == "word" and words:
+        return rng.choice(words)
+    if kind == "bool":
         return rng.random() < 0.5
-    if base == "f64":
+    if kind == "float":
         return rng.choice([0.5, 1.0, 2.0])
-    if base in ("u32", "u64"):
+    if kind in ("u32", "u64"):
         return rng.choice([0, 1, 2])
-    if base.startswith("BTreeMap"):
+    if kind == "params":
         return random_params(rng)
-    if base == "String":
-        return rng.choice(["x", "1s", "10Mbps"])
-    return None
-
-
-def _inner(typ: str) -> str:
-    typ = typ.strip()
-    m = re.fullmatch(r"Option<(.*)>", typ)
-    return m.group(1).strip() if m else typ
-
-
-def _required(typ: str) -> bool:
-    t = typ.strip()
-    return not (t.startswith("Option<") or t.startswith("Vec<") or t.startswith("BTreeMap<") or t == "TcpCfg")
+    if kind == "size_list":
+        return [rng.choice(["10pkt", "100pkt", "0.5bdp"])] * rng.choice([1, 2, 3])
+    return rng.choice(["x", "1s", "10Mbps"])
 
 
 # =============================================================================
@@ -436,7 +404,7 @@ class Corpus:
     """What the generators draw from: the schema, the algorithms, the scenario files."""
 
     def __init__(self) -> None:
-        self.schema = rust_schema()
+        self.schema = scenario_schema()
         self.algos = _algorithms()
         self.files: list[tuple[str, dict]] = []
         for p in sorted(SCENARIOS.rglob("*.toml")):
@@ -529,10 +497,8 @@ def gen_schema(rng: random.Random, c: Corpus) -> dict:
 
     def build(struct: str, depth: int = 0) -> dict:
         out: dict = {}
-        for field, typ in schema.get(struct, []):
-            inner = _inner(typ)
-            req = _required(typ)
-            if req:
+        for field, f in schema.get(struct, []):
+            if f["required"]:
                 if rng.random() < 0.01:
                     continue
             elif field == "flows":
@@ -543,16 +509,13 @@ def gen_schema(rng: random.Random, c: Corpus) -> dict:
             if rng.random() < wild_p:
                 out[field] = wild_value(rng, field)
                 continue
-            m = re.fullmatch(r"Vec<(\w+)>", inner)
-            if m and m.group(1) in schema:
+            if f["kind"] == "tables":
                 n = rng.choice([0, 1, 1, 2, 3]) if field != "flows" else rng.choice([1, 1, 2, 3])
-                out[field] = [build(m.group(1), depth + 1) for _ in range(n)]
-            elif inner in schema:
-                out[field] = build(inner, depth + 1)
+                out[field] = [build(f["table"], depth + 1) for _ in range(n)]
+            elif f["kind"] == "table":
+                out[field] = build(f["table"], depth + 1)
             else:
-                v = good_value(rng, field, typ, c.algos)
-                if v is not None:
-                    out[field] = v
+                out[field] = good_value(rng, field, f["kind"], c.algos, f.get("words"))
         if rng.random() < wild_p:
             out[rng.choice(["colour", "Rate", "a b", "", "a.b", "\n", "ü", "x" * 300, "flows", "seed"])] = wild_value(rng)
         return out
@@ -812,7 +775,7 @@ def gen_override(rng: random.Random, doc: dict, c: Corpus) -> str:
     r = rng.random()
     try:
         if r < 0.5:
-            text = toml_value(good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos) or "1s")
+            text = toml_value(good_value(rng, leaf, "text" if leaf in GOOD_STRINGS else "float", c.algos) or "1s")
         elif r < 0.8:
             text = toml_value(wild_value(rng, leaf))
         else:
@@ -876,7 +839,7 @@ def _sweep_table(rng: random.Random, doc: dict, c: Corpus) -> dict:
         cur = _get(doc, p)
         vals = [cur]
         for _ in range(rng.choice([0, 1, 1, 2])):
-            v = good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos) if rng.random() < 0.9 else wild_value(rng, leaf)
+            v = good_value(rng, leaf, "text" if leaf in GOOD_STRINGS else "float", c.algos) if rng.random() < 0.9 else wild_value(rng, leaf)
             if v is not None and v not in vals:
                 vals.append(v)
         rng.shuffle(vals)
@@ -986,7 +949,7 @@ def gen_grid_arg(rng: random.Random, doc: dict, c: Corpus) -> str:
         if r < 0.55:
             vals = [copy.deepcopy(_get(doc, p))]
             for _ in range(rng.choice([0, 1, 1, 2])):
-                v = good_value(rng, leaf, "String" if leaf in GOOD_STRINGS else "f64", c.algos)
+                v = good_value(rng, leaf, "text" if leaf in GOOD_STRINGS else "float", c.algos)
                 if v is not None:
                     vals.append(v)
             text = toml_value(vals)

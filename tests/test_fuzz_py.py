@@ -33,6 +33,35 @@ def test_seeded_campaign():
     assert not summary["failures"], text
 
 
+def test_every_declared_field_is_generated():
+    """A scenario field the catalogue declares but gen_schema never writes
+    is never fuzzed: every one must appear, in its own table, within a few
+    hundred generated scenarios."""
+    schema = fuzz_py.scenario_schema()
+    seen: set[tuple[str, str]] = set()
+
+    def walk(v, struct):
+        if not isinstance(v, dict):
+            return
+        decls = dict(schema[struct])
+        for k, x in v.items():
+            f = decls.get(k)
+            if f is None:
+                continue
+            seen.add((struct, k))
+            if f["kind"] == "table":
+                walk(x, f["table"])
+            elif f["kind"] == "tables" and isinstance(x, list):
+                for e in x:
+                    walk(e, f["table"])
+
+    c = fuzz_py.Corpus()
+    for i in range(400):
+        walk(fuzz_py.gen_schema(fuzz_py.random.Random(i), c), "Scenario")
+    missing = [(s, n) for s, fs in schema.items() for n, _ in fs if (s, n) not in seen]
+    assert not missing, f"declared fields the Python fuzzer never generates: {missing}"
+
+
 # ---- longfat sweep ---------------------------------------------------------------
 
 #: Open findings of the sweep campaign in python/longfat/sweep.py (see the

@@ -227,6 +227,15 @@ impl Gen<'_> {
         self.field(&mut m, "max_burst", Kind::U32, 0.1, |s| {
             json!(*s.g.pick(&[1u64, 2, 4, 64, 1_000_000]))
         });
+        // Issue 28's host, timestamps and GRO (valid mostly under `linux`,
+        // `ns2` and `linux` respectively; refused otherwise, naming the field).
+        self.field(&mut m, "host", Kind::Word(crate::schema::HOSTS), 0.1, |s| {
+            json!(*s.g.pick(crate::schema::HOSTS))
+        });
+        self.field(&mut m, "timestamps", Kind::Bool, 0.1, |s| json!(s.g.chance(0.5)));
+        self.field(&mut m, "gro_segments", Kind::U64, 0.1, |s| {
+            json!(*s.g.pick(&[1u64, 2, 8, 44, 64]))
+        });
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }

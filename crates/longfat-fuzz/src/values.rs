@@ -194,7 +194,7 @@ pub const DURATIONS_EDGE: &[&str] = &[
     "86400s",
     "1e6s",
     "31536000s",
-    // The engine's limits (scenario.rs limits) and one step past them.
+    // The engine's limits (`scenario::limits`) and one step past them.
     "100000s",
     "100000000000001ns",
     "600s",
@@ -581,6 +581,7 @@ pub fn interesting(g: &mut G, k: Kind) -> Value {
                 ]))
             }
         }
+        Kind::Cc => interesting(g, Kind::Word(crate::schema::CCS)),
         Kind::Params => {
             let mut m = serde_json::Map::new();
             // Every declared parameter name (the catalogue's), an unknown one, an empty one.

@@ -406,11 +406,19 @@ fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// Every scenario field's declaration (table, name, kind, unit, range,
+/// default, meaning) as JSON: `longfat_sim::scenario::fields::json`.
+#[pyfunction]
+fn scenario_fields() -> String {
+    longfat_sim::scenario::fields::json().to_string()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_fields, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     testbed::register(m)?;

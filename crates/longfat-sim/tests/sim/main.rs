@@ -13,6 +13,7 @@ mod layering;
 mod plt;
 mod profiles;
 mod robustness;
+mod scenario_fields;
 mod tcp_sender;
 mod traffic;
 mod whole_runs;
