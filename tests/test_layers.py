@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "longfat"
 #: Bottom up: a module imports only modules on floors below its own.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
-    ("inputs and outputs: units, scenario files, result directories", ("units", "scenario", "outdir")),
+    ("inputs and outputs: units, the controllers' catalogue, scenario files, result directories", ("units", "catalogue", "scenario", "outdir")),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, the testbed's own processes, "
         "the criteria and figures of reports",
