@@ -111,6 +111,8 @@ pub struct AccessCfg {
 pub struct FlowSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `tcp_setup`).
+    pub transport: Option<String>,
     pub count: Option<u32>,
     pub start: Option<String>,
     pub start_spacing: Option<String>,
@@ -128,7 +130,7 @@ pub struct FlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -138,6 +140,8 @@ pub struct FlowSpec {
 pub struct ShortFlowSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `tcp_setup`).
+    pub transport: Option<String>,
     /// Mean arrivals per second.
     pub arrival_rate: f64,
     pub size_mean: String,
@@ -154,7 +158,7 @@ pub struct ShortFlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -164,6 +168,8 @@ pub struct ShortFlowSpec {
 pub struct WebSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `tcp_setup`).
+    pub transport: Option<String>,
     pub sessions: u32,
     pub start: Option<String>,
     pub session_spread: Option<String>,
@@ -182,7 +188,7 @@ pub struct WebSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -941,7 +947,7 @@ pub fn build_with(
                 format!("the last of {count} flows could start at {latest:.3}s, at or after the end of the run ({})", s.run.duration),
             );
         };
-        let tr = tcp_setup(&field, &f.cc, &f.params, &f.tcp, &f.plt, n_classes)?;
+        let tr = tcp_setup(&field, &f.cc, f.transport.as_deref(), &f.params, &f.tcp, &f.plt, n_classes)?;
         let cfg = &tr.cfg;
         let total_pkts = match &f.size {
             None => None,
@@ -967,7 +973,7 @@ pub fn build_with(
         for k in 0..count {
             let idx = pending.len();
             poll(idx)?;
-            let name = instance_name(&f.name, count, k, &f.cc, idx);
+            let name = instance_name(&f.name, count, k, if tr.plt.is_some() { "plt" } else { f.cc.as_str() }, idx);
             let start =
                 start_ns + spacing * u64::from(k) + uniform_below(&mut jitter_rng, start_jitter);
             let extra = uniform_below(&mut jitter_rng, delay_jitter);
@@ -1080,7 +1086,7 @@ pub fn build_with(
         if generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
         }
-        let tr = tcp_setup(&field, &g.cc, &g.params, &g.tcp, &g.plt, n_classes)?;
+        let tr = tcp_setup(&field, &g.cc, g.transport.as_deref(), &g.params, &g.tcp, &g.plt, n_classes)?;
         let cfg = &tr.cfg;
         let mean = size_mean_bytes(
             &format!("{field}.size_mean"),
@@ -1157,7 +1163,7 @@ pub fn build_with(
         check_label(&format!("{field}.name"), &w.name)?;
         let (src_router, dst_router) = endpoints_of(&field, w.from, w.to)?;
         let (start_ns, stop_ns) = start_stop(&field, &w.start, &w.stop)?;
-        let tr = tcp_setup(&field, &w.cc, &w.params, &w.tcp, &w.plt, n_classes)?;
+        let tr = tcp_setup(&field, &w.cc, w.transport.as_deref(), &w.params, &w.tcp, &w.plt, n_classes)?;
         let cfg = &tr.cfg;
         if !(1..=10_000).contains(&w.sessions) {
             return err(
@@ -1476,29 +1482,47 @@ impl TransportSetup {
 fn tcp_setup(
     field: &str,
     cc: &str,
+    transport: Option<&str>,
     params: &BTreeMap<String, f64>,
     tcp: &TcpCfg,
     plt: &Option<PltCfg>,
     n_classes: u32,
 ) -> Result<TransportSetup, ScenarioError> {
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
-    let (plt, controller) = match (cc, plt) {
-        ("plt", p) => {
+    // PLT is a transport: `transport = "plt"` runs `cc` as the HCM's
+    // controller. `cc = "plt"` is its older spelling and means exactly
+    // `transport = "plt"` with the HCM's controller in `plt.hcm` (default
+    // "reno"); results label both "plt" (Reno HCM) or "plt-<hcm>".
+    let is_plt = match transport {
+        None => cc == "plt",
+        Some("plt") => true,
+        Some("tcp") if cc == "plt" => return err(format!("{field}.cc"), "\"plt\" is the alias of transport = \"plt\", which contradicts transport = \"tcp\"; allowed with \"tcp\": a window controller (`longfat algorithms`)"),
+        Some("tcp") => false,
+        Some(t) => return err(format!("{field}.transport"), format!("{t:?} is not a transport; allowed: \"tcp\", \"plt\"")),
+    };
+    let (plt, controller) = match (is_plt, plt) {
+        (true, p) => {
             // PLT's connection buffers its two modules' data in
             // `plt.receive_buffer`; an untuned Linux host's autotuned
             // buffers are not modelled for it (never accept and ignore).
             if cfg.default_host {
-                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for cc = \"plt\", whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
+                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for PLT (transport = \"plt\" or cc = \"plt\"), whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
             }
             if cfg.gro_segments > 1 {
-                return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for cc = \"plt\" (its receiver reassembles two modules' packets); allowed: 1 (off)");
+                return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for PLT (transport = \"plt\" or cc = \"plt\"; its receiver reassembles two modules' packets); allowed: 1 (off)");
             }
             let p = p.clone().unwrap_or_default();
-            let setup = plt_setup(&format!("{field}.plt"), &p, tcp, &cfg, n_classes)?;
-            (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))
+            let selector = format!("{field}.{}", if transport.is_some() { "transport" } else { "cc" });
+            let setup = plt_setup(&format!("{field}.plt"), &selector, &p, tcp, &cfg, n_classes)?;
+            let hcm = match (cc, p.hcm) {
+                ("plt", hcm) => hcm.unwrap_or_else(|| "reno".to_string()),
+                (_, Some(_)) => return err(format!("{field}.plt.hcm"), format!("with transport = \"plt\" the HCM runs cc ({cc:?}); plt.hcm goes with the alias cc = \"plt\" only")),
+                (_, None) => cc.to_string(),
+            };
+            (Some(setup), hcm)
         }
-        (_, Some(_)) => return err(format!("{field}.plt"), format!("only for cc = \"plt\" (this entry has cc = {cc:?})")),
-        (_, None) => (None, cc.to_string()),
+        (false, Some(_)) => return err(format!("{field}.plt"), format!("only with transport = \"plt\" (or its alias cc = \"plt\"); this entry has cc = {cc:?}")),
+        (false, None) => (None, cc.to_string()),
     };
     if plt.is_some() && controller == "plt" {
         return err(format!("{field}.plt.hcm"), "the HCM runs a window controller (reno, cubic, ...), not \"plt\"");
@@ -1557,12 +1581,13 @@ fn tcp_setup(
 /// PLT's settings, each checked with its field name. The LCM sends in the
 /// class below the HCM's, so the bottleneck must be strict priority: on a
 /// FIFO one the LCM would compete with TCP as an equal, which is not PLT.
-fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
+/// `selector`: the field that chose PLT (`transport`, or its alias `cc`).
+fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
     let lcm_class = u32::from(cfg.class) + 1;
     if n_classes < 2 {
         return err(
-            field.trim_end_matches(".plt").to_string() + ".cc",
-            "cc = \"plt\" sends its LCM packets at a lower priority; it needs network.bottleneck.discipline = \"priority\" (a FIFO bottleneck would let them compete with TCP as equals)",
+            selector,
+            "PLT (transport = \"plt\" or cc = \"plt\") sends its LCM packets at a lower priority; it needs network.bottleneck.discipline = \"priority\" (a FIFO bottleneck would let them compete with TCP as equals)",
         );
     }
     if lcm_class >= n_classes {
