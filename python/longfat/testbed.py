@@ -298,9 +298,10 @@ def plan(spec: dict) -> Plan:
             initial_cwnd = int(iw)
         cc = f["cc"]
         # PLT in either spelling: transport = "plt", or its alias cc = "plt".
-        if cc == "plt" or f.get("transport", "tcp") != "tcp":
-            where = f"{fld}.cc" if cc == "plt" else f"{fld}.transport"
-            raise _err(where, "\"plt\" (two connections with priority classes) is not emulated by the testbed; allowed: \"tcp\"")
+        if cc == "plt":
+            raise _err(f"{fld}.cc", "\"plt\" (two connections with priority classes) is not emulated by the testbed")
+        if f.get("transport", "tcp") != "tcp":
+            raise _err(f"{fld}.transport", f"{json.dumps(f['transport'])} (PLT: two connections with priority classes) is not emulated by the testbed; allowed: \"tcp\"")
         count = int(f.get("count", 1))
         start = _duration(f"{fld}.start", f.get("start"), 0)
         spacing = _duration(f"{fld}.start_spacing", f.get("start_spacing"), 0)
