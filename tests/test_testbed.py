@@ -96,6 +96,7 @@ def write(tmp_path: Path, spec: dict, name: str = "s.toml") -> Path:
         ('flows[0].start_jitter="1s"', "flows[0].start_jitter", "jitter"),
         ('flows[0].tcp.min_rto="1s"', "flows[0].tcp.min_rto", "not emulated"),
         ('flows[0].cc="plt"', "flows[0].cc", "plt"),
+        ('network.bottleneck.discipline="priority"|flows[0].transport="plt"', "flows[0].transport", "(PLT: two connections"),
         ("flows[0].tcp.delayed_ack=false", "flows[0].tcp.delayed_ack", "allowed: true"),
         ('flows[0].cc="cubic"|flows[0].params.beta=0.5', "flows[0].params", "not emulated"),
         ('network.topology="parking_lot"|network.hops=2', "network.topology", 'allowed: "dumbbell"'),

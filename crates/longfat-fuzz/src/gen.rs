@@ -240,11 +240,13 @@ impl Gen<'_> {
         Value::Object(m)
     }
 
-    /// A PLT table whose HCM runs `hcm`.
-    fn plt(&mut self, hcm: &str) -> Value {
+    /// A PLT table; `hcm`: the HCM's controller it names (with the alias
+    /// `cc = "plt"`; with `transport = "plt"` the HCM runs `cc`).
+    fn plt(&mut self, hcm: Option<&str>) -> Value {
         let mut m = Map::new();
-        let h = hcm.to_string();
-        self.field(&mut m, "hcm", Kind::Word(longfat_cc::ALGORITHMS), 0.5, move |_| json!(h));
+        if let Some(h) = hcm.map(str::to_string) {
+            self.field(&mut m, "hcm", Kind::Word(longfat_cc::ALGORITHMS), 0.5, move |_| json!(h));
+        }
         self.field(&mut m, "alpha", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.1, 0.5, 1.0, 10.0])));
         self.field(&mut m, "beta", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.95, 0.999])));
         self.field(&mut m, "gamma", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.75, 0.999])));
@@ -298,18 +300,25 @@ impl Gen<'_> {
     }
 
     fn cc(&mut self, m: &mut Map<String, Value>) -> String {
-        let cc = (*self.g.pick(crate::schema::CCS)).to_string();
-        let c = cc.clone();
-        self.field(m, "cc", Kind::Word(crate::schema::CCS), 1.0, move |_| json!(c));
-        // PLT: its HCM's controller takes `params`.
-        let controller = if cc == "plt" {
+        let picked = (*self.g.pick(crate::schema::CCS)).to_string();
+        // PLT in either spelling: the alias `cc = "plt"` (its HCM's
+        // controller in `plt.hcm`), or `transport = "plt"` with the HCM's
+        // controller in `cc`. The HCM's controller takes `params`.
+        let plt = picked == "plt";
+        let as_transport = plt && self.g.chance(0.5);
+        let controller = if plt {
             (*self.g.pick(longfat_cc::ALGORITHMS)).to_string()
         } else {
-            cc.clone()
+            picked.clone()
         };
-        if cc == "plt" {
+        let cc = if as_transport { controller.clone() } else { picked };
+        let c = cc.clone();
+        self.field(m, "cc", Kind::Word(crate::schema::CCS), 1.0, move |_| json!(c));
+        let (transport, p) = if as_transport { ("plt", 1.0) } else { ("tcp", 0.1) };
+        self.field(m, "transport", Kind::Word(crate::schema::TRANSPORTS), p, move |_| json!(transport));
+        if plt {
             let h = controller.clone();
-            self.field(m, "plt", Kind::Table(Table::Plt), 0.7, move |s| s.plt(&h));
+            self.field(m, "plt", Kind::Table(Table::Plt), 0.7, move |s| s.plt(if as_transport { None } else { Some(&h) }));
         }
         let c = controller;
         self.field(m, "params", Kind::Params, 0.3, move |s| s.params(&c));

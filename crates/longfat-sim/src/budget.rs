@@ -362,7 +362,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links.len() as u64);
-    let plt_flows = flows.iter().filter(|f| matches!(f.endpoints, Endpoints::Plt { .. })).count() as u64;
+    let plt_flows = flows.iter().filter(|f| f.endpoints.plt_window_pkts().is_some()).count() as u64;
     let row_bytes = FLOW_ROW_BYTES + if plt_flows > 0 { MODULE_ROW_BYTES } else { 0 };
     let series_bytes = flow_rows
         .saturating_mul(row_bytes)
@@ -370,12 +370,12 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     // A PLT connection also keeps state per packet of its window (the
     // packet manager, the LCM's packets, the receiver's reassembly), in
     // the network or not.
-    let plt_window_bytes = flows.iter().fold(0u64, |acc, f| match &f.endpoints {
-        Endpoints::Plt { sender, .. } => {
-            let w = sender.manager().window_pkts().min(sender.total_pkts().unwrap_or(u64::MAX));
+    let plt_window_bytes = flows.iter().fold(0u64, |acc, f| match f.endpoints.plt_window_pkts() {
+        Some(window) => {
+            let w = window.min(f.endpoints.total_pkts().unwrap_or(u64::MAX));
             acc.saturating_add(w.saturating_mul(PLT_WINDOW_BYTES_PER_PKT))
         }
-        _ => acc,
+        None => acc,
     });
     let flows_bytes = (flows.len() as u64 - plt_flows)
         .saturating_mul(FLOW_BYTES)

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::flow::{Endpoints, Flow};
+use crate::flow::{Flow, FlowCounters};
 use crate::link::Link;
 use crate::units::NS_PER_SEC;
 
@@ -56,86 +56,11 @@ pub struct LinkSeries {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct FlowSnap {
-    delivered_bytes: u64,
-    sent_bytes: u64,
-    sent_pkts: u64,
-    retransmits: u64,
-    timeouts: u64,
-    fast_recoveries: u64,
-    modules: ModuleSnap,
-}
-
-/// A PLT connection's per-module counters (zero for other flows).
-#[derive(Clone, Copy, Debug, Default)]
-struct ModuleSnap {
-    hcm_sent: u64,
-    lcm_sent: u64,
-    hcm_lost: u64,
-    lcm_lost: u64,
-    hcm_new: u64,
-    lcm_new: u64,
-    lcm_resent: u64,
-    lcm_timeouts: u64,
-    lcm_late: u64,
-    lcm_self_resent: u64,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
 struct LinkSnap {
     departed_bytes: u64,
     offered_pkts: u64,
     drops_overflow: u64,
     drops_random: u64,
-}
-
-fn flow_snap(f: &Flow) -> FlowSnap {
-    match &f.endpoints {
-        Endpoints::Tcp { sender, receiver } => FlowSnap {
-            delivered_bytes: receiver.counters.delivered_bytes,
-            sent_bytes: sender.counters.sent_bytes,
-            sent_pkts: sender.counters.sent_pkts,
-            retransmits: sender.counters.retransmits,
-            timeouts: sender.counters.timeouts,
-            fast_recoveries: sender.counters.fast_recoveries,
-            modules: ModuleSnap::default(),
-        },
-        // Retransmissions: the HCM's own and the LCM losses either module resent;
-        // timeouts: the HCM's (the LCM's are reported apart).
-        Endpoints::Plt { sender, receiver } => {
-            let (h, l) = (&sender.hcm().counters, &sender.lcm().counters);
-            let c = sender.counters();
-            FlowSnap {
-                delivered_bytes: receiver.counters.delivered_bytes,
-                sent_bytes: c.sent_bytes,
-                sent_pkts: c.sent_pkts,
-                retransmits: h.retransmits + sender.manager().lcm_losses_resent + sender.manager().lcm_losses_resent_by_lcm,
-                timeouts: h.timeouts,
-                fast_recoveries: h.fast_recoveries,
-                modules: ModuleSnap {
-                    hcm_sent: h.sent_pkts,
-                    lcm_sent: l.sent_pkts,
-                    hcm_lost: h.retransmits,
-                    lcm_lost: l.lost_pkts,
-                    hcm_new: receiver.plt.hcm_new_pkts,
-                    lcm_new: receiver.plt.lcm_new_pkts,
-                    lcm_resent: sender.manager().lcm_losses_resent,
-                    lcm_timeouts: l.timeouts,
-                    lcm_late: l.late_acked_pkts,
-                    lcm_self_resent: sender.manager().lcm_losses_resent_by_lcm,
-                },
-            }
-        }
-        Endpoints::Udp(u) => FlowSnap {
-            delivered_bytes: u.counters.received_bytes,
-            sent_bytes: u.counters.sent_bytes,
-            sent_pkts: u.counters.sent_pkts,
-            retransmits: 0,
-            timeouts: 0,
-            fast_recoveries: 0,
-            modules: ModuleSnap::default(),
-        },
-    }
 }
 
 fn link_snap(l: &Link) -> LinkSnap {
@@ -155,10 +80,10 @@ pub struct Metrics {
     pub flows: FlowSeries,
     pub modules: ModuleSeries,
     pub links: LinkSeries,
-    last_flow: Vec<FlowSnap>,
+    last_flow: Vec<FlowCounters>,
     last_link: Vec<LinkSnap>,
     last_sample_ns: u64,
-    window_start: Option<(u64, Vec<FlowSnap>, Vec<LinkSnap>)>,
+    window_start: Option<(u64, Vec<FlowCounters>, Vec<LinkSnap>)>,
     summary: Option<Value>,
     /// Names of the traffic generators, by `Generated::generator`.
     generators: Vec<String>,
@@ -179,7 +104,7 @@ impl Metrics {
             flows: FlowSeries::default(),
             modules: ModuleSeries::default(),
             links: LinkSeries::default(),
-            last_flow: vec![FlowSnap::default(); n_flows],
+            last_flow: vec![FlowCounters::default(); n_flows],
             last_link: vec![],
             last_sample_ns: 0,
             window_start: None,
@@ -211,7 +136,7 @@ impl Metrics {
             if f.generated.is_some() {
                 continue; // reported by completion time instead
             }
-            let s = flow_snap(f);
+            let s = f.endpoints.counters();
             let prev = self.last_flow[i];
             let fs = &mut self.flows;
             fs.time_ns.push(now_ns);
@@ -220,34 +145,29 @@ impl Metrics {
                 .push((s.delivered_bytes - prev.delivered_bytes) as f64 * 8.0 * per_sec);
             fs.throughput_bps
                 .push((s.sent_bytes - prev.sent_bytes) as f64 * 8.0 * per_sec);
-            match &f.endpoints {
-                Endpoints::Tcp { sender, .. } => {
-                    fs.cwnd_pkts.push(sender.cc().cwnd());
-                    fs.ssthresh_pkts.push(sender.cc().ssthresh());
-                    let r = sender.rtt().stats();
-                    fs.srtt_ns.push(r.smoothed_ns);
-                    fs.rtt_ns.push(r.latest_ns);
+            match (f.endpoints.window_state(), f.endpoints.tcp_config()) {
+                (Some(w), Some(cfg)) => {
+                    fs.cwnd_pkts.push(w.total_cwnd_pkts());
+                    fs.ssthresh_pkts.push(w.ssthresh_pkts);
+                    fs.srtt_ns.push(w.srtt_ns);
+                    fs.rtt_ns.push(w.rtt_ns);
+                    if let Some(lcm_cwnd) = w.lcm_cwnd_pkts {
+                        let (m, pm) = (s.modules, prev.modules);
+                        let payload_bits = receiver_payload_bits(cfg);
+                        let ms = &mut self.modules;
+                        ms.row.push((fs.time_ns.len() - 1) as u32);
+                        ms.hcm_cwnd_pkts.push(w.cwnd_pkts);
+                        ms.lcm_cwnd_pkts.push(lcm_cwnd);
+                        ms.hcm_sent_pkts.push(m.hcm_sent_pkts - pm.hcm_sent_pkts);
+                        ms.lcm_sent_pkts.push(m.lcm_sent_pkts - pm.lcm_sent_pkts);
+                        ms.hcm_lost_pkts.push(m.hcm_lost_pkts - pm.hcm_lost_pkts);
+                        ms.lcm_lost_pkts.push(m.lcm_lost_pkts - pm.lcm_lost_pkts);
+                        ms.hcm_goodput_bps.push((m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * payload_bits * per_sec);
+                        ms.lcm_goodput_bps.push((m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * payload_bits * per_sec);
+                    }
                 }
-                Endpoints::Plt { sender, .. } => {
-                    fs.cwnd_pkts.push(sender.cwnd());
-                    fs.ssthresh_pkts.push(sender.hcm().cc().ssthresh());
-                    let r = sender.hcm().rtt().stats();
-                    fs.srtt_ns.push(r.smoothed_ns);
-                    fs.rtt_ns.push(r.latest_ns);
-                    let (m, pm) = (s.modules, prev.modules);
-                    let payload_bits = receiver_payload_bits(sender.config());
-                    let ms = &mut self.modules;
-                    ms.row.push((fs.time_ns.len() - 1) as u32);
-                    ms.hcm_cwnd_pkts.push(sender.hcm().cc().cwnd());
-                    ms.lcm_cwnd_pkts.push(sender.lcm().cwnd());
-                    ms.hcm_sent_pkts.push(m.hcm_sent - pm.hcm_sent);
-                    ms.lcm_sent_pkts.push(m.lcm_sent - pm.lcm_sent);
-                    ms.hcm_lost_pkts.push(m.hcm_lost - pm.hcm_lost);
-                    ms.lcm_lost_pkts.push(m.lcm_lost - pm.lcm_lost);
-                    ms.hcm_goodput_bps.push((m.hcm_new - pm.hcm_new) as f64 * payload_bits * per_sec);
-                    ms.lcm_goodput_bps.push((m.lcm_new - pm.lcm_new) as f64 * payload_bits * per_sec);
-                }
-                Endpoints::Udp(_) => {
+                _ => {
+                    // A UDP source has no window.
                     fs.cwnd_pkts.push(f64::NAN);
                     fs.ssthresh_pkts.push(f64::NAN);
                     fs.srtt_ns.push(0);
@@ -285,7 +205,7 @@ impl Metrics {
         }
         self.window_start = Some((
             now_ns,
-            flows.iter().map(flow_snap).collect(),
+            flows.iter().map(|f| f.endpoints.counters()).collect(),
             links.iter().map(link_snap).collect(),
         ));
     }
@@ -314,7 +234,7 @@ impl Metrics {
             if f.generated.is_some() {
                 continue;
             }
-            let s = flow_snap(f);
+            let s = f.endpoints.counters();
             let p = f0[i];
             let goodput = rate(s.delivered_bytes - p.delivered_bytes);
             let sent = s.sent_pkts - p.sent_pkts;
@@ -331,36 +251,26 @@ impl Metrics {
                 "timeouts": s.timeouts - p.timeouts,
                 "retransmit_rate": if sent > 0 { rtx as f64 / sent as f64 } else { 0.0 },
             });
-            if let Endpoints::Plt { sender, .. } = &f.endpoints {
-                let (m, pm) = (s.modules, p.modules);
-                let bits = receiver_payload_bits(sender.config());
-                tcp_goodputs.push(goodput);
-                let lcm = sender.lcm();
-                row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
-                row["final_cwnd_pkts"] = json!(finite_or_null(sender.hcm().cc().cwnd()));
-                row["final_lcm_cwnd_pkts"] = json!(lcm.cwnd());
-                row["hcm_goodput_bps"] = json!(rate_of(secs, (m.hcm_new - pm.hcm_new) as f64 * bits));
-                row["lcm_goodput_bps"] = json!(rate_of(secs, (m.lcm_new - pm.lcm_new) as f64 * bits));
-                row["hcm_sent_pkts"] = json!(m.hcm_sent - pm.hcm_sent);
-                row["lcm_sent_pkts"] = json!(m.lcm_sent - pm.lcm_sent);
-                row["lcm_lost_pkts"] = json!(m.lcm_lost - pm.lcm_lost);
-                row["lcm_losses_resent"] = json!(m.lcm_resent - pm.lcm_resent);
-                row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
-                row["lcm_late_acked_pkts"] = json!(m.lcm_late - pm.lcm_late);
-                row["lcm_losses_resent_by_lcm"] = json!(m.lcm_self_resent - pm.lcm_self_resent);
-                row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
-                    (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
-                    _ => Value::Null,
-                };
-            }
-            if let Endpoints::Tcp { sender, .. } = &f.endpoints {
+            if let (Some(w), Some(cfg)) = (f.endpoints.window_state(), f.endpoints.tcp_config()) {
                 tcp_goodputs.push(goodput);
                 row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
-                row["final_cwnd_pkts"] = json!(finite_or_null(sender.cc().cwnd()));
-                row["completion_time_s"] = match (sender.started_at_ns, sender.completed_at_ns) {
-                    (Some(a), Some(b)) => json!((b - a) as f64 / 1e9),
-                    _ => Value::Null,
-                };
+                row["final_cwnd_pkts"] = json!(finite_or_null(w.cwnd_pkts));
+                if let Some(lcm_cwnd) = w.lcm_cwnd_pkts {
+                    let (m, pm) = (s.modules, p.modules);
+                    let bits = receiver_payload_bits(cfg);
+                    row["final_lcm_cwnd_pkts"] = json!(lcm_cwnd);
+                    row["hcm_goodput_bps"] = json!(rate_of(secs, (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * bits));
+                    row["lcm_goodput_bps"] = json!(rate_of(secs, (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * bits));
+                    row["hcm_sent_pkts"] = json!(m.hcm_sent_pkts - pm.hcm_sent_pkts);
+                    row["lcm_sent_pkts"] = json!(m.lcm_sent_pkts - pm.lcm_sent_pkts);
+                    row["lcm_lost_pkts"] = json!(m.lcm_lost_pkts - pm.lcm_lost_pkts);
+                    row["lcm_losses_resent"] = json!(m.lcm_losses_resent - pm.lcm_losses_resent);
+                    row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
+                    row["lcm_late_acked_pkts"] = json!(m.lcm_late_acked_pkts - pm.lcm_late_acked_pkts);
+                    row["lcm_losses_resent_by_lcm"] =
+                        json!(m.lcm_losses_resent_by_lcm - pm.lcm_losses_resent_by_lcm);
+                }
+                row["completion_time_s"] = f.completion_time_ns().map_or(Value::Null, |t| json!(t as f64 / 1e9));
             }
             flow_rows.push(row);
         }

@@ -4,7 +4,7 @@
 
 use crate::budget::Estimate;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
-use crate::flow::{Endpoints, Flow};
+use crate::flow::Flow;
 use crate::link::{Enqueued, Link};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
@@ -298,27 +298,7 @@ impl Simulation {
             self.out.host_room_pkts = self.host_room_pkts(f);
         }
         let out = &mut self.out;
-        match (&mut self.flows[f].endpoints, kind) {
-            (Endpoints::Tcp { sender, .. }, TimerKind::Start) => sender.start(now, out),
-            (Endpoints::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
-            (Endpoints::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),
-            (Endpoints::Tcp { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now, out),
-            (Endpoints::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
-                receiver.on_delack_timer(now, out)
-            }
-            (Endpoints::Tcp { receiver, .. }, TimerKind::GroFlush) => receiver.on_gro_timer(now, out),
-            (Endpoints::Plt { sender, .. }, TimerKind::Start) => sender.start(now, out),
-            (Endpoints::Plt { sender, .. }, TimerKind::Stop) => sender.stop(),
-            (Endpoints::Plt { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now, out),
-            (Endpoints::Plt { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now, out),
-            (Endpoints::Plt { receiver, .. }, TimerKind::DelayedAck) => {
-                receiver.on_delack_timer(now, out)
-            }
-            (Endpoints::Udp(u), TimerKind::Start) => u.start(now, out),
-            (Endpoints::Udp(u), TimerKind::Stop) => u.stop(),
-            (Endpoints::Udp(u), TimerKind::UdpSend) => u.on_timer(now, out),
-            _ => {}
-        }
+        self.flows[f].endpoints.on_timer(kind, now, out);
         self.flush(f);
     }
 
@@ -389,12 +369,10 @@ impl Simulation {
     #[inline(always)]
     fn host_room_pkts(&mut self, f: usize) -> u64 {
         let flow = &self.flows[f];
-        let size = match &flow.endpoints {
-            Endpoints::Tcp { sender, .. } => sender.packet_size_bytes(),
-            Endpoints::Plt { sender, .. } => sender.packet_size_bytes(),
-            Endpoints::Udp(_) => return u64::MAX,
+        let Some(cfg) = flow.endpoints.tcp_config() else {
+            return u64::MAX; // a UDP source does not look at its host queue
         };
-        let size = u64::from(size);
+        let size = u64::from(cfg.packet_size_bytes);
         self.links[flow.fwd[0] as usize].room_pkts(self.now_ns, size)
     }
 
@@ -409,22 +387,7 @@ impl Simulation {
         }
         let p = self.packets.get(id);
         let out = &mut self.out;
-        match (&mut self.flows[f].endpoints, p.kind) {
-            (Endpoints::Tcp { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
-            (Endpoints::Tcp { sender, receiver }, PacketKind::Ack) => {
-                // The window the receiver advertises now: with autotuning
-                // it only grows, once per RTT at most, so the ACK carries it
-                // up to one ACK path delay late (docs/scenarios.md, host).
-                if sender.config().default_host {
-                    sender.set_peer_window(receiver.window_pkts());
-                }
-                sender.on_ack(now, p, out)
-            }
-            (Endpoints::Plt { receiver, .. }, PacketKind::Data) => receiver.on_data(now, p, out),
-            (Endpoints::Plt { sender, .. }, PacketKind::Ack) => sender.on_ack(now, p, out),
-            (Endpoints::Udp(u), PacketKind::Udp) => u.on_receive(p),
-            _ => unreachable!("packet kind does not match its flow"),
-        }
+        self.flows[f].endpoints.on_packet(now, p, out);
         self.packets.remove(id);
         self.flush(f);
     }

@@ -185,7 +185,7 @@ def _is_zero_duration(text) -> bool:
 
 
 #: Flow fields the testbed emulates; every other field present is refused.
-_FLOW_FIELDS = {"name", "cc", "count", "start", "start_spacing", "stop", "size", "access_delay", "tcp", "start_jitter", "access_delay_jitter"}
+_FLOW_FIELDS = {"name", "cc", "transport", "count", "start", "start_spacing", "stop", "size", "access_delay", "tcp", "start_jitter", "access_delay_jitter"}
 #: [flows.tcp] fields the testbed honours (profile: the kernel is the
 #: transport), and the only values some may take: the kernel's receiver
 #: always delays ACKs, and its segments carry 52 bytes of IP and TCP
@@ -259,8 +259,11 @@ def plan(spec: dict) -> Plan:
                 raise field_error(f"{fld}.tcp.initial_cwnd", "differs between flow groups; the testbed sets one initcwnd for all")
             initial_cwnd = int(iw)
         cc = f["cc"]
+        # PLT in either spelling: transport = "plt", or its alias cc = "plt".
         if cc == "plt":
             raise field_error(f"{fld}.cc", "\"plt\" (two connections with priority classes) is not emulated by the testbed")
+        if f.get("transport", "tcp") != "tcp":
+            raise field_error(f"{fld}.transport", f"{json.dumps(f['transport'])} (PLT: two connections with priority classes) is not emulated by the testbed; allowed: \"tcp\"")
         count = int(f.get("count", 1))
         start = _duration(f"{fld}.start", f.get("start"), 0)
         spacing = _duration(f"{fld}.start_spacing", f.get("start_spacing"), 0)

@@ -309,7 +309,7 @@ pub const ACCESS_QUEUE: Field = opt("queue", Kind::Size, "packets or bytes", Ran
 // ---- what [[flows]], [[udp]], [[short_flows]] and [[web]] share ------------------------------
 
 pub const LABEL: Field = opt("name", Kind::Text, "", Range::Described("at most 200 bytes, no control characters"), "`<cc><index>` (`udp<index>`, `short<i>`, `web<i>`)", "entry name; with `count > 1` the flows are `name.0`, `name.1`, ...; a generator's transfers are `name#k`");
-pub const CC: Field = required("cc", Kind::Cc, "", Range::Described("a `longfat algorithms` name, or `\"plt\"`"), "congestion control, or `\"plt\"`: the priority-layered transport, set up in `plt` below");
+pub const CC: Field = required("cc", Kind::Cc, "", Range::Described("a `longfat algorithms` name, or `\"plt\"`"), "congestion control (with `transport = \"plt\"`: the HCM's); `\"plt\"` is the alias of `transport = \"plt\"` (the HCM's controller then in `plt.hcm`)");
 pub const COUNT: Field = opt("count", Kind::U32, "flows", Range::Described(">= 1"), "1", "identical flows from this entry");
 pub const START: Field = opt("start", Kind::Duration, "time", Range::Described("before `run.duration`"), "`\"0s\"`", "when the application starts sending (generators: the start of the arrival window)");
 pub const STOP: Field = opt("stop", Kind::Duration, "time", Range::Described("after `start`"), "never (generators: the end of the run)", "the application stops producing new data (outstanding data still completes); generators: nothing arrives after it");
@@ -320,7 +320,8 @@ pub const START_JITTER: Field = opt("start_jitter", Kind::Duration, "time", Rang
 pub const ACCESS_DELAY_JITTER: Field = opt("access_delay_jitter", Kind::Duration, "time", DELAY, "`\"0s\"`", "each sender access link gets up to this much more one-way delay, uniform, from the seed (randomized per-flow RTTs; the RTT grows by up to twice this)");
 pub const PARAMS: Field = opt("params", Kind::Params, "", Range::Described("per algorithm (`longfat algorithms`)"), "none", "algorithm parameters, e.g. `params = { beta = 0.8 }`");
 pub const TCP: Field = opt("tcp", Kind::Table(Table::Tcp), "", Range::Any, "", "transport settings, below");
-pub const PLT: Field = opt("plt", Kind::Table(Table::Plt), "", Range::Any, "", "PLT's settings (only with `cc = \"plt\"`), below");
+pub const TRANSPORT: Field = opt("transport", Kind::Word(&["tcp", "plt"]), "", Range::Any, "`\"tcp\"`", "`\"tcp\"`: one TCP connection whose window `cc` runs; `\"plt\"`: the priority-layered transport (PLT), whose HCM runs `cc` and whose LCM is set up in `plt` below. `cc = \"plt\"` is the older spelling of `transport = \"plt\"` with the HCM's controller in `plt.hcm`");
+pub const PLT: Field = opt("plt", Kind::Table(Table::Plt), "", Range::Any, "", "PLT's settings (only with `transport = \"plt\"` or its alias `cc = \"plt\"`), below");
 
 // ---- [[flows]] --------------------------------------------------------------------------------
 
@@ -410,15 +411,15 @@ impl Table {
             Table::Network => &[TOPOLOGY, HOPS, BDP_RTT, BOTTLENECK, ACCESS],
             Table::Link => &[LINK_RATE, LINK_DELAY, LINK_QUEUE, DISCIPLINE, CLASSES, CLASS_QUEUES, BUFFER, LOSS, REVERSE_LOSS],
             Table::Access => &[ACCESS_RATE, ACCESS_LINK_DELAY, ACCESS_QUEUE],
-            Table::Flow => &[LABEL, CC, COUNT, START, START_SPACING, STOP, SIZE, FROM, TO, ACCESS_DELAY, START_JITTER, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
+            Table::Flow => &[LABEL, CC, TRANSPORT, COUNT, START, START_SPACING, STOP, SIZE, FROM, TO, ACCESS_DELAY, START_JITTER, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
             Table::Tcp => &[
                 PACKET_SIZE, HEADER_SIZE, ACK_SIZE, DELAYED_ACK, DELAYED_ACK_TIMEOUT, RWND, MIN_RTO, INITIAL_RTO, MAX_RTO, INITIAL_CWND,
                 INITIAL_SSTHRESH, SENDER_CLOCK_OFFSET, RECEIVER_CLOCK_OFFSET, PRIORITY_CLASS, PROFILE, MAX_BURST, HOST, TIMESTAMPS, GRO_SEGMENTS,
             ],
             Table::Udp => &[LABEL, PATTERN, UDP_RATE, COUNT, UDP_PACKET_SIZE, START, STOP, FROM, TO, ACCESS_DELAY, ON_MEAN, OFF_MEAN, DISTRIBUTION, SHAPE, PRIORITY_CLASS, START_JITTER],
-            Table::Short => &[LABEL, CC, ARRIVAL_RATE, SIZE_MEAN, SIZE_SHAPE, START, STOP, FROM, TO, HOSTS, ACCESS_DELAY, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
+            Table::Short => &[LABEL, CC, TRANSPORT, ARRIVAL_RATE, SIZE_MEAN, SIZE_SHAPE, START, STOP, FROM, TO, HOSTS, ACCESS_DELAY, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
             Table::Web => &[
-                LABEL, CC, SESSIONS, START, SESSION_SPREAD, STOP, PAGES_PER_SESSION, INTER_PAGE, OBJECTS_PER_PAGE, INTER_OBJECT, OBJECT_SIZE_MEAN,
+                LABEL, CC, TRANSPORT, SESSIONS, START, SESSION_SPREAD, STOP, PAGES_PER_SESSION, INTER_PAGE, OBJECTS_PER_PAGE, INTER_OBJECT, OBJECT_SIZE_MEAN,
                 OBJECT_SIZE_SHAPE, FROM, TO, ACCESS_DELAY, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT,
             ],
             Table::Plt => &[HCM, ALPHA, BETA, GAMMA, MU, EMA_WEIGHT, EPOCH, LCM_INITIAL_WINDOW, LCM_ACK_EVERY, LCM_ACK_CLASS, RECEIVE_BUFFER, LCM_RESEND],

@@ -270,7 +270,7 @@ impl<'a> Placer<'a> {
         for k in 0..count {
             let idx = self.pending.len();
             self.poll(idx)?;
-            let name = instance_name(&f.name, count, k, &f.cc, idx);
+            let name = instance_name(&f.name, count, k, if tr.is_plt() { "plt" } else { f.cc.as_str() }, idx);
             let (path, jitter_ns) =
                 place.place(&mut self.net, format!("{name}.src"), format!("{name}.dst"));
             let start = e.start_ns + spacing * u64::from(k) + jitter_ns;

@@ -63,6 +63,8 @@ pub struct AccessCfg {
 pub struct FlowSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `transport::tcp_setup`).
+    pub transport: Option<String>,
     pub count: Option<u32>,
     pub start: Option<String>,
     pub start_spacing: Option<String>,
@@ -80,7 +82,7 @@ pub struct FlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -90,6 +92,8 @@ pub struct FlowSpec {
 pub struct ShortFlowSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `transport::tcp_setup`).
+    pub transport: Option<String>,
     /// Mean arrivals per second.
     pub arrival_rate: f64,
     pub size_mean: String,
@@ -106,7 +110,7 @@ pub struct ShortFlowSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -116,6 +120,8 @@ pub struct ShortFlowSpec {
 pub struct WebSpec {
     pub name: Option<String>,
     pub cc: String,
+    /// `"tcp"` (default) or `"plt"`, whose HCM runs `cc` (see `transport::tcp_setup`).
+    pub transport: Option<String>,
     pub sessions: u32,
     pub start: Option<String>,
     pub session_spread: Option<String>,
@@ -134,7 +140,7 @@ pub struct WebSpec {
     pub params: BTreeMap<String, f64>,
     #[serde(default)]
     pub tcp: TcpCfg,
-    /// PLT's settings (only with `cc = "plt"`).
+    /// PLT's settings (only with `transport = "plt"` or `cc = "plt"`).
     pub plt: Option<PltCfg>,
 }
 
@@ -277,6 +283,7 @@ impl Scenario {
 #[derive(Clone, Copy, Debug)]
 pub struct TransportFields<'a> {
     pub cc: &'a str,
+    pub transport: Option<&'a str>,
     pub params: &'a BTreeMap<String, f64>,
     pub tcp: &'a TcpCfg,
     pub plt: &'a Option<PltCfg>,
@@ -288,6 +295,7 @@ macro_rules! transport_fields {
             pub fn transport(&self) -> TransportFields<'_> {
                 TransportFields {
                     cc: &self.cc,
+                    transport: self.transport.as_deref(),
                     params: &self.params,
                     tcp: &self.tcp,
                     plt: &self.plt,

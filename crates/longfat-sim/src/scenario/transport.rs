@@ -46,6 +46,11 @@ pub(super) enum InitialLcmWindow {
 }
 
 impl TransportSetup {
+    /// Whether the entry runs PLT (`transport = "plt"` or its alias `cc = "plt"`).
+    pub(super) fn is_plt(&self) -> bool {
+        self.plt.is_some()
+    }
+
     /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
     pub(super) fn endpoints(&self, idx: usize, total_pkts: Option<u64>, path: &PathInfo, bottleneck: Bandwidth) -> Endpoints {
         let cc = longfat_cc::build(&self.cc, &self.params, self.cfg.profile.cc_rules(), self.cfg.initial_window)
@@ -85,25 +90,42 @@ pub(super) fn tcp_setup(
     t: TransportFields<'_>,
     n_classes: u32,
 ) -> Result<TransportSetup, ScenarioError> {
-    let TransportFields { cc, params, tcp, plt } = t;
+    let TransportFields { cc, transport, params, tcp, plt } = t;
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
-    let (plt, controller) = match (cc, plt) {
-        ("plt", p) => {
+    // PLT is a transport: `transport = "plt"` runs `cc` as the HCM's
+    // controller. `cc = "plt"` is its older spelling and means exactly
+    // `transport = "plt"` with the HCM's controller in `plt.hcm` (default
+    // "reno"); results label both "plt" (Reno HCM) or "plt-<hcm>".
+    let is_plt = match transport {
+        None => cc == "plt",
+        Some("plt") => true,
+        Some("tcp") if cc == "plt" => return err(format!("{field}.cc"), "\"plt\" is the alias of transport = \"plt\", which contradicts transport = \"tcp\"; allowed with \"tcp\": a window controller (`longfat algorithms`)"),
+        Some("tcp") => false,
+        Some(t) => return err(format!("{field}.transport"), format!("{t:?} is not a transport; allowed: \"tcp\", \"plt\"")),
+    };
+    let (plt, controller) = match (is_plt, plt) {
+        (true, p) => {
             // PLT's connection buffers its two modules' data in
             // `plt.receive_buffer`; an untuned Linux host's autotuned
             // buffers are not modelled for it (never accept and ignore).
             if cfg.default_host {
-                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for cc = \"plt\", whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
+                return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for PLT (transport = \"plt\" or cc = \"plt\"), whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
             }
             if cfg.gro_segments > 1 {
-                return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for cc = \"plt\" (its receiver reassembles two modules' packets); allowed: 1 (off)");
+                return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for PLT (transport = \"plt\" or cc = \"plt\"; its receiver reassembles two modules' packets); allowed: 1 (off)");
             }
             let p = p.clone().unwrap_or_default();
-            let setup = plt_setup(&format!("{field}.plt"), &p, tcp, &cfg, n_classes)?;
-            (Some(setup), p.hcm.unwrap_or_else(|| "reno".to_string()))
+            let selector = format!("{field}.{}", if transport.is_some() { "transport" } else { "cc" });
+            let setup = plt_setup(&format!("{field}.plt"), &selector, &p, tcp, &cfg, n_classes)?;
+            let hcm = match (cc, p.hcm) {
+                ("plt", hcm) => hcm.unwrap_or_else(|| "reno".to_string()),
+                (_, Some(_)) => return err(format!("{field}.plt.hcm"), format!("with transport = \"plt\" the HCM runs cc ({cc:?}); plt.hcm goes with the alias cc = \"plt\" only")),
+                (_, None) => cc.to_string(),
+            };
+            (Some(setup), hcm)
         }
-        (_, Some(_)) => return err(format!("{field}.plt"), format!("only for cc = \"plt\" (this entry has cc = {cc:?})")),
-        (_, None) => (None, cc.to_string()),
+        (false, Some(_)) => return err(format!("{field}.plt"), format!("only with transport = \"plt\" (or its alias cc = \"plt\"); this entry has cc = {cc:?}")),
+        (false, None) => (None, cc.to_string()),
     };
     if plt.is_some() && controller == "plt" {
         return err(format!("{field}.plt.hcm"), "the HCM runs a window controller (reno, cubic, ...), not \"plt\"");
@@ -165,12 +187,13 @@ pub(super) fn tcp_setup(
 /// PLT's settings, each checked with its field name. The LCM sends in the
 /// class below the HCM's, so the bottleneck must be strict priority: on a
 /// FIFO one the LCM would compete with TCP as an equal, which is not PLT.
-pub(super) fn plt_setup(field: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
+/// `selector`: the field that chose PLT (`transport`, or its alias `cc`).
+pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
     let lcm_class = u32::from(cfg.class) + 1;
     if n_classes < 2 {
         return err(
-            field.trim_end_matches(".plt").to_string() + ".cc",
-            "cc = \"plt\" sends its LCM packets at a lower priority; it needs network.bottleneck.discipline = \"priority\" (a FIFO bottleneck would let them compete with TCP as equals)",
+            selector,
+            "PLT (transport = \"plt\" or cc = \"plt\") sends its LCM packets at a lower priority; it needs network.bottleneck.discipline = \"priority\" (a FIFO bottleneck would let them compete with TCP as equals)",
         );
     }
     if lcm_class >= n_classes {

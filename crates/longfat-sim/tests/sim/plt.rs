@@ -294,3 +294,50 @@ fn the_footnote_2_exception_lets_the_lcm_resend_when_the_hcm_falls_behind() {
     assert!(on_in > 0.9 * 960e6 && on_in > 0.95 * on_first, "with: {on_in} in order of {on_first}");
     assert!(off_in < 0.5 * on_in, "without {off_in} (first delivered {off_first}), with {on_in}");
 }
+
+/// `transport = "plt"` runs `cc` as the HCM's controller; `cc = "plt"` is
+/// its alias with the controller in `plt.hcm`. Both build the same
+/// connection: the same run to the byte, the same name and label.
+#[test]
+fn transport_plt_and_its_alias_cc_plt_run_alike() {
+    let (sim, by_transport) = run_toml(&scenario("cubic", 0.001, "transport = \"plt\"", "3s"));
+    let (_, by_alias) = run_toml(&scenario("plt", 0.001, "plt = { hcm = \"cubic\" }", "3s"));
+    assert!(matches!(sim.flows[0].endpoints, Endpoints::Plt { .. }));
+    assert_eq!(by_transport["flows"][0]["algorithm"], "plt-cubic");
+    assert_eq!(by_transport["flows"][0]["name"], "plt0");
+    assert!(f64_of(&by_transport["flows"][0]["lcm_goodput_bps"]) > 0.0);
+    assert_eq!(by_transport, by_alias);
+    // `transport = "tcp"` is the default.
+    let (_, tcp) = run_toml(&scenario("cubic", 0.001, "transport = \"tcp\"", "1s"));
+    let (_, default) = run_toml(&scenario("cubic", 0.001, "", "1s"));
+    assert_eq!(tcp, default);
+}
+
+fn refused(text: &str) -> longfat_sim::ScenarioError {
+    build(&Scenario::from_toml(text).unwrap()).err().expect("refused")
+}
+
+#[test]
+fn transport_is_checked_with_its_field_in_every_entry_kind() {
+    let e = refused(&scenario("reno", 0.0, "transport = \"quic\"", "1s"));
+    assert_eq!(e.field, "flows[0].transport");
+    assert!(e.message.contains("allowed: \"tcp\", \"plt\""), "{}", e.message);
+    let e = refused(&scenario("plt", 0.0, "transport = \"tcp\"", "1s"));
+    assert_eq!(e.field, "flows[0].cc");
+    assert!(e.message.contains("alias of transport = \"plt\""), "{}", e.message);
+    let e = refused(&scenario("reno", 0.0, "transport = \"plt\"\nplt = { hcm = \"cubic\" }", "1s"));
+    assert_eq!(e.field, "flows[0].plt.hcm");
+    let e = refused(&scenario("reno", 0.0, "transport = \"tcp\"\nplt = { mu = 0.01 }", "1s"));
+    assert_eq!(e.field, "flows[0].plt");
+    let fifo = scenario("reno", 0.0, "transport = \"plt\"", "1s")
+        .replace("discipline = \"priority\"", "")
+        .replace("class_queues = [\"1bdp\", \"1bdp\"]", "");
+    let e = refused(&fifo);
+    assert_eq!(e.field, "flows[0].transport", "the field that chose PLT");
+    assert!(e.message.contains("priority"), "{}", e.message);
+    let base = scenario("reno", 0.0, "", "1s");
+    let short = format!("{base}\n[[short_flows]]\ncc = \"reno\"\ntransport = \"quic\"\narrival_rate = 1.0\nsize_mean = \"1pkt\"\n");
+    assert_eq!(refused(&short).field, "short_flows[0].transport");
+    let web = format!("{base}\n[[web]]\ncc = \"reno\"\ntransport = \"quic\"\nsessions = 1\npages_per_session = 1\ninter_page = \"1s\"\nobject_size_mean = \"1pkt\"\n");
+    assert_eq!(refused(&web).field, "web[0].transport");
+}

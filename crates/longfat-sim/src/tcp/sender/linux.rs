@@ -1,0 +1,361 @@
+//! The `linux` profile's loss recovery: RACK-TLP (RFC 8985, Linux
+//! `tcp_recovery.c`) for loss detection, PRR (RFC 6937, `tcp_cwnd_reduction`)
+//! for the window in fast recovery, the tail loss probe and RACK's
+//! reordering timer on the one transmission timer, F-RTO (RFC 5682,
+//! `tcp_process_loss`) and timestamp undo (Eifel, RFC 3522,
+//! `tcp_try_undo_loss`) after a timeout.
+
+use longfat_cc::CongestionControl;
+
+use crate::outbox::Outbox;
+use crate::packet::Packet;
+use crate::tcp::rack::Rack;
+use crate::tcp::sender::shared::{AckOutcome, LossRecovery, Recovery, SenderCore, XmitTimer};
+
+/// Linux `TCP_TIMEOUT_MIN`: 2 jiffies (HZ = 1000).
+const LINUX_TIMEOUT_MIN_NS: u64 = 2_000_000;
+
+/// Proportional rate reduction (RFC 6937; Linux `tcp_cwnd_reduction`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Prr {
+    ssthresh_pkts: u64,
+    prior_cwnd_pkts: u64,
+    delivered: u64,
+    out: u64,
+    /// The window PRR allows during recovery.
+    cwnd_pkts: u64,
+}
+
+#[derive(Default)]
+pub(super) struct Linux {
+    prr: Prr,
+    rack: Rack,
+    /// Highest packet sent when the outstanding tail loss probe left (`tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    tlp_retransmitted: bool,
+    /// The controller before the reduction in progress, for undo.
+    undo: Option<Box<dyn CongestionControl>>,
+    /// The sender's timestamp on the first retransmission of the episode
+    /// (Linux `retrans_stamp`, for the Eifel check).
+    retrans_stamp: Option<u64>,
+    /// F-RTO (RFC 5682, Linux `tcp_process_loss`) is watching this timeout
+    /// recovery; `frto_high` is its `high_seq`; `frto_new_only`: this ACK
+    /// sends new data instead of retransmissions (step 2b).
+    frto: bool,
+    frto_high: u64,
+    frto_new_only: bool,
+}
+
+impl Linux {
+    /// Linux `tcp_undo_cwnd_reduction`: the controller as it was before the
+    /// reduction, nothing marked lost, back to Open.
+    fn undo_reduction(&mut self, s: &mut SenderCore) {
+        if let Some(prior) = self.undo.take() {
+            s.cc = prior;
+        }
+        s.sb.unmark_lost();
+        s.recovery = Recovery::Open;
+        self.retrans_stamp = None;
+        self.frto = false;
+        self.frto_new_only = false;
+        s.sb.set_orig_limit(0);
+        s.counters.undos += 1;
+    }
+
+    /// PRR's window for this ACK (Linux 6.x `tcp_cwnd_reduction`).
+    fn prr_update(&mut self, s: &SenderCore, delivered: u64, newly_lost: u64, advanced: bool) {
+        if delivered == 0 {
+            return;
+        }
+        let in_flight = s.sb.pipe() as i64;
+        let p = &mut self.prr;
+        let delta = p.ssthresh_pkts as i64 - in_flight;
+        p.delivered += delivered;
+        let mut sndcnt = if delta < 0 {
+            // Proportional part: ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out.
+            (p.ssthresh_pkts * p.delivered).div_ceil(p.prior_cwnd_pkts) as i64 - p.out as i64
+        } else {
+            let mut n = (p.delivered as i64 - p.out as i64).max(delivered as i64);
+            if advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        sndcnt = sndcnt.max(if p.out > 0 { 0 } else { 1 });
+        p.cwnd_pkts = (in_flight + sndcnt).max(0) as u64;
+    }
+
+    /// RACK's reordering window: a quarter of the minimum RTT while nothing
+    /// suggests loss yet, none in recovery or once 3 packets are SACKed
+    /// (Linux `tcp_rack_reo_wnd` with no reordering ever seen).
+    fn reo_wnd_ns(s: &SenderCore) -> u64 {
+        if s.recovery != Recovery::Open || s.sb.sacked_count() >= 3 {
+            0
+        } else {
+            let st = s.rtt.stats();
+            (st.min_ns / 4).min(st.smoothed_ns)
+        }
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: in the Open state with packets out,
+    /// the timer waits for a probe timeout (PTO = 2 SRTT, plus the minimum
+    /// RTO when a single packet is out, else 2 ms), never past the RTO. Not
+    /// in Disorder: Linux probes only in Open and CWR (`icsk_ca_state !=
+    /// TCP_CA_Open && != TCP_CA_CWR` returns false); our CWR lasts no time.
+    fn schedule_probe(&self, s: &mut SenderCore, now_ns: u64, out: &mut Outbox, rto_from_now: bool) {
+        if s.recovery != Recovery::Open || s.sb.disordered() || s.sb.outstanding() == 0 || self.tlp_high_seq.is_some() {
+            return;
+        }
+        let srtt = s.rtt.stats().smoothed_ns;
+        let pto = if s.rtt.has_sample() {
+            let extra = if s.sb.outstanding() == 1 { s.cfg.min_rto_ns } else { LINUX_TIMEOUT_MIN_NS };
+            2 * srtt + extra
+        } else {
+            1_000_000_000
+        };
+        let rto_delta = match (rto_from_now, s.timer_ns) {
+            (false, Some(t)) if s.timer == XmitTimer::Rto => t.saturating_sub(now_ns),
+            _ => s.rtt.backed_off_rto_ns(s.rto_backoff),
+        };
+        s.arm(XmitTimer::Probe, now_ns + pto.min(rto_delta), out);
+    }
+
+    /// Linux `tcp_send_loss_probe`: one new packet if there is one, else the
+    /// highest packet again; then the RTO.
+    fn send_loss_probe(&mut self, s: &mut SenderCore, now_ns: u64, out: &mut Outbox) {
+        s.timer_ns = None;
+        if self.tlp_high_seq.is_none() && out.has_host_room() {
+            if s.can_send_new() {
+                let seq = s.sb.send_new_at(now_ns);
+                s.transmit(self, now_ns, seq, false, out);
+                self.tlp_retransmitted = false;
+            } else {
+                let seq = s.sb.snd_nxt() - 1;
+                s.sb.restamp(seq, now_ns);
+                s.transmit(self, now_ns, seq, false, out);
+                self.tlp_retransmitted = true;
+            }
+            s.counters.loss_probes += 1;
+            self.tlp_high_seq = Some(s.sb.snd_nxt());
+        }
+        s.arm_rto(now_ns, out);
+    }
+
+    /// `tcp_rack_reo_timeout`: mark, recover, retransmit, then the RTO
+    /// (`tcp_rearm_rto`), not another reordering timer: what is still in its
+    /// window waits for the next ACK's RACK pass.
+    fn reorder_timeout(&mut self, s: &mut SenderCore, now_ns: u64, out: &mut Outbox) {
+        s.timer_ns = None;
+        let (newly, _) = self.detect_losses(s, now_ns, true);
+        if newly > 0 && s.recovery == Recovery::Open {
+            let pipe = s.sb.pipe();
+            s.enter_fast_recovery(self, now_ns, pipe, out);
+            self.prr_update(s, 1, newly, false);
+        }
+        s.send_allowed(self, now_ns, out);
+        if s.timer_ns.is_none() || s.timer != XmitTimer::Rto {
+            s.arm_rto(now_ns, out);
+        }
+    }
+
+    /// F-RTO (RFC 5682 with SACK, Linux `tcp_process_loss`).
+    fn frto_step(&mut self, s: &mut SenderCore, o: &AckOutcome) {
+        let orig_delivered = s.sb.take_orig_delivered();
+        if !self.frto {
+            return;
+        }
+        let Recovery::Timeout { point } = s.recovery else {
+            self.frto = false;
+            return;
+        };
+        if orig_delivered && self.undo.is_some() {
+            // Step 3b: a packet never retransmitted, sent before the
+            // timeout, arrived: the timeout was spurious.
+            self.undo_reduction(s);
+        } else if s.sb.snd_nxt() > self.frto_high {
+            // Step 3a: the new data sent in step 2b meets a hole (a SACK or
+            // a duplicate ACK): the loss was real.
+            if s.sb.sacked_count() > o.sacked_before_pkts || o.advanced_pkts == 0 {
+                self.frto = false;
+            }
+        } else if o.advanced_pkts > 0 && s.sb.snd_una() < point {
+            // Step 2b: send new data instead of retransmissions.
+            self.frto_high = s.sb.snd_nxt();
+            s.sb.set_orig_limit(self.frto_high);
+            if s.can_send_new() {
+                self.frto_new_only = true;
+            } else {
+                self.frto = false;
+            }
+        }
+    }
+
+    /// A tail loss probe's outcome (Linux `tcp_process_tlp_ack`).
+    fn tlp_outcome(&mut self, s: &mut SenderCore, now_ns: u64, ack: &Packet, o: &AckOutcome) {
+        let Some(high) = self.tlp_high_seq else { return };
+        if ack.seq < high {
+            return;
+        }
+        if !self.tlp_retransmitted {
+            self.tlp_high_seq = None;
+        } else if ack.seq > high {
+            // The probe repaired a loss: reduce at once (CWR, no PRR).
+            self.tlp_high_seq = None;
+            let loss = s.loss_event(self, now_ns, o.in_flight_before_pkts);
+            s.cc.on_congestion_event(&loss);
+            s.cc.on_recovery_exit(now_ns);
+        } else if o.advanced_pkts == 0 && o.delivered_pkts == 0 {
+            self.tlp_high_seq = None; // a pure duplicate: nothing was lost
+        }
+    }
+}
+
+impl LossRecovery for Linux {
+    /// Linux `tcp_clean_rtx_queue` skips `tcp_rack_advance` for a
+    /// retransmitted packet whose ACK echoes a timestamp older than the
+    /// retransmission's (`tcp_skb_spurious_retrans`): the original arrived,
+    /// so the retransmission's send time orders nothing. Otherwise, after a
+    /// spurious timeout, every packet sent before the retransmission would
+    /// look lost.
+    fn on_newest_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, (xmit, seq, rtx): (u64, u64, bool)) {
+        let spurious = rtx && ack.ts_ecr < s.clock(xmit);
+        if !spurious {
+            self.rack.on_delivered(now_ns, seq, xmit, rtx, s.rtt.stats().min_ns);
+        }
+    }
+
+    fn on_ack_outcome(&mut self, s: &mut SenderCore, now_ns: u64, ack: &Packet, o: &AckOutcome) {
+        // `tcp_try_undo_loss` (Eifel, RFC 3522): the ACK echoes a timestamp
+        // older than the first retransmission, so the original arrived and
+        // the timeout was spurious.
+        if o.advanced_pkts > 0 && matches!(s.recovery, Recovery::Timeout { .. }) {
+            if let (Some(stamp), Some(_)) = (self.retrans_stamp, self.undo.as_ref()) {
+                if ack.ts_ecr < stamp {
+                    self.undo_reduction(s);
+                }
+            }
+        }
+        self.frto_step(s, o);
+        self.tlp_outcome(s, now_ns, ack, o);
+    }
+
+    fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool) -> (u64, Option<u64>) {
+        let reo = Self::reo_wnd_ns(s);
+        let d = self.rack.detect(&mut s.sb, now_ns, reo, force);
+        (d.newly_lost, d.wait_ns)
+    }
+
+    /// `tcp_init_cwnd_reduction`; PRR sends the retransmission.
+    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, prior_cwnd_pkts: u64, out: &mut Outbox) {
+        self.tlp_high_seq = None;
+        let ssthresh = s.cc.ssthresh();
+        self.prr = Prr {
+            ssthresh_pkts: if ssthresh.is_finite() { ssthresh.max(1.0) as u64 } else { prior_cwnd_pkts },
+            prior_cwnd_pkts: prior_cwnd_pkts.max(1),
+            ..Prr::default()
+        };
+        if s.timer != XmitTimer::Rto {
+            s.arm_rto(now_ns, out);
+        }
+    }
+
+    fn update_window(&mut self, s: &SenderCore, delivered_pkts: u64, newly_lost_pkts: u64, advanced: bool) {
+        self.prr_update(s, delivered_pkts, newly_lost_pkts, advanced);
+    }
+
+    /// `tcp_process_loss`: snd_una reached high_seq, Loss -> Open
+    /// (`tcp_try_undo_recovery`), which RFC 5681 and ns-2 have no event for;
+    /// the undo state ends with the episode, and RACK looks again with the
+    /// Open state's reordering window.
+    fn on_recovery_exit(&mut self, s: &mut SenderCore, now_ns: u64, was: Recovery) {
+        match was {
+            Recovery::Fast { .. } => s.cc.on_recovery_exit(now_ns),
+            Recovery::Timeout { .. } => s.cc.on_timeout_recovery_exit(now_ns),
+            Recovery::Open => {}
+        }
+        self.retrans_stamp = None;
+        self.undo = None;
+        self.frto = false;
+        s.sb.set_orig_limit(0);
+        self.detect_losses(s, now_ns, true);
+    }
+
+    fn arm_after_ack(&mut self, s: &mut SenderCore, now_ns: u64, reo_wait_ns: Option<u64>, advanced: bool, out: &mut Outbox) {
+        match reo_wait_ns {
+            Some(w) if s.recovery == Recovery::Open || !s.sb.has_lost() => {
+                let rto = s.rtt.backed_off_rto_ns(s.rto_backoff);
+                s.arm(XmitTimer::Reorder, now_ns + (w + LINUX_TIMEOUT_MIN_NS).min(rto), out);
+            }
+            _ if advanced => self.schedule_probe(s, now_ns, out, true),
+            _ => {}
+        }
+    }
+
+    /// `tcp_enter_loss`: the controller kept for undo when it reduces;
+    /// `tcp_timeout_mark_lost`: packets sent less than RACK's RTT ago are
+    /// not lost yet; F-RTO for a timeout from the Open state or a recurring
+    /// one, not for the first timeout during fast recovery.
+    fn on_timeout(&mut self, s: &mut SenderCore, now_ns: u64) {
+        let reduce = s.timeout_reduces();
+        if reduce {
+            self.undo = Some(s.cc.snapshot());
+        }
+        s.sb.timeout_mark_lost(now_ns, self.rack.rtt_ns());
+        s.notify_rto(now_ns, reduce, None, false);
+        self.tlp_high_seq = None;
+        if matches!(s.recovery, Recovery::Open | Recovery::Fast { .. }) {
+            self.retrans_stamp = None;
+        }
+        self.frto = s.recovery == Recovery::Open || s.rto_backoff > 1;
+        self.frto_high = s.sb.snd_nxt();
+        s.sb.set_orig_limit(if self.frto { self.frto_high } else { 0 });
+    }
+
+    fn on_other_timer(&mut self, s: &mut SenderCore, kind: XmitTimer, now_ns: u64, out: &mut Outbox) {
+        match kind {
+            XmitTimer::Probe => self.send_loss_probe(s, now_ns, out),
+            XmitTimer::Reorder => self.reorder_timeout(s, now_ns, out),
+            XmitTimer::Rto => unreachable!("the RTO is the shared sequence's"),
+        }
+    }
+
+    fn allowance(&self, s: &SenderCore) -> u64 {
+        match s.recovery {
+            Recovery::Fast { .. } => self.prr.cwnd_pkts,
+            Recovery::Open | Recovery::Timeout { .. } => s.cwnd_pkts(),
+        }
+    }
+
+    fn new_data_only(&self) -> bool {
+        self.frto_new_only
+    }
+
+    /// `tcp_xmit_recovery`: if no new data went out, F-RTO ends and the
+    /// lost packets are retransmitted.
+    fn after_send_loop(&mut self, sent_pkts: u64) -> bool {
+        if !self.frto_new_only {
+            return false;
+        }
+        self.frto_new_only = false;
+        if sent_pkts == 0 {
+            self.frto = false;
+        }
+        sent_pkts == 0
+    }
+
+    fn after_sending(&mut self, s: &mut SenderCore, now_ns: u64, sent_pkts: u64, out: &mut Outbox) {
+        if sent_pkts > 0 && s.timer == XmitTimer::Rto {
+            self.schedule_probe(s, now_ns, out, false);
+        }
+    }
+
+    fn on_transmit(&mut self, now_ns: u64, seq: u64, retransmit: bool, ts_val: u64, fast: bool) {
+        if retransmit {
+            self.retrans_stamp.get_or_insert(ts_val);
+        }
+        if fast {
+            self.prr.out += 1;
+        }
+        self.rack.on_transmit(seq, now_ns);
+    }
+}

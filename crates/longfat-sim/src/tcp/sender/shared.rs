@@ -1,0 +1,639 @@
+//! What every profile's sender shares: the scoreboard, the RTT estimator,
+//! the controller, the one transmission timer, the send loop and the ACK
+//! and timeout sequences. The steps where the profiles differ are the hooks
+//! of [`LossRecovery`], which `rfc6675.rs`, `ns2.rs` and `linux.rs`
+//! implement; the sequences here are generic over it, so each profile's
+//! sender is compiled on its own (no branch on the profile per packet).
+
+use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent};
+
+use crate::event::TimerKind;
+use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind};
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::TcpConfig;
+
+/// Loss-recovery state (Linux's Open / Recovery / Loss).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    Open,
+    /// Fast recovery until the cumulative ACK reaches `point` (RFC 6675 RecoveryPoint).
+    Fast { point: u64 },
+    /// After an RTO, until everything outstanding at the timeout is acknowledged.
+    Timeout { point: u64 },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub acks_received: u64,
+    /// Tail loss probes sent (`linux`).
+    pub loss_probes: u64,
+    /// Reductions undone as spurious (`linux`, timestamps: Eifel).
+    pub undos: u64,
+}
+
+/// What the one transmission timer is waiting for (Linux keeps one
+/// `icsk_pending` slot for all three).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum XmitTimer {
+    Rto,
+    /// Tail loss probe (RFC 8985 §7).
+    Probe,
+    /// RACK's reordering window (RFC 8985 §6.3).
+    Reorder,
+}
+
+/// How an ACK's SACK blocks are read (see [`LossRecovery::read_sacks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SackReading {
+    /// The blocks go to the scoreboard.
+    pub(super) read: bool,
+    /// A duplicate ACK the profile counts although the scoreboard did not
+    /// change (ns-2's timeout recovery).
+    pub(super) dupack: bool,
+}
+
+/// What one ACK did, for the hooks that react to its outcome.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AckOutcome {
+    /// Packets the cumulative ACK moved past.
+    pub(super) advanced_pkts: u64,
+    /// Packets newly delivered (SACKed or cumulatively acknowledged).
+    pub(super) delivered_pkts: u64,
+    /// SACKed packets before this ACK.
+    pub(super) sacked_before_pkts: u64,
+    /// Pipe before this ACK.
+    pub(super) in_flight_before_pkts: u64,
+    /// The RTT estimator took this ACK's sample.
+    pub(super) rtt_updated: bool,
+}
+
+/// The loss-recovery and timer behaviour of one transport profile: the
+/// steps of the shared sequences in [`SenderCore`] where RFC 6675, ns-2
+/// Sack1 and Linux differ. A hook a profile does not need keeps its default
+/// body, which is RFC 6675's behaviour (or nothing).
+pub(super) trait LossRecovery {
+    /// The RTT estimator takes this ACK's sample; `new_ack`: it is a new ACK
+    /// in ns-2's sense (`newack()`).
+    fn samples_rtt(&self, _new_ack: bool) -> bool {
+        true
+    }
+
+    /// After the RTT sample: whether this ACK ended a timed segment whose
+    /// acknowledgement also ends the timeout backoff (ns-2).
+    fn on_timed_ack(&mut self, _s: &mut SenderCore, _now_ns: u64, _ack_seq: u64, _new_ack: bool) -> bool {
+        false
+    }
+
+    /// Whether the ACK's SACK blocks are read, before they are.
+    fn read_sacks(&mut self, _s: &mut SenderCore, _ack: &Packet, _in_fast: bool, _una_before: u64) -> SackReading {
+        SackReading { read: true, dupack: false }
+    }
+
+    /// The last-sent packet this ACK delivered: (send time, number, retransmitted).
+    fn on_newest_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _newest: (u64, u64, bool)) {}
+
+    /// Whether progress of the cumulative ACK ends the timeout backoff.
+    fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
+        true
+    }
+
+    /// The duplicate-ACK counter: reset by `advanced`, else counts `dupack`.
+    fn count_dupacks(&mut self, _advanced: bool, _dupack: bool) {}
+
+    /// After the scoreboard took the ACK, before loss detection (undo,
+    /// F-RTO, the tail loss probe's outcome).
+    fn on_ack_outcome(&mut self, _s: &mut SenderCore, _now_ns: u64, _ack: &Packet, _o: &AckOutcome) {}
+
+    /// Marks losses by the profile's rule; returns how many were newly
+    /// marked and, for RACK, when to look again.
+    fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool) -> (u64, Option<u64>);
+
+    /// The congestion event of a fast recovery starting now: the window is
+    /// reduced, and the first retransmission goes out as the profile says.
+    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, prior_cwnd_pkts: u64, out: &mut Outbox);
+
+    /// Whether the send loop runs on the ACK that started fast recovery.
+    fn sends_on_entering(&self) -> bool {
+        true
+    }
+
+    /// An ACK during fast recovery that neither started nor ended it.
+    fn on_ack_in_recovery(&mut self, _advanced: bool) {}
+
+    /// The window for this ACK while in fast recovery (PRR).
+    fn update_window(&mut self, _s: &SenderCore, _delivered_pkts: u64, _newly_lost_pkts: u64, _advanced: bool) {}
+
+    /// The cumulative ACK passed the recovery point of `was`; the state is
+    /// already Open.
+    fn on_recovery_exit(&mut self, s: &mut SenderCore, now_ns: u64, was: Recovery) {
+        if let Recovery::Fast { .. } = was {
+            s.cc.on_recovery_exit(now_ns);
+        }
+    }
+
+    /// Timers to arm once the ACK has been processed (RACK, tail loss probe).
+    fn arm_after_ack(&mut self, _s: &mut SenderCore, _now_ns: u64, _reo_wait_ns: Option<u64>, _advanced: bool, _out: &mut Outbox) {}
+
+    /// The retransmission timer expired (the backoff and the counter are
+    /// already up): mark losses and call the controller's `on_rto`.
+    fn on_timeout(&mut self, s: &mut SenderCore, now_ns: u64);
+
+    /// The transmission timer fired for something other than the RTO.
+    fn on_other_timer(&mut self, _s: &mut SenderCore, _kind: XmitTimer, _now_ns: u64, _out: &mut Outbox) {}
+
+    /// How many packets the sender may have in flight now (the window).
+    fn allowance(&self, s: &SenderCore) -> u64 {
+        s.cwnd_pkts()
+    }
+
+    /// What counts against the window (RFC 6675 pipe).
+    fn in_use(&self, s: &SenderCore) -> u64 {
+        s.sb.pipe()
+    }
+
+    /// The send loop sends new data only, no retransmission (F-RTO).
+    fn new_data_only(&self) -> bool {
+        false
+    }
+
+    /// After the send loop, which sent `sent_pkts`: true when it must run
+    /// again with retransmissions (F-RTO gave up).
+    fn after_send_loop(&mut self, _sent_pkts: u64) -> bool {
+        false
+    }
+
+    /// After the send loop sent `sent_pkts` (the tail loss probe's timer).
+    fn after_sending(&mut self, _s: &mut SenderCore, _now_ns: u64, _sent_pkts: u64, _out: &mut Outbox) {}
+
+    /// Packet `seq` leaves with timestamp `ts_val`; `fast`: in fast recovery.
+    fn on_transmit(&mut self, _now_ns: u64, _seq: u64, _retransmit: bool, _ts_val: u64, _fast: bool) {}
+
+    /// The retransmission forced out regardless of the window just left in
+    /// fast recovery.
+    fn on_forced_retransmit(&mut self) {}
+
+    /// The controller's window cap and halving rule for a reduction
+    /// (ns-2's `slowdown()`); none by default.
+    fn reduction_rules(&self, _s: &SenderCore) -> (Option<f64>, bool) {
+        (None, false)
+    }
+}
+
+/// The state every profile's sender has.
+pub struct SenderCore {
+    pub(super) flow: u32,
+    pub(super) cfg: TcpConfig,
+    pub(super) cc: Box<dyn CongestionControl>,
+    pub(super) sb: Scoreboard,
+    pub(super) rtt: RttEstimator,
+    pub(super) recovery: Recovery,
+    pub(super) rto_backoff: u32,
+    /// When the transmission timer fires, and for what.
+    pub(super) timer_ns: Option<u64>,
+    pub(super) timer: XmitTimer,
+    /// The application has data to send (between start and stop).
+    app_active: bool,
+    /// Fixed-size transfer: packets to send in all (None: bulk).
+    pub(super) total_pkts: Option<u64>,
+    /// New packets are sent only below this number: `total_pkts`, or the
+    /// data a PLT connection's packet manager has for this module
+    /// (u64::MAX: no limit).
+    send_limit: u64,
+    pub completed_at_ns: Option<u64>,
+    pub started_at_ns: Option<u64>,
+    /// The retransmission that starts fast recovery (sent regardless of
+    /// pipe, RFC 6675 step 4.2) is waiting for room in the host queue.
+    forced_retransmit_pending: bool,
+    /// RFC 7661 / Linux `tcp_cwnd_validate`: the window limited the sender
+    /// during the current round (sticky until `cwnd_usage_seq` is acked),
+    /// and the most packets outstanding then.
+    cwnd_limited: bool,
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
+    /// RFC 7323 TS.Recent: the TSval of the latest ACK, echoed in the TSecr
+    /// of data (a Linux receiver measures its RTT from it).
+    ts_recent: u64,
+    /// The receiver's advertised window (`set_peer_window`), and the most
+    /// the send buffer lets be in flight (`TcpConfig::default_host`).
+    pub(super) peer_window_pkts: u64,
+    sndbuf_pkts: u64,
+    pub counters: SenderCounters,
+}
+
+impl SenderCore {
+    pub(super) fn new(
+        flow: u32,
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        total_pkts: Option<u64>,
+        sb: Scoreboard,
+        rtt: RttEstimator,
+    ) -> Self {
+        let sndbuf_pkts = crate::tcp::receiver::sndbuf_limit_pkts(&cfg);
+        Self {
+            flow,
+            cfg,
+            cc,
+            sb,
+            rtt,
+            recovery: Recovery::Open,
+            rto_backoff: 0,
+            timer_ns: None,
+            timer: XmitTimer::Rto,
+            app_active: false,
+            total_pkts,
+            send_limit: total_pkts.unwrap_or(u64::MAX),
+            completed_at_ns: None,
+            started_at_ns: None,
+            forced_retransmit_pending: false,
+            cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            ts_recent: 0,
+            peer_window_pkts: u64::MAX,
+            sndbuf_pkts,
+            counters: SenderCounters::default(),
+        }
+    }
+
+    pub(super) fn clock(&self, now_ns: u64) -> u64 {
+        now_ns + self.cfg.sender_clock_offset_ns
+    }
+
+    pub(super) fn start<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        self.app_active = true;
+        self.started_at_ns = Some(now_ns);
+        self.send_allowed(r, now_ns, out);
+    }
+
+    pub(super) fn stop(&mut self) {
+        self.app_active = false;
+    }
+
+    pub(super) fn cwnd_pkts(&self) -> u64 {
+        let c = self.cc.cwnd();
+        if c.is_finite() && c >= 1.0 {
+            // Truncation is floor for c >= 1, without the libm call
+            // (baseline x86-64 has no rounding instruction).
+            c as u64
+        } else {
+            1
+        }
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.app_active && self.sb.snd_nxt() < self.send_limit
+    }
+
+    pub(super) fn set_send_limit(&mut self, limit: u64) {
+        self.send_limit = limit.min(self.total_pkts.unwrap_or(u64::MAX));
+    }
+
+    pub(super) fn can_send_new(&self) -> bool {
+        self.has_new_data()
+            && self.sb.outstanding() < self.cfg.rwnd_pkts.min(self.peer_window_pkts).min(self.sndbuf_pkts)
+    }
+
+    pub(super) fn transmit<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, seq: u64, retransmit: bool, out: &mut Outbox) {
+        let size = self.cfg.packet_size_bytes;
+        let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, size);
+        p.seq = seq;
+        p.class = self.cfg.class;
+        p.ts_val = self.clock(now_ns);
+        p.ts_ecr = self.ts_recent;
+        p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
+        self.counters.sent_pkts += 1;
+        self.counters.sent_bytes += u64::from(size);
+        if retransmit {
+            self.counters.retransmits += 1;
+        }
+        let fast = matches!(self.recovery, Recovery::Fast { .. });
+        r.on_transmit(now_ns, seq, retransmit, p.ts_val, fast);
+        out.packets.push(p);
+        // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
+        // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
+        // fast retransmission gets a whole RTO to come back.
+        if self.timer_ns.is_none() || (retransmit && seq == self.sb.snd_una()) {
+            self.arm(XmitTimer::Rto, now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff), out);
+        }
+    }
+
+    pub(super) fn arm(&mut self, kind: XmitTimer, at_ns: u64, out: &mut Outbox) {
+        self.timer = kind;
+        self.timer_ns = Some(at_ns);
+        out.timers.push((TimerKind::Rto, at_ns));
+    }
+
+    pub(super) fn arm_rto(&mut self, now_ns: u64, out: &mut Outbox) {
+        let d = now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff);
+        self.arm(XmitTimer::Rto, d, out);
+    }
+
+    /// Retransmits the first lost packet regardless of pipe, as soon as the
+    /// host queue takes it.
+    pub(super) fn send_forced_retransmit<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        if !out.has_host_room() {
+            self.forced_retransmit_pending = true;
+            out.host_blocked = true;
+            return;
+        }
+        self.forced_retransmit_pending = false;
+        if let Some(seq) = self.sb.next_retransmit() {
+            self.sb.mark_retransmitted_at(seq, now_ns);
+            self.transmit(r, now_ns, seq, true, out);
+            if matches!(self.recovery, Recovery::Fast { .. }) {
+                r.on_forced_retransmit();
+            }
+        }
+    }
+
+    /// Sends while the profile's window allows: lost packets first, then new
+    /// data; never more than the host queue takes (`Outbox::host_room_pkts`)
+    /// or `max_burst` at once.
+    pub(super) fn send_allowed<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        if self.forced_retransmit_pending {
+            self.send_forced_retransmit(r, now_ns, out);
+        }
+        let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
+        let allowed = r.allowance(self);
+        let mut sent = 0u64;
+        let mut window_limited = false;
+        loop {
+            if r.in_use(self) >= allowed {
+                window_limited = self.sb.next_retransmit().is_some() || self.can_send_new();
+                break;
+            }
+            if sent >= burst {
+                break;
+            }
+            if !out.has_host_room() {
+                if self.sb.next_retransmit().is_some() || self.can_send_new() {
+                    out.host_blocked = true;
+                }
+                break;
+            }
+            let rtx = if r.new_data_only() { None } else { self.sb.next_retransmit() };
+            if let Some(seq) = rtx {
+                self.sb.mark_retransmitted_at(seq, now_ns);
+                self.transmit(r, now_ns, seq, true, out);
+            } else if self.can_send_new() {
+                let seq = self.sb.send_new_at(now_ns);
+                self.transmit(r, now_ns, seq, false, out);
+            } else {
+                break;
+            }
+            sent += 1;
+        }
+        if r.after_send_loop(sent) {
+            self.send_allowed(r, now_ns, out);
+            return;
+        }
+        if sent > 0 || window_limited {
+            self.validate_cwnd(window_limited);
+        }
+        r.after_sending(self, now_ns, sent, out);
+    }
+
+    /// Linux `tcp_cwnd_validate`: the flag holds for a round trip, so one
+    /// application-limited moment does not stop growth.
+    fn validate_cwnd(&mut self, limited: bool) {
+        let out = self.sb.outstanding();
+        if self.sb.snd_una() >= self.cwnd_usage_seq || limited || (!self.cwnd_limited && out > self.max_packets_out) {
+            self.cwnd_limited = limited;
+            self.max_packets_out = out;
+            self.cwnd_usage_seq = self.sb.snd_nxt();
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: cwnd-limited this round, or in slow start
+    /// below twice the most packets that were out.
+    fn is_cwnd_limited(&self) -> bool {
+        let cwnd = self.cc.cwnd();
+        self.cwnd_limited || (cwnd < self.cc.ssthresh() && cwnd < 2.0 * self.max_packets_out as f64)
+    }
+
+    pub(super) fn loss_event<R: LossRecovery>(&self, r: &R, now_ns: u64, in_flight: u64) -> LossEvent {
+        let (window_cap_pkts, halve) = r.reduction_rules(self);
+        LossEvent {
+            now_ns,
+            in_flight_pkts: in_flight.min(u64::from(u32::MAX)) as u32,
+            lost_pkts: self.sb.lost_count().min(u64::from(u32::MAX)) as u32,
+            rtt: self.rtt.stats(),
+            window_cap_pkts,
+            halve,
+        }
+    }
+
+    /// The controller's `on_rto` for the expiry just counted.
+    pub(super) fn notify_rto(&mut self, now_ns: u64, reduce: bool, window_cap_pkts: Option<f64>, halve: bool) {
+        self.cc.on_rto(&RtoEvent {
+            now_ns,
+            backoff: self.rto_backoff,
+            reduce,
+            window_cap_pkts,
+            halve,
+            rtt: self.rtt.stats(),
+            // Linux `tcp_enter_loss`: snd_cwnd = tcp_packets_in_flight + 1
+            // (0 + 1 where everything was marked lost).
+            in_flight_pkts: self.sb.pipe().min(u64::from(u32::MAX)) as u32,
+        });
+    }
+
+    /// Linux `tcp_enter_loss` (and RFC 5681): a new ssthresh only when not
+    /// already in fast recovery, nor in a timeout recovery without progress
+    /// since.
+    pub(super) fn timeout_reduces(&self) -> bool {
+        match self.recovery {
+            Recovery::Open => true,
+            Recovery::Fast { .. } => false,
+            Recovery::Timeout { .. } => self.rto_backoff <= 1,
+        }
+    }
+
+    pub(super) fn enter_fast_recovery<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, in_flight: u64, out: &mut Outbox) {
+        self.recovery = Recovery::Fast { point: self.sb.snd_nxt() };
+        self.counters.fast_recoveries += 1;
+        let prior_cwnd = self.cwnd_pkts();
+        let loss = self.loss_event(r, now_ns, in_flight);
+        self.cc.on_congestion_event(&loss);
+        r.start_fast_recovery(self, now_ns, prior_cwnd, out);
+    }
+
+    fn recovery_exits_at(&self, ack_seq: u64) -> bool {
+        match self.recovery {
+            Recovery::Fast { point } | Recovery::Timeout { point } => ack_seq >= point,
+            Recovery::Open => false,
+        }
+    }
+
+    /// The RTT sample of an ACK, the ACK's SACK blocks and cumulative point
+    /// on the scoreboard, and the timeout backoff.
+    fn take_ack<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, ack: &Packet, in_fast: bool, out: &mut Outbox) -> AckOutcome {
+        let in_flight_before = self.sb.pipe();
+        let una_before = self.sb.snd_una();
+        // Every ACK echoes the TSval of the packet that triggered it: an exact
+        // RTT sample even for retransmissions (RFC 7323 §4, no Karn ambiguity).
+        let sample = self.clock(now_ns).saturating_sub(ack.ts_ecr);
+        // A new ACK in ns-2's sense (`newack`): not a duplicate, nor a
+        // partial ACK in fast recovery.
+        let new_ack = ack.seq > una_before && (!in_fast || self.recovery_exits_at(ack.seq));
+        let rtt_updated = r.samples_rtt(new_ack);
+        if rtt_updated {
+            // Linux `tcp_ack` moves snd_una (`tcp_snd_una_update`) before
+            // `tcp_clean_rtx_queue` takes the sample, so `tcp_rtt_estimator`
+            // ends its round trip on the ACK that passes `rtt_seq`.
+            let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
+            self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
+        }
+        let timed_acked = r.on_timed_ack(self, now_ns, ack.seq, new_ack);
+        let sacks = r.read_sacks(self, ack, in_fast, una_before);
+        let sacked_before = self.sb.sacked_count();
+        let mut delivered = 0;
+        if sacks.read {
+            for (s, e) in ack.sack_blocks() {
+                delivered += self.sb.sack_block(s, e);
+            }
+        }
+        let (advanced, fresh) = self.sb.cum_ack(ack.seq);
+        delivered += fresh;
+        if let Some(newest) = self.sb.take_newest_delivered() {
+            r.on_newest_delivered(self, now_ns, ack, newest);
+        }
+        if advanced > 0 {
+            // RFC 6298 §5.3 restart; backoff is cleared by progress (ns-2: see
+            // `progress_ends_backoff`).
+            if r.progress_ends_backoff(in_fast, timed_acked) {
+                self.rto_backoff = 0;
+            }
+            if self.sb.outstanding() == 0 {
+                self.timer_ns = None;
+            } else {
+                self.arm_rto(now_ns, out);
+            }
+        }
+        r.count_dupacks(advanced > 0, self.sb.sacked_count() > sacked_before || sacks.dupack);
+        AckOutcome {
+            advanced_pkts: advanced,
+            delivered_pkts: delivered,
+            sacked_before_pkts: sacked_before,
+            in_flight_before_pkts: in_flight_before,
+            rtt_updated,
+        }
+    }
+
+    pub(super) fn on_ack<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, ack: &Packet, out: &mut Outbox) {
+        self.counters.acks_received += 1;
+        self.ts_recent = ack.ts_val;
+        let in_fast = matches!(self.recovery, Recovery::Fast { .. });
+        let o = self.take_ack(r, now_ns, ack, in_fast, out);
+        let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
+        r.on_ack_outcome(self, now_ns, ack, &o);
+
+        let (newly_lost, reo_wait) = r.detect_losses(self, now_ns, false);
+
+        let exiting = self.recovery_exits_at(self.sb.snd_una());
+        let mut entered_quietly = false;
+        if self.recovery == Recovery::Open && self.sb.has_lost() {
+            self.enter_fast_recovery(r, now_ns, o.in_flight_before_pkts, out);
+            entered_quietly = !r.sends_on_entering();
+        } else if in_fast && !exiting {
+            r.on_ack_in_recovery(advanced > 0);
+        }
+        let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. });
+        if in_fast_recovery {
+            r.update_window(self, delivered, newly_lost, advanced > 0);
+        }
+        self.grow(now_ns, ack, &o, in_fast_recovery);
+        if exiting {
+            let was = self.recovery;
+            self.recovery = Recovery::Open;
+            r.on_recovery_exit(self, now_ns, was);
+            if self.sb.has_lost() {
+                let pipe = self.sb.pipe();
+                self.enter_fast_recovery(r, now_ns, pipe, out);
+                r.update_window(self, delivered, newly_lost, advanced > 0);
+            }
+        }
+        if !entered_quietly {
+            self.send_allowed(r, now_ns, out);
+        }
+        if self.sb.outstanding() > 0 {
+            r.arm_after_ack(self, now_ns, reo_wait, advanced > 0, out);
+        }
+        if let Some(t) = self.total_pkts {
+            if self.completed_at_ns.is_none() && self.sb.snd_una() >= t {
+                self.completed_at_ns = Some(now_ns);
+                self.timer_ns = None;
+            }
+        }
+    }
+
+    /// The controller's `on_ack`, with the growth the profile allows.
+    fn grow(&mut self, now_ns: u64, ack: &Packet, o: &AckOutcome, in_fast_recovery: bool) {
+        let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
+        let payload = self.cfg.payload_bytes();
+        // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
+        // advances the cumulative point may grow the window; RFC 7661 / Linux
+        // `tcp_is_cwnd_limited`: only while the window limits the sender.
+        let may_grow = advanced > 0
+            && !in_fast_recovery
+            && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
+        let growth = if may_grow {
+            self.cfg.profile.growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+        } else {
+            0
+        };
+        self.cc.on_ack(&AckEvent {
+            now_ns,
+            delivered_pkts: delivered.min(u64::from(u32::MAX)) as u32,
+            growth_pkts: growth.min(u64::from(u32::MAX)) as u32,
+            delivered_bytes: delivered * payload,
+            cum_acked_pkts: advanced.min(u64::from(u32::MAX)) as u32,
+            in_flight_pkts: o.in_flight_before_pkts.min(u64::from(u32::MAX)) as u32,
+            // Only fast recovery holds the window; after a timeout the
+            // window slow-starts while the lost packets go out again (RFC 5681 §3.1).
+            in_recovery: in_fast_recovery,
+            rtt: self.rtt.stats(),
+            rtt_updated: o.rtt_updated,
+            ts: Some(AckTimestamps {
+                echoed_sender_ts_ns: ack.ts_ecr,
+                receiver_ts_ns: ack.ts_val,
+                echoed_tag: ack.tag,
+            }),
+        });
+    }
+
+    pub(super) fn on_rto_timer<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        let Some(deadline) = self.timer_ns else { return };
+        if deadline > now_ns {
+            out.timers.push((TimerKind::Rto, deadline)); // restarted since: wait on
+            return;
+        }
+        if self.sb.outstanding() == 0 {
+            self.timer_ns = None;
+            return;
+        }
+        match self.timer {
+            XmitTimer::Rto => self.retransmission_timeout(r, now_ns, out),
+            kind => r.on_other_timer(self, kind, now_ns, out),
+        }
+    }
+
+    fn retransmission_timeout<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        self.rto_backoff += 1;
+        self.counters.timeouts += 1;
+        r.on_timeout(self, now_ns);
+        self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
+        self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
+        self.send_forced_retransmit(r, now_ns, out);
+        self.send_allowed(r, now_ns, out);
+    }
+}
