@@ -136,7 +136,7 @@ def main(runs: Path, out: Path) -> int:
         "`longfat testbed agree` on `kernel/agree` (one flow alone, 70 ms RTT, 30 s, measured from 5 s) for each path. "
         f"Targets (issue 15): goodput within {GOODPUT_TOLERANCE:.0%}, bottleneck loss rate within a factor {LOSS_FACTOR:g}. "
         'The simulator runs `tcp.profile = "linux"` with delayed ACKs and 52-byte headers, and for each BPF program the controller '
-        "the program implements (its defaults, `KERNEL_PROGRAM_PARAMS` in `testbed/agree.py`; not the profile's tcp_highspeed and "
+        "the program implements (its defaults, `kernel_program_params` in `testbed/agree.py`: every parameter whose `linux` default differs set to the controller's own; not the profile's tcp_highspeed and "
         "tcp_htcp variants); the testbed, the kernel's TCP with longfat's BPF programs (and the kernel's own reno and cubic)."
     )
     lines.append("")

@@ -57,3 +57,26 @@ def test_python_fuzzer_generates_every_declared_parameter():
         seen.update(fuzz_py.random_params(rng))
     declared = {p["name"] for a in catalogue() for p in a["params"]}
     assert declared - seen == set()
+
+
+def test_the_kernel_programs_defaults_are_the_controllers_own():
+    """testbed agree runs, in the simulator, the controller each BPF program
+    implements: its own defaults (kernel/algo/<name>.h's *_default_cfg), so
+    every parameter the linux profile changes is set back. The values are
+    the C headers' defaults, read there by hand."""
+    from longfat.testbed.agree import kernel_program_params
+
+    assert kernel_program_params("highspeed") == {"linux_table": 0}
+    assert kernel_program_params("scalable") == {"linux_rules": 0, "low_window": 16}
+    assert kernel_program_params("htcp") == {
+        "beta_max": 0.8,
+        "rtt_max_fade": 7 / 8,
+        "rtt_max_from_samples": 0,
+        "adaptive_min_rtt": 0,
+        "rtt_scaling": 0,
+        "scale_min": 0.5,
+        "scale_max": 10.0,
+        "bandwidth_switch": 0,
+    }
+    for algo in ("ltcp", "ehstcp", "tcpgt"):
+        assert kernel_program_params(algo) == {}

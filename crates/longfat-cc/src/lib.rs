@@ -35,11 +35,31 @@ pub use highspeed::HighSpeed;
 pub use htcp::Htcp;
 pub use ltcp::Ltcp;
 pub use params::{Algorithm, Param, Range, Rules};
-pub use registry::{algorithm, build, ALGORITHMS, CATALOGUE, NAMES};
+pub use registry::{algorithm, build, ALGORITHMS, NAMES};
 pub use reno::Reno;
 pub use scalable::Scalable;
 pub use tcpgt::Tcpgt;
 pub use vegas::Vegas;
+
+/// The catalogue: every algorithm, the window controllers first, then PLT
+/// (a transport whose HCM runs one of them), in the order the CLI lists
+/// them. Adding an algorithm is its file, its `pub mod` above and its
+/// `ALGORITHM` here (docs/architecture.md).
+pub const CATALOGUE: &[Algorithm] = &[
+    reno::ALGORITHM,
+    reno::NEWRENO,
+    ltcp::ALGORITHM,
+    htcp::ALGORITHM,
+    ehstcp::ALGORITHM,
+    tcpgt::ALGORITHM,
+    highspeed::ALGORITHM,
+    scalable::ALGORITHM,
+    bic::ALGORITHM,
+    cubic::ALGORITHM,
+    vegas::ALGORITHM,
+    fast::ALGORITHM,
+    plt::ALGORITHM,
+];
 
 /// What the transport's RTT estimator knows when it calls the controller.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

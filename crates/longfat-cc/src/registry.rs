@@ -1,28 +1,10 @@
-//! The catalogue: every algorithm's descriptor, in the order the CLI lists
-//! them, and building a controller from its name and parameters.
+//! Reading the catalogue ([`crate::CATALOGUE`]): the names in the order the
+//! CLI lists them, an algorithm by name, and building a controller from its
+//! name and parameters.
 
 use crate::error::{CcError, CcParams};
 use crate::params::{Algorithm, Rules};
-use crate::{bic, cubic, ehstcp, fast, highspeed, htcp, ltcp, plt, reno, scalable, tcpgt, vegas};
-use crate::{CongestionControl, InitialWindow};
-
-/// Every algorithm, the window controllers first, then PLT (a transport
-/// whose HCM runs one of them).
-pub const CATALOGUE: &[Algorithm] = &[
-    reno::ALGORITHM,
-    reno::NEWRENO,
-    ltcp::ALGORITHM,
-    htcp::ALGORITHM,
-    ehstcp::ALGORITHM,
-    tcpgt::ALGORITHM,
-    highspeed::ALGORITHM,
-    scalable::ALGORITHM,
-    bic::ALGORITHM,
-    cubic::ALGORITHM,
-    vegas::ALGORITHM,
-    fast::ALGORITHM,
-    plt::ALGORITHM,
-];
+use crate::{CongestionControl, InitialWindow, CATALOGUE};
 
 const fn count(controllers_only: bool) -> usize {
     let (mut n, mut i) = (0, 0);

@@ -232,122 +232,183 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         bottleneck_links,
     } = *shape;
     let secs = duration_ns as f64 / NS_PER_SEC as f64;
-    // Per link: the smallest packet that crosses it (data packets forward,
-    // ACKs backward), the most packets the flows crossing it can have in the
-    // network at once, and what they could offer over the whole run
-    // (unbounded with TCP, which fills what it gets; the rate with UDP).
-    let mut min_pkt = vec![u64::MAX; links.len()];
-    let mut min_data_pkt = vec![u64::MAX; links.len()];
-    let mut feed = vec![0u64; links.len()];
-    let mut offered_over_run = vec![0f64; links.len()];
-    // Bits per second that can arrive at each link: per flow, the
-    // slowest link before it on the route, and for ACKs also the data
-    // packets that trigger them. At the sending host: a UDP source's rate;
-    // a TCP sender is clocked by its ACKs, so about its share of its path's
-    // slowest link, at most twice that in slow start. (That makes the
-    // estimate realistic rather than a strict bound: a window far above the
-    // path's capacity could burst more. The engine's own guard stops such a
-    // run cleanly when its packets pass the budget.)
-    let mut arrival_bps = vec![0f64; links.len()];
-    let rate = |l: u32| links[l as usize].rate.bps() as f64;
-    let tcp_share = tcp_share_bps(flows, links, duration_ns);
-    let mut flows_through = vec![0u64; links.len()];
-    for f in flows {
-        for &l in f.fwd.iter().chain(f.bwd.iter()) {
-            flows_through[l as usize] += 1;
-        }
+    let loads = LinkLoads::of(links, flows, duration_ns);
+    let (max_packets_held, worst_link) = packets_held(links, flows, &loads);
+    let packets_bytes = max_packets_held.saturating_mul(PACKET_BYTES);
+    let state = state_bytes(flows, duration_ns, sample_interval_ns, monitored_links.len() as u64);
+    let memory_bytes = packets_bytes
+        .saturating_add(state.series_bytes)
+        .saturating_add(state.flows_bytes);
+    let dominant_field = dominant_field(packets_bytes, &state, worst_link, bottleneck_links);
+    let bottleneck_packets: f64 = bottleneck_links
+        .iter()
+        .filter(|&&i| loads.min_data_pkt[i] != u64::MAX)
+        .map(|&i| {
+            (links[i].rate.bps() as f64 * secs / (8.0 * loads.min_data_pkt[i] as f64))
+                .min(loads.offered_over_run[i])
+        })
+        .sum();
+    Estimate {
+        max_packets_held,
+        packets_bytes,
+        series_rows: state.series_rows,
+        series_bytes: state.series_bytes,
+        flows_bytes: state.flows_bytes,
+        memory_bytes,
+        bottleneck_packets,
+        events: bottleneck_packets * EVENTS_PER_BOTTLENECK_PACKET,
+        dominant_field,
     }
-    // Per flow: its most packets in the network at once.
-    let mut flow_most = Vec::with_capacity(flows.len());
-    for (fi, f) in flows.iter().enumerate() {
-        // Per module, one window of data (or the whole transfer, if
-        // smaller) plus at most one ACK per data packet.
-        let windows = |c: &crate::tcp::TcpConfig, total: Option<u64>, modules: u64| {
-            let window = c.rwnd_pkts.min(total.unwrap_or(u64::MAX));
+}
+
+/// One flow's most packets in the network at once, the packets it can
+/// offer over the run, and its data and ACK sizes.
+fn flow_most(f: &Flow, duration_ns: u64) -> (u64, f64, u32, u32) {
+    // Per module, one window of data (or the whole transfer, if smaller)
+    // plus at most one ACK per data packet.
+    let windows = |c: &crate::tcp::TcpConfig, total: Option<u64>, modules: u64| {
+        let window = c.rwnd_pkts.min(total.unwrap_or(u64::MAX));
+        (
+            window.saturating_mul(2 * modules),
+            f64::INFINITY,
+            c.packet_size_bytes,
+            c.ack_size_bytes,
+        )
+    };
+    match &f.endpoints {
+        Endpoints::Tcp { sender, .. } => windows(sender.config(), sender.total_pkts(), 1),
+        // PLT: the HCM and the LCM each have up to a receiver window out.
+        Endpoints::Plt { sender, .. } => windows(sender.config(), sender.total_pkts(), 2),
+        Endpoints::Udp(u) => {
+            let c = u.config();
+            let secs = duration_ns as f64 / NS_PER_SEC as f64;
+            let active_ns = f
+                .stop_ns
+                .unwrap_or(duration_ns)
+                .min(duration_ns)
+                .saturating_sub(f.start_ns);
+            let bits = c.rate.bps() as u128 * active_ns as u128 / NS_PER_SEC as u128;
+            let size = u128::from(c.packet_size_bytes.max(1));
+            let pkts = (bits / (8 * size)).min(u128::from(u64::MAX - 1)) as u64 + 1;
             (
-                window.saturating_mul(2 * modules),
-                f64::INFINITY,
+                pkts,
+                c.rate.bps() as f64 * secs / (8.0 * size as f64),
                 c.packet_size_bytes,
-                c.ack_size_bytes,
+                c.packet_size_bytes,
             )
-        };
-        let (most, offered, data_size, ack_size) = match &f.endpoints {
-            Endpoints::Tcp { sender, .. } => windows(sender.config(), sender.total_pkts(), 1),
-            // PLT: the HCM and the LCM each have up to a receiver window out.
-            Endpoints::Plt { sender, .. } => windows(sender.config(), sender.total_pkts(), 2),
-            Endpoints::Udp(u) => {
-                let c = u.config();
-                let active_ns = f
-                    .stop_ns
-                    .unwrap_or(duration_ns)
-                    .min(duration_ns)
-                    .saturating_sub(f.start_ns);
-                let bits = c.rate.bps() as u128 * active_ns as u128 / NS_PER_SEC as u128;
-                let size = u128::from(c.packet_size_bytes.max(1));
-                let pkts = (bits / (8 * size)).min(u128::from(u64::MAX - 1)) as u64 + 1;
-                (
-                    pkts,
-                    c.rate.bps() as f64 * secs / (8.0 * size as f64),
-                    c.packet_size_bytes,
-                    c.packet_size_bytes,
-                )
-            }
-        };
-        flow_most.push(most);
-        for &l in f.fwd.iter() {
-            min_data_pkt[l as usize] = min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
-        }
-        let mut upstream = match &f.endpoints {
-            Endpoints::Tcp { .. } | Endpoints::Plt { .. } => 2.0 * tcp_share[fi],
-            Endpoints::Udp(u) => u.config().rate.bps() as f64,
-        };
-        for &l in f.fwd.iter() {
-            arrival_bps[l as usize] += upstream;
-            upstream = upstream.min(rate(l));
-        }
-        if f.is_tcp() {
-            // One ACK per data packet at most: the data path's slowest link
-            // clocks them.
-            let mut acks = upstream * f64::from(ack_size) / f64::from(data_size.max(1));
-            for &l in f.bwd.iter() {
-                arrival_bps[l as usize] += acks;
-                acks = acks.min(rate(l));
-            }
-        }
-        for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
-            for &l in route.iter() {
-                let l = l as usize;
-                min_pkt[l] = min_pkt[l].min(u64::from(size.max(1)));
-                feed[l] = feed[l].saturating_add(most);
-                offered_over_run[l] += offered;
-            }
         }
     }
-    // Two upper bounds on the packets held at once; the run's is the smaller.
-    // By link: no link holds more than its queue and wire, nor more than its
-    // flows can send. By flow: no flow has more than its most in the
-    // network, nor more than the links on its routes can hold.
+}
+
+/// What the flows can put on each link (indexed by link), and each flow's
+/// most packets in the network at once.
+struct LinkLoads {
+    /// The smallest packet that crosses the link (data forward, ACKs back).
+    min_pkt: Vec<u64>,
+    /// The smallest data packet that crosses it forward.
+    min_data_pkt: Vec<u64>,
+    /// The most packets the flows crossing it can have in the network at once.
+    feed: Vec<u64>,
+    /// What they could offer over the whole run (unbounded with TCP, which
+    /// fills what it gets; the rate with UDP).
+    offered_over_run: Vec<f64>,
+    /// Bits per second that can arrive at the link.
+    arrival_bps: Vec<f64>,
+    flows_through: Vec<u64>,
+    /// Per flow: its most packets in the network at once.
+    flow_most: Vec<u64>,
+}
+
+impl LinkLoads {
+    fn of(links: &[LinkSpec], flows: &[Flow], duration_ns: u64) -> Self {
+        let n = links.len();
+        let mut loads = Self {
+            min_pkt: vec![u64::MAX; n],
+            min_data_pkt: vec![u64::MAX; n],
+            feed: vec![0u64; n],
+            offered_over_run: vec![0f64; n],
+            arrival_bps: vec![0f64; n],
+            flows_through: vec![0u64; n],
+            flow_most: Vec::with_capacity(flows.len()),
+        };
+        // Bits per second that can arrive at each link: per flow, the
+        // slowest link before it on the route, and for ACKs also the data
+        // packets that trigger them. At the sending host: a UDP source's
+        // rate; a TCP sender is clocked by its ACKs, so about its share of
+        // its path's slowest link, at most twice that in slow start. (That
+        // makes the estimate realistic rather than a strict bound: a window
+        // far above the path's capacity could burst more. The engine's own
+        // guard stops such a run cleanly when its packets pass the budget.)
+        let rate = |l: u32| links[l as usize].rate.bps() as f64;
+        let tcp_share = tcp_share_bps(flows, links, duration_ns);
+        for f in flows {
+            for &l in f.fwd.iter().chain(f.bwd.iter()) {
+                loads.flows_through[l as usize] += 1;
+            }
+        }
+        for (fi, f) in flows.iter().enumerate() {
+            let (most, offered, data_size, ack_size) = flow_most(f, duration_ns);
+            loads.flow_most.push(most);
+            for &l in f.fwd.iter() {
+                loads.min_data_pkt[l as usize] = loads.min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
+            }
+            let mut upstream = match &f.endpoints {
+                Endpoints::Tcp { .. } | Endpoints::Plt { .. } => 2.0 * tcp_share[fi],
+                Endpoints::Udp(u) => u.config().rate.bps() as f64,
+            };
+            for &l in f.fwd.iter() {
+                loads.arrival_bps[l as usize] += upstream;
+                upstream = upstream.min(rate(l));
+            }
+            if f.is_tcp() {
+                // One ACK per data packet at most: the data path's slowest
+                // link clocks them.
+                let mut acks = upstream * f64::from(ack_size) / f64::from(data_size.max(1));
+                for &l in f.bwd.iter() {
+                    loads.arrival_bps[l as usize] += acks;
+                    acks = acks.min(rate(l));
+                }
+            }
+            for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
+                for &l in route.iter() {
+                    let l = l as usize;
+                    loads.min_pkt[l] = loads.min_pkt[l].min(u64::from(size.max(1)));
+                    loads.feed[l] = loads.feed[l].saturating_add(most);
+                    loads.offered_over_run[l] += offered;
+                }
+            }
+        }
+        loads
+    }
+}
+
+/// Two upper bounds on the packets held at once; the run's is the smaller.
+/// By link: no link holds more than its queue and wire, nor more than its
+/// flows can send. By flow: no flow has more than its most in the network,
+/// nor more than the links on its routes can hold. Also the link that holds
+/// the most.
+fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, Option<usize>) {
     let capacity: Vec<u64> = links
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            if min_pkt[i] == u64::MAX {
+            if loads.min_pkt[i] == u64::MAX {
                 0
             } else {
-                link_capacity(l, min_pkt[i], arrival_bps[i], flows_through[i])
+                link_capacity(l, loads.min_pkt[i], loads.arrival_bps[i], loads.flows_through[i])
             }
         })
         .collect();
     let mut by_link = 0u64;
     let (mut worst_link, mut worst_held) = (None, 0u64);
     for i in 0..links.len() {
-        let held = capacity[i].min(feed[i]);
+        let held = capacity[i].min(loads.feed[i]);
         by_link = by_link.saturating_add(held);
         if held > worst_held {
             (worst_link, worst_held) = (Some(i), held);
         }
     }
-    let by_flow = flows.iter().zip(&flow_most).fold(0u64, |acc, (f, &most)| {
+    let by_flow = flows.iter().zip(&loads.flow_most).fold(0u64, |acc, (f, &most)| {
         let route_capacity = f
             .fwd
             .iter()
@@ -355,13 +416,23 @@ pub fn estimate(shape: &RunShape) -> Estimate {
             .fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
         acc.saturating_add(most.min(route_capacity))
     });
-    let max_packets_held = by_link.min(by_flow);
-    let packets_bytes = max_packets_held.saturating_mul(PACKET_BYTES);
+    (by_link.min(by_flow), worst_link)
+}
 
+/// The run's memory besides the packets: the time series and the flows.
+struct StateBytes {
+    series_rows: u64,
+    series_bytes: u64,
+    flows_bytes: u64,
+    /// The part of `flows_bytes` PLT's per-packet state takes.
+    plt_window_bytes: u64,
+}
+
+fn state_bytes(flows: &[Flow], duration_ns: u64, sample_interval_ns: u64, monitored_links: u64) -> StateBytes {
     let samples = duration_ns / sample_interval_ns.max(1) + 1;
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
-    let link_rows = samples.saturating_mul(monitored_links.len() as u64);
+    let link_rows = samples.saturating_mul(monitored_links);
     let plt_flows = flows.iter().filter(|f| f.endpoints.plt_window_pkts().is_some()).count() as u64;
     let row_bytes = FLOW_ROW_BYTES + if plt_flows > 0 { MODULE_ROW_BYTES } else { 0 };
     let series_bytes = flow_rows
@@ -381,11 +452,18 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         .saturating_mul(FLOW_BYTES)
         .saturating_add(plt_flows.saturating_mul(PLT_FLOW_BYTES))
         .saturating_add(plt_window_bytes);
-    let memory_bytes = packets_bytes
-        .saturating_add(series_bytes)
-        .saturating_add(flows_bytes);
+    StateBytes {
+        series_rows: flow_rows.saturating_add(link_rows),
+        series_bytes,
+        flows_bytes,
+        plt_window_bytes,
+    }
+}
 
-    let dominant_field = if packets_bytes >= series_bytes && packets_bytes >= flows_bytes {
+/// The scenario field the largest part of the memory depends on most.
+fn dominant_field(packets_bytes: u64, state: &StateBytes, worst_link: Option<usize>, bottleneck_links: &[usize]) -> String {
+    let StateBytes { series_bytes, flows_bytes, plt_window_bytes, .. } = *state;
+    if packets_bytes >= series_bytes && packets_bytes >= flows_bytes {
         match worst_link {
             Some(i) if bottleneck_links.contains(&i) => "network.bottleneck.queue",
             _ => "network.access.queue",
@@ -397,27 +475,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     } else {
         "flows"
     }
-    .to_string();
-
-    let bottleneck_packets: f64 = bottleneck_links
-        .iter()
-        .filter(|&&i| min_data_pkt[i] != u64::MAX)
-        .map(|&i| {
-            (links[i].rate.bps() as f64 * secs / (8.0 * min_data_pkt[i] as f64))
-                .min(offered_over_run[i])
-        })
-        .sum();
-    Estimate {
-        max_packets_held,
-        packets_bytes,
-        series_rows: flow_rows.saturating_add(link_rows),
-        series_bytes,
-        flows_bytes,
-        memory_bytes,
-        bottleneck_packets,
-        events: bottleneck_packets * EVENTS_PER_BOTTLENECK_PACKET,
-        dominant_field,
-    }
+    .to_string()
 }
 
 /// Refuses an estimate over `budget_bytes`, with the numbers and what to change.

@@ -21,35 +21,34 @@ from typing import Callable
 import numpy as np
 
 from longfat import testbed
+from longfat.catalogue import catalogue
 from longfat.compare import with_algorithm
 from longfat.outdir import atomic_dir, check_output_dir, write_marker
 from longfat.runner import RunResult, execute, prepare
 
 #: The simulator's transport for the comparison.
 SIM_TRANSPORT = {"profile": "linux", "header_size": "52B"}
-#: The parameters that make the simulator's controller the BPF program's.
-#: The programs implement the controllers' own defaults (kernel/algo/<name>.h,
-#: ``*_default_cfg``), but the ``linux`` profile turns HighSpeed and H-TCP
-#: into the Linux modules' variants (the parameters' `linux` defaults, crates/longfat-cc):
-#: tcp_highspeed.c's table, added once per ACK whatever it acknowledges (half
-#: the growth per packet under delayed ACKs), and tcp_htcp.c's RTT scaling,
-#: bandwidth switch, beta_max 102/128 and RTTmax from raw samples, and
-#: Scalable into tcp_scalable.c's (linux_rules, no legacy window). These set
-#: every parameter the profile changes back to the controller's default.
-KERNEL_PROGRAM_PARAMS = {
-    "highspeed": {"linux_table": 0},
-    "scalable": {"linux_rules": 0, "low_window": 16},
-    "htcp": {
-        "rtt_scaling": 0,
-        "scale_min": 0.5,
-        "scale_max": 10.0,
-        "bandwidth_switch": 0,
-        "rtt_max_fade": 7 / 8,
-        "rtt_max_from_samples": 0,
-        "adaptive_min_rtt": 0,
-        "beta_max": 0.8,
-    },
-}
+def kernel_program_params(algo: str) -> dict[str, float]:
+    """The parameters that make the simulator's controller the BPF
+    program's. The programs implement the controllers' own defaults
+    (kernel/algo/<name>.h, ``*_default_cfg``), but the ``linux`` profile
+    turns some controllers into the Linux modules' variants through their
+    parameters' ``linux`` defaults (the catalogue, crates/longfat-cc):
+    HighSpeed into tcp_highspeed.c's table, added once per ACK whatever it
+    acknowledges (half the growth per packet under delayed ACKs), H-TCP into
+    tcp_htcp.c's RTT scaling, bandwidth switch, beta_max 102/128 and RTTmax
+    from raw samples, Scalable into tcp_scalable.c's (linux_rules, no legacy
+    window). This sets every parameter whose ``linux`` default differs back
+    to the controller's own (the ``rfc`` profile's, the paper's)."""
+    params = next((a["params"] for a in catalogue() if a["name"] == algo), [])
+    out = {}
+    for p in params:
+        own, linux = p["profile_defaults"]["rfc"], p["profile_defaults"]["linux"]
+        if own is not None and linux != own:
+            out[p["name"]] = own
+    return out
+
+
 #: Issue 15's targets.
 GOODPUT_TOLERANCE = 0.10
 LOSS_FACTOR = 2.0
@@ -75,8 +74,9 @@ def simulator_spec(spec: dict, algo: str) -> dict:
     out = copy.deepcopy(spec)
     for f in out.get("flows", []):
         f.setdefault("tcp", {}).update(SIM_TRANSPORT)
-        if algo in KERNEL_PROGRAM_PARAMS and testbed.kernel_cc(algo).startswith("longfat_"):
-            f["params"] = dict(KERNEL_PROGRAM_PARAMS[algo])
+        params = kernel_program_params(algo)
+        if params and testbed.kernel_cc(algo).startswith("longfat_"):
+            f["params"] = params
     return out
 
 
