@@ -76,13 +76,7 @@ def _loss(p) -> float:
 
 
 def _cc(p, i: int = 0) -> str:
-    return _plt_or_cc(p.scenario["flows"][i])
-
-
-def _plt_or_cc(entry: dict) -> str:
-    """"plt" for a PLT entry in either spelling (transport = "plt", or its
-    alias cc = "plt"), else the entry's controller."""
-    return "plt" if entry.get("transport") == "plt" else entry["cc"]
+    return p.scenario["flows"][i]["cc"]
 
 
 def _bytes(text: str, default: int) -> int:
@@ -604,7 +598,7 @@ def fig9_short_flows(runs: Runs, out: Path, exp) -> Section:
     by: dict[str, dict[str, list[float]]] = {}
     first: dict[str, tuple] = {}
     for p, r in sorted(runs.pairs, key=lambda q: q[0].seed):
-        cc = _plt_or_cc(p.scenario["short_flows"][0])
+        cc = p.scenario["short_flows"][0]["cc"]
         x, pkts, n, st = _normalized_fct(p, r)
         sf = p.scenario["short_flows"][0]
         t0 = _secs(p.scenario["run"]["measure_from"])
@@ -686,7 +680,7 @@ def _udp_label(v: float) -> str:
 def _hops(p) -> dict[str, tuple[int, int]]:
     """Flow name prefix -> (from, to) routers."""
     hops = p.scenario["network"].get("hops", 1)
-    return {f.get("name", _plt_or_cc(f)): (f.get("from", 0), f.get("to", hops)) for f in p.scenario["flows"]}
+    return {f.get("name", f["cc"]): (f.get("from", 0), f.get("to", hops)) for f in p.scenario["flows"]}
 
 
 def fig10_multi_bottleneck(runs: Runs, out: Path, exp) -> Section:
@@ -802,7 +796,7 @@ def _ni_case(p) -> str:
         return "cbr"
     if "size" in extra:
         return "none"
-    return _plt_or_cc(extra)
+    return extra["cc"]
 
 
 CASE_NAMES = {"none": "no extra flow", "reno": "a Reno flow", "plt": "a PLT flow", "scalable": "a Scalable TCP flow (class 0)",
