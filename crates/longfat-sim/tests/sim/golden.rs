@@ -10,7 +10,7 @@
 //! traffic; and the `ns2` and `linux` transport profiles.
 //!
 //! To see the new values after an intended change:
-//! `cargo test --release -p longfat-sim --test golden -- --nocapture`.
+//! `cargo test --release -p longfat-sim --test sim golden:: -- --nocapture`.
 
 use crate::common;
 use common::run_toml;
