@@ -74,6 +74,21 @@ def test_installed_package_is_the_wheels_not_the_clones(installed):
     assert r.returncode == 0 and shipped in r.stdout and "ltcp/fig5" in r.stdout, r.stdout + r.stderr
 
 
+def test_installed_conformance_runs_the_shipped_suite(installed):
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    suite = ROOT / "python" / "longfat" / "packetdrill"
+    expected = {f"longfat/packetdrill/{p.relative_to(suite).as_posix()}" for p in suite.rglob("*.pkt")}
+    assert len(expected) >= 60 and expected <= names, sorted(expected - names)
+    from longfat import conformance
+
+    # The same counts as the clone's suite gives, from the wheel's copy.
+    want = conformance.summary([conformance.run_script(p) for p in conformance.collect([str(suite)])])
+    r = _run([installed["bin"] / "longfat", "conformance"], cwd=installed["work"], timeout=300)
+    last = r.stdout.strip().splitlines()[-1]
+    assert last == f"{want} (profile linux)", r.stdout[-2000:] + r.stderr
+    assert str(installed["venv"]) in r.stdout, "the scripts run are the wheel's"
+
+
 def test_installed_bench_and_run_work_outside_the_clone(installed):
     work = installed["work"]
     r = _run([installed["bin"] / "longfat", "bench", "--repeat", "1", "--set", 'run.duration="2s"'], cwd=work, timeout=300)

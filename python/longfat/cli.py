@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shlex
@@ -644,6 +645,30 @@ def cmd_algorithms(args) -> int:
     return 0
 
 
+def cmd_conformance(args) -> int:
+    from longfat import conformance
+
+    try:
+        scripts = conformance.collect(args.scripts)
+    except FileNotFoundError as e:
+        console.print(f"error: {e}", highlight=False, markup=False)
+        return 2
+    results = []
+    for path in scripts:
+        res = conformance.run_script(path, args.profile)
+        results.append(res)
+        if args.format == "text":
+            console.print(res.text(), highlight=False, markup=False, soft_wrap=True)
+            if args.verbose:
+                for line in res.printed + res.trace:
+                    console.print(f"    {line}", highlight=False, markup=False)
+    if args.format == "json":
+        print(json.dumps([{"path": r.path, "status": r.status, "line": r.line, "message": r.message, **r.header} for r in results], indent=1))
+    else:
+        console.print(f"{conformance.summary(results)} (profile {args.profile})", highlight=False)
+    return 1 if any(r.status == "FAIL" for r in results) else 0
+
+
 def _executor_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of the commands that run on the executor (sweep, suite)."""
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
@@ -735,6 +760,13 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("algorithms", help="list the congestion-control algorithms (json: with every parameter's unit, defaults and range)")
     a.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="text (default): names and one-liners")
     a.set_defaults(func=cmd_algorithms)
+
+    cf = sub.add_parser("conformance", help="run packetdrill scripts on longfat's TCP sender (docs/conformance.md); no SCRIPT: the shipped suite")
+    cf.add_argument("scripts", nargs="*", metavar="SCRIPT", help="a .pkt script, or a directory of them")
+    cf.add_argument("--profile", choices=("linux", "rfc", "ns2"), default="linux", help="the sender's transport profile (default linux)")
+    cf.add_argument("--format", choices=("text", "json"), default="text", help="text (default): one line per script and a count; json: one object per script with its header")
+    cf.add_argument("-v", "--verbose", action="store_true", help="also show what the scripts print()")
+    cf.set_defaults(func=cmd_conformance)
 
     tb = sub.add_parser("testbed", help="run a scenario on real Linux TCP in network namespaces (root); see docs/testbed.md")
     tbs = tb.add_subparsers(dest="testbed_command", required=True)

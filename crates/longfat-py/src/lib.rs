@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod driver;
 mod kernel;
 mod testbed;
 
@@ -424,6 +425,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     testbed::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     kernel::register(m)?;
+    driver::register(m)?;
     m.add(
         "DEFAULT_MEMORY_BUDGET_BYTES",
         longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES,

@@ -26,6 +26,7 @@ mod build;
 pub use build::{build, build_with, BuildOptions};
 pub use error::{interrupted_error, ScenarioError};
 pub use fields::limits;
+pub use transport::tcp_sender;
 pub use schema::{
     AccessCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
     TransportFields, UdpSpec, WebSpec,

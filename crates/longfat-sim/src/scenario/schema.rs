@@ -237,31 +237,7 @@ pub struct Run {
 impl Scenario {
     /// Parses JSON (the Python front end converts TOML to JSON).
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let mut message = e
-                .inner()
-                .to_string()
-                .split(" at line")
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            if message.ends_with("expected a string") {
-                message.push_str(
-                    " (quote the value and give its unit, e.g. \"70ms\", \"1Gbps\", \"6000pkt\")",
-                );
-            } else if message.ends_with("expected u64") || message.ends_with("expected u32") {
-                message.push_str(" (a whole number >= 0)");
-            }
-            let path = e.path().to_string().trim_start_matches('.').to_string();
-            let field = error_field(&path, &message);
-            // Keys come from the user: show control characters escaped, so
-            // an error stays one line and cannot drive the terminal.
-            ScenarioError {
-                field: printable(&field),
-                message: printable(&message),
-            }
-        })
+        from_json(text)
     }
 
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
@@ -274,6 +250,43 @@ impl Scenario {
             message: format!("TOML value not representable: {e}"),
         })?;
         Self::from_json(&json)
+    }
+}
+
+/// A scenario table from JSON, an error naming the field it is in.
+fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut message = e
+            .inner()
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if message.ends_with("expected a string") {
+            message.push_str(
+                " (quote the value and give its unit, e.g. \"70ms\", \"1Gbps\", \"6000pkt\")",
+            );
+        } else if message.ends_with("expected u64") || message.ends_with("expected u32") {
+            message.push_str(" (a whole number >= 0)");
+        }
+        let path = e.path().to_string().trim_start_matches('.').to_string();
+        let field = error_field(&path, &message);
+        // Keys come from the user: show control characters escaped, so
+        // an error stays one line and cannot drive the terminal.
+        ScenarioError {
+            field: printable(&field),
+            message: printable(&message),
+        }
+    })
+}
+
+impl FlowSpec {
+    /// One `[[flows]]` entry alone, as JSON (the conformance driver's
+    /// connection: `cc`, `params`, `tcp`).
+    pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
+        from_json(text)
     }
 }
 

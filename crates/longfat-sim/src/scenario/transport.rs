@@ -184,6 +184,20 @@ pub(super) fn tcp_setup(
     })
 }
 
+/// The TCP sender a flow entry with these fields gets (the same checks,
+/// defaults and controller), alone: for the conformance driver
+/// (`tcp::driver`), which plays its peer. PLT, two modules over one
+/// connection, is not one sender.
+pub fn tcp_sender(field: &str, t: TransportFields<'_>) -> Result<TcpSender, ScenarioError> {
+    let setup = tcp_setup(field, t, 1)?;
+    if setup.is_plt() {
+        return err(format!("{field}.transport"), "PLT is two senders over one connection; the driver runs one TCP sender: allowed \"tcp\"");
+    }
+    let cc = longfat_cc::build(&setup.cc, &setup.params, setup.cfg.profile.cc_rules(), setup.cfg.initial_window)
+        .expect("checked in tcp_setup");
+    Ok(TcpSender::new(0, setup.cfg, cc, None))
+}
+
 /// PLT's settings, each checked with its field name. The LCM sends in the
 /// class below the HCM's, so the bottleneck must be strict priority: on a
 /// FIFO one the LCM would compete with TCP as an equal, which is not PLT.

@@ -1,6 +1,7 @@
 //! TCP endpoints with the behaviour of ns-2's TCP/Sack1 and Linux that the
 //! papers relied on. Sequence numbers count packets, as in ns-2.
 
+pub mod driver;
 pub mod profile;
 pub mod rack;
 pub mod ranges;

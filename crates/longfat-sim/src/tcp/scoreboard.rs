@@ -97,6 +97,10 @@ impl Scoreboard {
     pub fn lost_count(&self) -> u64 {
         self.n_lost
     }
+    /// Retransmitted packets still outstanding (Linux `retrans_out`).
+    pub fn retransmitted_count(&self) -> u64 {
+        self.n_rtx
+    }
     pub fn has_lost(&self) -> bool {
         self.n_lost > 0
     }

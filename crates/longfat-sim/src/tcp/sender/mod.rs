@@ -106,6 +106,19 @@ impl TcpSender {
     pub fn config(&self) -> &TcpConfig {
         &self.core.cfg
     }
+    /// Retransmission timeouts since the cumulative ACK last moved (Linux
+    /// `icsk_backoff`); the timer runs `rtt().backed_off_rto_ns(this)`.
+    pub fn rto_backoff(&self) -> u32 {
+        self.core.rto_backoff
+    }
+    /// The round trip of the connection's handshake (the SYN-ACK and the
+    /// ACK that answered it), which Linux feeds to its RTT estimator
+    /// (`tcp_synack_rtt_meas`, `tcp_ack_update_rtt`) before any data. The
+    /// simulator starts its connections established and never calls this;
+    /// the conformance driver does (`tcp::driver`).
+    pub fn on_handshake_rtt(&mut self, rtt_ns: u64) {
+        self.core.rtt.on_sample_at(rtt_ns, 0, 0);
+    }
     pub fn packet_size_bytes(&self) -> u32 {
         self.core.cfg.packet_size_bytes
     }

@@ -1,0 +1,336 @@
+//! One TCP sender driven packet by packet by a peer that is a script, not a
+//! receiver: the unit `longfat conformance` runs packetdrill scripts on
+//! (docs/conformance.md). The sender is the object the engine runs, called
+//! through the engine's own entry points (`start`, `set_send_limit`,
+//! `on_host_ready`, `set_peer_window`, `on_ack`, `on_rto_timer`); only the
+//! network is gone. Its timer is kept as the engine keeps it (one slot per
+//! flow holding the earliest deadline asked for; when it fires, the sender
+//! re-arms if its deadline moved later), and the ACKs the script injects
+//! echo timestamps and tags as the simulator's receiver would.
+
+use crate::event::TimerKind;
+use crate::outbox::Outbox;
+use crate::packet::{Dir, Packet, PacketKind};
+use crate::tcp::sender::{Recovery, TcpSender};
+
+/// A data packet the sender emitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub at_ns: u64,
+    /// Packet number (the first is 0).
+    pub seq: u64,
+    /// Sent before (a retransmission or a probe of old data).
+    pub retransmit: bool,
+}
+
+/// An ACK from the scripted peer, in packet numbers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PeerAck {
+    /// Cumulative ACK: the next packet expected.
+    pub cum_pkts: u64,
+    /// SACK blocks [start, end), most recent first (at most 3).
+    pub sacks: Vec<(u64, u64)>,
+    /// The window the peer advertises, in whole packets.
+    pub window_pkts: u64,
+    /// The peer's TSval (echoed in the sender's next data packets).
+    pub ts_val: u64,
+}
+
+/// What Linux's `TCP_INFO` would report of the sender now.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderState {
+    pub cwnd_pkts: u64,
+    /// None while unlimited (Linux reports `TCP_INFINITE_SSTHRESH`).
+    pub ssthresh_pkts: Option<u64>,
+    /// Linux's `icsk_ca_state`: 0 Open, 1 Disorder, 3 Recovery, 4 Loss
+    /// (2, CWR, needs ECN or a local drop, neither modelled).
+    pub ca_state: u8,
+    pub rto_backoff: u32,
+    pub rto_ns: u64,
+    pub srtt_ns: u64,
+    pub min_rtt_ns: u64,
+    pub unacked_pkts: u64,
+    pub sacked_pkts: u64,
+    pub lost_pkts: u64,
+    /// Retransmitted and still outstanding (`retrans_out`).
+    pub retrans_pkts: u64,
+    pub total_retrans: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub loss_probes: u64,
+    pub undos: u64,
+}
+
+pub struct SenderDriver {
+    sender: TcpSender,
+    out: Outbox,
+    now_ns: u64,
+    /// The engine's timer slot for this flow (`Sim::timer_at`).
+    timer_ns: Option<u64>,
+    emitted: Vec<Segment>,
+    /// Per packet number: the TSval and tag of its latest transmission.
+    sent: Vec<(u64, u32)>,
+    /// Data the application has written, in packets.
+    written_pkts: u64,
+    started: bool,
+    /// What the peer has acknowledged so far (cumulative point and SACKed
+    /// packets), to find the packet that triggered each ACK.
+    peer_cum_pkts: u64,
+    peer_sacked: Vec<bool>,
+    /// The TSval and tag the peer echoes (its last trigger's).
+    echo: (u64, u32),
+}
+
+impl SenderDriver {
+    /// A driver of `sender`, which has not started.
+    pub fn new(sender: TcpSender) -> Self {
+        Self {
+            sender,
+            out: Outbox::default(),
+            now_ns: 0,
+            timer_ns: None,
+            emitted: Vec::new(),
+            sent: Vec::new(),
+            written_pkts: 0,
+            started: false,
+            peer_cum_pkts: 0,
+            peer_sacked: Vec::new(),
+            echo: (0, 0),
+        }
+    }
+
+    pub fn sender(&self) -> &TcpSender {
+        &self.sender
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Every data packet sent so far, in order.
+    pub fn emitted(&self) -> &[Segment] {
+        &self.emitted
+    }
+
+    /// When the sender's timer fires next.
+    pub fn next_timer_ns(&self) -> Option<u64> {
+        self.timer_ns
+    }
+
+    fn set_now(&mut self, now_ns: u64) {
+        assert!(now_ns >= self.now_ns, "the driver's time runs forward ({now_ns} < {})", self.now_ns);
+        self.now_ns = now_ns;
+    }
+
+    /// The handshake's round trip, before any data (`TcpSender::on_handshake_rtt`).
+    pub fn handshake(&mut self, rtt_ns: u64) {
+        self.sender.on_handshake_rtt(rtt_ns);
+    }
+
+    /// The application writes `pkts` more packets of data at `now_ns`; the
+    /// first write starts the connection.
+    pub fn write(&mut self, now_ns: u64, pkts: u64) {
+        self.run_timers(now_ns, false);
+        self.set_now(now_ns);
+        self.written_pkts += pkts;
+        self.sender.set_send_limit(self.written_pkts);
+        if self.started {
+            self.sender.on_host_ready(now_ns, &mut self.out);
+        } else {
+            self.started = true;
+            self.sender.start(now_ns, &mut self.out);
+        }
+        self.flush();
+    }
+
+    /// The peer's ACK arrives at `now_ns`.
+    pub fn ack(&mut self, now_ns: u64, a: &PeerAck) {
+        self.run_timers(now_ns, false);
+        self.set_now(now_ns);
+        let mut p = Packet::new(0, PacketKind::Ack, Dir::Backward, self.sender.config().ack_size_bytes);
+        p.seq = a.cum_pkts;
+        for &(s, e) in &a.sacks {
+            if s >= a.cum_pkts && s < e {
+                p.push_sack((s, e));
+            }
+        }
+        self.echo = self.trigger(a).unwrap_or(self.echo);
+        p.ts_val = a.ts_val;
+        p.ts_ecr = self.echo.0;
+        p.tag = self.echo.1;
+        self.sender.set_peer_window(a.window_pkts);
+        self.sender.on_ack(now_ns, &p, &mut self.out);
+        self.flush();
+    }
+
+    /// The packet whose arrival made the peer send `a`: of those `a` newly
+    /// acknowledges or SACKs, the one sent last (the simulator's receiver
+    /// echoes the TSval of the packet that triggered its ACK). Its TSval and tag.
+    fn trigger(&mut self, a: &PeerAck) -> Option<(u64, u32)> {
+        let mut newly = Vec::new();
+        let top = (self.sent.len() as u64).min(a.cum_pkts);
+        newly.extend(self.peer_cum_pkts..top.max(self.peer_cum_pkts));
+        for &(s, e) in &a.sacks {
+            for q in s.max(a.cum_pkts)..e.min(self.sent.len() as u64) {
+                if !self.peer_sacked.get(q as usize).copied().unwrap_or(false) {
+                    newly.push(q);
+                }
+            }
+        }
+        self.peer_cum_pkts = self.peer_cum_pkts.max(a.cum_pkts);
+        if self.peer_sacked.len() < self.sent.len() {
+            self.peer_sacked.resize(self.sent.len(), false);
+        }
+        for &(s, e) in &a.sacks {
+            for q in s..e.min(self.sent.len() as u64) {
+                self.peer_sacked[q as usize] = true;
+            }
+        }
+        newly.iter().map(|&q| (self.sent[q as usize], q)).max_by_key(|&((ts, _), q)| (ts, q)).map(|(x, _)| x)
+    }
+
+    /// Fires the sender's timer while it is due at or before `until_ns`, in
+    /// time order; with `stop_on_emit`, stops after the first firing that
+    /// sent something. Time moves to each firing (not to `until_ns`).
+    pub fn run_timers(&mut self, until_ns: u64, stop_on_emit: bool) {
+        while let Some(t) = self.timer_ns.filter(|&t| t <= until_ns) {
+            self.set_now(t.max(self.now_ns));
+            self.timer_ns = None;
+            let before = self.emitted.len();
+            self.sender.on_rto_timer(self.now_ns, &mut self.out);
+            self.flush();
+            if stop_on_emit && self.emitted.len() > before {
+                break;
+            }
+        }
+    }
+
+    /// Takes what the sender handed back, as the engine's `flush` does.
+    fn flush(&mut self) {
+        for p in self.out.packets.drain(..) {
+            debug_assert_eq!(p.kind, PacketKind::Data);
+            let seq = p.seq;
+            let retransmit = (seq as usize) < self.sent.len();
+            if !retransmit {
+                self.sent.resize(seq as usize + 1, (0, 0));
+            }
+            self.sent[seq as usize] = (p.ts_val, p.tag);
+            self.emitted.push(Segment { at_ns: self.now_ns, seq, retransmit });
+        }
+        // The host queue always has room (`Outbox::host_room_pkts`): the
+        // script reads the wire, not a bottleneck.
+        self.out.host_blocked = false;
+        for (kind, t) in self.out.timers.drain(..) {
+            debug_assert_eq!(kind, TimerKind::Rto);
+            if self.timer_ns.is_none_or(|slot| t < slot) {
+                self.timer_ns = Some(t);
+            }
+        }
+    }
+
+    /// The sender's state as `TCP_INFO` reports it.
+    pub fn state(&self) -> SenderState {
+        let s = &self.sender;
+        let sb = s.scoreboard();
+        let ssthresh = s.cc().ssthresh();
+        let ca_state = match s.recovery() {
+            Recovery::Fast { .. } => 3,
+            Recovery::Timeout { .. } => 4,
+            Recovery::Open if sb.disordered() => 1,
+            Recovery::Open => 0,
+        };
+        let rtt = s.rtt().stats();
+        SenderState {
+            cwnd_pkts: s.cc().cwnd().max(1.0) as u64,
+            ssthresh_pkts: ssthresh.is_finite().then(|| ssthresh.max(0.0) as u64),
+            ca_state,
+            rto_backoff: s.rto_backoff(),
+            rto_ns: s.rtt().backed_off_rto_ns(s.rto_backoff()),
+            srtt_ns: rtt.smoothed_ns,
+            min_rtt_ns: rtt.min_ns,
+            unacked_pkts: sb.outstanding(),
+            sacked_pkts: sb.sacked_count(),
+            lost_pkts: sb.lost_count(),
+            retrans_pkts: sb.retransmitted_count(),
+            total_retrans: s.counters.retransmits,
+            timeouts: s.counters.timeouts,
+            fast_recoveries: s.counters.fast_recoveries,
+            loss_probes: s.counters.loss_probes,
+            undos: s.counters.undos,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::{Profile, TcpConfig};
+    use longfat_cc::InitialWindow;
+
+    const MS: u64 = 1_000_000;
+
+    fn linux_reno() -> SenderDriver {
+        let cfg = TcpConfig {
+            profile: Profile::Linux,
+            initial_window: InitialWindow { cwnd_pkts: 10.0, ssthresh_pkts: f64::INFINITY },
+            ..TcpConfig::default()
+        };
+        let cc = longfat_cc::build("reno", &Default::default(), Profile::Linux.cc_rules(), cfg.initial_window).unwrap();
+        SenderDriver::new(TcpSender::new(0, cfg, cc, None))
+    }
+
+    fn ack(cum: u64) -> PeerAck {
+        PeerAck { cum_pkts: cum, window_pkts: 1000, ..PeerAck::default() }
+    }
+
+    #[test]
+    fn initial_window_then_slow_start_per_ack() {
+        let mut d = linux_reno();
+        d.handshake(100 * MS);
+        d.write(0, 30);
+        assert_eq!(d.emitted().len(), 10, "IW10");
+        assert!(d.emitted().iter().all(|s| s.at_ns == 0 && !s.retransmit));
+        // An ACK per two packets: each delivers 2, cwnd grows by 2, 4 leave.
+        d.ack(100 * MS, &ack(2));
+        assert_eq!(d.emitted().len(), 14);
+        assert_eq!(d.state().cwnd_pkts, 12);
+        assert_eq!(d.state().ssthresh_pkts, None);
+        assert_eq!(d.state().ca_state, 0);
+    }
+
+    #[test]
+    fn the_timer_fires_as_the_engines_slot_does() {
+        let mut d = linux_reno();
+        d.handshake(100 * MS);
+        d.write(0, 1);
+        // Linux (tcp_schedule_loss_probe): one packet out in Open arms the
+        // tail loss probe for 2 srtt + TCP_DELACK_MAX = 400 ms, cut to the
+        // RTO, srtt + max(4 x mdev, rto_min) = 100 + 200 ms; the RTO then
+        // follows the probe by another 300 ms (packetdrill's
+        // cubic-rto-ss-ca-cwnd-bump.pkt: two resends 300 ms apart).
+        let first = d.next_timer_ns().expect("armed");
+        assert_eq!(first, 300 * MS);
+        d.run_timers(10_000 * MS, true);
+        assert_eq!(d.emitted().len(), 2);
+        assert!(d.emitted()[1].retransmit, "the probe resends the only packet");
+        assert_eq!(d.emitted()[1].at_ns, first);
+        d.run_timers(10_000 * MS, true);
+        let third = d.emitted()[2];
+        assert!(third.retransmit && third.at_ns == 600 * MS, "then the RTO: {third:?}");
+        assert_eq!(d.state().ca_state, 4);
+        assert_eq!(d.state().rto_backoff, 1);
+    }
+
+    #[test]
+    fn ack_echo_is_the_newest_packet_it_covers() {
+        let mut d = linux_reno();
+        d.handshake(100 * MS);
+        d.write(0, 10);
+        d.ack(100 * MS, &PeerAck { cum_pkts: 0, sacks: vec![(1, 3)], window_pkts: 1000, ts_val: 7 });
+        assert_eq!(d.echo.0, d.sent[2].0);
+        // A duplicate that covers nothing new echoes the last trigger again.
+        let before = d.echo;
+        d.ack(101 * MS, &PeerAck { cum_pkts: 0, sacks: vec![(1, 3)], window_pkts: 1000, ts_val: 8 });
+        assert_eq!(d.echo, before);
+    }
+}
