@@ -288,6 +288,7 @@ class Run:
         self.syn_ns = None
         self.synack_ns = None
         self.rtt_ns = None
+        self.window_pkts = None
         self.established = False
         self.driver = None
         self.cursor = 0
@@ -339,6 +340,8 @@ class Run:
                 raise Unsupported(f"line {e.line}: {err.args[0]}") from None
             if self.rtt_ns is not None:
                 self.driver.handshake(self.rtt_ns)
+            if self.window_pkts is not None:
+                self.driver.set_peer_window(self.window_pkts)
         return self.driver
 
     def pkts(self, nbytes: int, what: str, e: Event) -> int:
@@ -448,10 +451,13 @@ class Run:
             self._take_syn_options(opts, e)
             self.rtt_ns = self.now_ns - self.syn_ns
             self.synack_ns = self.now_ns
+            # A SYN's window is never scaled (RFC 7323 §2.2).
+            self.window_pkts = int(m["win"] or 0) // self.mss
         elif not self.established:
             if self.synack_ns is None:
                 raise Unsupported(f"line {e.line}: an ACK before the handshake")
             self.rtt_ns = self.now_ns - self.synack_ns
+            self.window_pkts = (int(m["win"] or 0) << self.wscale) // self.mss
             self.handshake_done()
             if int(m["ack"] or 0) != 1:
                 raise Unsupported(f"line {e.line}: the handshake's ACK acknowledges data")

@@ -30,6 +30,11 @@ impl SenderDriver {
         self.inner.handshake(rtt_ns);
     }
 
+    /// The window the peer advertised before any ACK of data (the handshake's).
+    fn set_peer_window(&mut self, pkts: u64) {
+        self.inner.set_peer_window(pkts);
+    }
+
     /// The application writes `pkts` packets of data at `now_ns`.
     fn write(&mut self, now_ns: u64, pkts: u64) -> PyResult<()> {
         self.check_time(now_ns)?;

@@ -127,6 +127,12 @@ impl SenderDriver {
         self.sender.on_handshake_rtt(rtt_ns);
     }
 
+    /// The window the peer advertised in the handshake (its SYN or SYN-ACK,
+    /// or the ACK that completed it), before any ACK of data.
+    pub fn set_peer_window(&mut self, pkts: u64) {
+        self.sender.set_peer_window(pkts);
+    }
+
     /// The application writes `pkts` more packets of data at `now_ns`; the
     /// first write starts the connection.
     pub fn write(&mut self, now_ns: u64, pkts: u64) {

@@ -330,6 +330,13 @@ impl LossRecovery for Linux {
         self.frto_new_only
     }
 
+    /// `tcp_write_xmit`: `is_cwnd_limited |= (tcp_packets_in_flight(tp) >=
+    /// tcp_snd_cwnd(tp))`, so a flight that fills the window exactly may
+    /// grow it although nothing waits to be sent.
+    fn full_window_is_limited(&self) -> bool {
+        true
+    }
+
     /// `tcp_xmit_recovery`: if no new data went out, F-RTO ends and the
     /// lost packets are retransmitted.
     fn after_send_loop(&mut self, sent_pkts: u64) -> bool {

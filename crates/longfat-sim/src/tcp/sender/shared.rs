@@ -163,6 +163,14 @@ pub(super) trait LossRecovery {
         false
     }
 
+    /// Whether a window full after the send loop counts as window-limited
+    /// even with nothing left to send (Linux `tcp_write_xmit`:
+    /// `is_cwnd_limited |= tcp_packets_in_flight >= snd_cwnd`); RFC 7661
+    /// counts only a window that held data back.
+    fn full_window_is_limited(&self) -> bool {
+        false
+    }
+
     /// After the send loop, which sent `sent_pkts`: true when it must run
     /// again with retransmissions (F-RTO gave up).
     fn after_send_loop(&mut self, _sent_pkts: u64) -> bool {
@@ -394,6 +402,9 @@ impl SenderCore {
         if r.after_send_loop(sent) {
             self.send_allowed(r, now_ns, out);
             return;
+        }
+        if r.full_window_is_limited() && r.in_use(self) >= allowed {
+            window_limited = true;
         }
         if sent > 0 || window_limited {
             self.validate_cwnd(window_limited);
