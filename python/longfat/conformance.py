@@ -549,6 +549,7 @@ class Run:
             "tcpi_retrans": s["retrans_pkts"],
             "tcpi_total_retrans": s["total_retrans"],
             "tcpi_snd_mss": self.mss,
+            "tcpi_reordering": s["reordering_pkts"],
             "TCP_INFINITE_SSTHRESH": INFINITE_SSTHRESH,
             **CA_STATES,
         }

@@ -83,6 +83,7 @@ impl SenderDriver {
         d.set_item("ca_state", s.ca_state)?;
         d.set_item("rto_backoff", s.rto_backoff)?;
         d.set_item("rto_ns", s.rto_ns)?;
+        d.set_item("reordering_pkts", s.reordering_pkts)?;
         d.set_item("srtt_ns", s.srtt_ns)?;
         d.set_item("min_rtt_ns", s.min_rtt_ns)?;
         d.set_item("unacked_pkts", s.unacked_pkts)?;

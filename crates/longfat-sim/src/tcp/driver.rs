@@ -39,6 +39,7 @@ pub struct PeerAck {
 /// What Linux's `TCP_INFO` would report of the sender now.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderState {
+    /// The window in force (`TcpSender::window_pkts`: PRR's in recovery).
     pub cwnd_pkts: u64,
     /// None while unlimited (Linux reports `TCP_INFINITE_SSTHRESH`).
     pub ssthresh_pkts: Option<u64>,
@@ -47,6 +48,8 @@ pub struct SenderState {
     pub ca_state: u8,
     pub rto_backoff: u32,
     pub rto_ns: u64,
+    /// `tp->reordering` (`TcpSender::reordering_pkts`).
+    pub reordering_pkts: u64,
     pub srtt_ns: u64,
     pub min_rtt_ns: u64,
     pub unacked_pkts: u64,
@@ -79,6 +82,10 @@ pub struct SenderDriver {
     peer_sacked: Vec<bool>,
     /// The TSval and tag the peer echoes (its last trigger's).
     echo: (u64, u32),
+    /// Linux's `icsk_ca_state` as last set: Open and Disorder change only
+    /// as an ACK is processed (`tcp_fastretrans_alert`), Recovery and Loss
+    /// also on a timer (`tcp_rack_reo_timeout`, `tcp_enter_loss`).
+    ca_state: u8,
 }
 
 impl SenderDriver {
@@ -96,6 +103,7 @@ impl SenderDriver {
             peer_cum_pkts: 0,
             peer_sacked: Vec::new(),
             echo: (0, 0),
+            ca_state: 0,
         }
     }
 
@@ -167,6 +175,12 @@ impl SenderDriver {
         self.sender.set_peer_window(a.window_pkts);
         self.sender.on_ack(now_ns, &p, &mut self.out);
         self.flush();
+        self.ca_state = match self.sender.recovery() {
+            Recovery::Fast { .. } => 3,
+            Recovery::Timeout { .. } => 4,
+            Recovery::Open if self.sender.scoreboard().disordered() => 1,
+            Recovery::Open => 0,
+        };
     }
 
     /// The packet whose arrival made the peer send `a`: of those `a` newly
@@ -205,6 +219,11 @@ impl SenderDriver {
             let before = self.emitted.len();
             self.sender.on_rto_timer(self.now_ns, &mut self.out);
             self.flush();
+            match self.sender.recovery() {
+                Recovery::Fast { .. } => self.ca_state = 3,
+                Recovery::Timeout { .. } => self.ca_state = 4,
+                Recovery::Open => {}
+            }
             if stop_on_emit && self.emitted.len() > before {
                 break;
             }
@@ -239,19 +258,14 @@ impl SenderDriver {
         let s = &self.sender;
         let sb = s.scoreboard();
         let ssthresh = s.cc().ssthresh();
-        let ca_state = match s.recovery() {
-            Recovery::Fast { .. } => 3,
-            Recovery::Timeout { .. } => 4,
-            Recovery::Open if sb.disordered() => 1,
-            Recovery::Open => 0,
-        };
         let rtt = s.rtt().stats();
         SenderState {
-            cwnd_pkts: s.cc().cwnd().max(1.0) as u64,
+            cwnd_pkts: s.window_pkts(),
             ssthresh_pkts: ssthresh.is_finite().then(|| ssthresh.max(0.0) as u64),
-            ca_state,
+            ca_state: self.ca_state,
             rto_backoff: s.rto_backoff(),
             rto_ns: s.rtt().backed_off_rto_ns(s.rto_backoff()),
+            reordering_pkts: s.reordering_pkts(),
             srtt_ns: rtt.smoothed_ns,
             min_rtt_ns: rtt.min_ns,
             unacked_pkts: sb.outstanding(),

@@ -59,12 +59,14 @@ pub struct Scoreboard {
     n_rtx: u64,
     /// Last (re)transmission time of packets base..next (RACK, RFC 8985).
     xmit_ns: VecDeque<u64>,
-    /// Of the packets delivered since the last `take_newest_delivered`, the
-    /// one sent last: (transmission time, packet, was a retransmission).
-    newest_delivered: Option<(u64, u64, bool)>,
+    /// The packets delivered since the last `take_delivered`, SACKed and
+    /// cumulatively acknowledged apart: (transmission time, packet, ever
+    /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
+    sack_log: Vec<(u64, u64, bool)>,
+    cum_log: Vec<(u64, u64, bool)>,
     /// Retransmissions found lost (RACK), to be sent again before anything else.
     relost: VecDeque<u64>,
-    /// Keep `xmit_ns` and `newest_delivered` (only RACK needs them; the
+    /// Keep `xmit_ns` and the delivery logs (only RACK needs them; the
     /// other profiles skip the bookkeeping).
     track_times: bool,
     /// F-RTO (RFC 5682): packets below this that were never retransmitted
@@ -143,9 +145,17 @@ impl Scoreboard {
         }
     }
 
-    /// Packet `seq` went out again without being a retransmission of a lost
-    /// packet (a tail loss probe).
-    pub fn restamp(&mut self, seq: u64, now_ns: u64) {
+    /// Packet `seq`, not marked lost, went out again as a tail loss probe:
+    /// Linux counts it retransmitted ever after (`TCPCB_EVER_RETRANS`, which
+    /// F-RTO, RACK's ambiguity rule and the reordering check read). Its copy
+    /// in flight is not counted in `pipe` (Linux's `retrans_out` is).
+    pub fn mark_probed(&mut self, seq: u64, now_ns: u64) {
+        *self.flag_mut(seq) |= EVER_RETRANS;
+        self.restamp(seq, now_ns);
+    }
+
+    /// Packet `seq` went out again at `now_ns` (its send time for RACK).
+    fn restamp(&mut self, seq: u64, now_ns: u64) {
         if self.track_times {
             let i = (seq - self.base) as usize;
             self.xmit_ns[i] = now_ns;
@@ -185,19 +195,25 @@ impl Scoreboard {
         }
     }
 
-    /// The packet sent last among those delivered since the previous call.
-    pub fn take_newest_delivered(&mut self) -> Option<(u64, u64, bool)> {
-        self.newest_delivered.take()
+    /// The packets delivered since the previous call, in the order Linux's
+    /// ACK processing meets them: the SACKed ones by sequence
+    /// (`tcp_sacktag_write_queue` sorts the blocks), then those
+    /// cumulatively acknowledged (`tcp_clean_rtx_queue`). None unless the
+    /// scoreboard keeps send times. Hand the vector back with
+    /// [`Scoreboard::give_back_delivered`] to keep its memory.
+    pub fn take_delivered(&mut self) -> Option<Vec<(u64, u64, bool)>> {
+        if !self.track_times || (self.sack_log.is_empty() && self.cum_log.is_empty()) {
+            return None;
+        }
+        let mut log = std::mem::take(&mut self.sack_log);
+        log.sort_unstable_by_key(|&(_, seq, _)| seq);
+        log.append(&mut self.cum_log);
+        Some(log)
     }
 
-    fn note_delivered(&mut self, seq: u64, xmit_ns: u64, retrans: bool) {
-        let later = match self.newest_delivered {
-            None => true,
-            Some((t, s, _)) => xmit_ns > t || (xmit_ns == t && seq > s),
-        };
-        if later {
-            self.newest_delivered = Some((xmit_ns, seq, retrans));
-        }
+    pub fn give_back_delivered(&mut self, mut log: Vec<(u64, u64, bool)>) {
+        log.clear();
+        self.sack_log = log;
     }
 
     /// The highest SACKed packet, if any.
@@ -278,7 +294,7 @@ impl Scoreboard {
         *f |= SACKED;
         if self.track_times {
             let xmit = self.xmit_ns(seq);
-            self.note_delivered(seq, xmit, old & RETRANS != 0);
+            self.sack_log.push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
             self.note_orig(seq, old);
         }
         self.n_sacked += 1;
@@ -405,7 +421,7 @@ impl Scoreboard {
                 self.n_sacked -= 1;
             } else {
                 if self.track_times {
-                    self.note_delivered(self.base + i, xmit, f & RETRANS != 0);
+                    self.cum_log.push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
                     self.note_orig(self.base + i, f);
                 }
                 fresh += 1;

@@ -565,7 +565,10 @@ fn prr_sends_one_packet_per_two_delivered_down_to_ssthresh() {
     );
     s.on_ack(203 * MS, &ack(22, &[], 103 * MS), &mut out);
     assert_eq!(s.recovery(), Recovery::Open);
-    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (10.0, 10.0));
+    // The exit sets cwnd to ssthresh (`tcp_end_cwnd_reduction`), then the
+    // same ACK, now in Open, grows it by its one delivered packet
+    // (`tcp_cong_control` runs after `tcp_fastretrans_alert`): 10 + 1/10.
+    assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (10.1, 10.0));
     assert_eq!(seqs(&mut out), vec![31]);
     assert_eq!(s.counters.timeouts, 0);
 }

@@ -15,6 +15,11 @@ use crate::tcp::sender::shared::{AckOutcome, LossRecovery, Recovery, SenderCore,
 /// Linux `TCP_TIMEOUT_MIN`: 2 jiffies (HZ = 1000).
 const LINUX_TIMEOUT_MIN_NS: u64 = 2_000_000;
 
+/// `net.ipv4.tcp_reordering` and `tcp_max_reordering`: the reordering
+/// degree a connection starts with, and its ceiling, in packets.
+const TCP_REORDERING_PKTS: u64 = 3;
+const TCP_MAX_REORDERING_PKTS: u64 = 300;
+
 /// Proportional rate reduction (RFC 6937; Linux `tcp_cwnd_reduction`).
 #[derive(Clone, Copy, Debug, Default)]
 struct Prr {
@@ -26,7 +31,6 @@ struct Prr {
     cwnd_pkts: u64,
 }
 
-#[derive(Default)]
 pub(super) struct Linux {
     prr: Prr,
     rack: Rack,
@@ -44,9 +48,40 @@ pub(super) struct Linux {
     frto: bool,
     frto_high: u64,
     frto_new_only: bool,
+    /// `tp->reordering`: how far out of order deliveries have been seen to
+    /// arrive, in packets (`tcp_check_sack_reordering`); and whether any
+    /// have (`tp->reord_seen`).
+    reordering_pkts: u64,
+    reord_seen: bool,
+    /// The ACK being processed may feed the RTT estimator (see `samples_rtt`).
+    rtt_sample_ok: bool,
+}
+
+impl Default for Linux {
+    fn default() -> Self {
+        Self {
+            prr: Prr::default(),
+            rack: Rack::default(),
+            tlp_high_seq: None,
+            tlp_retransmitted: false,
+            undo: None,
+            retrans_stamp: None,
+            frto: false,
+            frto_high: 0,
+            frto_new_only: false,
+            reordering_pkts: TCP_REORDERING_PKTS,
+            reord_seen: false,
+            rtt_sample_ok: false,
+        }
+    }
 }
 
 impl Linux {
+    /// `tp->reordering`, in packets.
+    pub(super) fn reordering_pkts(&self) -> u64 {
+        self.reordering_pkts
+    }
+
     /// Linux `tcp_undo_cwnd_reduction`: the controller as it was before the
     /// reduction, nothing marked lost, back to Open.
     fn undo_reduction(&mut self, s: &mut SenderCore) {
@@ -85,11 +120,11 @@ impl Linux {
         p.cwnd_pkts = (in_flight + sndcnt).max(0) as u64;
     }
 
-    /// RACK's reordering window: a quarter of the minimum RTT while nothing
-    /// suggests loss yet, none in recovery or once 3 packets are SACKed
-    /// (Linux `tcp_rack_reo_wnd` with no reordering ever seen).
-    fn reo_wnd_ns(s: &SenderCore) -> u64 {
-        if s.recovery != Recovery::Open || s.sb.sacked_count() >= 3 {
+    /// RACK's reordering window (Linux `tcp_rack_reo_wnd`): a quarter of
+    /// the minimum RTT, at most the smoothed RTT; until reordering has been
+    /// seen, none in recovery or once `reordering` packets are SACKed.
+    fn reo_wnd_ns(&self, s: &SenderCore) -> u64 {
+        if !self.reord_seen && (s.recovery != Recovery::Open || s.sb.sacked_count() >= self.reordering_pkts) {
             0
         } else {
             let st = s.rtt.stats();
@@ -131,7 +166,7 @@ impl Linux {
                 self.tlp_retransmitted = false;
             } else {
                 let seq = s.sb.snd_nxt() - 1;
-                s.sb.restamp(seq, now_ns);
+                s.sb.mark_probed(seq, now_ns);
                 s.transmit(self, now_ns, seq, false, out);
                 self.tlp_retransmitted = true;
             }
@@ -217,11 +252,57 @@ impl LossRecovery for Linux {
     /// so the retransmission's send time orders nothing. Otherwise, after a
     /// spurious timeout, every packet sent before the retransmission would
     /// look lost.
-    fn on_newest_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, (xmit, seq, rtx): (u64, u64, bool)) {
-        let spurious = rtx && ack.ts_ecr < s.clock(xmit);
-        if !spurious {
-            self.rack.on_delivered(now_ns, seq, xmit, rtx, s.rtt.stats().min_ns);
+    ///
+    /// `tcp_rack_advance` runs on every packet delivered, in the order the
+    /// ACK's processing meets them: the RACK point moves to the last sent,
+    /// RACK's RTT is the last one met's. A packet never retransmitted that
+    /// arrives below the highest SACKed one before this ACK was reordered
+    /// (`tcp_sacktag_one` / `tcp_clean_rtx_queue` ->
+    /// `tcp_check_sack_reordering`).
+    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, delivered: &[(u64, u64, bool)], prior_highest_sacked: Option<u64>) {
+        let min_rtt_ns = s.rtt.stats().min_ns;
+        let mut lowest_reordered: Option<u64> = None;
+        self.rtt_sample_ok = false;
+        for &(xmit, seq, rtx) in delivered {
+            let spurious = rtx && ack.ts_ecr < s.clock(xmit);
+            if !spurious {
+                self.rack.on_delivered(now_ns, seq, xmit, rtx, min_rtt_ns);
+            }
+            let cumulative = seq < ack.seq;
+            // `tcp_ack_update_rtt`: a sample from cumulatively acknowledged
+            // data (the timestamp echo of FLAG_ACKED), or from a newly
+            // SACKed packet never retransmitted (`sack_rtt_us`).
+            self.rtt_sample_ok |= cumulative || !rtx;
+            if !rtx && prior_highest_sacked.is_some_and(|h| seq < h) {
+                lowest_reordered = Some(lowest_reordered.map_or(seq, |l| l.min(seq)));
+            }
         }
+        if let Some(low) = lowest_reordered {
+            // `tcp_check_sack_reordering`: the degree is the distance from
+            // the highest SACKed packet (after this ACK) down to it.
+            let fack = s.sb.highest_sacked().map_or(ack.seq, |h| h + 1).max(ack.seq);
+            let metric = fack.saturating_sub(low);
+            if metric > self.reordering_pkts {
+                self.reordering_pkts = metric.min(TCP_MAX_REORDERING_PKTS);
+            }
+            self.reord_seen = true;
+        }
+    }
+
+    /// Linux `tcp_ack_update_rtt`: only an ACK that delivers something
+    /// samples the RTT (see `on_delivered`); a duplicate carries none.
+    fn samples_rtt(&self, _new_ack: bool, delivered_pkts: u64) -> bool {
+        delivered_pkts > 0 && self.rtt_sample_ok
+    }
+
+    /// `tcp_may_raise_cwnd`: once the reordering degree passes the sysctl's
+    /// default, any delivery (FLAG_FORWARD_PROGRESS) may grow the window.
+    fn grows_on_sacks(&self) -> bool {
+        self.reordering_pkts > TCP_REORDERING_PKTS
+    }
+
+    fn grows_on_recovery_exit(&self) -> bool {
+        true
     }
 
     fn on_ack_outcome(&mut self, s: &mut SenderCore, now_ns: u64, ack: &Packet, o: &AckOutcome) {
@@ -240,7 +321,7 @@ impl LossRecovery for Linux {
     }
 
     fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool) -> (u64, Option<u64>) {
-        let reo = Self::reo_wnd_ns(s);
+        let reo = self.reo_wnd_ns(s);
         let d = self.rack.detect(&mut s.sb, now_ns, reo, force);
         (d.newly_lost, d.wait_ns)
     }
@@ -296,6 +377,11 @@ impl LossRecovery for Linux {
     /// not lost yet; F-RTO for a timeout from the Open state or a recurring
     /// one, not for the first timeout during fast recovery.
     fn on_timeout(&mut self, s: &mut SenderCore, now_ns: u64) {
+        // `tcp_enter_loss`: a timeout in Open or Disorder after many
+        // duplicates means the reordering degree was overestimated.
+        if s.recovery == Recovery::Open && s.sb.sacked_count() >= TCP_REORDERING_PKTS {
+            self.reordering_pkts = self.reordering_pkts.min(TCP_REORDERING_PKTS);
+        }
         let reduce = s.timeout_reduces();
         if reduce {
             self.undo = Some(s.cc.snapshot());

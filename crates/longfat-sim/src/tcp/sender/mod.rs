@@ -84,6 +84,28 @@ impl TcpSender {
         }
     }
 
+    /// The congestion window as the profile's own stack reports it: the
+    /// controller's, except under `linux` in fast recovery, where
+    /// `tcp_cwnd_reduction` writes PRR's in-flight + sndcnt into snd_cwnd.
+    /// (ns-2's limited-transmit allowance is not its cwnd.)
+    pub fn window_pkts(&self) -> u64 {
+        use shared::LossRecovery;
+        match &self.rules {
+            Rules::Linux(r) => r.allowance(&self.core),
+            Rules::Rfc(_) | Rules::Ns2(_) => self.core.cwnd_pkts(),
+        }
+    }
+
+    /// How far out of order a delivery may be before it means loss, in
+    /// packets: Linux's adaptive `tp->reordering` under `linux`, RFC 6675's
+    /// and ns-2's fixed DupThresh of 3 otherwise.
+    pub fn reordering_pkts(&self) -> u64 {
+        match &self.rules {
+            Rules::Linux(r) => r.reordering_pkts(),
+            Rules::Rfc(_) | Rules::Ns2(_) => 3,
+        }
+    }
+
     pub fn cc(&self) -> &dyn CongestionControl {
         self.core.cc.as_ref()
     }

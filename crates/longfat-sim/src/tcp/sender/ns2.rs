@@ -78,7 +78,7 @@ impl Ns2Sack1 {
 impl LossRecovery for Ns2Sack1 {
     /// With timestamps, ns-2 samples on new ACKs only (`newack`), not on
     /// duplicate or partial ACKs.
-    fn samples_rtt(&self, new_ack: bool) -> bool {
+    fn samples_rtt(&self, new_ack: bool, _delivered_pkts: u64) -> bool {
         new_ack
     }
 

@@ -80,8 +80,9 @@ pub(super) struct AckOutcome {
 /// body, which is RFC 6675's behaviour (or nothing).
 pub(super) trait LossRecovery {
     /// The RTT estimator takes this ACK's sample; `new_ack`: it is a new ACK
-    /// in ns-2's sense (`newack()`).
-    fn samples_rtt(&self, _new_ack: bool) -> bool {
+    /// in ns-2's sense (`newack()`); `delivered_pkts`: packets it newly
+    /// acknowledged or SACKed.
+    fn samples_rtt(&self, _new_ack: bool, _delivered_pkts: u64) -> bool {
         true
     }
 
@@ -96,8 +97,12 @@ pub(super) trait LossRecovery {
         SackReading { read: true, dupack: false }
     }
 
-    /// The last-sent packet this ACK delivered: (send time, number, retransmitted).
-    fn on_newest_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _newest: (u64, u64, bool)) {}
+    /// The packets this ACK delivered, in the order Linux's ACK processing
+    /// meets them (SACKed ones by sequence, then those cumulatively
+    /// acknowledged): (send time, number, retransmitted); and the highest
+    /// packet SACKed before this ACK. Only a scoreboard that keeps send
+    /// times (`Scoreboard::with_send_times`) records them.
+    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _delivered: &[(u64, u64, bool)], _prior_highest_sacked: Option<u64>) {}
 
     /// Whether progress of the cumulative ACK ends the timeout backoff.
     fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
@@ -129,6 +134,20 @@ pub(super) trait LossRecovery {
 
     /// The window for this ACK while in fast recovery (PRR).
     fn update_window(&mut self, _s: &SenderCore, _delivered_pkts: u64, _newly_lost_pkts: u64, _advanced: bool) {}
+
+    /// Whether an ACK that only SACKs new data may grow the window (Linux
+    /// `tcp_may_raise_cwnd` once the reordering degree passes its default);
+    /// RFC 5681 grows on cumulative progress only.
+    fn grows_on_sacks(&self) -> bool {
+        false
+    }
+
+    /// Whether the ACK that ends a recovery grows the window after the exit
+    /// (Linux: `tcp_fastretrans_alert` returns to Open before
+    /// `tcp_cong_control` runs) rather than counting as one in recovery.
+    fn grows_on_recovery_exit(&self) -> bool {
+        false
+    }
 
     /// The cumulative ACK passed the recovery point of `was`; the state is
     /// already Open.
@@ -495,17 +514,10 @@ impl SenderCore {
         // A new ACK in ns-2's sense (`newack`): not a duplicate, nor a
         // partial ACK in fast recovery.
         let new_ack = ack.seq > una_before && (!in_fast || self.recovery_exits_at(ack.seq));
-        let rtt_updated = r.samples_rtt(new_ack);
-        if rtt_updated {
-            // Linux `tcp_ack` moves snd_una (`tcp_snd_una_update`) before
-            // `tcp_clean_rtx_queue` takes the sample, so `tcp_rtt_estimator`
-            // ends its round trip on the ACK that passes `rtt_seq`.
-            let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
-            self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
-        }
         let timed_acked = r.on_timed_ack(self, now_ns, ack.seq, new_ack);
         let sacks = r.read_sacks(self, ack, in_fast, una_before);
         let sacked_before = self.sb.sacked_count();
+        let prior_highest_sacked = self.sb.highest_sacked();
         let mut delivered = 0;
         if sacks.read {
             for (s, e) in ack.sack_blocks() {
@@ -514,8 +526,20 @@ impl SenderCore {
         }
         let (advanced, fresh) = self.sb.cum_ack(ack.seq);
         delivered += fresh;
-        if let Some(newest) = self.sb.take_newest_delivered() {
-            r.on_newest_delivered(self, now_ns, ack, newest);
+        if let Some(log) = self.sb.take_delivered() {
+            r.on_delivered(self, now_ns, ack, &log, prior_highest_sacked);
+            self.sb.give_back_delivered(log);
+        }
+        // As Linux: RACK has seen the deliveries (`tcp_sacktag_one`,
+        // `tcp_clean_rtx_queue`) before the estimator takes the ACK's
+        // sample at the end of `tcp_clean_rtx_queue`.
+        let rtt_updated = r.samples_rtt(new_ack, delivered);
+        if rtt_updated {
+            // Linux `tcp_ack` moves snd_una (`tcp_snd_una_update`) before
+            // `tcp_clean_rtx_queue` takes the sample, so `tcp_rtt_estimator`
+            // ends its round trip on the ACK that passes `rtt_seq`.
+            let una_after = ack.seq.clamp(una_before, self.sb.snd_nxt());
+            self.rtt.on_sample_at(sample, una_after, self.sb.snd_nxt());
         }
         if advanced > 0 {
             // RFC 6298 §5.3 restart; backoff is cleared by progress (ns-2: see
@@ -561,7 +585,11 @@ impl SenderCore {
         if in_fast_recovery {
             r.update_window(self, delivered, newly_lost, advanced > 0);
         }
-        self.grow(now_ns, ack, &o, in_fast_recovery);
+        let progress = advanced > 0 || (delivered > 0 && r.grows_on_sacks());
+        let grow_after_exit = exiting && r.grows_on_recovery_exit();
+        if !grow_after_exit {
+            self.grow(now_ns, ack, &o, progress, in_fast_recovery);
+        }
         if exiting {
             let was = self.recovery;
             self.recovery = Recovery::Open;
@@ -571,6 +599,10 @@ impl SenderCore {
                 self.enter_fast_recovery(r, now_ns, pipe, out);
                 r.update_window(self, delivered, newly_lost, advanced > 0);
             }
+        }
+        if grow_after_exit {
+            let in_fast = matches!(self.recovery, Recovery::Fast { .. });
+            self.grow(now_ns, ack, &o, progress, in_fast);
         }
         if !entered_quietly {
             self.send_allowed(r, now_ns, out);
@@ -586,14 +618,15 @@ impl SenderCore {
         }
     }
 
-    /// The controller's `on_ack`, with the growth the profile allows.
-    fn grow(&mut self, now_ns: u64, ack: &Packet, o: &AckOutcome, in_fast_recovery: bool) {
+    /// The controller's `on_ack`, with the growth the profile allows;
+    /// `progress`: the ACK may raise the window (see `LossRecovery::grows_on_sacks`).
+    fn grow(&mut self, now_ns: u64, ack: &Packet, o: &AckOutcome, progress: bool, in_fast_recovery: bool) {
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
         let payload = self.cfg.payload_bytes();
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
         // advances the cumulative point may grow the window; RFC 7661 / Linux
         // `tcp_is_cwnd_limited`: only while the window limits the sender.
-        let may_grow = advanced > 0
+        let may_grow = progress
             && !in_fast_recovery
             && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
         let growth = if may_grow {
