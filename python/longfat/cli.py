@@ -656,6 +656,7 @@ def cmd_conformance(args) -> int:
     results = []
     for path in scripts:
         res = conformance.run_script(path, args.profile)
+        res.path = conformance.display_path(path)
         results.append(res)
         if args.format == "text":
             console.print(res.text(), highlight=False, markup=False, soft_wrap=True)

@@ -434,6 +434,11 @@ class Run:
                 ts_val = o[1]
         if len(sacks) > 3:
             raise Unsupported(f"line {e.line}: more than 3 SACK blocks")
+        cum = self.seq_pkts(ack, "an ACK of", e)
+        if sacks and (sacks[0][0] < cum or any(o != sacks[0] and o[0] <= sacks[0][0] and sacks[0][1] <= o[1] for o in sacks[1:])):
+            # RFC 2883: a first block below the cumulative ACK or inside a
+            # later block reports a duplicate.
+            raise Unsupported(f"line {e.line}: a D-SACK block (RFC 2883): longfat's sender does not read duplicate SACKs (no DSACK undo, no RACK window growth)")
         d = self.connection(e)
         d.ack(self.now_ns, self.seq_pkts(ack, "an ACK of", e), sacks, win_bytes // self.mss, ts_val)
 
@@ -625,6 +630,18 @@ def collect(paths: list[str]) -> list[Path]:
     return out
 
 
+def display_path(path: Path) -> str:
+    """A script's path as the user named it: relative to the working
+    directory when under it, else ``packetdrill/...`` for the shipped suite."""
+    path = Path(path).absolute()
+    for base, prefix in ((Path.cwd(), ""), (shipped_dir().parent, "")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
+
+
 def summary(results: list[Result]) -> str:
     n = {s: sum(r.status == s for r in results) for s in ("PASS", "FAIL", "UNSUPPORTED")}
     return f"{n['PASS']} passed, {n['FAIL']} failed, {n['UNSUPPORTED']} unsupported"
@@ -646,17 +663,27 @@ def markdown_table(suite: Path, results: dict) -> str:
         for name in by_cat[cat]:
             h = results["linux"][name].header
             src = h.get("source", "").split()
-            cite = f"{src[0]} `{src[1]}`" if len(src) >= 2 else h.get("source", "")
+            if len(src) >= 2 and src[0] in ("google/packetdrill", "torvalds/linux"):
+                cite = f"{src[0]} `{src[1]}`"
+            else:
+                cite = h.get("source", "").replace("|", "/")
             if h.get("verified") == "unverified":
                 cite += " (unverified)"
             cells = [_cell(results[p][name]) for p in PROFILES]
             out.append(f"| `{name}` | {h.get('title', '')} | {cite} | " + " | ".join(cells) + " |")
         out.append("")
-    totals = []
-    for p in PROFILES:
-        totals.append(f"- `{p}`: {summary(list(results[p].values()))}")
-    out.append("Totals:\n")
-    out.extend(totals)
+    out.append("### Counts per category\n")
+    out.append("passed / failed / unsupported\n")
+    out.append("| category | scripts | " + " | ".join(PROFILES) + " |")
+    out.append("|---|---|" + "---|" * len(PROFILES))
+    for cat in sorted(by_cat) + ["all"]:
+        names_in = names if cat == "all" else by_cat[cat]
+        cells = []
+        for p in PROFILES:
+            rs = [results[p][n] for n in names_in]
+            cells.append(" / ".join(str(sum(r.status == st for r in rs)) for st in ("PASS", "FAIL", "UNSUPPORTED")))
+        label = "**all**" if cat == "all" else cat
+        out.append(f"| {label} | {len(names_in)} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 

@@ -185,8 +185,10 @@ impl SenderDriver {
 
     /// The packet whose arrival made the peer send `a`: of those `a` newly
     /// acknowledges or SACKs, the one sent last (the simulator's receiver
-    /// echoes the TSval of the packet that triggered its ACK). Its TSval and tag.
+    /// echoes the TSval of the packet that triggered its ACK), but not a copy
+    /// sent at this very instant, which cannot have arrived. Its TSval and tag.
     fn trigger(&mut self, a: &PeerAck) -> Option<(u64, u32)> {
+        let now_clock = self.now_ns + self.sender.config().sender_clock_offset_ns;
         let mut newly = Vec::new();
         let top = (self.sent.len() as u64).min(a.cum_pkts);
         newly.extend(self.peer_cum_pkts..top.max(self.peer_cum_pkts));
@@ -206,7 +208,12 @@ impl SenderDriver {
                 self.peer_sacked[q as usize] = true;
             }
         }
-        newly.iter().map(|&q| (self.sent[q as usize], q)).max_by_key(|&((ts, _), q)| (ts, q)).map(|(x, _)| x)
+        newly
+            .iter()
+            .map(|&q| (self.sent[q as usize], q))
+            .filter(|&((ts, _), _)| ts < now_clock)
+            .max_by_key(|&((ts, _), q)| (ts, q))
+            .map(|(x, _)| x)
     }
 
     /// Fires the sender's timer while it is due at or before `until_ns`, in
