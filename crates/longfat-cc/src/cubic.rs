@@ -1473,10 +1473,11 @@ mod tests {
         // 143.2, its alpha turns to 1 at cwnd_prior). In Linux's integers
         // tcp_cwnd gains a whole packet per more than cwnd * 15 / 8 ACKed
         // (ack_cnt > delta), cnt = cwnd / (tcp_cwnd - cwnd) rounds down, and
-        // tcp_cong_avoid_ai keeps the remainder: 122, as the model of
-        // tcp_cubic.c in /work/notes/conf-cubic.md's appendix gives for this
-        // sequence (run from 5 s: the model, like Linux, takes epoch_start 0
-        // for "no epoch").
+        // tcp_cong_avoid_ai keeps the remainder: 122, as an independent
+        // Python model of tcp_cubic.c's congestion avoidance (issue 30's
+        // cubic notes; it reproduces cubic-bulk-166k.pkt's 27 checks) gives
+        // for this sequence (run from 5 s: the model, like Linux, takes
+        // epoch_start 0 for "no epoch").
         let mut c = Cubic::from_params(
             &params(&[("linux_rules", 1.0)]),
             Rules::Rfc,
