@@ -1,6 +1,7 @@
 //! Window-growth helpers shared by the algorithms, after Linux's
 //! `tcp_slow_start` and `tcp_cong_avoid_ai` (net/ipv4/tcp_cong.c), but on
-//! fractional packet windows as in ns-2.
+//! fractional packet windows as in ns-2; the `linux_*` ones are those two in
+//! Linux's whole packets, for the controllers' Linux rules.
 
 use crate::{AckEvent, RtoEvent};
 
@@ -24,6 +25,67 @@ pub fn additive_increase(cwnd: &mut f64, a: f64, delivered_pkts: f64) {
     if *cwnd > 0.0 {
         *cwnd += a * delivered_pkts / *cwnd;
     }
+}
+
+/// A window in Linux's whole packets (`u32 snd_cwnd`, `snd_ssthresh`): the
+/// whole part of `pkts`, and `u32::MAX` for an unset (infinite) threshold
+/// (Linux `TCP_INFINITE_SSTHRESH`, above any window).
+pub fn linux_pkts(pkts: f64) -> u32 {
+    if pkts >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        pkts.max(0.0) as u32
+    }
+}
+
+/// Linux `tcp_slow_start` (net/ipv4/tcp_cong.c) in whole packets: cwnd =
+/// min(cwnd + acked, ssthresh); returns the ACKed packets left over, which
+/// the caller hands to congestion avoidance.
+pub fn linux_slow_start(cwnd: &mut u32, ssthresh: u32, acked: u32) -> u32 {
+    let grown = cwnd.saturating_add(acked).min(ssthresh).max(*cwnd);
+    let left = acked - (grown - *cwnd);
+    *cwnd = grown;
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai(tp, w, acked)` (net/ipv4/tcp_cong.c): one
+/// packet per `w` packets ACKed, counted whole in `cwnd_cnt` (Linux
+/// `tp->snd_cwnd_cnt`). Credits already at or above `w` (counted while `w`
+/// was larger) give one packet and restart the count, then the new credits
+/// are counted and every whole `w` of them is a packet.
+pub fn linux_cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
+    let w = w.max(1); // Linux's callers never pass 0 (cwnd >= 1, CUBIC cnt >= 2)
+    // "If credits accumulated at a higher w, apply them gently now."
+    if *cwnd_cnt >= w {
+        *cwnd_cnt = 0;
+        *cwnd = cwnd.saturating_add(1);
+    }
+    *cwnd_cnt = cwnd_cnt.saturating_add(acked);
+    if *cwnd_cnt >= w {
+        let delta = *cwnd_cnt / w;
+        *cwnd_cnt -= delta * w;
+        *cwnd = cwnd.saturating_add(delta);
+    }
+}
+
+/// The frame of Linux's `cong_avoid` hooks (`tcp_reno_cong_avoid`,
+/// `cubictcp_cong_avoid`) in whole packets: nothing when the transport
+/// gives no growth (recovery, no forward progress, not cwnd-limited:
+/// `tcp_is_cwnd_limited`), `tcp_slow_start` below ssthresh. Returns the
+/// whole window and the ACKed packets left for congestion avoidance (0:
+/// none); `cwnd` is set to the whole window.
+pub fn linux_grow(cwnd: &mut f64, ssthresh: f64, ack: &AckEvent) -> (u32, u32) {
+    let mut w = linux_pkts(*cwnd);
+    if ack.in_recovery || ack.growth_pkts == 0 {
+        return (w, 0);
+    }
+    let mut acked = ack.growth_pkts;
+    if w < linux_pkts(ssthresh) {
+        // `tcp_in_slow_start`
+        acked = linux_slow_start(&mut w, linux_pkts(ssthresh), acked);
+    }
+    *cwnd = f64::from(w);
+    (w, acked)
 }
 
 /// True while the window is below the slow-start threshold.
@@ -188,5 +250,35 @@ mod tests {
         assert!(r.on_ack(&ack(100)));
         assert!(!r.on_ack(&ack(150)));
         assert!(r.on_ack(&ack(200)));
+    }
+
+    #[test]
+    fn linux_cong_avoid_ai_applies_credits_counted_at_a_higher_w_first() {
+        // tcp_cong_avoid_ai: 15 credits counted towards w = 20, then w = 7
+        // (CUBIC's cnt drops): the 15 give one packet and the count restarts
+        // at this ACK's 1 (not 15 + 1 = 16 = 2 * 7 + 2: two packets).
+        let (mut cwnd, mut cnt) = (7, 15);
+        linux_cong_avoid_ai(&mut cwnd, &mut cnt, 7, 1);
+        assert_eq!((cwnd, cnt), (8, 1));
+        // Below w the credits only count; at w one packet; 2 w + 1 at once
+        // is two packets with 1 left.
+        let (mut cwnd, mut cnt) = (10, 0);
+        linux_cong_avoid_ai(&mut cwnd, &mut cnt, 10, 9);
+        assert_eq!((cwnd, cnt), (10, 9));
+        linux_cong_avoid_ai(&mut cwnd, &mut cnt, 10, 1);
+        assert_eq!((cwnd, cnt), (11, 0));
+        linux_cong_avoid_ai(&mut cwnd, &mut cnt, 10, 21);
+        assert_eq!((cwnd, cnt), (13, 1));
+    }
+
+    #[test]
+    fn linux_slow_start_returns_the_whole_leftover() {
+        let mut cwnd = 8;
+        assert_eq!(linux_slow_start(&mut cwnd, 10, 5), 3);
+        assert_eq!(cwnd, 10);
+        assert_eq!(linux_slow_start(&mut cwnd, u32::MAX, 4), 0);
+        assert_eq!(cwnd, 14);
+        assert_eq!(linux_pkts(f64::INFINITY), u32::MAX);
+        assert_eq!(linux_pkts(7.9), 7);
     }
 }

@@ -270,7 +270,7 @@ pub fn error(name: &str, message: String) -> CcError {
     }
 }
 
-/// The switch, shared by `bic`, `scalable`, `vegas` and `cubic`, between
+/// The switch, shared by `reno`/`newreno`, `bic`, `scalable`, `vegas` and `cubic`, between
 /// the paper's rules (0, the default) and the Linux module's (1, the
 /// `linux` profile's default).
 pub const LINUX_RULES: Param = Param::switch(

@@ -1,32 +1,41 @@
 //! TCP Reno / NewReno window rules (RFC 5681, with recovery per RFC 6582 /
 //! RFC 6675 done by the transport). Congestion avoidance adds one packet per
 //! window; a loss episode halves the window; an RTO restarts from one packet.
+//!
+//! `linux_rules = 1` (the `linux` profile's default) counts as Linux's
+//! `reno` module does, in whole packets: `tcp_reno_cong_avoid` is
+//! `tcp_slow_start` then `tcp_cong_avoid_ai(tp, snd_cwnd, acked)`, +1 once
+//! `snd_cwnd_cnt` reaches cwnd ACKed packets (at cwnd 5, on the 5th, not
+//! 5 + 1/5 + ... as the fractional rule grows), and `tcp_reno_ssthresh` is
+//! max(cwnd >> 1, 2).
 
-use crate::helpers::{additive_increase, grow, reduce, timeout};
-use crate::params::Algorithm;
+use crate::helpers::{additive_increase, grow, linux_cong_avoid_ai, linux_grow, linux_pkts, reduce, timeout};
+use crate::params::{Algorithm, ParamReader, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     what: "AIMD: +1 packet per RTT, halve on loss",
     paper: "Allman, Paxson, Blanton, TCP Congestion Control, RFC 5681",
-    params: &[],
+    params: &[LINUX_RULES],
     constraints: &[],
     build: Some(|params, rules, init| {
-        ALGORITHM.check(params, rules)?;
-        Ok(Box::new(Reno::new(init)))
+        let r = ALGORITHM.check(params, rules)?;
+        Ok(Box::new(Reno::read(&r, init)))
     }),
 };
 
 /// An alias: the NewReno/SACK recovery lives in the transport, the window
-/// rule is Reno's.
+/// rule is Reno's. It shares `linux_rules`: Linux has no `newreno` module;
+/// its NewReno/SACK recovery is tcp_input.c's, under the `reno` module's
+/// window rule, so the `linux` profile's newreno counts as `reno` does.
 pub const NEWRENO: Algorithm = Algorithm {
     name: "newreno",
     what: "Reno's window rule (NewReno/SACK recovery is the transport's)",
     paper: "RFC 5681's window rule; recovery RFC 6582 / RFC 6675, in the transport",
     build: Some(|params, rules, init| {
-        NEWRENO.check(params, rules)?;
-        Ok(Box::new(Reno::new(init)))
+        let r = NEWRENO.check(params, rules)?;
+        Ok(Box::new(Reno::read(&r, init)))
     }),
     ..ALGORITHM
 };
@@ -35,13 +44,49 @@ pub const NEWRENO: Algorithm = Algorithm {
 pub struct Reno {
     cwnd: f64,
     ssthresh: f64,
+    /// Linux's whole-packet rules (module doc).
+    linux_rules: bool,
+    /// Linux `tp->snd_cwnd_cnt`: packets ACKed towards the next +1 (only
+    /// under `linux_rules`).
+    cwnd_cnt: u32,
 }
 
 impl Reno {
+    /// The RFC 5681 rule on fractional windows.
     pub fn new(init: InitialWindow) -> Self {
         Self {
             cwnd: init.cwnd_pkts,
             ssthresh: init.ssthresh_pkts,
+            linux_rules: false,
+            cwnd_cnt: 0,
+        }
+    }
+
+    /// Linux's `reno` module in whole packets.
+    pub fn linux(init: InitialWindow) -> Self {
+        Self {
+            cwnd: f64::from(linux_pkts(init.cwnd_pkts)),
+            ssthresh: init.ssthresh_pkts,
+            linux_rules: true,
+            ..Self::new(init)
+        }
+    }
+
+    fn read(r: &ParamReader, init: InitialWindow) -> Self {
+        if r.flag(&LINUX_RULES) {
+            Self::linux(init)
+        } else {
+            Self::new(init)
+        }
+    }
+
+    /// The reduced window: RFC 5681 eq. (4) on cwnd, or Linux
+    /// `tcp_reno_ssthresh`, max(snd_cwnd >> 1, 2) (the floor is `reduce`'s).
+    fn halved(&self) -> f64 {
+        if self.linux_rules {
+            f64::from(linux_pkts(self.cwnd) >> 1)
+        } else {
+            self.cwnd / 2.0
         }
     }
 }
@@ -58,6 +103,16 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
+        if self.linux_rules {
+            // `tcp_reno_cong_avoid`
+            let (mut cwnd, acked) = linux_grow(&mut self.cwnd, self.ssthresh, ack);
+            if acked > 0 {
+                let w = cwnd;
+                linux_cong_avoid_ai(&mut cwnd, &mut self.cwnd_cnt, w, acked);
+                self.cwnd = f64::from(cwnd);
+            }
+            return;
+        }
         grow(&mut self.cwnd, self.ssthresh, ack, |cwnd, delivered| {
             additive_increase(cwnd, 1.0, delivered)
         });
@@ -66,9 +121,11 @@ impl CongestionControl for Reno {
     /// RFC 5681 eq. (4) with ns-2's and Linux's choice of cwnd (not
     /// FlightSize) as the quantity halved. `loss.halve` (ns-2's plain
     /// halving) needs no branch: Reno's decrease is that halving.
+    /// Linux: `tcp_init_cwnd_reduction` restarts `snd_cwnd_cnt`.
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
-        reduce(self.cwnd / 2.0, &mut self.cwnd, &mut self.ssthresh);
+        reduce(self.halved(), &mut self.cwnd, &mut self.ssthresh);
+        self.cwnd_cnt = 0;
     }
 
     fn on_recovery_exit(&mut self, _now_ns: u64) {
@@ -77,10 +134,11 @@ impl CongestionControl for Reno {
 
     /// RFC 5681 §3.1: ssthresh halves when the profile says the expiry
     /// reduces (with or without `rto.halve`); every expiry restarts from
-    /// one packet.
+    /// one packet. Linux: `tcp_enter_loss` restarts `snd_cwnd_cnt`.
     fn on_rto(&mut self, rto: &RtoEvent) {
         rto.cap(&mut self.cwnd);
-        timeout(self.cwnd / 2.0, rto, &mut self.cwnd, &mut self.ssthresh);
+        timeout(self.halved(), rto, &mut self.cwnd, &mut self.ssthresh);
+        self.cwnd_cnt = 0;
     }
 }
 
@@ -216,5 +274,111 @@ mod tests {
             ..Default::default()
         }); // backed-off expiry: ssthresh kept
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 32.0));
+    }
+
+    /// Reno under the `linux` profile (its `linux_rules` default), built
+    /// as the simulator builds it.
+    fn linux(name: &str, cwnd: f64, ssthresh: f64) -> Box<dyn CongestionControl> {
+        crate::build(
+            name,
+            &crate::CcParams::new(),
+            crate::Rules::Linux,
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: ssthresh,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn linux_rules_add_one_on_the_cwnd_th_ack_of_a_round_not_before() {
+        // tcp_reno_cong_avoid -> tcp_cong_avoid_ai(tp, cwnd, acked): at cwnd
+        // 5, snd_cwnd_cnt counts 1, 2, 3, 4 and reaches 5 on the 5th ACK:
+        // cwnd 6, count 0; at 6 the 6th ACK after that gives 7. The
+        // fractional rule had 5.2 after one ACK and 6 only after the 5th's
+        // 5 + 1/5 + 1/5.2 + ... = 5.91, the 6th.
+        for name in ["reno", "newreno"] {
+            let mut r = linux(name, 5.0, 5.0);
+            for n in 1..=11 {
+                r.on_ack(&ack(n, 1, false));
+                let expected = match n {
+                    1..=4 => 5.0,
+                    5..=10 => 6.0,
+                    _ => 7.0,
+                };
+                assert_eq!(r.cwnd(), expected, "{name}, ACK {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn linux_rules_slow_start_leftover_counts_whole() {
+        // tcp_slow_start: from 8 towards ssthresh 10 an ACK of 4 takes 2 and
+        // leaves 2 credits at cwnd 10; 8 more single ACKs make the count 10:
+        // cwnd 11 on the 8th, not before. An ACK of 25 at 11: 25 credits are
+        // two windows (22) with 3 over: 13.
+        let mut r = linux("reno", 8.0, 10.0);
+        r.on_ack(&ack(1, 4, false));
+        assert_eq!(r.cwnd(), 10.0);
+        for n in 1..=8 {
+            r.on_ack(&ack(1 + n, 1, false));
+            assert_eq!(r.cwnd(), if n < 8 { 10.0 } else { 11.0 }, "ACK {n}");
+        }
+        r.on_ack(&ack(20, 25, false));
+        assert_eq!(r.cwnd(), 13.0);
+        // 3 credits kept: 10 more ACKs (13 in all) give 14.
+        for n in 1..=10 {
+            r.on_ack(&ack(20 + n, 1, false));
+            assert_eq!(r.cwnd(), if n < 10 { 13.0 } else { 14.0 }, "ACK {n} at 13");
+        }
+    }
+
+    #[test]
+    fn linux_rules_halve_to_a_whole_window_and_restart_the_count() {
+        // tcp_reno_ssthresh: max(cwnd >> 1, 2): 7 -> 3 (not 3.5). The loss
+        // (tcp_init_cwnd_reduction) and the timeout (tcp_enter_loss) set
+        // snd_cwnd_cnt = 0: 9 credits at cwnd 10 are not carried into cwnd 5,
+        // which then needs 5 ACKs, not 1.
+        let mut r = linux("reno", 7.0, 7.0);
+        r.on_congestion_event(&loss(1));
+        assert_eq!((r.cwnd(), r.ssthresh()), (3.0, 3.0));
+        for (event, at) in [("loss", 0), ("timeout", 1)] {
+            let mut r = linux("reno", 10.0, 10.0);
+            for n in 1..=9 {
+                r.on_ack(&ack(n, 1, false));
+            }
+            assert_eq!(r.cwnd(), 10.0);
+            if at == 0 {
+                r.on_congestion_event(&loss(10));
+                r.on_recovery_exit(11);
+            } else {
+                r.on_rto(&RtoEvent::first(10));
+                r.on_ack(&ack(11, 4, false)); // slow start 1 -> 5 = ssthresh
+            }
+            assert_eq!((r.cwnd(), r.ssthresh()), (5.0, 5.0), "{event}");
+            for n in 1..=5 {
+                r.on_ack(&ack(20 + n, 1, false));
+                assert_eq!(r.cwnd(), if n < 5 { 5.0 } else { 6.0 }, "{event}: ACK {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn rfc_and_ns2_rules_keep_the_fractional_rule() {
+        for rules in [crate::Rules::Rfc, crate::Rules::Ns2] {
+            let mut r = crate::build(
+                "reno",
+                &crate::CcParams::new(),
+                rules,
+                InitialWindow {
+                    cwnd_pkts: 5.0,
+                    ssthresh_pkts: 5.0,
+                },
+            )
+            .unwrap();
+            r.on_ack(&ack(1, 1, false));
+            assert_eq!(r.cwnd(), 5.2);
+        }
     }
 }

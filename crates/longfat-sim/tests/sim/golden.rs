@@ -201,7 +201,7 @@ fn golden_parking_lot_with_cross_traffic() {
 
 #[test]
 fn golden_transport_profiles() {
-    for (profile, cc, expected) in [("ns2", "highspeed", 0xdd23161e17df6369_u64), ("linux", "cubic", 0xc2e5ada2a3557acf)] {
+    for (profile, cc, expected) in [("ns2", "highspeed", 0xdd23161e17df6369_u64), ("linux", "cubic", 0x659445473bb0b63f)] {
         check(
             profile,
             &format!(
