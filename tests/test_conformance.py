@@ -103,10 +103,15 @@ def test_lines_outside_the_subset_make_it_unsupported_with_the_line():
         ("   +0 > F. 1:1(0) ack 1\n", "FIN, RST and ECN are not modelled"),
         ("   +0 %{ assert tcpi_rttvar == 3 }%\n", "name 'tcpi_rttvar' is not defined"),
         ("   +0 < . 1:1(0) ack 4001 win 257 <sack 1001:2001,nop,nop>\n", "a D-SACK block (RFC 2883)"),
+        ("   +0 < . 1:1(0) ack 30001 win 257\n", "acknowledges data never sent (up to byte 18001)"),
+        ("   +0 < . 1:1(0) ack 4001 win 257 <sack 5001:19001,nop,nop>\n", "acknowledges data never sent"),
     ):
         res = run(SLOW_START + line)
         assert res.status == "UNSUPPORTED" and why in res.message, res.text()
         assert res.line == len(SLOW_START.splitlines()) + 1
+    for code, why in (("import os", "raised ImportError"), ("1 / 0", "raised ZeroDivisionError")):
+        res = run(SLOW_START + f"   +0 %{{ {code} }}%\n")
+        assert res.status == "UNSUPPORTED" and why in res.message, res.text()
     no_sack = run(SLOW_START.replace("sackOK,", ""))
     assert no_sack.status == "UNSUPPORTED" and "always runs with SACK" in no_sack.message
     odd = run(SLOW_START.replace("write(4, ..., 30000) = 30000", "write(4, ..., 30500) = 30500"))
@@ -145,6 +150,10 @@ def test_cli_prints_a_line_per_script_and_the_counts(tmp_path):
     assert lines[0].startswith("FAIL") and f"{bad}:16: assert failed" in lines[0]
     assert lines[1].startswith("PASS") and str(good) in lines[1]
     assert lines[-1] == "1 passed, 1 failed, 0 unsupported (profile linux)"
+    binary = tmp_path / "binary.pkt"
+    binary.write_bytes(b"\xff\xfe\x00")
+    r = run_cli("conformance", str(binary), timeout=120)
+    assert r.returncode == 0 and "cannot read the script" in r.stdout and "Traceback" not in r.stderr, r.stdout + r.stderr
     r = run_cli("conformance", str(tmp_path / "none.pkt"), timeout=120)
     assert r.returncode == 2 and "none.pkt: no such script or directory" in r.stdout, r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr

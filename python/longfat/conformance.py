@@ -440,7 +440,15 @@ class Run:
             # later block reports a duplicate.
             raise Unsupported(f"line {e.line}: a D-SACK block (RFC 2883): longfat's sender does not read duplicate SACKs (no DSACK undo, no RACK window growth)")
         d = self.connection(e)
-        d.ack(self.now_ns, self.seq_pkts(ack, "an ACK of", e), sacks, win_bytes // self.mss, ts_val)
+        d.run_timers(self.now_ns)
+        sent = d.emitted(0)
+        snd_nxt = max((seq for _, seq, _ in sent), default=-1) + 1
+        if cum > snd_nxt or any(b > snd_nxt for _, b in sacks):
+            # Linux drops an ACK of data never sent (`tcp_ack`: after
+            # snd_nxt) and ignores such SACK blocks; longfat's scoreboard
+            # would clamp them instead.
+            raise Unsupported(f"line {e.line}: acknowledges data never sent (up to byte {snd_nxt * self.mss + 1})")
+        d.ack(self.now_ns, cum, sacks, win_bytes // self.mss, ts_val)
 
     def inbound(self, e: Event) -> None:
         m, opts = self._in_fields(e)
@@ -568,6 +576,8 @@ class Run:
             raise Unsupported(f"line {e.line}: {err}: not a tcp_info field longfat reports") from None
         except SyntaxError as err:
             raise Unsupported(f"line {e.line}: Python syntax: {err.msg}") from None
+        except Exception as err:  # the script's own code failed: it cannot be judged
+            raise Unsupported(f"line {e.line}: the %{{ }}% code raised {type(err).__name__}: {err}") from None
 
 
 def _assert_text(code: str, err: AssertionError) -> str:
@@ -590,7 +600,10 @@ def run_script(path: Path | str, profile: str = "linux", text: str | None = None
         raise ValueError(f"profile {profile!r}; allowed: {', '.join(PROFILES)}")
     path = Path(path)
     if text is None:
-        text = path.read_text()
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as err:
+            return Result(str(path), "UNSUPPORTED", message=f"cannot read the script: {err}")
     res = Result(str(path), "PASS", header=header(text))
     try:
         r = Run(parse(text), profile)
