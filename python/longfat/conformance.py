@@ -328,6 +328,10 @@ class Run:
                 "params": self.cc_params,
                 "tcp": {
                     "profile": self.profile,
+                    # Linux without the timestamp option (tcp_timestamps = 0)
+                    # when the peer offers none; rfc always has it, ns2 keeps
+                    # its own default.
+                    **({"timestamps": self.timestamps} if self.profile == "linux" else {}),
                     "packet_size": f"{self.mss + HEADER_BYTES + (TS_OPTION_BYTES if self.timestamps else 0)}B",
                     "header_size": f"{HEADER_BYTES + (TS_OPTION_BYTES if self.timestamps else 0)}B",
                 },

@@ -304,7 +304,10 @@ pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpC
     };
     // ns-2.35 `ns-default.tcl`: `Agent/TCP set timestamps_ false`.
     let timestamps = match (t.timestamps, profile) {
-        (Some(false), Profile::Rfc | Profile::Linux) => return err(f("timestamps"), format!("false (ns-2's one timed segment per round trip) needs profile = \"ns2\" (this flow runs \"{profile}\", which always samples timestamps); allowed: true")),
+        (Some(false), Profile::Rfc) => return err(f("timestamps"), "false needs profile = \"ns2\" (ns-2's one timed segment per round trip) or \"linux\" (tcp_timestamps = 0); \"rfc\" always samples timestamps: allowed true"),
+        // Linux's autotuning measures the receiver's RTT with timestamps
+        // (`tcp_rcv_rtt_measure_ts`); its timestamp-less measure is not modelled.
+        (Some(false), Profile::Linux) if default_host => return err(f("timestamps"), "false with host = \"default\" is not modelled (the autotuned receive buffer measures its RTT with timestamps); allowed: true, or host = \"tuned\""),
         (Some(v), _) => v,
         (None, p) => p != Profile::Ns2,
     };

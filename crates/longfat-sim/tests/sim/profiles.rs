@@ -975,10 +975,13 @@ fn timestamps_option_defaults_and_refusals() {
             Err(e) => e.to_string(),
         }
     };
-    for p in ["rfc", "linux"] {
-        let e = refused("reno", &format!(r#"profile = "{p}", timestamps = false"#));
-        assert!(e.contains("flows[0].tcp.timestamps") && e.contains("needs profile = \"ns2\""), "{e}");
-    }
+    let e = refused("reno", r#"profile = "rfc", timestamps = false"#);
+    assert!(e.contains("flows[0].tcp.timestamps") && e.contains("needs profile = \"ns2\""), "{e}");
+    // Linux with tcp_timestamps = 0, but not with the autotuned host,
+    // whose receiver measures its RTT with timestamps.
+    assert!(!cfg("reno", r#"profile = "linux", timestamps = false"#));
+    let e = refused("reno", r#"profile = "linux", timestamps = false, host = "default""#);
+    assert!(e.contains("flows[0].tcp.timestamps") && e.contains("host = \"default\" is not modelled"), "{e}");
     for cc in ["ehstcp", "tcpgt"] {
         let e = refused(cc, r#"profile = "ns2""#);
         assert!(e.contains("flows[0].tcp.timestamps") && e.contains("timestamp option"), "{e}");

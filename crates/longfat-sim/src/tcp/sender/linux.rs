@@ -53,8 +53,8 @@ pub(super) struct Linux {
     /// have (`tp->reord_seen`).
     reordering_pkts: u64,
     reord_seen: bool,
-    /// The ACK being processed may feed the RTT estimator (see `samples_rtt`).
-    rtt_sample_ok: bool,
+    /// The RTT sample of the ACK being processed (see `rtt_sample_ns`).
+    rtt_sample_ns: Option<u64>,
 }
 
 impl Default for Linux {
@@ -71,7 +71,7 @@ impl Default for Linux {
             frto_new_only: false,
             reordering_pkts: TCP_REORDERING_PKTS,
             reord_seen: false,
-            rtt_sample_ok: false,
+            rtt_sample_ns: None,
         }
     }
 }
@@ -259,24 +259,41 @@ impl LossRecovery for Linux {
     /// arrives below the highest SACKed one before this ACK was reordered
     /// (`tcp_sacktag_one` / `tcp_clean_rtx_queue` ->
     /// `tcp_check_sack_reordering`).
-    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, delivered: &[(u64, u64, bool)], prior_highest_sacked: Option<u64>) {
+    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, delivered: &[(u64, u64, bool)], advanced_pkts: u64, prior_highest_sacked: Option<u64>) {
         let min_rtt_ns = s.rtt.stats().min_ns;
         let mut lowest_reordered: Option<u64> = None;
-        self.rtt_sample_ok = false;
+        // `tcp_clean_rtx_queue` / `tcp_sacktag_one`: the oldest packet
+        // cumulatively acknowledged (`first_ackt`, none if any of them was
+        // retransmitted: FLAG_RETRANS_DATA_ACKED, Karn's rule), else the
+        // first newly SACKed one never retransmitted (`first_sackt`).
+        let mut seq_rtt_ns: Option<u64> = None;
+        let mut retrans_acked = false;
+        let mut sack_rtt_ns: Option<u64> = None;
         for &(xmit, seq, rtx) in delivered {
-            let spurious = rtx && ack.ts_ecr < s.clock(xmit);
+            // `tcp_skb_spurious_retrans` reads the timestamp echo.
+            let spurious = rtx && s.cfg.timestamps && ack.ts_ecr < s.clock(xmit);
             if !spurious {
                 self.rack.on_delivered(now_ns, seq, xmit, rtx, min_rtt_ns);
             }
-            let cumulative = seq < ack.seq;
-            // `tcp_ack_update_rtt`: a sample from cumulatively acknowledged
-            // data (the timestamp echo of FLAG_ACKED), or from a newly
-            // SACKed packet never retransmitted (`sack_rtt_us`).
-            self.rtt_sample_ok |= cumulative || !rtx;
+            if seq < ack.seq {
+                retrans_acked |= rtx;
+                seq_rtt_ns = seq_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
+            } else if !rtx {
+                sack_rtt_ns = sack_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
+            }
             if !rtx && prior_highest_sacked.is_some_and(|h| seq < h) {
                 lowest_reordered = Some(lowest_reordered.map_or(seq, |l| l.min(seq)));
             }
         }
+        // `tcp_ack_update_rtt`: with timestamps, the echo of any ACK that
+        // acknowledges new data (FLAG_ACKED) or SACKs a packet never
+        // retransmitted; without them, the send-time samples alone.
+        let from_send_times = if retrans_acked { None } else { seq_rtt_ns }.or(sack_rtt_ns);
+        self.rtt_sample_ns = if s.cfg.timestamps {
+            (advanced_pkts > 0 || sack_rtt_ns.is_some()).then(|| s.clock(now_ns).saturating_sub(ack.ts_ecr))
+        } else {
+            from_send_times
+        };
         if let Some(low) = lowest_reordered {
             // `tcp_check_sack_reordering`: the degree is the distance from
             // the highest SACKed packet (after this ACK) down to it.
@@ -291,8 +308,15 @@ impl LossRecovery for Linux {
 
     /// Linux `tcp_ack_update_rtt`: only an ACK that delivers something
     /// samples the RTT (see `on_delivered`); a duplicate carries none.
-    fn samples_rtt(&self, _new_ack: bool, delivered_pkts: u64) -> bool {
-        delivered_pkts > 0 && self.rtt_sample_ok
+    fn rtt_sample_ns(&self, _new_ack: bool, _delivered_pkts: u64, _ts_sample_ns: u64) -> Option<u64> {
+        self.rtt_sample_ns
+    }
+
+    /// `tcp_ack_update_rtt` ends the backoff (`icsk_backoff = 0`) only with
+    /// a valid RTT sample: with timestamps every advancing ACK has one;
+    /// without, an ACK of retransmitted data has none (Karn's rule).
+    fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
+        self.rtt_sample_ns.is_some()
     }
 
     /// `tcp_may_raise_cwnd`: once the reordering degree passes the sysctl's
@@ -311,7 +335,8 @@ impl LossRecovery for Linux {
         // the timeout was spurious.
         if o.advanced_pkts > 0 && matches!(s.recovery, Recovery::Timeout { .. }) {
             if let (Some(stamp), Some(_)) = (self.retrans_stamp, self.undo.as_ref()) {
-                if ack.ts_ecr < stamp {
+                // `tcp_packet_delayed` needs the timestamp option.
+                if s.cfg.timestamps && ack.ts_ecr < stamp {
                     self.undo_reduction(s);
                 }
             }

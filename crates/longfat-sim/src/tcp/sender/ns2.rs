@@ -78,8 +78,8 @@ impl Ns2Sack1 {
 impl LossRecovery for Ns2Sack1 {
     /// With timestamps, ns-2 samples on new ACKs only (`newack`), not on
     /// duplicate or partial ACKs.
-    fn samples_rtt(&self, new_ack: bool, _delivered_pkts: u64) -> bool {
-        new_ack
+    fn rtt_sample_ns(&self, new_ack: bool, _delivered_pkts: u64, ts_sample_ns: u64) -> Option<u64> {
+        new_ack.then_some(ts_sample_ns)
     }
 
     /// tcp.cc `newack()`: `rtt_active_ && seqno >= rtt_seq_` (ns-2 ACKs

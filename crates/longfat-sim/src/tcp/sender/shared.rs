@@ -79,11 +79,12 @@ pub(super) struct AckOutcome {
 /// Sack1 and Linux differ. A hook a profile does not need keeps its default
 /// body, which is RFC 6675's behaviour (or nothing).
 pub(super) trait LossRecovery {
-    /// The RTT estimator takes this ACK's sample; `new_ack`: it is a new ACK
-    /// in ns-2's sense (`newack()`); `delivered_pkts`: packets it newly
-    /// acknowledged or SACKed.
-    fn samples_rtt(&self, _new_ack: bool, _delivered_pkts: u64) -> bool {
-        true
+    /// The RTT sample the estimator takes from this ACK, if any: by
+    /// default `ts_sample_ns`, the ACK's timestamp echo; `new_ack`: it is a
+    /// new ACK in ns-2's sense (`newack()`); `delivered_pkts`: packets it
+    /// newly acknowledged or SACKed.
+    fn rtt_sample_ns(&self, _new_ack: bool, _delivered_pkts: u64, ts_sample_ns: u64) -> Option<u64> {
+        Some(ts_sample_ns)
     }
 
     /// After the RTT sample: whether this ACK ended a timed segment whose
@@ -97,12 +98,13 @@ pub(super) trait LossRecovery {
         SackReading { read: true, dupack: false }
     }
 
-    /// The packets this ACK delivered, in the order Linux's ACK processing
-    /// meets them (SACKed ones by sequence, then those cumulatively
-    /// acknowledged): (send time, number, retransmitted); and the highest
-    /// packet SACKed before this ACK. Only a scoreboard that keeps send
-    /// times (`Scoreboard::with_send_times`) records them.
-    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _delivered: &[(u64, u64, bool)], _prior_highest_sacked: Option<u64>) {}
+    /// Every ACK, after the scoreboard took it: the packets it delivered,
+    /// in the order Linux's ACK processing meets them (SACKed ones by
+    /// sequence, then those cumulatively acknowledged): (send time, number,
+    /// ever retransmitted), empty unless the scoreboard keeps send times
+    /// (`Scoreboard::with_send_times`); how far the cumulative point moved;
+    /// and the highest packet SACKed before this ACK.
+    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _delivered: &[(u64, u64, bool)], _advanced_pkts: u64, _prior_highest_sacked: Option<u64>) {}
 
     /// Whether progress of the cumulative ACK ends the timeout backoff.
     fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
@@ -526,15 +528,17 @@ impl SenderCore {
         }
         let (advanced, fresh) = self.sb.cum_ack(ack.seq);
         delivered += fresh;
-        if let Some(log) = self.sb.take_delivered() {
-            r.on_delivered(self, now_ns, ack, &log, prior_highest_sacked);
+        let log = self.sb.take_delivered().unwrap_or_default();
+        r.on_delivered(self, now_ns, ack, &log, advanced, prior_highest_sacked);
+        if log.capacity() > 0 {
             self.sb.give_back_delivered(log);
         }
         // As Linux: RACK has seen the deliveries (`tcp_sacktag_one`,
         // `tcp_clean_rtx_queue`) before the estimator takes the ACK's
         // sample at the end of `tcp_clean_rtx_queue`.
-        let rtt_updated = r.samples_rtt(new_ack, delivered);
-        if rtt_updated {
+        let rtt_sample = r.rtt_sample_ns(new_ack, delivered, sample);
+        let rtt_updated = rtt_sample.is_some();
+        if let Some(sample) = rtt_sample {
             // Linux `tcp_ack` moves snd_una (`tcp_snd_una_update`) before
             // `tcp_clean_rtx_queue` takes the sample, so `tcp_rtt_estimator`
             // ends its round trip on the ACK that passes `rtt_seq`.
