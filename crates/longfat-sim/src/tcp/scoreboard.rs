@@ -59,7 +59,7 @@ pub struct Scoreboard {
     n_rtx: u64,
     /// Last (re)transmission time of packets base..next (RACK, RFC 8985).
     xmit_ns: VecDeque<u64>,
-    /// The packets delivered since the last `take_delivered`, SACKed and
+    /// The packets delivered since the last `clear_delivered`, SACKed and
     /// cumulatively acknowledged apart: (transmission time, packet, ever
     /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
     sack_log: Vec<(u64, u64, bool)>,
@@ -195,25 +195,26 @@ impl Scoreboard {
         }
     }
 
-    /// The packets delivered since the previous call, in the order Linux's
-    /// ACK processing meets them: the SACKed ones by sequence
-    /// (`tcp_sacktag_write_queue` sorts the blocks), then those
-    /// cumulatively acknowledged (`tcp_clean_rtx_queue`). None unless the
-    /// scoreboard keeps send times. Hand the vector back with
-    /// [`Scoreboard::give_back_delivered`] to keep its memory.
-    pub fn take_delivered(&mut self) -> Option<Vec<(u64, u64, bool)>> {
-        if !self.track_times || (self.sack_log.is_empty() && self.cum_log.is_empty()) {
-            return None;
-        }
-        let mut log = std::mem::take(&mut self.sack_log);
-        log.sort_unstable_by_key(|&(_, seq, _)| seq);
-        log.append(&mut self.cum_log);
-        Some(log)
+    /// The packets delivered since the last `clear_delivered`, in the
+    /// order Linux's ACK processing meets them: the SACKed ones by sequence
+    /// (`tcp_sacktag_write_queue` sorts the blocks), then those cumulatively
+    /// acknowledged (`tcp_clean_rtx_queue`). Both empty unless the
+    /// scoreboard keeps send times.
+    /// Call [`Scoreboard::sort_delivered`] first.
+    pub fn delivered(&self) -> (&[(u64, u64, bool)], &[(u64, u64, bool)]) {
+        (&self.sack_log, &self.cum_log)
     }
 
-    pub fn give_back_delivered(&mut self, mut log: Vec<(u64, u64, bool)>) {
-        log.clear();
-        self.sack_log = log;
+    /// Puts the SACKed ones of [`Scoreboard::delivered`] in sequence order.
+    pub fn sort_delivered(&mut self) {
+        if self.sack_log.len() > 1 {
+            self.sack_log.sort_unstable_by_key(|&(_, seq, _)| seq);
+        }
+    }
+
+    pub fn clear_delivered(&mut self) {
+        self.sack_log.clear();
+        self.cum_log.clear();
     }
 
     /// The highest SACKed packet, if any.

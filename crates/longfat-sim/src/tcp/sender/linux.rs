@@ -259,7 +259,8 @@ impl LossRecovery for Linux {
     /// arrives below the highest SACKed one before this ACK was reordered
     /// (`tcp_sacktag_one` / `tcp_clean_rtx_queue` ->
     /// `tcp_check_sack_reordering`).
-    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, delivered: &[(u64, u64, bool)], advanced_pkts: u64, prior_highest_sacked: Option<u64>) {
+    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, advanced_pkts: u64, prior_highest_sacked: Option<u64>) {
+        let (sacked, cumulative) = s.sb.delivered();
         let min_rtt_ns = s.rtt.stats().min_ns;
         let mut lowest_reordered: Option<u64> = None;
         // `tcp_clean_rtx_queue` / `tcp_sacktag_one`: the oldest packet
@@ -269,20 +270,34 @@ impl LossRecovery for Linux {
         let mut seq_rtt_ns: Option<u64> = None;
         let mut retrans_acked = false;
         let mut sack_rtt_ns: Option<u64> = None;
-        for &(xmit, seq, rtx) in delivered {
-            // `tcp_skb_spurious_retrans` reads the timestamp echo.
-            let spurious = rtx && s.cfg.timestamps && ack.ts_ecr < s.clock(xmit);
-            if !spurious {
-                self.rack.on_delivered(now_ns, seq, xmit, rtx, min_rtt_ns);
+        if sacked.is_empty() && cumulative.iter().all(|&(_, _, rtx)| !rtx) {
+            // The common ACK: originals cumulatively acknowledged, which
+            // left in sequence order, so the last is the last sent and the
+            // last met: one `tcp_rack_advance` leaves RACK as one per packet
+            // would. The first is the oldest (`first_ackt`).
+            if let (Some(&(first_xmit, first_seq, _)), Some(&(last_xmit, last_seq, _))) = (cumulative.first(), cumulative.last()) {
+                self.rack.on_delivered(now_ns, last_seq, last_xmit, false, min_rtt_ns);
+                seq_rtt_ns = Some(now_ns.saturating_sub(first_xmit));
+                if prior_highest_sacked.is_some_and(|h| first_seq < h) {
+                    lowest_reordered = Some(first_seq);
+                }
             }
-            if seq < ack.seq {
-                retrans_acked |= rtx;
-                seq_rtt_ns = seq_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
-            } else if !rtx {
-                sack_rtt_ns = sack_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
-            }
-            if !rtx && prior_highest_sacked.is_some_and(|h| seq < h) {
-                lowest_reordered = Some(lowest_reordered.map_or(seq, |l| l.min(seq)));
+        } else {
+            for &(xmit, seq, rtx) in sacked.iter().chain(cumulative) {
+                // `tcp_skb_spurious_retrans` reads the timestamp echo.
+                let spurious = rtx && s.cfg.timestamps && ack.ts_ecr < s.clock(xmit);
+                if !spurious {
+                    self.rack.on_delivered(now_ns, seq, xmit, rtx, min_rtt_ns);
+                }
+                if seq < ack.seq {
+                    retrans_acked |= rtx;
+                    seq_rtt_ns = seq_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
+                } else if !rtx {
+                    sack_rtt_ns = sack_rtt_ns.or(Some(now_ns.saturating_sub(xmit)));
+                }
+                if !rtx && prior_highest_sacked.is_some_and(|h| seq < h) {
+                    lowest_reordered = Some(lowest_reordered.map_or(seq, |l| l.min(seq)));
+                }
             }
         }
         // `tcp_ack_update_rtt`: with timestamps, the echo of any ACK that

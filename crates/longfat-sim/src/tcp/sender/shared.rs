@@ -98,13 +98,12 @@ pub(super) trait LossRecovery {
         SackReading { read: true, dupack: false }
     }
 
-    /// Every ACK, after the scoreboard took it: the packets it delivered,
-    /// in the order Linux's ACK processing meets them (SACKed ones by
-    /// sequence, then those cumulatively acknowledged): (send time, number,
-    /// ever retransmitted), empty unless the scoreboard keeps send times
-    /// (`Scoreboard::with_send_times`); how far the cumulative point moved;
-    /// and the highest packet SACKed before this ACK.
-    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _delivered: &[(u64, u64, bool)], _advanced_pkts: u64, _prior_highest_sacked: Option<u64>) {}
+    /// Every ACK, after the scoreboard took it (`s.sb.delivered()`:
+    /// the packets it delivered, SACKed then cumulatively acknowledged, as
+    /// (send time, number, ever retransmitted); empty unless the scoreboard
+    /// keeps send times): how far the cumulative point moved, and the
+    /// highest packet SACKed before this ACK.
+    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _advanced_pkts: u64, _prior_highest_sacked: Option<u64>) {}
 
     /// Whether progress of the cumulative ACK ends the timeout backoff.
     fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
@@ -528,11 +527,9 @@ impl SenderCore {
         }
         let (advanced, fresh) = self.sb.cum_ack(ack.seq);
         delivered += fresh;
-        let log = self.sb.take_delivered().unwrap_or_default();
-        r.on_delivered(self, now_ns, ack, &log, advanced, prior_highest_sacked);
-        if log.capacity() > 0 {
-            self.sb.give_back_delivered(log);
-        }
+        self.sb.sort_delivered();
+        r.on_delivered(self, now_ns, ack, advanced, prior_highest_sacked);
+        self.sb.clear_delivered();
         // As Linux: RACK has seen the deliveries (`tcp_sacktag_one`,
         // `tcp_clean_rtx_queue`) before the estimator takes the ACK's
         // sample at the end of `tcp_clean_rtx_queue`.
