@@ -78,10 +78,16 @@ struct lfg_glue_head {
 	 * socket's first ACKs may echo its SYN-ACK, sent before init). */
 	u32 ts_echoes_ahead;
 	u32 ts_echoes_before_init;
+	/* Sockets whose init the kernel did not run (a SYN-ACK processed in a
+	 * context where it runs no BPF program): the first callback that ran
+	 * initialised the state from the kernel's window then (lfg_glue_ready).
+	 * 0 or 1. */
+	u32 late_inits;
+	u32 reserved;
 };
 
 /* crates/longfat-kernel/src/programs.rs (SocketState::parse) reads this layout. */
-_Static_assert(sizeof(struct lfg_glue_head) == 80, "lfg_glue_head: 2 u64 then 16 u32");
+_Static_assert(sizeof(struct lfg_glue_head) == 88, "lfg_glue_head: 2 u64 then 18 u32");
 
 /* Per-socket state: the algorithm's, its copy for undo, and the glue's. */
 struct lfg_glue {
@@ -105,6 +111,7 @@ struct lfg_glue {
 	u8 ca_state;     /* the state the last set_state moved to */
 	u8 rto_count;    /* icsk_retransmits at the last timeout seen */
 	u8 loss_exit_pending; /* Loss -> Open: on_timeout_recovery_exit follows the ACK's on_ack */
+	u8 ready;        /* lfg_reset ran: the state is the algorithm's */
 #ifdef LF_HAS_ON_SEND
 	u8 ntags;
 	struct lfg_tag_change tags[LF_TAGS];
@@ -348,6 +355,7 @@ static __always_inline void lfg_reset(struct sock *sk, struct lfg_glue *g)
 								       : lfg_pkts_to_fp(tp->snd_ssthresh);
 
 	__builtin_memset(g, 0, sizeof(*g));
+	g->ready = 1;
 	lfg_algo_init(&g->cur, lfg_pkts_to_fp(tp->snd_cwnd), ssthresh_fp);
 	g->init_us = tp->tcp_mstamp;
 	g->delivered_last = tp->delivered;
@@ -364,6 +372,27 @@ void BPF_PROG(lfg_init, struct sock *sk)
 
 	if (g)
 		lfg_reset(sk, g);
+}
+
+/* The state every callback after init works on. The kernel may not have run
+ * init: an active open's init runs where its SYN-ACK is processed
+ * (tcp_finish_connect -> tcp_init_transfer -> tcp_init_congestion_control),
+ * in a softirq, and some kernels run no BPF program in some interrupt
+ * contexts (docs/kernel.md, "Callbacks the kernel did not run"). Without
+ * state every callback returned early and snd_cwnd stayed at the initial
+ * window for the whole connection (seen in CI: H-TCP at 2.3 Mbit/s,
+ * 10 packets per 50 ms, on a 100 Mbit/s path). So the first callback that
+ * runs creates the state and initialises it as init would have, from the
+ * kernel's window and threshold at that moment, and counts it. */
+static __always_inline struct lfg_glue *lfg_glue_ready(struct sock *sk)
+{
+	struct lfg_glue *g = lfg_glue_get(sk, true);
+
+	if (g && !g->ready) {
+		lfg_reset(sk, g);
+		g->head.late_inits = 1;
+	}
+	return g;
 }
 
 /* A new ACK: what Linux sets before tcp_ack and keeps through it (the
@@ -459,7 +488,7 @@ static __always_inline void lfg_ack_part(struct sock *sk, struct lfg_glue *g, u8
 SEC("struct_ops")
 void BPF_PROG(lfg_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 	s32 rtt = sample->rtt_us;
 
 	if (!g)
@@ -477,7 +506,7 @@ void BPF_PROG(lfg_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 SEC("struct_ops")
 void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 
 	if (!g)
 		return;
@@ -491,7 +520,7 @@ void BPF_PROG(lfg_in_ack_event, struct sock *sk, u32 flags)
 SEC("struct_ops")
 void BPF_PROG(lfg_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 
 	if (!g)
 		return;
@@ -506,7 +535,7 @@ void BPF_PROG(lfg_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 SEC("struct_ops")
 u32 BPF_PROG(lfg_ssthresh, struct sock *sk)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	struct lf_loss l = {};
 	u64 ss;
@@ -584,7 +613,7 @@ static __always_inline void lfg_write_ssthresh(struct sock *sk, struct lfg_glue 
 SEC("struct_ops")
 void BPF_PROG(lfg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 
 	if (!g)
 		return;
@@ -614,7 +643,7 @@ void BPF_PROG(lfg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 SEC("struct_ops")
 void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 	u8 old = lfg_ca_state(sk);
 
 	if (!g)
@@ -700,7 +729,7 @@ void BPF_PROG(lfg_set_state, struct sock *sk, u8 new_state)
 SEC("struct_ops")
 u32 BPF_PROG(lfg_undo_cwnd, struct sock *sk)
 {
-	struct lfg_glue *g = lfg_glue_get(sk, false);
+	struct lfg_glue *g = lfg_glue_ready(sk);
 	struct tcp_sock *tp = lfg_tcp_sk(sk);
 	u64 pkts;
 

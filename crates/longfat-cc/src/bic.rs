@@ -143,7 +143,11 @@ impl Bic {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         let r = ALGORITHM.check(params, rules)?;
         let cfg = BicConfig::read(&r);
         if cfg.linux_rules && r.given(&S_MIN) {
@@ -185,7 +189,11 @@ impl Bic {
     fn linux_cnt(&self, cwnd: f64) -> f64 {
         let b = LINUX_SEARCH_DIVISOR;
         let max_increment = self.cfg.s_max_pkts;
-        let w_max = if self.w_max.is_finite() { self.w_max } else { 0.0 };
+        let w_max = if self.w_max.is_finite() {
+            self.w_max
+        } else {
+            0.0
+        };
         let cnt = if cwnd < w_max {
             // binary increase
             let dist = (w_max - cwnd) / b;
@@ -215,8 +223,8 @@ impl Bic {
     /// delayed_ack`, at least 1. `tcp_cong_avoid_ai` counts packets, not
     /// ACKs, so a ratio above one packet per ACK speeds the growth up.
     fn linux_increase_per_pkt(&self, cwnd: f64) -> f64 {
-        let cnt = self.linux_cnt(cwnd) * f64::from(1u32 << ACK_RATIO_SHIFT)
-            / f64::from(self.delayed_ack);
+        let cnt =
+            self.linux_cnt(cwnd) * f64::from(1u32 << ACK_RATIO_SHIFT) / f64::from(self.delayed_ack);
         1.0 / cnt.max(1.0)
     }
 

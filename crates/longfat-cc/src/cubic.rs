@@ -486,7 +486,8 @@ struct LinuxScale {
 
 impl LinuxScale {
     fn new(cfg: &CubicConfig) -> Self {
-        let beta = ((cfg.beta * f64::from(BICTCP_BETA_SCALE)).round() as u32).clamp(1, BICTCP_BETA_SCALE - 1);
+        let beta = ((cfg.beta * f64::from(BICTCP_BETA_SCALE)).round() as u32)
+            .clamp(1, BICTCP_BETA_SCALE - 1);
         let cube_rtt_scale = ((cfg.c * f64::from(BICTCP_BETA_SCALE)).round() as u32).max(1);
         Self {
             beta,
@@ -532,9 +533,19 @@ fn jiffies(now_ns: u64) -> u32 {
 impl LinuxCa {
     /// `bictcp_update(ca, cwnd, acked)` (6.x): sets `cnt`. `delay_min_us` is
     /// `ca->delay_min`.
-    fn update(&mut self, k: &LinuxScale, cfg: &CubicConfig, cwnd: u32, acked: u32, now: u32, delay_min_us: u32) {
+    fn update(
+        &mut self,
+        k: &LinuxScale,
+        cfg: &CubicConfig,
+        cwnd: u32,
+        acked: u32,
+        now: u32,
+        delay_min_us: u32,
+    ) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked); // count the number of ACKed packets
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (LINUX_HZ / 32) as i32 {
+        if self.last_cwnd == cwnd
+            && (now.wrapping_sub(self.last_time) as i32) <= (LINUX_HZ / 32) as i32
+        {
             return;
         }
         // The CUBIC function can update ca->cnt at most once per jiffy.
@@ -553,7 +564,10 @@ impl LinuxCa {
                         self.origin = cwnd;
                     } else {
                         // K = cbrt((wmax - cwnd) / C) in 2^-10 s
-                        self.k = linux_cubic_root(k.cube_factor.wrapping_mul(u64::from(self.last_max_cwnd - cwnd)));
+                        self.k = linux_cubic_root(
+                            k.cube_factor
+                                .wrapping_mul(u64::from(self.last_max_cwnd - cwnd)),
+                        );
                         self.origin = self.last_max_cwnd;
                     }
                     self.epoch_start = Some(now);
@@ -563,11 +577,15 @@ impl LinuxCa {
             // t = (s32)(tcp_jiffies32 - epoch_start) + usecs_to_jiffies(delay_min),
             // in 2^-10 s (`t <<= BICTCP_HZ; do_div(t, HZ)`).
             let delay_min_j = u64::from(delay_min_us).div_ceil(1_000_000 / u64::from(LINUX_HZ));
-            let t = ((u64::from(now.wrapping_sub(epoch_start)) + delay_min_j) << BICTCP_HZ) / u64::from(LINUX_HZ);
+            let t = ((u64::from(now.wrapping_sub(epoch_start)) + delay_min_j) << BICTCP_HZ)
+                / u64::from(LINUX_HZ);
             let bic_k = u64::from(self.k);
             let offs = if t < bic_k { bic_k - t } else { t - bic_k };
             // c/rtt * (t-K)^3
-            let delta = (u64::from(k.cube_rtt_scale).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
+            let delta = (u64::from(k.cube_rtt_scale)
+                .wrapping_mul(offs)
+                .wrapping_mul(offs)
+                .wrapping_mul(offs)
                 >> (10 + 3 * BICTCP_HZ)) as u32;
             let target = if t < bic_k {
                 self.origin.wrapping_sub(delta) // below origin
@@ -613,7 +631,8 @@ impl LinuxCa {
     fn recalc_ssthresh(&mut self, k: &LinuxScale, fast_convergence: bool, cwnd: u32) -> u32 {
         self.epoch_start = None; // end of epoch
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && fast_convergence {
-            ((u64::from(cwnd) * u64::from(BICTCP_BETA_SCALE + k.beta)) / u64::from(2 * BICTCP_BETA_SCALE)) as u32
+            ((u64::from(cwnd) * u64::from(BICTCP_BETA_SCALE + k.beta))
+                / u64::from(2 * BICTCP_BETA_SCALE)) as u32
         } else {
             cwnd
         };
@@ -648,7 +667,11 @@ impl Cubic {
         &self.linux
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         let cfg = CubicConfig::read(&ALGORITHM.check(params, rules)?);
         let (h, us) = (cfg.hystart, |ns: u64| (ns / NS_PER_US) as f64);
         if h.delay_min_ns > h.delay_max_ns {
@@ -744,8 +767,14 @@ impl Cubic {
             return;
         }
         let delay_min_us = (self.hystart.delay_min_ns / NS_PER_US) as u32;
-        self.linux
-            .update(&self.linux_scale, &self.cfg, cwnd, acked, jiffies(ack.now_ns), delay_min_us);
+        self.linux.update(
+            &self.linux_scale,
+            &self.cfg,
+            cwnd,
+            acked,
+            jiffies(ack.now_ns),
+            delay_min_us,
+        );
         let cnt = self.linux.cnt;
         linux_cong_avoid_ai(&mut cwnd, &mut self.linux.cwnd_cnt, cnt, acked);
         self.cwnd = f64::from(cwnd);
@@ -812,9 +841,9 @@ impl Cubic {
     fn on_reduction(&mut self) -> f64 {
         if self.cfg.linux_rules {
             let cwnd = linux_pkts(self.cwnd);
-            let reduced = self
-                .linux
-                .recalc_ssthresh(&self.linux_scale, self.cfg.fast_convergence, cwnd);
+            let reduced =
+                self.linux
+                    .recalc_ssthresh(&self.linux_scale, self.cfg.fast_convergence, cwnd);
             self.w_max = f64::from(self.linux.last_max_cwnd);
             self.cwnd_prior = self.cwnd;
             self.epoch = None;
@@ -1403,8 +1432,14 @@ mod tests {
             linux_hystart_ack_delay_ns(1500, 1000.0, 1500.0, 0, 10 * MS),
             1_000_000
         );
-        assert_eq!(linux_hystart_ack_delay_ns(0, 1000.0, f64::INFINITY, 0, 10 * MS), 0);
-        assert_eq!(linux_hystart_ack_delay_ns(1500, 1000.0, f64::INFINITY, 0, 0), 0);
+        assert_eq!(
+            linux_hystart_ack_delay_ns(0, 1000.0, f64::INFINITY, 0, 10 * MS),
+            0
+        );
+        assert_eq!(
+            linux_hystart_ack_delay_ns(1500, 1000.0, f64::INFINITY, 0, 0),
+            0
+        );
     }
 
     #[test]
@@ -1445,7 +1480,11 @@ mod tests {
             c1 + (w(2.0 + ahead_s) - c1) / c1
         };
         let rfc = run(0.0).0;
-        assert!((rfc - expect(0.15)).abs() < 1e-9, "{rfc} vs {}", expect(0.15));
+        assert!(
+            (rfc - expect(0.15)).abs() < 1e-9,
+            "{rfc} vs {}",
+            expect(0.15)
+        );
         // Linux's integers, by hand: ssthresh = 1000 * 717 / 1024 = 700,
         // last_max_cwnd 1000; K = cubic_root(2^40 / 410 * 300) = 9294 (units
         // of 2^-10 s; cbrt(750) s would be 9303.7). At t = 0:
@@ -1684,7 +1723,10 @@ mod linux_integer_tests {
             c.on_ack(&ack(t, 1, 100));
         }
         let s = c.linux_ca();
-        assert_eq!((s.cnt, s.tcp_cwnd, s.cwnd_cnt, s.last_max_cwnd), (20, 7, 15, 0));
+        assert_eq!(
+            (s.cnt, s.tcp_cwnd, s.cwnd_cnt, s.last_max_cwnd),
+            (20, 7, 15, 0)
+        );
         c.on_ack(&ack(t + 98, 1, 100));
         let s = c.linux_ca();
         assert_eq!((s.cnt, s.tcp_cwnd, s.cwnd_cnt), (7, 8, 1));
@@ -1706,7 +1748,14 @@ mod linux_integer_tests {
             c.on_ack(&ack(now, 2, 100));
             at.insert(now, c.cwnd());
         }
-        for (now, cwnd) in [(3_100, 49.0), (4_100, 50.0), (5_100, 52.0), (6_100, 58.0), (6_200, 59.0), (7_100, 68.0)] {
+        for (now, cwnd) in [
+            (3_100, 49.0),
+            (4_100, 50.0),
+            (5_100, 52.0),
+            (6_100, 58.0),
+            (6_200, 59.0),
+            (7_100, 68.0),
+        ] {
             assert_eq!(at[&now], cwnd, "at {now} ms");
         }
     }

@@ -74,7 +74,10 @@ pub const ALGORITHM: Algorithm = Algorithm {
     // Checked in `HsResponse::from_reader`.
     constraints: &RESPONSE_CONSTRAINTS,
     build: Some(|params, rules, init| {
-        Ok(Box::new(Ehstcp::new(EhstcpConfig::from_params(params, rules)?, init)))
+        Ok(Box::new(Ehstcp::new(
+            EhstcpConfig::from_params(params, rules)?,
+            init,
+        )))
     }),
 };
 

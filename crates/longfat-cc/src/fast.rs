@@ -73,7 +73,8 @@ pub const MI_THRESHOLD_MS: Param = Param::real(
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "fast",
     what: "keeps alpha packets queued, updating the window from the RTT each RTT",
-    paper: "Jin, Wei, Low, FAST TCP: motivation, architecture, algorithms, performance, Infocom 2004",
+    paper:
+        "Jin, Wei, Low, FAST TCP: motivation, architecture, algorithms, performance, Infocom 2004",
     params: &[ALPHA, GAMMA, MI_THRESHOLD_MS],
     constraints: &[],
     build: Some(|params, rules, init| Ok(Box::new(Fast::from_params(params, rules, init)?))),
@@ -124,7 +125,11 @@ impl Fast {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         let cfg = FastConfig::read(&ALGORITHM.check(params, rules)?);
         Ok(Self::new(cfg, init))
     }

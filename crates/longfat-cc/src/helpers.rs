@@ -55,7 +55,7 @@ pub fn linux_slow_start(cwnd: &mut u32, ssthresh: u32, acked: u32) -> u32 {
 /// are counted and every whole `w` of them is a packet.
 pub fn linux_cong_avoid_ai(cwnd: &mut u32, cwnd_cnt: &mut u32, w: u32, acked: u32) {
     let w = w.max(1); // Linux's callers never pass 0 (cwnd >= 1, CUBIC cnt >= 2)
-    // "If credits accumulated at a higher w, apply them gently now."
+                      // "If credits accumulated at a higher w, apply them gently now."
     if *cwnd_cnt >= w {
         *cwnd_cnt = 0;
         *cwnd = cwnd.saturating_add(1);

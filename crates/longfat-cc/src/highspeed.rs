@@ -150,9 +150,19 @@ impl HsResponse {
                     ),
                 ))
             }
-            Some(high_p) => Some(Ns2Lines::new(low_window_pkts, high_window_pkts, high_decrease, high_p)),
+            Some(high_p) => Some(Ns2Lines::new(
+                low_window_pkts,
+                high_window_pkts,
+                high_decrease,
+                high_p,
+            )),
         };
-        Ok(Self { low_window_pkts, high_window_pkts, high_decrease, ns2 })
+        Ok(Self {
+            low_window_pkts,
+            high_window_pkts,
+            high_decrease,
+            ns2,
+        })
     }
 
     /// b(w) (RFC 3649 §5): log-linear from 0.5 at Low_Window to High_Decrease
@@ -331,7 +341,11 @@ impl HighSpeed {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         let r = ALGORITHM.check(params, rules)?;
         if r.flag(&LINUX_TABLE) {
             // The table is RFC 3649's for its default parameters.
@@ -756,11 +770,19 @@ mod tests {
                 .unwrap()
                 .linux_table
         );
-        assert!(!HighSpeed::from_params(&p(&[]), Rules::Rfc, init).unwrap().linux_table);
+        assert!(
+            !HighSpeed::from_params(&p(&[]), Rules::Rfc, init)
+                .unwrap()
+                .linux_table
+        );
         let e = HighSpeed::from_params(&p(&[("linux_table", 2.0)]), Rules::Rfc, init).unwrap_err();
         assert_eq!(e.field, "params.linux_table");
-        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("low_window", 30.0)]), Rules::Rfc, init)
-            .unwrap_err();
+        let e = HighSpeed::from_params(
+            &p(&[("linux_table", 1.0), ("low_window", 30.0)]),
+            Rules::Rfc,
+            init,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "params.low_window");
     }
 
@@ -779,7 +801,8 @@ mod tests {
         let h = HighSpeed::from_params(&params, Rules::Rfc, InitialWindow::default()).unwrap();
         let r = h.resp;
         let rfc = HsResponse::default();
-        let linear = |x: f64, x1: f64, y1: f64, x2: f64, y2: f64| y1 + (y2 - y1) * ((x - x1) / (x2 - x1));
+        let linear =
+            |x: f64, x1: f64, y1: f64, x2: f64, y2: f64| y1 + (y2 - y1) * ((x - x1) / (x2 - x1));
         let (lw, hw) = (38f64.ln(), 83_000f64.ln());
         // (w, p(w), b(w), a(w)) by hand.
         for (w, p, b, a) in [
@@ -791,14 +814,29 @@ mod tests {
             let p_old = linear(w.ln(), lw, (1.5f64 / (38.0 * 38.0)).ln(), hw, 1e-7f64.ln()).exp();
             let b_old = linear(w.ln(), lw, 0.5, hw, 0.1);
             let a_old = w * w * p_old * 2.0 * b_old / (2.0 - b_old);
-            assert!((r.p(w) / p_old - 1.0).abs() < 1e-12, "w = {w}: p {} vs {p_old}", r.p(w));
-            assert!((r.b(w) - b_old).abs() < 1e-12, "w = {w}: b {} vs {b_old}", r.b(w));
-            assert!((r.a(w) / a_old - 1.0).abs() < 1e-12, "w = {w}: a {} vs {a_old}", r.a(w));
+            assert!(
+                (r.p(w) / p_old - 1.0).abs() < 1e-12,
+                "w = {w}: p {} vs {p_old}",
+                r.p(w)
+            );
+            assert!(
+                (r.b(w) - b_old).abs() < 1e-12,
+                "w = {w}: b {} vs {b_old}",
+                r.b(w)
+            );
+            assert!(
+                (r.a(w) / a_old - 1.0).abs() < 1e-12,
+                "w = {w}: a {} vs {a_old}",
+                r.a(w)
+            );
             assert!((r.p(w) / p - 1.0).abs() < 1e-5, "w = {w}: p {}", r.p(w));
             assert!((r.b(w) - b).abs() < 1e-6, "w = {w}: b {}", r.b(w));
             assert!((r.a(w) / a - 1.0).abs() < 1e-5, "w = {w}: a {}", r.a(w));
             let above = r.a(w) / rfc.a(w) - 1.0;
-            assert!((0.025..0.048).contains(&above), "w = {w}: ns-2 a(w) {above} above RFC 3649's");
+            assert!(
+                (0.025..0.048).contains(&above),
+                "w = {w}: ns-2 a(w) {above} above RFC 3649's"
+            );
         }
         // The ends: Reno at Low_Window (a(38) = 38^2 (1.5 / 38^2) / (1/0.5 -
         // 0.5) = 1 on the line too), p(83000) = high_p, a(83000) =
@@ -810,7 +848,11 @@ mod tests {
         assert_eq!((r.a(1e6), r.b(1e6)), (r.a(83_000.0), 0.1));
         // A window grows by a(w)/w per ACK; a loss takes b(w).
         let mut h = ca_with(r, 10_000.0);
-        h.on_ack(&AckEvent { delivered_pkts: 1, growth_pkts: 1, ..Default::default() });
+        h.on_ack(&AckEvent {
+            delivered_pkts: 1,
+            growth_pkts: 1,
+            ..Default::default()
+        });
         let w = 10_000.0 + r.a(10_000.0) / 10_000.0;
         assert_eq!(h.cwnd(), w);
         h.on_congestion_event(&LossEvent::default());
@@ -818,13 +860,22 @@ mod tests {
         // ns-2's `slowdown()` takes b at cwnd_ and applies it to windowd() =
         // min(cwnd, rwnd): 10,000 capped at 5,000 loses b(10,000) = 0.210092.
         let mut h = ca_with(r, 10_000.0);
-        h.on_congestion_event(&LossEvent { window_cap_pkts: Some(5_000.0), ..Default::default() });
-        assert!((h.cwnd() - 5_000.0 * (1.0 - r.b(10_000.0))).abs() < 1e-9, "{}", h.cwnd());
+        h.on_congestion_event(&LossEvent {
+            window_cap_pkts: Some(5_000.0),
+            ..Default::default()
+        });
+        assert!(
+            (h.cwnd() - 5_000.0 * (1.0 - r.b(10_000.0))).abs() < 1e-9,
+            "{}",
+            h.cwnd()
+        );
     }
 
     #[test]
     fn high_p_out_of_range_is_refused_with_its_field() {
-        let p = |kv: &[(&str, f64)]| -> CcParams { kv.iter().map(|(k, v)| (k.to_string(), *v)).collect() };
+        let p = |kv: &[(&str, f64)]| -> CcParams {
+            kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
         let init = InitialWindow::default();
         // Low_P = 1.5 / 38^2 = 1.0388e-3: the line must fall from there.
         for bad in [1.1e-3, 0.0, -1e-7, 2.0] {
@@ -832,12 +883,23 @@ mod tests {
             assert_eq!(e.field, "params.high_p", "{bad}");
         }
         assert!(HighSpeed::from_params(&p(&[("high_p", 1.0e-3)]), Rules::Rfc, init).is_ok());
-        let e = HighSpeed::from_params(&p(&[("linux_table", 1.0), ("high_p", 1e-7)]), Rules::Rfc, init).unwrap_err();
+        let e = HighSpeed::from_params(
+            &p(&[("linux_table", 1.0), ("high_p", 1e-7)]),
+            Rules::Rfc,
+            init,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "params.high_p");
     }
 
     fn ca_with(resp: HsResponse, cwnd: f64) -> HighSpeed {
-        HighSpeed::new(resp, InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: 1.0 })
+        HighSpeed::new(
+            resp,
+            InitialWindow {
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: 1.0,
+            },
+        )
     }
 
     #[test]

@@ -158,7 +158,10 @@ pub const ALGORITHM: Algorithm = Algorithm {
     // Checked in `HtcpConfig::from_params`.
     constraints: &["beta_min <= beta_max", "scale_min <= scale_max"],
     build: Some(|params, rules, init| {
-        Ok(Box::new(Htcp::new(HtcpConfig::from_params(params, rules)?, init)))
+        Ok(Box::new(Htcp::new(
+            HtcpConfig::from_params(params, rules)?,
+            init,
+        )))
     }),
 };
 

@@ -47,7 +47,10 @@ pub const ALGORITHM: Algorithm = Algorithm {
     params: &[W_T, BETA],
     constraints: &[],
     build: Some(|params, rules, init| {
-        Ok(Box::new(Ltcp::new(LtcpConfig::from_params(params, rules)?, init)))
+        Ok(Box::new(Ltcp::new(
+            LtcpConfig::from_params(params, rules)?,
+            init,
+        )))
     }),
 };
 

@@ -122,7 +122,14 @@ impl Param {
         about: &'static str,
         source: &'static str,
     ) -> Self {
-        Self::real(name, "switch", if default { 1.0 } else { 0.0 }, Range::Switch, about, source)
+        Self::real(
+            name,
+            "switch",
+            if default { 1.0 } else { 0.0 },
+            Range::Switch,
+            about,
+            source,
+        )
     }
 
     /// Without a default: the algorithm runs without it when unset.
@@ -172,7 +179,11 @@ pub struct Algorithm {
 
 impl Algorithm {
     /// `params` checked against the declarations, read under `rules`.
-    pub fn check<'a>(&self, params: &'a CcParams, rules: Rules) -> Result<ParamReader<'a>, CcError> {
+    pub fn check<'a>(
+        &self,
+        params: &'a CcParams,
+        rules: Rules,
+    ) -> Result<ParamReader<'a>, CcError> {
         ParamReader::check(self.name, self.params, params, rules)
     }
 
@@ -183,7 +194,12 @@ impl Algorithm {
         self.params
             .iter()
             .filter(|p| !params.contains_key(p.name))
-            .filter_map(|p| p.profile_defaults.iter().find(|(r, _)| *r == rules).map(|&(_, v)| (p.name, v)))
+            .filter_map(|p| {
+                p.profile_defaults
+                    .iter()
+                    .find(|(r, _)| *r == rules)
+                    .map(|&(_, v)| (p.name, v))
+            })
             .collect()
     }
 }
@@ -212,11 +228,18 @@ impl<'a> ParamReader<'a> {
                 return Err(error(p.name, message));
             }
         }
-        if let Some(name) = params.keys().find(|k| !declared.iter().any(|p| p.name == *k)) {
+        if let Some(name) = params
+            .keys()
+            .find(|k| !declared.iter().any(|p| p.name == *k))
+        {
             let allowed = if declared.is_empty() {
                 "none".to_string()
             } else {
-                declared.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                declared
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             return Err(error(
                 name,
@@ -237,7 +260,10 @@ impl<'a> ParamReader<'a> {
     /// The value given, else the default under the profile's rules; None for
     /// an unset parameter without a default.
     pub fn real_opt(&self, p: &Param) -> Option<f64> {
-        self.params.get(p.name).copied().or(p.default_under(self.rules))
+        self.params
+            .get(p.name)
+            .copied()
+            .or(p.default_under(self.rules))
     }
 
     /// A parameter declared with a default.
@@ -292,11 +318,14 @@ mod tests {
     const BETA: Param = Param::real("beta", "fraction", 0.15, Range::Open(0.0, 1.0), "", "");
     const W_T: Param = Param::real("w_t", "packets", 50.0, Range::Closed(1.0, 1e9), "", "");
     const DETECT: Param = Param::real("detect", "", 3.0, Range::Whole(1.0, 3.0), "", "");
-    const RTT_SCALING: Param = Param::switch("rtt_scaling", false, "", "").under(&[(Rules::Linux, 1.0)]);
+    const RTT_SCALING: Param =
+        Param::switch("rtt_scaling", false, "", "").under(&[(Rules::Linux, 1.0)]);
     const X: &[Param] = &[BETA, W_T, DETECT, RTT_SCALING];
 
     fn refused(kv: &[(&str, f64)]) -> CcError {
-        ParamReader::check("x", X, &params(kv), Rules::Rfc).err().unwrap()
+        ParamReader::check("x", X, &params(kv), Rules::Rfc)
+            .err()
+            .unwrap()
     }
 
     #[test]
@@ -311,39 +340,74 @@ mod tests {
     #[test]
     fn profile_defaults_apply_only_under_their_profile_and_only_when_unset() {
         let none = CcParams::new();
-        assert!(!ParamReader::check("x", X, &none, Rules::Rfc).unwrap().flag(&RTT_SCALING));
-        assert!(ParamReader::check("x", X, &none, Rules::Linux).unwrap().flag(&RTT_SCALING));
+        assert!(!ParamReader::check("x", X, &none, Rules::Rfc)
+            .unwrap()
+            .flag(&RTT_SCALING));
+        assert!(ParamReader::check("x", X, &none, Rules::Linux)
+            .unwrap()
+            .flag(&RTT_SCALING));
         let off = params(&[("rtt_scaling", 0.0)]);
-        assert!(!ParamReader::check("x", X, &off, Rules::Linux).unwrap().flag(&RTT_SCALING));
+        assert!(!ParamReader::check("x", X, &off, Rules::Linux)
+            .unwrap()
+            .flag(&RTT_SCALING));
     }
 
     #[test]
     fn out_of_range_names_field_and_range() {
         let e = refused(&[("beta", 1.5)]);
         assert_eq!(e.field, "params.beta");
-        assert!(e.message.contains("strictly between 0 and 1"), "{}", e.message);
+        assert!(
+            e.message.contains("strictly between 0 and 1"),
+            "{}",
+            e.message
+        );
         let e = refused(&[("w_t", 0.5)]);
         assert_eq!(e.field, "params.w_t");
         assert!(e.message.contains("in [1, 1000000000]"), "{}", e.message);
         let e = refused(&[("detect", 2.5)]);
-        assert!(e.message.contains("not a whole number; must be an integer in [1, 3]"), "{}", e.message);
-        assert!(refused(&[("detect", 4.0)]).message.contains("out of range; must be an integer in [1, 3]"));
-        assert!(refused(&[("w_t", f64::NAN)]).message.contains("out of range"));
+        assert!(
+            e.message
+                .contains("not a whole number; must be an integer in [1, 3]"),
+            "{}",
+            e.message
+        );
+        assert!(refused(&[("detect", 4.0)])
+            .message
+            .contains("out of range; must be an integer in [1, 3]"));
+        assert!(refused(&[("w_t", f64::NAN)])
+            .message
+            .contains("out of range"));
     }
 
     #[test]
     fn switch_must_be_zero_or_one() {
         let e = refused(&[("rtt_scaling", 0.5)]);
         assert_eq!(e.field, "params.rtt_scaling");
-        assert!(e.message.contains("must be 0 (off) or 1 (on)"), "{}", e.message);
+        assert!(
+            e.message.contains("must be 0 (off) or 1 (on)"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn unknown_parameter_lists_allowed() {
         let e = refused(&[("betta", 0.1)]);
         assert_eq!(e.field, "params.betta");
-        assert!(e.message.contains("allowed: beta, w_t, detect, rtt_scaling"), "{}", e.message);
-        let e = ParamReader::check("reno", &[], &params(&[("beta", 0.5)]), Rules::Rfc).err().unwrap();
-        assert!(e.message.contains("unknown parameter for reno; allowed: none"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("allowed: beta, w_t, detect, rtt_scaling"),
+            "{}",
+            e.message
+        );
+        let e = ParamReader::check("reno", &[], &params(&[("beta", 0.5)]), Rules::Rfc)
+            .err()
+            .unwrap();
+        assert!(
+            e.message
+                .contains("unknown parameter for reno; allowed: none"),
+            "{}",
+            e.message
+        );
     }
 }

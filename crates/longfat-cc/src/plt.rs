@@ -299,7 +299,10 @@ mod tests {
     #[test]
     fn the_boundary_p_equal_mu_decreases() {
         // P == mu is "otherwise": the decrease. 1 lost of 200 with weight 1.
-        let cfg = LcmConfig { ema_weight: 1.0, ..LcmConfig::default() };
+        let cfg = LcmConfig {
+            ema_weight: 1.0,
+            ..LcmConfig::default()
+        };
         let mut r = LcmRule::new(cfg, 50.0);
         r.on_acked(199);
         r.on_lost(1);
@@ -319,14 +322,19 @@ mod tests {
         close(r.cwnd(), 48.0);
         r.restart(10.0);
         close(r.cwnd(), 48.0); // running: left alone
-        // 48 * 0.75^k < 1 from k = 14.
+                               // 48 * 0.75^k < 1 from k = 14.
         for _ in 0..13 {
             r.on_timeout();
         }
         assert!(!r.is_stopped(), "{}", r.cwnd());
         r.on_timeout();
         assert!(r.is_stopped(), "{}", r.cwnd());
-        assert_eq!(r.cwnd(), 0.0, "48 x 0.75^14 = {} is below one packet", 48.0 * 0.75f64.powi(14));
+        assert_eq!(
+            r.cwnd(),
+            0.0,
+            "48 x 0.75^14 = {} is below one packet",
+            48.0 * 0.75f64.powi(14)
+        );
         // A lossy history would keep it down: P = 0.25 after this epoch.
         r.on_lost(1);
         r.end_epoch(true);
@@ -347,11 +355,41 @@ mod tests {
     #[test]
     fn ranges_name_the_parameter() {
         for (cfg, name) in [
-            (LcmConfig { alpha: 0.0, ..LcmConfig::default() }, "alpha"),
-            (LcmConfig { beta: 1.0, ..LcmConfig::default() }, "beta"),
-            (LcmConfig { gamma: f64::NAN, ..LcmConfig::default() }, "gamma"),
-            (LcmConfig { mu: 0.0, ..LcmConfig::default() }, "mu"),
-            (LcmConfig { ema_weight: 1.5, ..LcmConfig::default() }, "ema_weight"),
+            (
+                LcmConfig {
+                    alpha: 0.0,
+                    ..LcmConfig::default()
+                },
+                "alpha",
+            ),
+            (
+                LcmConfig {
+                    beta: 1.0,
+                    ..LcmConfig::default()
+                },
+                "beta",
+            ),
+            (
+                LcmConfig {
+                    gamma: f64::NAN,
+                    ..LcmConfig::default()
+                },
+                "gamma",
+            ),
+            (
+                LcmConfig {
+                    mu: 0.0,
+                    ..LcmConfig::default()
+                },
+                "mu",
+            ),
+            (
+                LcmConfig {
+                    ema_weight: 1.5,
+                    ..LcmConfig::default()
+                },
+                "ema_weight",
+            ),
         ] {
             let e = cfg.validate().unwrap_err();
             assert_eq!(e.name, name);

@@ -74,7 +74,12 @@ mod tests {
         for name in ["cubicc", "plt"] {
             let err = build_rfc(name, &CcParams::new()).err().unwrap();
             assert_eq!(err.field, "cc");
-            assert!(err.message.ends_with(&format!("known: {}", ALGORITHMS.join(", "))), "{}", err.message);
+            assert!(
+                err.message
+                    .ends_with(&format!("known: {}", ALGORITHMS.join(", "))),
+                "{}",
+                err.message
+            );
         }
     }
 
@@ -98,14 +103,33 @@ mod tests {
     #[test]
     fn declarations_are_consistent() {
         for a in CATALOGUE {
-            assert!(!a.what.is_empty() && a.what.len() <= 90 && !a.paper.is_empty(), "{}", a.name);
+            assert!(
+                !a.what.is_empty() && a.what.len() <= 90 && !a.paper.is_empty(),
+                "{}",
+                a.name
+            );
             for (i, p) in a.params.iter().enumerate() {
-                assert!(!p.unit.is_empty() && !p.about.is_empty() && !p.source.is_empty(), "{}.{}", a.name, p.name);
-                assert!(a.params[..i].iter().all(|q| q.name != p.name), "{}.{} twice", a.name, p.name);
+                assert!(
+                    !p.unit.is_empty() && !p.about.is_empty() && !p.source.is_empty(),
+                    "{}.{}",
+                    a.name,
+                    p.name
+                );
+                assert!(
+                    a.params[..i].iter().all(|q| q.name != p.name),
+                    "{}.{} twice",
+                    a.name,
+                    p.name
+                );
                 for rules in Rules::ALL {
                     if let Some(v) = p.default_under(rules) {
                         let given: CcParams = [(p.name.to_string(), v)].into_iter().collect();
-                        assert!(a.check(&given, rules).is_ok(), "{}.{} = {v} under {rules:?}", a.name, p.name);
+                        assert!(
+                            a.check(&given, rules).is_ok(),
+                            "{}.{} = {v} under {rules:?}",
+                            a.name,
+                            p.name
+                        );
                     }
                 }
             }
@@ -132,7 +156,11 @@ mod tests {
         let err = build_rfc("reno", &p).err().unwrap();
         assert_eq!(err.field, "params.beta");
         let err = build_rfc("newreno", &p).err().unwrap();
-        assert!(err.message.contains("unknown parameter for newreno"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown parameter for newreno"),
+            "{}",
+            err.message
+        );
     }
 
     /// The profile's rules reach the controller as defaults, and a value the
@@ -146,7 +174,10 @@ mod tests {
         let linux = a.implied(Rules::Linux, &none);
         assert!(linux.contains(&("beta_max", 102.0 / 128.0)), "{linux:?}");
         let set: CcParams = [("beta_max".to_string(), 0.7)].into_iter().collect();
-        assert!(!a.implied(Rules::Linux, &set).iter().any(|(n, _)| *n == "beta_max"));
+        assert!(!a
+            .implied(Rules::Linux, &set)
+            .iter()
+            .any(|(n, _)| *n == "beta_max"));
         let hs = algorithm("highspeed").unwrap();
         assert_eq!(hs.implied(Rules::Ns2, &none), vec![("high_p", 1e-7)]);
     }

@@ -9,7 +9,9 @@
 //! 5 + 1/5 + ... as the fractional rule grows), and `tcp_reno_ssthresh` is
 //! max(cwnd >> 1, 2).
 
-use crate::helpers::{additive_increase, grow, linux_cong_avoid_ai, linux_grow, linux_pkts, reduce, timeout};
+use crate::helpers::{
+    additive_increase, grow, linux_cong_avoid_ai, linux_grow, linux_pkts, reduce, timeout,
+};
 use crate::params::{Algorithm, ParamReader, LINUX_RULES};
 use crate::{AckEvent, CongestionControl, InitialWindow, LossEvent, RtoEvent};
 

@@ -99,8 +99,15 @@ impl Scalable {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
-        Ok(Self::new(ScalableConfig::read(&ALGORITHM.check(params, rules)?), init))
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
+        Ok(Self::new(
+            ScalableConfig::read(&ALGORITHM.check(params, rules)?),
+            init,
+        ))
     }
 
     fn reduced_window(&self) -> f64 {
@@ -221,10 +228,18 @@ mod tests {
         for (cwnd, linux_inc, paper_inc) in [(50.0, 1.0 / 50.0, 0.01), (500.0, 0.01, 0.01)] {
             let mut s = linux(cwnd);
             s.on_ack(&one);
-            assert!((s.cwnd() - (cwnd + linux_inc)).abs() < 1e-12, "{}", s.cwnd());
+            assert!(
+                (s.cwnd() - (cwnd + linux_inc)).abs() < 1e-12,
+                "{}",
+                s.cwnd()
+            );
             let mut s = ca(cwnd);
             s.on_ack(&one);
-            assert!((s.cwnd() - (cwnd + paper_inc)).abs() < 1e-12, "{}", s.cwnd());
+            assert!(
+                (s.cwnd() - (cwnd + paper_inc)).abs() < 1e-12,
+                "{}",
+                s.cwnd()
+            );
         }
         // tcp_scalable_ssthresh at 16 packets: 16 - (16 >> 3) = 14, where the
         // paper halves at or below its legacy window (8).

@@ -92,8 +92,15 @@ pub const MAX_INCREASE: Param = Param::real(
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "tcpgt",
     what: "grows while goodput keeps up with throughput per epoch, cuts when it falls behind",
-    paper: "Jung, Kim, Yeom, Kang, TCP-GT: congestion control from goodput and throughput (tcp-gt.md)",
-    params: &[RTT_BASE_MS, THRESHOLD, RTT_MIN_EPOCHS, SLOW_START, MAX_INCREASE],
+    paper:
+        "Jung, Kim, Yeom, Kang, TCP-GT: congestion control from goodput and throughput (tcp-gt.md)",
+    params: &[
+        RTT_BASE_MS,
+        THRESHOLD,
+        RTT_MIN_EPOCHS,
+        SLOW_START,
+        MAX_INCREASE,
+    ],
     constraints: &[],
     build: Some(|params, rules, init| Ok(Box::new(Tcpgt::from_params(params, rules, init)?))),
 };
@@ -200,7 +207,11 @@ impl Tcpgt {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         Ok(Self::new(TcpgtConfig::from_params(params, rules)?, init))
     }
 
@@ -1094,6 +1105,11 @@ mod tests {
         }
         let mut p = CcParams::new();
         p.insert("rtt_base_ms".into(), 80.0);
-        assert_eq!(TcpgtConfig::from_params(&p, Rules::Rfc).unwrap().rtt_base_ns, 80 * MS);
+        assert_eq!(
+            TcpgtConfig::from_params(&p, Rules::Rfc)
+                .unwrap()
+                .rtt_base_ns,
+            80 * MS
+        );
     }
 }

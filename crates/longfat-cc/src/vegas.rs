@@ -120,7 +120,11 @@ impl Vegas {
         }
     }
 
-    pub fn from_params(params: &CcParams, rules: Rules, init: InitialWindow) -> Result<Self, CcError> {
+    pub fn from_params(
+        params: &CcParams,
+        rules: Rules,
+        init: InitialWindow,
+    ) -> Result<Self, CcError> {
         let cfg = VegasConfig::read(&ALGORITHM.check(params, rules)?);
         if cfg.alpha_pkts > cfg.beta_pkts {
             return Err(error(

@@ -2,7 +2,7 @@
 //! finite and at least its floor, and a loss event never raises it.
 
 use longfat_cc::{
-    build, AckEvent, AckTimestamps, CcParams, Rules, InitialWindow, LossEvent, RtoEvent, RttStats,
+    build, AckEvent, AckTimestamps, CcParams, InitialWindow, LossEvent, RtoEvent, RttStats, Rules,
     ALGORITHMS,
 };
 use proptest::prelude::*;
@@ -204,7 +204,8 @@ proptest! {
 /// of the sender's; returns cwnd after every event.
 fn tcpgt_trace(events: &[Ev], offset_ns: u64) -> Vec<f64> {
     use longfat_cc::{CongestionControl, Tcpgt};
-    let mut cc = Tcpgt::from_params(&CcParams::new(), Rules::Rfc, InitialWindow::default()).unwrap();
+    let mut cc =
+        Tcpgt::from_params(&CcParams::new(), Rules::Rfc, InitialWindow::default()).unwrap();
     let mut now = 10_000_000_000u64;
     let mut tag = 0;
     let mut out = vec![];

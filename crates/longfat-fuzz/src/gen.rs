@@ -134,7 +134,11 @@ impl Gen<'_> {
                 Range::Switch => json!(*self.g.pick(&[0.0, 1.0])),
                 Range::Whole(lo, hi) => json!(self.g.range(lo as u64, hi as u64)),
                 Range::Closed(lo, hi) | Range::Open(lo, hi) => {
-                    let eps = if matches!(p.range, Range::Open(..)) { (hi - lo) * 1e-9 } else { 0.0 };
+                    let eps = if matches!(p.range, Range::Open(..)) {
+                        (hi - lo) * 1e-9
+                    } else {
+                        0.0
+                    };
                     match self.g.below(6) {
                         0 => json!(lo + eps),
                         1 => json!(hi - eps),
@@ -221,9 +225,13 @@ impl Gen<'_> {
             if classes > 1 { 0.4 } else { 0.05 },
             |s| json!(s.g.below(classes.max(1))),
         );
-        self.field(&mut m, "profile", Kind::Word(crate::schema::PROFILES), 0.3, |s| {
-            json!(*s.g.pick(crate::schema::PROFILES))
-        });
+        self.field(
+            &mut m,
+            "profile",
+            Kind::Word(crate::schema::PROFILES),
+            0.3,
+            |s| json!(*s.g.pick(crate::schema::PROFILES)),
+        );
         self.field(&mut m, "max_burst", Kind::U32, 0.1, |s| {
             json!(*s.g.pick(&[1u64, 2, 4, 64, 1_000_000]))
         });
@@ -232,7 +240,9 @@ impl Gen<'_> {
         self.field(&mut m, "host", Kind::Word(crate::schema::HOSTS), 0.1, |s| {
             json!(*s.g.pick(crate::schema::HOSTS))
         });
-        self.field(&mut m, "timestamps", Kind::Bool, 0.1, |s| json!(s.g.chance(0.5)));
+        self.field(&mut m, "timestamps", Kind::Bool, 0.1, |s| {
+            json!(s.g.chance(0.5))
+        });
         self.field(&mut m, "gro_segments", Kind::U64, 0.1, |s| {
             json!(*s.g.pick(&[1u64, 2, 8, 44, 64]))
         });
@@ -245,25 +255,53 @@ impl Gen<'_> {
     fn plt(&mut self, hcm: Option<&str>) -> Value {
         let mut m = Map::new();
         if let Some(h) = hcm.map(str::to_string) {
-            self.field(&mut m, "hcm", Kind::Word(longfat_cc::ALGORITHMS), 0.5, move |_| json!(h));
+            self.field(
+                &mut m,
+                "hcm",
+                Kind::Word(longfat_cc::ALGORITHMS),
+                0.5,
+                move |_| json!(h),
+            );
         }
-        self.field(&mut m, "alpha", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.1, 0.5, 1.0, 10.0])));
-        self.field(&mut m, "beta", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.95, 0.999])));
-        self.field(&mut m, "gamma", Kind::Float, 0.3, |s| json!(*s.g.pick(&[0.01, 0.5, 0.75, 0.999])));
-        self.field(&mut m, "mu", Kind::Float, 0.3, |s| json!(*s.g.pick(&[1e-6, 0.005, 0.1, 0.9])));
-        self.field(&mut m, "ema_weight", Kind::Float, 0.2, |s| json!(*s.g.pick(&[0.01, 0.25, 1.0])));
-        self.field(&mut m, "epoch", Kind::Duration, 0.3, |s| s.pick_ns(&[1.0, 10.0, 100.0, 1000.0, 60_000.0]));
+        self.field(&mut m, "alpha", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[0.01, 0.1, 0.5, 1.0, 10.0]))
+        });
+        self.field(&mut m, "beta", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[0.01, 0.5, 0.95, 0.999]))
+        });
+        self.field(&mut m, "gamma", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[0.01, 0.5, 0.75, 0.999]))
+        });
+        self.field(&mut m, "mu", Kind::Float, 0.3, |s| {
+            json!(*s.g.pick(&[1e-6, 0.005, 0.1, 0.9]))
+        });
+        self.field(&mut m, "ema_weight", Kind::Float, 0.2, |s| {
+            json!(*s.g.pick(&[0.01, 0.25, 1.0]))
+        });
+        self.field(&mut m, "epoch", Kind::Duration, 0.3, |s| {
+            s.pick_ns(&[1.0, 10.0, 100.0, 1000.0, 60_000.0])
+        });
         self.field(&mut m, "lcm_initial_window", Kind::Size, 0.3, |s| {
-            json!(*s.g.pick(&["1bdp", "0.01bdp", "3bdp", "1pkt", "100pkt", "10000000pkt"]))
+            json!(*s
+                .g
+                .pick(&["1bdp", "0.01bdp", "3bdp", "1pkt", "100pkt", "10000000pkt"]))
         });
-        self.field(&mut m, "lcm_ack_every", Kind::U32, 0.2, |s| json!(*s.g.pick(&[1u64, 2, 8, 64])));
-        self.field(&mut m, "lcm_ack_class", Kind::Word(crate::schema::ACK_CLASSES), 0.2, |s| {
-            json!(*s.g.pick(crate::schema::ACK_CLASSES))
+        self.field(&mut m, "lcm_ack_every", Kind::U32, 0.2, |s| {
+            json!(*s.g.pick(&[1u64, 2, 8, 64]))
         });
+        self.field(
+            &mut m,
+            "lcm_ack_class",
+            Kind::Word(crate::schema::ACK_CLASSES),
+            0.2,
+            |s| json!(*s.g.pick(crate::schema::ACK_CLASSES)),
+        );
         self.field(&mut m, "receive_buffer", Kind::Size, 0.2, |s| {
             json!(*s.g.pick(&["1pkt", "1000pkt", "3bdp", "1MB", "unlimited"]))
         });
-        self.field(&mut m, "lcm_resend", Kind::Float, 0.2, |s| json!(*s.g.pick(&[0.001, 1.0, 4.0, 1e6])));
+        self.field(&mut m, "lcm_resend", Kind::Float, 0.2, |s| {
+            json!(*s.g.pick(&[0.001, 1.0, 4.0, 1e6]))
+        });
         self.extra(&mut m, Table::Plt);
         Value::Object(m)
     }
@@ -311,14 +349,32 @@ impl Gen<'_> {
         } else {
             picked.clone()
         };
-        let cc = if as_transport { controller.clone() } else { picked };
+        let cc = if as_transport {
+            controller.clone()
+        } else {
+            picked
+        };
         let c = cc.clone();
-        self.field(m, "cc", Kind::Word(crate::schema::CCS), 1.0, move |_| json!(c));
-        let (transport, p) = if as_transport { ("plt", 1.0) } else { ("tcp", 0.1) };
-        self.field(m, "transport", Kind::Word(crate::schema::TRANSPORTS), p, move |_| json!(transport));
+        self.field(m, "cc", Kind::Word(crate::schema::CCS), 1.0, move |_| {
+            json!(c)
+        });
+        let (transport, p) = if as_transport {
+            ("plt", 1.0)
+        } else {
+            ("tcp", 0.1)
+        };
+        self.field(
+            m,
+            "transport",
+            Kind::Word(crate::schema::TRANSPORTS),
+            p,
+            move |_| json!(transport),
+        );
         if plt {
             let h = controller.clone();
-            self.field(m, "plt", Kind::Table(Table::Plt), 0.7, move |s| s.plt(if as_transport { None } else { Some(&h) }));
+            self.field(m, "plt", Kind::Table(Table::Plt), 0.7, move |s| {
+                s.plt(if as_transport { None } else { Some(&h) })
+            });
         }
         let c = controller;
         self.field(m, "params", Kind::Params, 0.3, move |s| s.params(&c));
@@ -647,9 +703,21 @@ pub fn structured(g: &mut G) -> Value {
         }
         let classes = s.classes;
         if s.g.chance(0.3) {
-            s.field(&mut link, "buffer", Kind::Word(schema::BUFFERS), 1.0, |_| json!("shared"));
+            s.field(
+                &mut link,
+                "buffer",
+                Kind::Word(schema::BUFFERS),
+                1.0,
+                |_| json!("shared"),
+            );
         } else {
-            s.field(&mut link, "buffer", Kind::Word(schema::BUFFERS), 0.1, |_| json!("per_class"));
+            s.field(
+                &mut link,
+                "buffer",
+                Kind::Word(schema::BUFFERS),
+                0.1,
+                |_| json!("per_class"),
+            );
             s.field(&mut link, "class_queues", Kind::SizeList, 0.4, move |s| {
                 Value::Array((0..classes).map(|_| queue(s)).collect())
             });
@@ -786,7 +854,12 @@ mod tests {
                 }
             }
             for p in a.params {
-                assert!(seen.contains(p.name), "{}: params.{} is never generated", a.name, p.name);
+                assert!(
+                    seen.contains(p.name),
+                    "{}: params.{} is never generated",
+                    a.name,
+                    p.name
+                );
             }
         }
     }

@@ -31,7 +31,10 @@ pub type Field = (&'static str, Kind, bool);
 
 /// Table `t`'s fields, from the catalogue.
 pub fn fields(t: Table) -> Vec<Field> {
-    t.fields().iter().map(|f| (f.name, f.kind, f.required)).collect()
+    t.fields()
+        .iter()
+        .map(|f| (f.name, f.kind, f.required))
+        .collect()
 }
 
 /// The kind of a field found by name anywhere in a scenario (for mutating
@@ -65,13 +68,17 @@ mod tests {
     /// The keys of table `t` present in `v`, recursively, as
     /// "Struct.field".
     fn walk(v: &serde_json::Value, t: Table, seen: &mut std::collections::BTreeSet<String>) {
-        let serde_json::Value::Object(m) = v else { return };
+        let serde_json::Value::Object(m) = v else {
+            return;
+        };
         for (k, x) in m {
             let Some(f) = t.field(k) else { continue };
             seen.insert(format!("{}.{}", t.struct_name(), f.name));
             match (f.kind, x) {
                 (Kind::Table(c), _) => walk(x, c, seen),
-                (Kind::Tables(c), serde_json::Value::Array(a)) => a.iter().for_each(|e| walk(e, c, seen)),
+                (Kind::Tables(c), serde_json::Value::Array(a)) => {
+                    a.iter().for_each(|e| walk(e, c, seen))
+                }
                 _ => {}
             }
         }
@@ -89,9 +96,16 @@ mod tests {
         }
         let missing: Vec<String> = ALL_TABLES
             .iter()
-            .flat_map(|t| t.fields().iter().map(move |f| format!("{}.{}", t.struct_name(), f.name)))
+            .flat_map(|t| {
+                t.fields()
+                    .iter()
+                    .map(move |f| format!("{}.{}", t.struct_name(), f.name))
+            })
             .filter(|k| !seen.contains(k))
             .collect();
-        assert!(missing.is_empty(), "declared fields the fuzzer never generates: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "declared fields the fuzzer never generates: {missing:?}"
+        );
     }
 }

@@ -777,11 +777,14 @@ pub struct SocketState {
     /// ACKs whose echoed timestamp lies before the glue's init (an accepted
     /// socket's first ACKs may echo its SYN-ACK; otherwise a clock error).
     pub ts_echoes_before_init: u32,
+    /// 1 when the kernel did not run the socket's init and the first
+    /// callback that ran initialised the state (`lfg_glue_ready`).
+    pub late_inits: u32,
 }
 
 impl SocketState {
     /// The fields in order, with their names (for Python).
-    pub fn fields(&self) -> [(&'static str, u64); 18] {
+    pub fn fields(&self) -> [(&'static str, u64); 19] {
         [
             ("cwnd_fp", self.cwnd_fp),
             ("ssthresh_fp", self.ssthresh_fp),
@@ -804,13 +807,14 @@ impl SocketState {
             ("missed_callbacks", self.missed_callbacks.into()),
             ("ts_echoes_ahead", self.ts_echoes_ahead.into()),
             ("ts_echoes_before_init", self.ts_echoes_before_init.into()),
+            ("late_inits", self.late_inits.into()),
         ]
     }
 
-    /// Decodes `struct lfg_glue_head` (native endian, no padding: 2 u64 then 16 u32).
+    /// Decodes `struct lfg_glue_head` (native endian, no padding: 2 u64 then 18 u32).
     #[cfg_attr(longfat_no_bpf, allow(dead_code))]
     fn parse(raw: &[u8]) -> Option<Self> {
-        if raw.len() < 80 {
+        if raw.len() < 88 {
             return None;
         }
         let u64_at = |i: usize| u64::from_ne_bytes(raw[i..i + 8].try_into().expect("8 bytes"));
@@ -834,6 +838,7 @@ impl SocketState {
             missed_callbacks: u32_at(68),
             ts_echoes_ahead: u32_at(72),
             ts_echoes_before_init: u32_at(76),
+            late_inits: u32_at(80),
         })
     }
 }

@@ -22,7 +22,9 @@ impl SenderDriver {
     fn new(flow_json: &str) -> PyResult<Self> {
         let flow = FlowSpec::from_json(flow_json).map_err(scenario_error)?;
         let sender = tcp_sender("flow", flow.transport()).map_err(scenario_error)?;
-        Ok(Self { inner: Driver::new(sender) })
+        Ok(Self {
+            inner: Driver::new(sender),
+        })
     }
 
     /// The handshake's round trip, before any data.
@@ -44,9 +46,24 @@ impl SenderDriver {
 
     /// The peer's ACK at `now_ns` (packet numbers; SACK blocks [start, end)).
     #[pyo3(signature = (now_ns, cum_pkts, sacks, window_pkts, ts_val = 0))]
-    fn ack(&mut self, now_ns: u64, cum_pkts: u64, sacks: Vec<(u64, u64)>, window_pkts: u64, ts_val: u64) -> PyResult<()> {
+    fn ack(
+        &mut self,
+        now_ns: u64,
+        cum_pkts: u64,
+        sacks: Vec<(u64, u64)>,
+        window_pkts: u64,
+        ts_val: u64,
+    ) -> PyResult<()> {
         self.check_time(now_ns)?;
-        self.inner.ack(now_ns, &PeerAck { cum_pkts, sacks, window_pkts, ts_val });
+        self.inner.ack(
+            now_ns,
+            &PeerAck {
+                cum_pkts,
+                sacks,
+                window_pkts,
+                ts_val,
+            },
+        );
         Ok(())
     }
 
@@ -71,7 +88,10 @@ impl SenderDriver {
     #[pyo3(signature = (start = 0))]
     fn emitted(&self, start: usize) -> Vec<(u64, u64, bool)> {
         let all = self.inner.emitted();
-        all[start.min(all.len())..].iter().map(|s| (s.at_ns, s.seq, s.retransmit)).collect()
+        all[start.min(all.len())..]
+            .iter()
+            .map(|s| (s.at_ns, s.seq, s.retransmit))
+            .collect()
     }
 
     /// The sender's state, as TCP_INFO reports it (see `SenderState`).

@@ -248,14 +248,38 @@ impl Simulation {
                 }
                 out
             };
-            flows.set_item("hcm_cwnd_pkts", spread_f(&ms.hcm_cwnd_pkts).into_pyarray(py))?;
-            flows.set_item("lcm_cwnd_pkts", spread_f(&ms.lcm_cwnd_pkts).into_pyarray(py))?;
-            flows.set_item("hcm_sent_pkts", spread_u(&ms.hcm_sent_pkts).into_pyarray(py))?;
-            flows.set_item("lcm_sent_pkts", spread_u(&ms.lcm_sent_pkts).into_pyarray(py))?;
-            flows.set_item("hcm_lost_pkts", spread_u(&ms.hcm_lost_pkts).into_pyarray(py))?;
-            flows.set_item("lcm_lost_pkts", spread_u(&ms.lcm_lost_pkts).into_pyarray(py))?;
-            flows.set_item("hcm_goodput_bps", spread_f(&ms.hcm_goodput_bps).into_pyarray(py))?;
-            flows.set_item("lcm_goodput_bps", spread_f(&ms.lcm_goodput_bps).into_pyarray(py))?;
+            flows.set_item(
+                "hcm_cwnd_pkts",
+                spread_f(&ms.hcm_cwnd_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "lcm_cwnd_pkts",
+                spread_f(&ms.lcm_cwnd_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "hcm_sent_pkts",
+                spread_u(&ms.hcm_sent_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "lcm_sent_pkts",
+                spread_u(&ms.lcm_sent_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "hcm_lost_pkts",
+                spread_u(&ms.hcm_lost_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "lcm_lost_pkts",
+                spread_u(&ms.lcm_lost_pkts).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "hcm_goodput_bps",
+                spread_f(&ms.hcm_goodput_bps).into_pyarray(py),
+            )?;
+            flows.set_item(
+                "lcm_goodput_bps",
+                spread_f(&ms.lcm_goodput_bps).into_pyarray(py),
+            )?;
         }
         let links = PyDict::new(py);
         let l = &m.links;
@@ -368,7 +392,14 @@ fn catalogue(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .map(|a| {
             let d = PyDict::new(py);
             d.set_item("name", a.name)?;
-            d.set_item("kind", if a.build.is_some() { "controller" } else { "transport" })?;
+            d.set_item(
+                "kind",
+                if a.build.is_some() {
+                    "controller"
+                } else {
+                    "transport"
+                },
+            )?;
             d.set_item("what", a.what)?;
             d.set_item("paper", a.paper)?;
             d.set_item("constraints", a.constraints.to_vec())?;

@@ -160,7 +160,12 @@ fn tcp_share_bps(flows: &[Flow], links: &[LinkSpec], duration_ns: u64) -> Vec<f6
             }
         }
     }
-    let end = |f: &Flow| f.stop_ns.unwrap_or(duration_ns).min(duration_ns).max(f.start_ns);
+    let end = |f: &Flow| {
+        f.stop_ns
+            .unwrap_or(duration_ns)
+            .min(duration_ns)
+            .max(f.start_ns)
+    };
     // The middle half of a flow's life: [start + L/4, end - L/4].
     let middle = |f: &Flow| {
         let quarter = (end(f) - f.start_ns) / 4;
@@ -235,7 +240,12 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     let loads = LinkLoads::of(links, flows, duration_ns);
     let (max_packets_held, worst_link) = packets_held(links, flows, &loads);
     let packets_bytes = max_packets_held.saturating_mul(PACKET_BYTES);
-    let state = state_bytes(flows, duration_ns, sample_interval_ns, monitored_links.len() as u64);
+    let state = state_bytes(
+        flows,
+        duration_ns,
+        sample_interval_ns,
+        monitored_links.len() as u64,
+    );
     let memory_bytes = packets_bytes
         .saturating_add(state.series_bytes)
         .saturating_add(state.flows_bytes);
@@ -350,7 +360,8 @@ impl LinkLoads {
             let (most, offered, data_size, ack_size) = flow_most(f, duration_ns);
             loads.flow_most.push(most);
             for &l in f.fwd.iter() {
-                loads.min_data_pkt[l as usize] = loads.min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
+                loads.min_data_pkt[l as usize] =
+                    loads.min_data_pkt[l as usize].min(u64::from(data_size.max(1)));
             }
             let mut upstream = match &f.endpoints {
                 Endpoints::Tcp { .. } | Endpoints::Plt { .. } => 2.0 * tcp_share[fi],
@@ -395,7 +406,12 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
             if loads.min_pkt[i] == u64::MAX {
                 0
             } else {
-                link_capacity(l, loads.min_pkt[i], loads.arrival_bps[i], loads.flows_through[i])
+                link_capacity(
+                    l,
+                    loads.min_pkt[i],
+                    loads.arrival_bps[i],
+                    loads.flows_through[i],
+                )
             }
         })
         .collect();
@@ -408,14 +424,17 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
             (worst_link, worst_held) = (Some(i), held);
         }
     }
-    let by_flow = flows.iter().zip(&loads.flow_most).fold(0u64, |acc, (f, &most)| {
-        let route_capacity = f
-            .fwd
-            .iter()
-            .chain(f.bwd.iter())
-            .fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
-        acc.saturating_add(most.min(route_capacity))
-    });
+    let by_flow = flows
+        .iter()
+        .zip(&loads.flow_most)
+        .fold(0u64, |acc, (f, &most)| {
+            let route_capacity = f
+                .fwd
+                .iter()
+                .chain(f.bwd.iter())
+                .fold(0u64, |c, &l| c.saturating_add(capacity[l as usize]));
+            acc.saturating_add(most.min(route_capacity))
+        });
     (by_link.min(by_flow), worst_link)
 }
 
@@ -428,12 +447,20 @@ struct StateBytes {
     plt_window_bytes: u64,
 }
 
-fn state_bytes(flows: &[Flow], duration_ns: u64, sample_interval_ns: u64, monitored_links: u64) -> StateBytes {
+fn state_bytes(
+    flows: &[Flow],
+    duration_ns: u64,
+    sample_interval_ns: u64,
+    monitored_links: u64,
+) -> StateBytes {
     let samples = duration_ns / sample_interval_ns.max(1) + 1;
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links);
-    let plt_flows = flows.iter().filter(|f| f.endpoints.plt_window_pkts().is_some()).count() as u64;
+    let plt_flows = flows
+        .iter()
+        .filter(|f| f.endpoints.plt_window_pkts().is_some())
+        .count() as u64;
     let row_bytes = FLOW_ROW_BYTES + if plt_flows > 0 { MODULE_ROW_BYTES } else { 0 };
     let series_bytes = flow_rows
         .saturating_mul(row_bytes)
@@ -441,13 +468,15 @@ fn state_bytes(flows: &[Flow], duration_ns: u64, sample_interval_ns: u64, monito
     // A PLT connection also keeps state per packet of its window (the
     // packet manager, the LCM's packets, the receiver's reassembly), in
     // the network or not.
-    let plt_window_bytes = flows.iter().fold(0u64, |acc, f| match f.endpoints.plt_window_pkts() {
-        Some(window) => {
-            let w = window.min(f.endpoints.total_pkts().unwrap_or(u64::MAX));
-            acc.saturating_add(w.saturating_mul(PLT_WINDOW_BYTES_PER_PKT))
-        }
-        None => acc,
-    });
+    let plt_window_bytes = flows
+        .iter()
+        .fold(0u64, |acc, f| match f.endpoints.plt_window_pkts() {
+            Some(window) => {
+                let w = window.min(f.endpoints.total_pkts().unwrap_or(u64::MAX));
+                acc.saturating_add(w.saturating_mul(PLT_WINDOW_BYTES_PER_PKT))
+            }
+            None => acc,
+        });
     let flows_bytes = (flows.len() as u64 - plt_flows)
         .saturating_mul(FLOW_BYTES)
         .saturating_add(plt_flows.saturating_mul(PLT_FLOW_BYTES))
@@ -461,8 +490,18 @@ fn state_bytes(flows: &[Flow], duration_ns: u64, sample_interval_ns: u64, monito
 }
 
 /// The scenario field the largest part of the memory depends on most.
-fn dominant_field(packets_bytes: u64, state: &StateBytes, worst_link: Option<usize>, bottleneck_links: &[usize]) -> String {
-    let StateBytes { series_bytes, flows_bytes, plt_window_bytes, .. } = *state;
+fn dominant_field(
+    packets_bytes: u64,
+    state: &StateBytes,
+    worst_link: Option<usize>,
+    bottleneck_links: &[usize],
+) -> String {
+    let StateBytes {
+        series_bytes,
+        flows_bytes,
+        plt_window_bytes,
+        ..
+    } = *state;
     if packets_bytes >= series_bytes && packets_bytes >= flows_bytes {
         match worst_link {
             Some(i) if bottleneck_links.contains(&i) => "network.bottleneck.queue",

@@ -246,7 +246,10 @@ impl EventQueue {
     pub fn pop_packed(&mut self) -> Option<(u64, PackedEvent)> {
         let (k, ev) = if self.next_is_near() {
             self.near_len -= 1;
-            (self.near_keys[self.near_len], self.near_events[self.near_len])
+            (
+                self.near_keys[self.near_len],
+                self.near_events[self.near_len],
+            )
         } else {
             self.heap.pop()?
         };
@@ -337,7 +340,9 @@ impl Heap {
             let (best, best_key) = if first + ARITY <= n {
                 // All four children present (every level but the last):
                 // one bounds check for the four, the compares unrolled.
-                let c: &[u128; ARITY] = keys[first..first + ARITY].try_into().expect("four children");
+                let c: &[u128; ARITY] = keys[first..first + ARITY]
+                    .try_into()
+                    .expect("four children");
                 let (mut b, mut bk) = (0, c[0]);
                 if c[1] < bk {
                     (b, bk) = (1, c[1]);

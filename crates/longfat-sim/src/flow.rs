@@ -83,13 +83,17 @@ impl Endpoints {
             (Self::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Self::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now_ns, out),
             (Self::Tcp { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now_ns, out),
-            (Self::Tcp { receiver, .. }, TimerKind::DelayedAck) => receiver.on_delack_timer(now_ns, out),
+            (Self::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
+                receiver.on_delack_timer(now_ns, out)
+            }
             (Self::Tcp { receiver, .. }, TimerKind::GroFlush) => receiver.on_gro_timer(now_ns, out),
             (Self::Plt { sender, .. }, TimerKind::Start) => sender.start(now_ns, out),
             (Self::Plt { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Self::Plt { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now_ns, out),
             (Self::Plt { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now_ns, out),
-            (Self::Plt { receiver, .. }, TimerKind::DelayedAck) => receiver.on_delack_timer(now_ns, out),
+            (Self::Plt { receiver, .. }, TimerKind::DelayedAck) => {
+                receiver.on_delack_timer(now_ns, out)
+            }
             (Self::Udp(u), TimerKind::Start) => u.start(now_ns, out),
             (Self::Udp(u), TimerKind::Stop) => u.stop(),
             (Self::Udp(u), TimerKind::UdpSend) => u.on_timer(now_ns, out),
@@ -184,7 +188,9 @@ impl Endpoints {
     pub fn window_state(&self) -> Option<WindowState> {
         match self {
             Self::Tcp { sender, .. } => Some(WindowState::of(sender, None)),
-            Self::Plt { sender, .. } => Some(WindowState::of(sender.hcm(), Some(sender.lcm_cwnd_pkts()))),
+            Self::Plt { sender, .. } => {
+                Some(WindowState::of(sender.hcm(), Some(sender.lcm_cwnd_pkts())))
+            }
             Self::Udp(_) => None,
         }
     }

@@ -304,14 +304,16 @@ impl Link {
                 shared: None,
                 pushed_out: Vec::new(),
             })),
-            QueueDiscipline::PriorityShared { limit, classes } => Queue::Priority(Box::new(PriorityQueue {
-                limits: vec![QueueLimit::Packets(u64::MAX); *classes],
-                classes: vec![VecDeque::new(); *classes],
-                class_bytes: vec![0; *classes],
-                in_service: None,
-                shared: Some(*limit),
-                pushed_out: Vec::new(),
-            })),
+            QueueDiscipline::PriorityShared { limit, classes } => {
+                Queue::Priority(Box::new(PriorityQueue {
+                    limits: vec![QueueLimit::Packets(u64::MAX); *classes],
+                    classes: vec![VecDeque::new(); *classes],
+                    class_bytes: vec![0; *classes],
+                    in_service: None,
+                    shared: Some(*limit),
+                    pushed_out: Vec::new(),
+                }))
+            }
         };
         Self {
             loss_threshold,
@@ -520,12 +522,16 @@ impl Link {
         }
         let c = usize::from(class).min(classes.len() - 1);
         if let Some(limit) = shared {
-            let waiting = |classes: &[VecDeque<Waiting>]| classes.iter().map(|q| q.len() as u64).sum::<u64>();
+            let waiting =
+                |classes: &[VecDeque<Waiting>]| classes.iter().map(|q| q.len() as u64).sum::<u64>();
             let mut bytes: u64 = class_bytes.iter().sum();
             let mut pushed = false;
             while !limit.admits(waiting(classes), bytes, size) {
                 // The newest packet of the lowest class below `c`.
-                let Some(v) = (c + 1..classes.len()).rev().find(|&v| !classes[v].is_empty()) else {
+                let Some(v) = (c + 1..classes.len())
+                    .rev()
+                    .find(|&v| !classes[v].is_empty())
+                else {
                     break;
                 };
                 let victim = classes[v].pop_back().expect("non-empty");
@@ -537,11 +543,19 @@ impl Link {
             }
             if !limit.admits(waiting(classes), bytes, size) {
                 self.counters.drops_overflow += 1;
-                return if pushed { Enqueued::DroppedPushingOut } else { Enqueued::Dropped };
+                return if pushed {
+                    Enqueued::DroppedPushingOut
+                } else {
+                    Enqueued::Dropped
+                };
             }
             classes[c].push_back(w);
             class_bytes[c] += size;
-            return if pushed { Enqueued::QueuedPushingOut } else { Enqueued::Queued };
+            return if pushed {
+                Enqueued::QueuedPushingOut
+            } else {
+                Enqueued::Queued
+            };
         }
         if !limits[c].admits(classes[c].len() as u64, class_bytes[c], size) {
             self.counters.drops_overflow += 1;
@@ -762,14 +776,17 @@ mod tests {
 
     #[test]
     fn shared_priority_buffer_pushes_out_the_lowest_class() {
-        let q = QueueDiscipline::PriorityShared { limit: QueueLimit::Packets(3), classes: 3 };
+        let q = QueueDiscipline::PriorityShared {
+            limit: QueueLimit::Packets(3),
+            classes: 3,
+        };
         let mut l = link(q, 0.0);
         let mut freed = vec![];
         assert_eq!(offer(&mut l, 0, 0, 2), Enqueued::ScheduleTxDone(12_000)); // in service
         assert_eq!(offer(&mut l, 1, 1, 2), Enqueued::Queued);
         assert_eq!(offer(&mut l, 2, 2, 1), Enqueued::Queued);
         assert_eq!(offer(&mut l, 3, 3, 2), Enqueued::Queued); // full: 1 (c2), 2 (c1), 3 (c2)
-        // A class-2 arrival cannot push anyone out.
+                                                              // A class-2 arrival cannot push anyone out.
         assert_eq!(offer(&mut l, 4, 4, 2), Enqueued::Dropped);
         // Class 0 pushes out the newest packet of the lowest class: 3.
         assert_eq!(offer(&mut l, 5, 5, 0), Enqueued::QueuedPushingOut);

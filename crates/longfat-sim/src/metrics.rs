@@ -162,8 +162,12 @@ impl Metrics {
                         ms.lcm_sent_pkts.push(m.lcm_sent_pkts - pm.lcm_sent_pkts);
                         ms.hcm_lost_pkts.push(m.hcm_lost_pkts - pm.hcm_lost_pkts);
                         ms.lcm_lost_pkts.push(m.lcm_lost_pkts - pm.lcm_lost_pkts);
-                        ms.hcm_goodput_bps.push((m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * payload_bits * per_sec);
-                        ms.lcm_goodput_bps.push((m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * payload_bits * per_sec);
+                        ms.hcm_goodput_bps.push(
+                            (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * payload_bits * per_sec,
+                        );
+                        ms.lcm_goodput_bps.push(
+                            (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * payload_bits * per_sec,
+                        );
                     }
                 }
                 _ => {
@@ -259,18 +263,27 @@ impl Metrics {
                     let (m, pm) = (s.modules, p.modules);
                     let bits = receiver_payload_bits(cfg);
                     row["final_lcm_cwnd_pkts"] = json!(lcm_cwnd);
-                    row["hcm_goodput_bps"] = json!(rate_of(secs, (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * bits));
-                    row["lcm_goodput_bps"] = json!(rate_of(secs, (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * bits));
+                    row["hcm_goodput_bps"] = json!(rate_of(
+                        secs,
+                        (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * bits
+                    ));
+                    row["lcm_goodput_bps"] = json!(rate_of(
+                        secs,
+                        (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * bits
+                    ));
                     row["hcm_sent_pkts"] = json!(m.hcm_sent_pkts - pm.hcm_sent_pkts);
                     row["lcm_sent_pkts"] = json!(m.lcm_sent_pkts - pm.lcm_sent_pkts);
                     row["lcm_lost_pkts"] = json!(m.lcm_lost_pkts - pm.lcm_lost_pkts);
                     row["lcm_losses_resent"] = json!(m.lcm_losses_resent - pm.lcm_losses_resent);
                     row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
-                    row["lcm_late_acked_pkts"] = json!(m.lcm_late_acked_pkts - pm.lcm_late_acked_pkts);
+                    row["lcm_late_acked_pkts"] =
+                        json!(m.lcm_late_acked_pkts - pm.lcm_late_acked_pkts);
                     row["lcm_losses_resent_by_lcm"] =
                         json!(m.lcm_losses_resent_by_lcm - pm.lcm_losses_resent_by_lcm);
                 }
-                row["completion_time_s"] = f.completion_time_ns().map_or(Value::Null, |t| json!(t as f64 / 1e9));
+                row["completion_time_s"] = f
+                    .completion_time_ns()
+                    .map_or(Value::Null, |t| json!(t as f64 / 1e9));
             }
             flow_rows.push(row);
         }

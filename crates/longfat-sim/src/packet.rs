@@ -74,7 +74,8 @@ impl Packet {
             dir,
             hop: 0,
             class: 0,
-            size_bytes: u16::try_from(size_bytes).expect("packet sizes are validated to 65535 bytes"),
+            size_bytes: u16::try_from(size_bytes)
+                .expect("packet sizes are validated to 65535 bytes"),
             seq: 0,
             ts_val: 0,
             ts_ecr: 0,
@@ -111,7 +112,8 @@ impl Packet {
 
     pub fn set_settled_below(&mut self, s: u64) {
         debug_assert!(self.kind == PacketKind::Data && s <= self.seq);
-        self.sack[1].0 = u32::try_from(self.seq - s).expect("the settled point lies within one window");
+        self.sack[1].0 =
+            u32::try_from(self.seq - s).expect("the settled point lies within one window");
     }
 
     /// The SACK blocks [start, end), in packet numbers, most recent first.
@@ -125,7 +127,8 @@ impl Packet {
     /// first). Returns false if the ACK already carries it or is full.
     pub fn push_sack(&mut self, (start, end): (u64, u64)) -> bool {
         debug_assert!(self.seq <= start && start < end);
-        let off = |x: u64| u32::try_from(x - self.seq).expect("a SACK block lies within one window");
+        let off =
+            |x: u64| u32::try_from(x - self.seq).expect("a SACK block lies within one window");
         let block = (off(start), off(end));
         let n = usize::from(self.n_sack);
         if n == MAX_SACK_BLOCKS || self.sack[..n].contains(&block) {
@@ -163,8 +166,9 @@ impl PacketPool {
                 id
             }
             None => {
-                let id = u32::try_from(self.packets.len())
-                    .expect("fewer than 2^32 packets in the network (the memory budget bounds them)");
+                let id = u32::try_from(self.packets.len()).expect(
+                    "fewer than 2^32 packets in the network (the memory budget bounds them)",
+                );
                 self.packets.push(*p);
                 PacketId(id)
             }

@@ -44,7 +44,11 @@ fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) ->
     // Its reassembly buffer bounds what a PLT connection may hold; the
     // default (the largest TCP window) would make 11,000 of them exceed
     // the memory budget before they start.
-    let plt = if cc == "plt" { "plt = { receive_buffer = \"1000pkt\" }" } else { "" };
+    let plt = if cc == "plt" {
+        "plt = { receive_buffer = \"1000pkt\" }"
+    } else {
+        ""
+    };
     Scenario::from_toml(&format!(
         r#"
         [network]
@@ -99,7 +103,10 @@ fn an_idle_flow_takes_less_than_the_budget_assumes() {
     );
     // And it is not absurdly below: a sender, receiver, controller, routes
     // and four link directions cannot fit in less than 1 KiB.
-    assert!(per_flow > 1024.0, "{per_flow:.0} bytes per flow is implausibly small");
+    assert!(
+        per_flow > 1024.0,
+        "{per_flow:.0} bytes per flow is implausibly small"
+    );
     drop(sim_large);
     // A PLT connection: a TCP sender (the HCM), the LCM and packet manager,
     // and a receiver per module.
@@ -108,8 +115,14 @@ fn an_idle_flow_takes_less_than_the_budget_assumes() {
     let (large, sim_large) = built_bytes_cc("plt", 11_000);
     let plt = (large - small) as f64 / 10_000.0;
     println!("bytes per idle PLT flow: {plt:.0} (budget assumes {PLT_FLOW_BYTES})");
-    assert!(plt <= PLT_FLOW_BYTES as f64, "an idle PLT flow takes {plt:.0} bytes, the budget assumes {PLT_FLOW_BYTES}");
-    assert!(plt > per_flow, "{plt:.0} bytes: PLT holds more than one TCP connection");
+    assert!(
+        plt <= PLT_FLOW_BYTES as f64,
+        "an idle PLT flow takes {plt:.0} bytes, the budget assumes {PLT_FLOW_BYTES}"
+    );
+    assert!(
+        plt > per_flow,
+        "{plt:.0} bytes: PLT holds more than one TCP connection"
+    );
     drop(sim_large);
 }
 
@@ -133,7 +146,10 @@ fn a_packet_in_flight_takes_less_than_the_budget_assumes() {
         per_packet <= PACKET_BYTES as f64,
         "{per_packet:.0} bytes per packet in flight, the budget assumes {PACKET_BYTES}"
     );
-    assert!(per_packet >= 64.0, "{per_packet:.0} bytes per packet is less than a packet");
+    assert!(
+        per_packet >= 64.0,
+        "{per_packet:.0} bytes per packet is less than a packet"
+    );
 }
 
 fn memory_stays_flat_in_simulated_duration_with_many_flows() {

@@ -562,7 +562,10 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
         };
         *stats.counts.entry(kind).or_default() += 1;
         if matches!(&ev, Event::Rto(o) if o.in_flight_pkts > 0) {
-            *stats.counts.entry("rto leaving packets in flight").or_default() += 1;
+            *stats
+                .counts
+                .entry("rto leaving packets in flight")
+                .or_default() += 1;
         }
         if rc >= 10_000.0 {
             *stats.counts.entry("events at cwnd >= 10,000").or_default() += 1;
@@ -1073,7 +1076,10 @@ fn tcpgt_increase_stays_exact_when_f_s_passes_2_to_the_16() {
         r.on_ack(&rust_ack(&a));
         c.on_ack(&a);
         if let Phase::Increase { p_pkts } = r.phase() {
-            assert!(p_pkts < 0.5, "epoch {k}: p = {p_pkts} should be far below the clamp");
+            assert!(
+                p_pkts < 0.5,
+                "epoch {k}: p = {p_pkts} should be far below the clamp"
+            );
             if f * r.splitting() >= 65_536.0 {
                 past_2_16 += 1;
             }

@@ -88,6 +88,8 @@ struct lfg_glue_head {
     missed_callbacks: u32,
     ts_echoes_ahead: u32,
     ts_echoes_before_init: u32,
+    late_inits: u32,
+    reserved: u32,
 }
 
 #[link(name = "longfat_glue_harness", kind = "static")]
@@ -202,10 +204,18 @@ struct Kernel {
 
 impl Kernel {
     fn new(order: Order) -> Self {
+        let mut k = Self::uninitialised(order);
+        k.call(INIT, 0, -1);
+        k
+    }
+
+    /// A socket whose init the kernel did not run (docs/kernel.md,
+    /// "Callbacks the kernel did not run").
+    fn uninitialised(order: Order) -> Self {
         // SAFETY: the harness's state is global; the tests in this file run
         // one after the other (see `glue_sees_the_same_events_in_either_order`).
         unsafe { lfh_reset() };
-        let mut k = Kernel {
+        Kernel {
             t: lfh_tcp {
                 clock_ns: 7_000_000_123,
                 snd_cwnd: 10,
@@ -217,9 +227,7 @@ impl Kernel {
             },
             order,
             echo_ms: None,
-        };
-        k.call(INIT, 0, -1);
-        k
+        }
     }
 
     fn call(&mut self, callback: u32, arg: u32, rtt_us: i32) -> u32 {
@@ -281,8 +289,16 @@ impl Kernel {
             delivered += a.cum - a.cum_sacked;
             if a.rtt_us > 0 {
                 let r = a.rtt_us as u32;
-                t.srtt_us = if t.srtt_us == 0 { r } else { (7 * t.srtt_us + r) / 8 };
-                t.min_rtt_us = if t.min_rtt_us == 0 { r } else { t.min_rtt_us.min(r) };
+                t.srtt_us = if t.srtt_us == 0 {
+                    r
+                } else {
+                    (7 * t.srtt_us + r) / 8
+                };
+                t.min_rtt_us = if t.min_rtt_us == 0 {
+                    r
+                } else {
+                    t.min_rtt_us.min(r)
+                };
             }
             self.call(PKTS_ACKED, a.cum, a.rtt_us);
         }
@@ -463,8 +479,16 @@ fn glue_sees_the_same_events_in_either_order() {
     let old = run(Order::InAckEventFirst);
     for (name, r) in [("pkts_acked first", &new), ("in_ack_event first", &old)] {
         // Slow start grows by the packets ACKed (tcp_slow_start): 10 + 20 x 2.
-        assert_eq!(r.cwnd_after_slow_start, 50, "{name}: snd_cwnd after slow start");
-        let acks: Vec<&lf_ack> = r.events.iter().filter(|e| e.kind == EV_ACK).map(|e| &e.ack).collect();
+        assert_eq!(
+            r.cwnd_after_slow_start, 50,
+            "{name}: snd_cwnd after slow start"
+        );
+        let acks: Vec<&lf_ack> = r
+            .events
+            .iter()
+            .filter(|e| e.kind == EV_ACK)
+            .map(|e| &e.ack)
+            .collect();
         assert_eq!(acks.len(), r.expected.len(), "{name}: one on_ack per ACK");
         for (i, (a, x)) in acks.iter().zip(&r.expected).enumerate() {
             assert_eq!(
@@ -495,7 +519,11 @@ fn glue_sees_the_same_events_in_either_order() {
         let h = &r.head;
         assert_eq!((h.losses, h.losses_taken_back), (2, 1), "{name}: {h:?}");
         assert_eq!(h.acks_gathered as usize, r.expected.len(), "{name}: {h:?}");
-        assert_eq!(h.acks_delivered + h.ack_pending, h.acks_gathered, "{name}: {h:?}");
+        assert_eq!(
+            h.acks_delivered + h.ack_pending,
+            h.acks_gathered,
+            "{name}: {h:?}"
+        );
         assert_eq!(h.missed_callbacks, 0, "{name}: {h:?}");
         // Growth reached the algorithm on the ACKs cong_avoid saw.
         assert!(h.acks_grown >= 20, "{name}: {h:?}");
@@ -506,6 +534,33 @@ fn glue_sees_the_same_events_in_either_order() {
         assert_eq!(n, o, "event {i}: pkts_acked first, then in_ack_event first");
     }
     timeout_recovery_end_restarts_delta(&new);
+}
+
+/// CI saw a socket whose init the kernel never ran (its SYN-ACK processed
+/// where the kernel runs no BPF program): every callback found no state
+/// and snd_cwnd stayed at 10 for the whole transfer. The first callback
+/// that runs now initialises the state as init would have, and says so.
+#[test]
+fn a_socket_whose_init_did_not_run_grows_as_one_whose_did() {
+    let _harness = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+    let slow_start = |mut k: Kernel| {
+        k.send();
+        for _ in 0..20 {
+            k.ack(ack(5_000, 2, 100_000));
+        }
+        (k.t.snd_cwnd, head())
+    };
+    let (cwnd_init, h_init) = slow_start(Kernel::new(Order::PktsAckedFirst));
+    let (cwnd_late, h_late) = slow_start(Kernel::uninitialised(Order::PktsAckedFirst));
+    // tcp_slow_start: 10 + 20 x 2, either way.
+    assert_eq!((cwnd_init, cwnd_late), (50, 50));
+    assert_eq!((h_init.late_inits, h_late.late_inits), (0, 1));
+    assert_eq!(
+        (h_late.acks_gathered, h_late.acks_delivered),
+        (20, 20),
+        "{h_late:?}"
+    );
+    assert_eq!(h_late.cwnd_fp, h_init.cwnd_fp);
 }
 
 /// Issue 28, item 7: Linux's H-TCP restarts Delta on every return to Open
@@ -522,11 +577,26 @@ fn timeout_recovery_end_restarts_delta(r: &Run) {
     let rto = r.events.iter().find(|e| e.kind == EV_RTO).expect("on_rto");
     assert_eq!(r.rto_in_flight, 4);
     assert_eq!(rto.rto.in_flight_pkts, 4, "on_rto's in_flight_pkts");
-    assert_eq!(rto.cwnd_fp, 5 * FP_ONE, "the algorithm restarts at in flight + 1");
-    assert_eq!(r.snd_cwnd_after_rto, 5, "snd_cwnd after set_state(Loss): Linux's in flight + 1");
+    assert_eq!(
+        rto.cwnd_fp,
+        5 * FP_ONE,
+        "the algorithm restarts at in flight + 1"
+    );
+    assert_eq!(
+        r.snd_cwnd_after_rto, 5,
+        "snd_cwnd after set_state(Loss): Linux's in flight + 1"
+    );
     let count = |kind| r.events.iter().filter(|e| e.kind == kind).count();
-    assert_eq!(count(EV_RECOVERY_EXIT), 1, "on_recovery_exit: the fast recovery's only");
-    assert_eq!(count(EV_TIMEOUT_RECOVERY_EXIT), 1, "on_timeout_recovery_exit");
+    assert_eq!(
+        count(EV_RECOVERY_EXIT),
+        1,
+        "on_recovery_exit: the fast recovery's only"
+    );
+    assert_eq!(
+        count(EV_TIMEOUT_RECOVERY_EXIT),
+        1,
+        "on_timeout_recovery_exit"
+    );
     // The end of Loss.
     let i = r
         .events
@@ -534,8 +604,14 @@ fn timeout_recovery_end_restarts_delta(r: &Run) {
         .position(|e| e.kind == EV_TIMEOUT_RECOVERY_EXIT)
         .expect("on_timeout_recovery_exit");
     let e = &r.events[i];
-    assert_eq!(e.exit_now_us, r.loss_end_us, "exit at the ACK that ends Loss");
-    assert_eq!(e.last_cong_us, r.loss_end_us, "H-TCP's Delta counts from the end of Loss");
+    assert_eq!(
+        e.exit_now_us, r.loss_end_us,
+        "exit at the ACK that ends Loss"
+    );
+    assert_eq!(
+        e.last_cong_us, r.loss_end_us,
+        "H-TCP's Delta counts from the end of Loss"
+    );
     // the ACK that ended Loss comes first, with growth; the exit keeps its window
     let before = &r.events[i - 1];
     assert_eq!((before.kind, before.ack.now_us), (EV_ACK, r.loss_end_us));

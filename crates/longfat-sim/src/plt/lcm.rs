@@ -94,7 +94,11 @@ impl Lcm {
             sack_mark: 0,
             cwnd_limited: false,
             max_burst_pkts: tcp.max_burst_pkts.map_or(u64::MAX, u64::from),
-            ack_delay_ns: if plt.lcm_ack_every_pkts > 1 { plt.lcm_ack_timeout_ns } else { 0 },
+            ack_delay_ns: if plt.lcm_ack_every_pkts > 1 {
+                plt.lcm_ack_timeout_ns
+            } else {
+                0
+            },
             resend_ratio: plt.lcm_resend_ratio,
             timer_ns: None,
             counters: LcmCounters::default(),
@@ -116,7 +120,14 @@ impl Lcm {
 
     /// Sends new data while the window, the receiver window and the host
     /// queue allow. `rto_ns`: the connection's retransmission timeout.
-    pub(super) fn send(&mut self, now_ns: u64, rto_ns: u64, hcm_cwnd: f64, pm: &mut PacketManager, out: &mut Outbox) {
+    pub(super) fn send(
+        &mut self,
+        now_ns: u64,
+        rto_ns: u64,
+        hcm_cwnd: f64,
+        pm: &mut PacketManager,
+        out: &mut Outbox,
+    ) {
         let cwnd = self.rule.cwnd().floor() as u64;
         let mut sent = 0u64;
         loop {
@@ -137,13 +148,27 @@ impl Lcm {
             }
             // Footnote 2: with a retransmit buffer much larger than the HCM's
             // window, the LCM takes the oldest loss back itself.
-            let resend = self.resend_ratio.is_some_and(|r| pm.queued() as f64 > r * hcm_cwnd);
-            let next = if resend { pm.lcm_resend().or_else(|| pm.lcm_data()) } else { pm.lcm_data() };
+            let resend = self
+                .resend_ratio
+                .is_some_and(|r| pm.queued() as f64 > r * hcm_cwnd);
+            let next = if resend {
+                pm.lcm_resend().or_else(|| pm.lcm_data())
+            } else {
+                pm.lcm_data()
+            };
             let Some(d) = next else { break };
             let seq = self.nxt();
-            self.entries.push_back(LcmEntry { data_seq: d, state: LcmState::InFlight });
+            self.entries.push_back(LcmEntry {
+                data_seq: d,
+                state: LcmState::InFlight,
+            });
             self.in_flight += 1;
-            let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, self.packet_size_bytes);
+            let mut p = Packet::new(
+                self.flow,
+                PacketKind::Data,
+                Dir::Forward,
+                self.packet_size_bytes,
+            );
             p.seq = seq;
             p.class = self.class;
             p.module = MODULE_LCM;
@@ -171,7 +196,9 @@ impl Lcm {
     /// (a packet given up on that arrives after all was already counted as
     /// lost: its data is acknowledged, but it is not counted twice).
     fn deliver(&mut self, seq: u64, pm: &mut PacketManager) -> u64 {
-        let Some(e) = self.entry_mut(seq) else { return 0 };
+        let Some(e) = self.entry_mut(seq) else {
+            return 0;
+        };
         let (d, was) = (e.data_seq, e.state);
         e.state = LcmState::Acked;
         let fresh = match was {
@@ -213,7 +240,13 @@ impl Lcm {
         }
     }
 
-    pub(super) fn on_ack(&mut self, now_ns: u64, rto_ns: u64, ack: &Packet, pm: &mut PacketManager) {
+    pub(super) fn on_ack(
+        &mut self,
+        now_ns: u64,
+        rto_ns: u64,
+        ack: &Packet,
+        pm: &mut PacketManager,
+    ) {
         let nxt = self.nxt();
         let mut newly = 0;
         // SACK blocks: packets of one class arrive in order, so only the
@@ -235,7 +268,9 @@ impl Lcm {
         let skip_point = ack.seq.saturating_sub(u64::from(ack.tag));
         while self.una < cum {
             let state = self.entries.front().map(|e| e.state);
-            if state == Some(LcmState::InFlight) || (state == Some(LcmState::Lost) && self.una >= skip_point) {
+            if state == Some(LcmState::InFlight)
+                || (state == Some(LcmState::Lost) && self.una >= skip_point)
+            {
                 newly += self.deliver(self.una, pm);
             }
             self.entries.pop_front();

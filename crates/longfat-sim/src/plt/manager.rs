@@ -126,7 +126,9 @@ impl PacketManager {
     /// The highest HCM packet number the HCM may send new, given its next
     /// one: one per queued loss and unsent packet.
     pub fn hcm_send_limit(&self, hcm_snd_nxt: u64) -> u64 {
-        hcm_snd_nxt.saturating_add(self.rtx_live).saturating_add(self.unsent())
+        hcm_snd_nxt
+            .saturating_add(self.rtx_live)
+            .saturating_add(self.unsent())
     }
 
     /// The data HCM packet `seq` carries: the same as before for a
@@ -150,7 +152,9 @@ impl PacketManager {
                 }
             }
         }
-        let d = d.or_else(|| self.take_unsent(DataState::Hcm)).expect("the HCM sends within its limit");
+        let d = d
+            .or_else(|| self.take_unsent(DataState::Hcm))
+            .expect("the HCM sends within its limit");
         self.hcm_map.push_back(d);
         d
     }
@@ -159,7 +163,9 @@ impl PacketManager {
     /// packet below it is acknowledged.
     pub fn hcm_acked_below(&mut self, hcm_una: u64) {
         while self.hcm_base < hcm_una {
-            let Some(d) = self.hcm_map.pop_front() else { break };
+            let Some(d) = self.hcm_map.pop_front() else {
+                break;
+            };
             self.hcm_base += 1;
             self.acked(d);
         }

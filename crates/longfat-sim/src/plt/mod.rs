@@ -30,7 +30,6 @@
 //! modules; `manager.rs` the packet manager, `lcm.rs` the LCM,
 //! `receiver.rs` the receiver.
 
-
 mod lcm;
 mod manager;
 mod receiver;
@@ -129,7 +128,10 @@ pub struct PltSender {
 
 impl std::fmt::Debug for PltSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PltSender").field("hcm", &self.hcm).field("lcm", &self.lcm.counters).finish()
+        f.debug_struct("PltSender")
+            .field("hcm", &self.hcm)
+            .field("lcm", &self.lcm.counters)
+            .finish()
     }
 }
 
@@ -242,7 +244,9 @@ impl PltSender {
             self.hcm_cutbacks = cutbacks;
             if self.lcm.rule.is_stopped() {
                 let freed = self.hcm_cwnd_before - self.hcm.cc().cwnd();
-                self.lcm.rule.restart(if freed.is_finite() { freed } else { 0.0 });
+                self.lcm
+                    .rule
+                    .restart(if freed.is_finite() { freed } else { 0.0 });
                 self.lcm.counters.restarts += 1;
             }
         }

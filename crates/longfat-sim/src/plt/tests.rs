@@ -20,7 +20,11 @@ fn plt_config() -> PltConfig {
 #[test]
 fn an_lcm_loss_goes_to_the_hcm_exactly_once_before_new_data() {
     let mut pm = PacketManager::new(Some(6), u64::MAX);
-    let (a, b, c) = (pm.lcm_data().unwrap(), pm.lcm_data().unwrap(), pm.lcm_data().unwrap());
+    let (a, b, c) = (
+        pm.lcm_data().unwrap(),
+        pm.lcm_data().unwrap(),
+        pm.lcm_data().unwrap(),
+    );
     assert_eq!((a, b, c), (0, 1, 2));
     pm.lcm_lost(b);
     pm.lcm_lost(b); // reported twice: queued once
@@ -30,7 +34,11 @@ fn an_lcm_loss_goes_to_the_hcm_exactly_once_before_new_data() {
     assert_eq!(pm.hcm_data(0), b, "the loss before new data");
     assert_eq!(pm.lcm_losses_resent, 1);
     assert_eq!(pm.hcm_data(1), 3, "then new data");
-    assert_eq!(pm.hcm_data(0), b, "an HCM retransmission carries the same data");
+    assert_eq!(
+        pm.hcm_data(0),
+        b,
+        "an HCM retransmission carries the same data"
+    );
     pm.lcm_lost(b); // the LCM cannot lose it again: the HCM owns it
     assert_eq!(pm.queued(), 0);
     assert_eq!(pm.lcm_losses_resent, 1);
@@ -66,7 +74,12 @@ fn packets_given_up_on_at_a_timeout_that_arrived_are_credited() {
     let mut s = sender(None);
     let mut out = Outbox::default();
     s.start(0, &mut out);
-    let lcm: Vec<Packet> = out.packets.iter().copied().filter(|p| p.module == MODULE_LCM).collect();
+    let lcm: Vec<Packet> = out
+        .packets
+        .iter()
+        .copied()
+        .filter(|p| p.module == MODULE_LCM)
+        .collect();
     // The LCM's timer fires before any ACK: all four are given up on.
     let t = s.lcm().timer_ns.unwrap();
     let mut out = Outbox::default();
@@ -75,7 +88,10 @@ fn packets_given_up_on_at_a_timeout_that_arrived_are_credited() {
     assert_eq!(s.manager().queued() + s.manager().lcm_losses_resent, 4);
     // They had all arrived: the receiver was never told to skip them,
     // so its cumulative ACK of 4 proves it.
-    let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
+    let tcp = TcpConfig {
+        packet_size_bytes: 1000,
+        ..TcpConfig::default()
+    };
     let mut r = PltReceiver::new(7, tcp, &plt_config());
     let mut acks = Outbox::default();
     for p in &lcm {
@@ -101,8 +117,17 @@ fn reassembly_delivers_exactly_in_order() {
 }
 
 fn sender(total: Option<u64>) -> PltSender {
-    let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
-    let cc = longfat_cc::build("reno", &Default::default(), tcp.profile.cc_rules(), tcp.initial_window).unwrap();
+    let tcp = TcpConfig {
+        packet_size_bytes: 1000,
+        ..TcpConfig::default()
+    };
+    let cc = longfat_cc::build(
+        "reno",
+        &Default::default(),
+        tcp.profile.cc_rules(),
+        tcp.initial_window,
+    )
+    .unwrap();
     PltSender::new(7, tcp, &plt_config(), cc, total)
 }
 
@@ -111,31 +136,62 @@ fn modules_mark_their_packets_and_share_one_sequence_space() {
     let mut s = sender(None);
     let mut out = Outbox::default();
     s.start(0, &mut out);
-    let hcm: Vec<&Packet> = out.packets.iter().filter(|p| p.module == MODULE_HCM).collect();
-    let lcm: Vec<&Packet> = out.packets.iter().filter(|p| p.module == MODULE_LCM).collect();
+    let hcm: Vec<&Packet> = out
+        .packets
+        .iter()
+        .filter(|p| p.module == MODULE_HCM)
+        .collect();
+    let lcm: Vec<&Packet> = out
+        .packets
+        .iter()
+        .filter(|p| p.module == MODULE_LCM)
+        .collect();
     let iw = TcpConfig::default().initial_window.cwnd_pkts as usize;
     assert_eq!(hcm.len(), iw);
     assert_eq!(lcm.len(), 4, "the LCM's initial window");
-    assert!(hcm.iter().all(|p| p.class == 0 && p.kind == PacketKind::Data));
+    assert!(hcm
+        .iter()
+        .all(|p| p.class == 0 && p.kind == PacketKind::Data));
     assert!(lcm.iter().all(|p| p.class == 1 && p.settled_below() == 0));
     let mut data: Vec<u64> = out.packets.iter().map(|p| p.data_seq()).collect();
     data.sort_unstable();
-    assert_eq!(data, (0..(iw + 4) as u64).collect::<Vec<_>>(), "every data packet once");
+    assert_eq!(
+        data,
+        (0..(iw + 4) as u64).collect::<Vec<_>>(),
+        "every data packet once"
+    );
     // Each module numbers its own packets from 0.
-    assert_eq!(hcm.iter().map(|p| p.seq).collect::<Vec<_>>(), (0..iw as u64).collect::<Vec<_>>());
-    assert_eq!(lcm.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    assert_eq!(
+        hcm.iter().map(|p| p.seq).collect::<Vec<_>>(),
+        (0..iw as u64).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        lcm.iter().map(|p| p.seq).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
 }
 
 #[test]
 fn receiver_acks_each_module_in_its_class_and_skips_settled_lcm_losses() {
-    let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
+    let tcp = TcpConfig {
+        packet_size_bytes: 1000,
+        ..TcpConfig::default()
+    };
     let mut r = PltReceiver::new(7, tcp.clone(), &plt_config());
     let mut s = sender(None);
     let mut out = Outbox::default();
     s.start(0, &mut out);
     let pkts = std::mem::take(&mut out.packets);
-    let lcm: Vec<Packet> = pkts.iter().copied().filter(|p| p.module == MODULE_LCM).collect();
-    let hcm: Vec<Packet> = pkts.iter().copied().filter(|p| p.module == MODULE_HCM).collect();
+    let lcm: Vec<Packet> = pkts
+        .iter()
+        .copied()
+        .filter(|p| p.module == MODULE_LCM)
+        .collect();
+    let hcm: Vec<Packet> = pkts
+        .iter()
+        .copied()
+        .filter(|p| p.module == MODULE_HCM)
+        .collect();
     let mut acks = Outbox::default();
     r.on_data(1, &hcm[0], &mut acks);
     r.on_data(1, &lcm[1], &mut acks); // LCM packet 0 is lost
@@ -149,21 +205,43 @@ fn receiver_acks_each_module_in_its_class_and_skips_settled_lcm_losses() {
     let mut late = lcm[3];
     late.set_settled_below(1);
     r.on_data(2, &late, &mut acks);
-    assert_eq!(acks.packets[2].seq, 2, "0 skipped, 1 held; 2 is the next expected");
+    assert_eq!(
+        acks.packets[2].seq, 2,
+        "0 skipped, 1 held; 2 is the next expected"
+    );
     // With lcm_ack_class = high, LCM ACKs go out in the HCM's class.
-    let cfg = PltConfig { lcm_ack_class: 0, ..plt_config() };
+    let cfg = PltConfig {
+        lcm_ack_class: 0,
+        ..plt_config()
+    };
     let mut r = PltReceiver::new(7, tcp, &cfg);
     let mut acks = Outbox::default();
     r.on_data(1, &lcm[0], &mut acks);
-    assert_eq!((acks.packets[0].module, acks.packets[0].class), (MODULE_LCM, 0));
+    assert_eq!(
+        (acks.packets[0].module, acks.packets[0].class),
+        (MODULE_LCM, 0)
+    );
 }
 
 #[test]
 fn lcm_acks_every_n_packets_when_asked() {
-    let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
-    let cfg = PltConfig { lcm_ack_every_pkts: 3, lcm_initial_window_pkts: 6.0, ..plt_config() };
+    let tcp = TcpConfig {
+        packet_size_bytes: 1000,
+        ..TcpConfig::default()
+    };
+    let cfg = PltConfig {
+        lcm_ack_every_pkts: 3,
+        lcm_initial_window_pkts: 6.0,
+        ..plt_config()
+    };
     let mut r = PltReceiver::new(7, tcp.clone(), &cfg);
-    let cc = longfat_cc::build("reno", &Default::default(), tcp.profile.cc_rules(), tcp.initial_window).unwrap();
+    let cc = longfat_cc::build(
+        "reno",
+        &Default::default(),
+        tcp.profile.cc_rules(),
+        tcp.initial_window,
+    )
+    .unwrap();
     let mut s = PltSender::new(7, tcp, &cfg, cc, None);
     let mut out = Outbox::default();
     s.start(0, &mut out);
@@ -171,7 +249,12 @@ fn lcm_acks_every_n_packets_when_asked() {
     for p in out.packets.iter().filter(|p| p.module == MODULE_LCM) {
         r.on_data(1, p, &mut acks);
     }
-    let lcm_acks: Vec<u64> = acks.packets.iter().filter(|a| a.module == MODULE_LCM).map(|a| a.seq).collect();
+    let lcm_acks: Vec<u64> = acks
+        .packets
+        .iter()
+        .filter(|a| a.module == MODULE_LCM)
+        .map(|a| a.seq)
+        .collect();
     assert_eq!(lcm_acks, vec![3, 6]);
 }
 
@@ -181,9 +264,20 @@ fn lcm_finds_losses_three_packets_back_and_hands_them_to_the_hcm() {
     let mut out = Outbox::default();
     s.start(0, &mut out);
     let sent = std::mem::take(&mut out.packets);
-    let lcm: Vec<Packet> = sent.iter().copied().filter(|p| p.module == MODULE_LCM).collect();
-    let hcm: Vec<Packet> = sent.iter().copied().filter(|p| p.module == MODULE_HCM).collect();
-    let tcp = TcpConfig { packet_size_bytes: 1000, ..TcpConfig::default() };
+    let lcm: Vec<Packet> = sent
+        .iter()
+        .copied()
+        .filter(|p| p.module == MODULE_LCM)
+        .collect();
+    let hcm: Vec<Packet> = sent
+        .iter()
+        .copied()
+        .filter(|p| p.module == MODULE_HCM)
+        .collect();
+    let tcp = TcpConfig {
+        packet_size_bytes: 1000,
+        ..TcpConfig::default()
+    };
     let mut r = PltReceiver::new(7, tcp, &plt_config());
     let mut acks = Outbox::default();
     for p in &lcm[1..3] {
@@ -192,12 +286,20 @@ fn lcm_finds_losses_three_packets_back_and_hands_them_to_the_hcm() {
     for a in std::mem::take(&mut acks.packets) {
         s.on_ack(20_000_000, &a, &mut out);
     }
-    assert_eq!(s.lcm().counters.lost_pkts, 0, "two later packets are not enough");
+    assert_eq!(
+        s.lcm().counters.lost_pkts,
+        0,
+        "two later packets are not enough"
+    );
     r.on_data(10_000_000, &lcm[3], &mut acks);
     for a in std::mem::take(&mut acks.packets) {
         s.on_ack(20_000_000, &a, &mut out);
     }
-    assert_eq!(s.lcm().counters.lost_pkts, 1, "three later packets acknowledged");
+    assert_eq!(
+        s.lcm().counters.lost_pkts,
+        1,
+        "three later packets acknowledged"
+    );
     assert_eq!(s.manager().queued(), 1);
     // The HCM's window is full; its first ACK lets it send the loss
     // before any new data.
@@ -207,7 +309,11 @@ fn lcm_finds_losses_three_packets_back_and_hands_them_to_the_hcm() {
     for a in std::mem::take(&mut acks.packets) {
         s.on_ack(20_000_000, &a, &mut out);
     }
-    let first_hcm = out.packets.iter().find(|p| p.module == MODULE_HCM).expect("the HCM sent");
+    let first_hcm = out
+        .packets
+        .iter()
+        .find(|p| p.module == MODULE_HCM)
+        .expect("the HCM sent");
     assert_eq!(first_hcm.data_seq(), lcm[0].data_seq());
     assert_eq!(s.manager().lcm_losses_resent, 1);
     assert_eq!(s.manager().queued(), 0);

@@ -22,7 +22,10 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-pub(super) fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
+pub(super) fn err<T>(
+    field: impl Into<String>,
+    message: impl Into<String>,
+) -> Result<T, ScenarioError> {
     Err(ScenarioError {
         field: field.into(),
         message: message.into(),

@@ -129,11 +129,28 @@ pub enum Kind {
 pub enum Range {
     /// Any value of its kind (text, words, booleans, tables).
     Any,
-    DurationNs { lo: u64, hi: u64 },
-    RateBps { lo: u64, hi: u64 },
-    Bytes { lo: u64, hi: u64 },
-    Whole { lo: u64, hi: u64 },
-    Real { lo: f64, hi: f64, lo_open: bool, hi_open: bool },
+    DurationNs {
+        lo: u64,
+        hi: u64,
+    },
+    RateBps {
+        lo: u64,
+        hi: u64,
+    },
+    Bytes {
+        lo: u64,
+        hi: u64,
+    },
+    Whole {
+        lo: u64,
+        hi: u64,
+    },
+    Real {
+        lo: f64,
+        hi: f64,
+        lo_open: bool,
+        hi_open: bool,
+    },
     /// Bounds that depend on other fields or on the unit given, in words;
     /// the check is in the validation code that names this field.
     Described(&'static str),
@@ -151,7 +168,9 @@ impl Range {
     /// (lo, hi) of a `Whole`, `Bytes` or `RateBps` range.
     pub const fn whole(self) -> (u64, u64) {
         match self {
-            Range::Whole { lo, hi } | Range::Bytes { lo, hi } | Range::RateBps { lo, hi } => (lo, hi),
+            Range::Whole { lo, hi } | Range::Bytes { lo, hi } | Range::RateBps { lo, hi } => {
+                (lo, hi)
+            }
             _ => panic!("not an integer range"),
         }
     }
@@ -168,7 +187,12 @@ impl Range {
     /// never do).
     pub fn contains_real(self, v: f64) -> bool {
         match self {
-            Range::Real { lo, hi, lo_open, hi_open } => {
+            Range::Real {
+                lo,
+                hi,
+                lo_open,
+                hi_open,
+            } => {
                 v.is_finite()
                     && if lo_open { v > lo } else { v >= lo }
                     && if hi_open { v < hi } else { v <= hi }
@@ -196,8 +220,16 @@ pub fn fmt_ns(ns: u64) -> String {
 
 /// `1000` -> `"1Kbps"`: a rate as a user would write it.
 pub fn fmt_bps(bps: u64) -> String {
-    let units = [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")];
-    match units.iter().find(|(scale, _)| bps >= *scale && bps % scale == 0) {
+    let units = [
+        (1_000_000_000_000, "Tbps"),
+        (1_000_000_000, "Gbps"),
+        (1_000_000, "Mbps"),
+        (1_000, "Kbps"),
+    ];
+    match units
+        .iter()
+        .find(|(scale, _)| bps >= *scale && bps % scale == 0)
+    {
         Some((scale, unit)) => format!("{}{unit}", bps / scale),
         None => format!("{bps}bps"),
     }
@@ -220,7 +252,12 @@ impl fmt::Display for Range {
             Range::RateBps { lo, hi } => write!(f, "{}..={}", fmt_bps(lo), fmt_bps(hi)),
             Range::Bytes { lo, hi } => write!(f, "{lo}..={hi} B"),
             Range::Whole { lo, hi } => write!(f, "{lo}..={hi}"),
-            Range::Real { lo, hi, lo_open, hi_open } => write!(
+            Range::Real {
+                lo,
+                hi,
+                lo_open,
+                hi_open,
+            } => write!(
                 f,
                 "{}{}, {}{}",
                 if lo_open { "(" } else { "[" },
@@ -248,104 +285,440 @@ pub struct Field {
     pub meaning: &'static str,
 }
 
-const fn opt(name: &'static str, kind: Kind, unit: &'static str, range: Range, default: &'static str, meaning: &'static str) -> Field {
-    Field { name, kind, required: false, unit, range, default, meaning }
+const fn opt(
+    name: &'static str,
+    kind: Kind,
+    unit: &'static str,
+    range: Range,
+    default: &'static str,
+    meaning: &'static str,
+) -> Field {
+    Field {
+        name,
+        kind,
+        required: false,
+        unit,
+        range,
+        default,
+        meaning,
+    }
 }
 
-const fn required(name: &'static str, kind: Kind, unit: &'static str, range: Range, meaning: &'static str) -> Field {
-    Field { name, kind, required: true, unit, range, default: "", meaning }
+const fn required(
+    name: &'static str,
+    kind: Kind,
+    unit: &'static str,
+    range: Range,
+    meaning: &'static str,
+) -> Field {
+    Field {
+        name,
+        kind,
+        required: true,
+        unit,
+        range,
+        default: "",
+        meaning,
+    }
 }
 
 const fn real(lo: f64, hi: f64, lo_open: bool, hi_open: bool) -> Range {
-    Range::Real { lo, hi, lo_open, hi_open }
+    Range::Real {
+        lo,
+        hi,
+        lo_open,
+        hi_open,
+    }
 }
 
-pub const DELAY: Range = Range::DurationNs { lo: 0, hi: MAX_DELAY_NS };
-pub const RUN_TIME: Range = Range::DurationNs { lo: 0, hi: MAX_RUN_NS };
-pub const RATE: Range = Range::RateBps { lo: MIN_RATE_BPS, hi: MAX_RATE_BPS };
+pub const DELAY: Range = Range::DurationNs {
+    lo: 0,
+    hi: MAX_DELAY_NS,
+};
+pub const RUN_TIME: Range = Range::DurationNs {
+    lo: 0,
+    hi: MAX_RUN_NS,
+};
+pub const RATE: Range = Range::RateBps {
+    lo: MIN_RATE_BPS,
+    hi: MAX_RATE_BPS,
+};
 pub const PROBABILITY: Range = real(0.0, 1.0, false, true);
 /// A Pareto shape with a finite mean.
 pub const PARETO_SHAPE: Range = real(1.0, 100.0, true, false);
-const RTO_BOUND: Range = Range::DurationNs { lo: MIN_RTO_CEILING_NS, hi: MAX_DELAY_NS };
-const CLOCK_OFFSET: Range = Range::DurationNs { lo: 0, hi: MAX_CLOCK_OFFSET_NS };
+const RTO_BOUND: Range = Range::DurationNs {
+    lo: MIN_RTO_CEILING_NS,
+    hi: MAX_DELAY_NS,
+};
+const CLOCK_OFFSET: Range = Range::DurationNs {
+    lo: 0,
+    hi: MAX_CLOCK_OFFSET_NS,
+};
 
 // ---- the top level -------------------------------------------------------------
 
 pub const SCENARIO_NAME: Field = opt("name", Kind::Text, "", Range::Described("a plain file name (no `/` or `\\`, no control characters, not starting with `.`), at most 200 bytes"), "file stem", "names the result directory (`results/<name>`) and plot");
 pub const DESCRIPTION: Field = opt("description", Kind::Text, "", Range::Any, "", "free text");
-pub const NETWORK: Field = required("network", Kind::Table(Table::Network), "", Range::Any, "the topology, below");
-pub const FLOWS: Field = opt("flows", Kind::Tables(Table::Flow), "", Range::Any, "none", "TCP flows, below");
-pub const UDP: Field = opt("udp", Kind::Tables(Table::Udp), "", Range::Any, "none", "UDP sources, below");
-pub const SHORT_FLOWS: Field = opt("short_flows", Kind::Tables(Table::Short), "", Range::Any, "none", "Poisson arrivals of finite TCP transfers, below");
-pub const WEB: Field = opt("web", Kind::Tables(Table::Web), "", Range::Any, "none", "web sessions, below");
-pub const RUN: Field = required("run", Kind::Table(Table::Run), "", Range::Any, "duration, seed, measurement");
+pub const NETWORK: Field = required(
+    "network",
+    Kind::Table(Table::Network),
+    "",
+    Range::Any,
+    "the topology, below",
+);
+pub const FLOWS: Field = opt(
+    "flows",
+    Kind::Tables(Table::Flow),
+    "",
+    Range::Any,
+    "none",
+    "TCP flows, below",
+);
+pub const UDP: Field = opt(
+    "udp",
+    Kind::Tables(Table::Udp),
+    "",
+    Range::Any,
+    "none",
+    "UDP sources, below",
+);
+pub const SHORT_FLOWS: Field = opt(
+    "short_flows",
+    Kind::Tables(Table::Short),
+    "",
+    Range::Any,
+    "none",
+    "Poisson arrivals of finite TCP transfers, below",
+);
+pub const WEB: Field = opt(
+    "web",
+    Kind::Tables(Table::Web),
+    "",
+    Range::Any,
+    "none",
+    "web sessions, below",
+);
+pub const RUN: Field = required(
+    "run",
+    Kind::Table(Table::Run),
+    "",
+    Range::Any,
+    "duration, seed, measurement",
+);
 
 // ---- [network] ------------------------------------------------------------------
 
 pub const TOPOLOGY: Field = required("topology", Kind::Word(&["dumbbell", "parking_lot"]), "", Range::Any, "`\"dumbbell\"`: routers r0 - r1 joined by one bottleneck; `\"parking_lot\"`: routers r0 - r1 - ... - rH joined by H bottlenecks in series");
-pub const HOPS: Field = opt("hops", Kind::U32, "bottlenecks", Range::Whole { lo: 2, hi: 64 }, "1", "number of bottlenecks of a parking lot (a dumbbell has 1)");
-pub const BDP_RTT: Field = opt("bdp_rtt", Kind::Duration, "time", Range::DurationNs { lo: 1, hi: MAX_DELAY_NS }, "the largest base RTT of the TCP flows crossing that link", "RTT used to turn `\"...bdp\"` queue sizes into bytes");
-pub const BOTTLENECK: Field = required("bottleneck", Kind::Table(Table::Link), "", Range::Any, "every bottleneck link, both directions");
-pub const ACCESS: Field = opt("access", Kind::Table(Table::Access), "", Range::Any, "", "every host's access link");
+pub const HOPS: Field = opt(
+    "hops",
+    Kind::U32,
+    "bottlenecks",
+    Range::Whole { lo: 2, hi: 64 },
+    "1",
+    "number of bottlenecks of a parking lot (a dumbbell has 1)",
+);
+pub const BDP_RTT: Field = opt(
+    "bdp_rtt",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1,
+        hi: MAX_DELAY_NS,
+    },
+    "the largest base RTT of the TCP flows crossing that link",
+    "RTT used to turn `\"...bdp\"` queue sizes into bytes",
+);
+pub const BOTTLENECK: Field = required(
+    "bottleneck",
+    Kind::Table(Table::Link),
+    "",
+    Range::Any,
+    "every bottleneck link, both directions",
+);
+pub const ACCESS: Field = opt(
+    "access",
+    Kind::Table(Table::Access),
+    "",
+    Range::Any,
+    "",
+    "every host's access link",
+);
 
 // ---- [network.bottleneck] ------------------------------------------------------------
 
 pub const LINK_RATE: Field = required("rate", Kind::Rate, "bit/s", RATE, "link rate");
-pub const LINK_DELAY: Field = required("delay", Kind::Duration, "time", DELAY, "one-way propagation delay");
+pub const LINK_DELAY: Field = required(
+    "delay",
+    Kind::Duration,
+    "time",
+    DELAY,
+    "one-way propagation delay",
+);
 pub const LINK_QUEUE: Field = required("queue", Kind::Size, "packets, bytes or BDP", Range::Described("1..=1e9 packets, up to 1TB, (0, 1000] bdp, or \"unlimited\""), "buffer per direction: packets waiting, not counting the one being sent (ns-2 DropTail `limit_`). `\"Npkt\"`, bytes, `\"Xbdp\"` (X x rate x RTT bytes) or `\"unlimited\"`");
-pub const DISCIPLINE: Field = opt("discipline", Kind::Word(&["droptail", "priority"]), "", Range::Any, "`\"droptail\"`", "`\"droptail\"` FIFO, or `\"priority\"`: strict priority, class 0 first");
-pub const CLASSES: Field = opt("classes", Kind::U32, "classes", Range::Whole { lo: 1, hi: MAX_CLASSES as u64 }, "2", "priority classes (`discipline = \"priority\"`)");
-pub const CLASS_QUEUES: Field = opt("class_queues", Kind::SizeList, "packets, bytes or BDP", Range::Described("`classes` entries, each as `queue`"), "`queue` for each", "one buffer size per class");
+pub const DISCIPLINE: Field = opt(
+    "discipline",
+    Kind::Word(&["droptail", "priority"]),
+    "",
+    Range::Any,
+    "`\"droptail\"`",
+    "`\"droptail\"` FIFO, or `\"priority\"`: strict priority, class 0 first",
+);
+pub const CLASSES: Field = opt(
+    "classes",
+    Kind::U32,
+    "classes",
+    Range::Whole {
+        lo: 1,
+        hi: MAX_CLASSES as u64,
+    },
+    "2",
+    "priority classes (`discipline = \"priority\"`)",
+);
+pub const CLASS_QUEUES: Field = opt(
+    "class_queues",
+    Kind::SizeList,
+    "packets, bytes or BDP",
+    Range::Described("`classes` entries, each as `queue`"),
+    "`queue` for each",
+    "one buffer size per class",
+);
 pub const BUFFER: Field = opt("buffer", Kind::Word(&["per_class", "shared"]), "", Range::Any, "`\"per_class\"`", "priority links: `\"per_class\"` (each class its own tail-drop buffer) or `\"shared\"` (one buffer of `queue` for all classes; an arrival to a full buffer pushes out the newest packet of the lowest class below its own, else it is dropped; not with `class_queues`)");
 pub const LOSS: Field = opt("loss", Kind::Float, "probability", PROBABILITY, "0", "Bernoulli probability that a packet is corrupted on the forward wire (it uses its transmission time, then is discarded)");
-pub const REVERSE_LOSS: Field = opt("reverse_loss", Kind::Float, "probability", PROBABILITY, "0", "the same for the reverse direction (ACKs of forward flows)");
+pub const REVERSE_LOSS: Field = opt(
+    "reverse_loss",
+    Kind::Float,
+    "probability",
+    PROBABILITY,
+    "0",
+    "the same for the reverse direction (ACKs of forward flows)",
+);
 
 // ---- [network.access] -------------------------------------------------------------------
 
-pub const ACCESS_RATE: Field = opt("rate", Kind::Rate, "bit/s", RATE, "10 x bottleneck rate", "access rate");
-pub const ACCESS_LINK_DELAY: Field = opt("delay", Kind::Duration, "time", DELAY, "0", "one-way delay of each access link");
-pub const ACCESS_QUEUE: Field = opt("queue", Kind::Size, "packets or bytes", Range::Described("as for the bottleneck, no `bdp`"), "`\"1000pkt\"` (Linux's default `txqueuelen`)", "buffer of every host and of the routers' links to hosts");
+pub const ACCESS_RATE: Field = opt(
+    "rate",
+    Kind::Rate,
+    "bit/s",
+    RATE,
+    "10 x bottleneck rate",
+    "access rate",
+);
+pub const ACCESS_LINK_DELAY: Field = opt(
+    "delay",
+    Kind::Duration,
+    "time",
+    DELAY,
+    "0",
+    "one-way delay of each access link",
+);
+pub const ACCESS_QUEUE: Field = opt(
+    "queue",
+    Kind::Size,
+    "packets or bytes",
+    Range::Described("as for the bottleneck, no `bdp`"),
+    "`\"1000pkt\"` (Linux's default `txqueuelen`)",
+    "buffer of every host and of the routers' links to hosts",
+);
 
 // ---- what [[flows]], [[udp]], [[short_flows]] and [[web]] share ------------------------------
 
 pub const LABEL: Field = opt("name", Kind::Text, "", Range::Described("at most 200 bytes, no control characters"), "`<cc><index>` (`udp<index>`, `short<i>`, `web<i>`)", "entry name; with `count > 1` the flows are `name.0`, `name.1`, ...; a generator's transfers are `name#k`");
 pub const CC: Field = required("cc", Kind::Cc, "", Range::Described("a `longfat algorithms` name, or `\"plt\"`"), "congestion control (with `transport = \"plt\"`: the HCM's); `\"plt\"` is the alias of `transport = \"plt\"` (the HCM's controller then in `plt.hcm`)");
-pub const COUNT: Field = opt("count", Kind::U32, "flows", Range::Described(">= 1"), "1", "identical flows from this entry");
-pub const START: Field = opt("start", Kind::Duration, "time", Range::Described("before `run.duration`"), "`\"0s\"`", "when the application starts sending (generators: the start of the arrival window)");
+pub const COUNT: Field = opt(
+    "count",
+    Kind::U32,
+    "flows",
+    Range::Described(">= 1"),
+    "1",
+    "identical flows from this entry",
+);
+pub const START: Field = opt(
+    "start",
+    Kind::Duration,
+    "time",
+    Range::Described("before `run.duration`"),
+    "`\"0s\"`",
+    "when the application starts sending (generators: the start of the arrival window)",
+);
 pub const STOP: Field = opt("stop", Kind::Duration, "time", Range::Described("after `start`"), "never (generators: the end of the run)", "the application stops producing new data (outstanding data still completes); generators: nothing arrives after it");
-pub const FROM: Field = opt("from", Kind::U32, "router", Range::Described("0..=hops, not `to`"), "0", "router the flow enters by; `from > to` is reverse-direction traffic");
-pub const TO: Field = opt("to", Kind::U32, "router", Range::Described("0..=hops, not `from`"), "hops", "router the flow leaves by");
-pub const ACCESS_DELAY: Field = opt("access_delay", Kind::Duration, "time", DELAY, "`network.access.delay`", "one-way delay of the sender's access link (the receiver side uses `network.access.delay`)");
+pub const FROM: Field = opt(
+    "from",
+    Kind::U32,
+    "router",
+    Range::Described("0..=hops, not `to`"),
+    "0",
+    "router the flow enters by; `from > to` is reverse-direction traffic",
+);
+pub const TO: Field = opt(
+    "to",
+    Kind::U32,
+    "router",
+    Range::Described("0..=hops, not `from`"),
+    "hops",
+    "router the flow leaves by",
+);
+pub const ACCESS_DELAY: Field = opt(
+    "access_delay",
+    Kind::Duration,
+    "time",
+    DELAY,
+    "`network.access.delay`",
+    "one-way delay of the sender's access link (the receiver side uses `network.access.delay`)",
+);
 pub const START_JITTER: Field = opt("start_jitter", Kind::Duration, "time", Range::Described("the last start before the end of the run"), "`\"0s\"`", "each instance starts up to this much later, uniform, drawn from the seed (randomized start times)");
 pub const ACCESS_DELAY_JITTER: Field = opt("access_delay_jitter", Kind::Duration, "time", DELAY, "`\"0s\"`", "each sender access link gets up to this much more one-way delay, uniform, from the seed (randomized per-flow RTTs; the RTT grows by up to twice this)");
-pub const PARAMS: Field = opt("params", Kind::Params, "", Range::Described("per algorithm (`longfat algorithms`)"), "none", "algorithm parameters, e.g. `params = { beta = 0.8 }`");
-pub const TCP: Field = opt("tcp", Kind::Table(Table::Tcp), "", Range::Any, "", "transport settings, below");
+pub const PARAMS: Field = opt(
+    "params",
+    Kind::Params,
+    "",
+    Range::Described("per algorithm (`longfat algorithms`)"),
+    "none",
+    "algorithm parameters, e.g. `params = { beta = 0.8 }`",
+);
+pub const TCP: Field = opt(
+    "tcp",
+    Kind::Table(Table::Tcp),
+    "",
+    Range::Any,
+    "",
+    "transport settings, below",
+);
 pub const TRANSPORT: Field = opt("transport", Kind::Word(&["tcp", "plt"]), "", Range::Any, "`\"tcp\"`", "`\"tcp\"`: one TCP connection whose window `cc` runs; `\"plt\"`: the priority-layered transport (PLT), whose HCM runs `cc` and whose LCM is set up in `plt` below. `cc = \"plt\"` is the older spelling of `transport = \"plt\"` with the HCM's controller in `plt.hcm`");
-pub const PLT: Field = opt("plt", Kind::Table(Table::Plt), "", Range::Any, "", "PLT's settings (only with `transport = \"plt\"` or its alias `cc = \"plt\"`), below");
+pub const PLT: Field = opt(
+    "plt",
+    Kind::Table(Table::Plt),
+    "",
+    Range::Any,
+    "",
+    "PLT's settings (only with `transport = \"plt\"` or its alias `cc = \"plt\"`), below",
+);
 
 // ---- [[flows]] --------------------------------------------------------------------------------
 
-pub const START_SPACING: Field = opt("start_spacing", Kind::Duration, "time", Range::Described("the last start (with `start_jitter`) before the end of the run"), "`\"0s\"`", "flow k of `count` starts at `start + k x start_spacing`");
+pub const START_SPACING: Field = opt(
+    "start_spacing",
+    Kind::Duration,
+    "time",
+    Range::Described("the last start (with `start_jitter`) before the end of the run"),
+    "`\"0s\"`",
+    "flow k of `count` starts at `start + k x start_spacing`",
+);
 pub const SIZE: Field = opt("size", Kind::Size, "bytes or packets", Range::Described("> 0, at most 1PB"), "bulk (infinite)", "fixed-size transfer (`\"10MB\"` of payload, or `\"1000pkt\"`); the summary gives its completion time");
 
 // ---- [flows.tcp] ------------------------------------------------------------------------------
 
-pub const PACKET_SIZE: Field = opt("packet_size", Kind::Size, "bytes", Range::Bytes { lo: 64, hi: 65_535 }, "`\"1500B\"`", "data packet size on the wire, headers included");
-pub const HEADER_SIZE: Field = opt("header_size", Kind::Size, "bytes", Range::Bytes { lo: 0, hi: 1024 }, "`\"40B\"`", "header bytes within it (goodput counts the rest); less than `packet_size`");
-pub const ACK_SIZE: Field = opt("ack_size", Kind::Size, "bytes", Range::Bytes { lo: 20, hi: 65_535 }, "`\"40B\"`", "ACK size");
+pub const PACKET_SIZE: Field = opt(
+    "packet_size",
+    Kind::Size,
+    "bytes",
+    Range::Bytes { lo: 64, hi: 65_535 },
+    "`\"1500B\"`",
+    "data packet size on the wire, headers included",
+);
+pub const HEADER_SIZE: Field = opt(
+    "header_size",
+    Kind::Size,
+    "bytes",
+    Range::Bytes { lo: 0, hi: 1024 },
+    "`\"40B\"`",
+    "header bytes within it (goodput counts the rest); less than `packet_size`",
+);
+pub const ACK_SIZE: Field = opt(
+    "ack_size",
+    Kind::Size,
+    "bytes",
+    Range::Bytes { lo: 20, hi: 65_535 },
+    "`\"40B\"`",
+    "ACK size",
+);
 pub const DELAYED_ACK: Field = opt("delayed_ack", Kind::Bool, "", Range::Any, "false (`linux`: true)", "ACK every second in-order packet or after `delayed_ack_timeout`; out-of-order data and hole fills are ACKed at once. Under `linux` Linux's receiver (docs/algorithms.md, \"Linux's receiver\"): quick-ACKs at the start and after a retransmission or an idle gap, an ACK once two segments are unacknowledged, the adaptive timeout `ato` in [`delayed_ack_timeout`, 200 ms]; `false` ACKs every packet (Linux with `ip route ... quickack 1`)");
-pub const DELAYED_ACK_TIMEOUT: Field = opt("delayed_ack_timeout", Kind::Duration, "time", Range::Described("1ns..=10min (`linux`: 1ns..=200ms)"), "`\"40ms\"` (`ns2`: `\"100ms\"`)", "the delayed-ACK timeout (`linux`: the least `ato`, TCP_ATO_MIN)");
-pub const RWND: Field = opt("rwnd", Kind::Size, "packets or bytes", Range::Described("1 packet ..= 65535 x 2^14 bytes (RFC 7323's largest window), or `\"unlimited\"`"), "`\"unlimited\"`: that largest window", "receiver window: most packets outstanding (`\"Npkt\"`, bytes or `\"unlimited\"`)");
+pub const DELAYED_ACK_TIMEOUT: Field = opt(
+    "delayed_ack_timeout",
+    Kind::Duration,
+    "time",
+    Range::Described("1ns..=10min (`linux`: 1ns..=200ms)"),
+    "`\"40ms\"` (`ns2`: `\"100ms\"`)",
+    "the delayed-ACK timeout (`linux`: the least `ato`, TCP_ATO_MIN)",
+);
+pub const RWND: Field = opt(
+    "rwnd",
+    Kind::Size,
+    "packets or bytes",
+    Range::Described(
+        "1 packet ..= 65535 x 2^14 bytes (RFC 7323's largest window), or `\"unlimited\"`",
+    ),
+    "`\"unlimited\"`: that largest window",
+    "receiver window: most packets outstanding (`\"Npkt\"`, bytes or `\"unlimited\"`)",
+);
 pub const MIN_RTO: Field = opt("min_rto", Kind::Duration, "time", Range::Described("0..=max_rto"), "`\"200ms\"`", "floor of the RTO's variance term (RTO = SRTT + max(4 RTTVAR, min_rto), as Linux; under `ns2` the floor of the whole RTO)");
-pub const INITIAL_RTO: Field = opt("initial_rto", Kind::Duration, "time", RTO_BOUND, "`\"1s\"` (`ns2`: `\"3s\"`)", "RTO before the first RTT sample (RFC 6298)");
-pub const MAX_RTO: Field = opt("max_rto", Kind::Duration, "time", RTO_BOUND, "`\"60s\"`; `\"120s\"` under `linux` (`TCP_RTO_MAX`)", "ceiling of the backed-off RTO");
-pub const INITIAL_CWND: Field = opt("initial_cwnd", Kind::Float, "packets", real(1.0, MAX_INITIAL_CWND_PKTS, false, false), "2 (`linux`: 10)", "initial window");
-pub const INITIAL_SSTHRESH: Field = opt("initial_ssthresh", Kind::Float, "packets", Range::Described(">= 2"), "unlimited; `ns2`: the receiver window `rwnd` (ns-2 `ssthresh_ = window_`)", "initial slow-start threshold");
-pub const SENDER_CLOCK_OFFSET: Field = opt("sender_clock_offset", Kind::Duration, "time", CLOCK_OFFSET, "`\"0s\"`", "offset of the sender's clock from true time; its timestamps read `now + offset`");
-pub const RECEIVER_CLOCK_OFFSET: Field = opt("receiver_clock_offset", Kind::Duration, "time", CLOCK_OFFSET, "`\"0s\"`", "offset of the receiver's clock from true time");
-pub const PRIORITY_CLASS: Field = opt("priority_class", Kind::U32, "class", Range::Described("< `network.bottleneck.classes`"), "0", "strict-priority class of the flow's data and ACKs");
+pub const INITIAL_RTO: Field = opt(
+    "initial_rto",
+    Kind::Duration,
+    "time",
+    RTO_BOUND,
+    "`\"1s\"` (`ns2`: `\"3s\"`)",
+    "RTO before the first RTT sample (RFC 6298)",
+);
+pub const MAX_RTO: Field = opt(
+    "max_rto",
+    Kind::Duration,
+    "time",
+    RTO_BOUND,
+    "`\"60s\"`; `\"120s\"` under `linux` (`TCP_RTO_MAX`)",
+    "ceiling of the backed-off RTO",
+);
+pub const INITIAL_CWND: Field = opt(
+    "initial_cwnd",
+    Kind::Float,
+    "packets",
+    real(1.0, MAX_INITIAL_CWND_PKTS, false, false),
+    "2 (`linux`: 10)",
+    "initial window",
+);
+pub const INITIAL_SSTHRESH: Field = opt(
+    "initial_ssthresh",
+    Kind::Float,
+    "packets",
+    Range::Described(">= 2"),
+    "unlimited; `ns2`: the receiver window `rwnd` (ns-2 `ssthresh_ = window_`)",
+    "initial slow-start threshold",
+);
+pub const SENDER_CLOCK_OFFSET: Field = opt(
+    "sender_clock_offset",
+    Kind::Duration,
+    "time",
+    CLOCK_OFFSET,
+    "`\"0s\"`",
+    "offset of the sender's clock from true time; its timestamps read `now + offset`",
+);
+pub const RECEIVER_CLOCK_OFFSET: Field = opt(
+    "receiver_clock_offset",
+    Kind::Duration,
+    "time",
+    CLOCK_OFFSET,
+    "`\"0s\"`",
+    "offset of the receiver's clock from true time",
+);
+pub const PRIORITY_CLASS: Field = opt(
+    "priority_class",
+    Kind::U32,
+    "class",
+    Range::Described("< `network.bottleneck.classes`"),
+    "0",
+    "strict-priority class of the flow's data and ACKs",
+);
 pub const PROFILE: Field = opt("profile", Kind::Word(crate::tcp::profile::PROFILES), "", Range::Any, "`\"rfc\"`", "the transport: `\"rfc\"` (RFC 5681/6675/6298/7661), `\"ns2\"` (ns-2.35 TCP/Sack1, as the LTCP, PLT, TCP-GT and eHSTCP papers ran it) or `\"linux\"` (Linux 6.x: IW10, PRR, RACK-TLP, undo, the kernel modules' algorithm variants); every difference is tabled in `docs/algorithms.md`");
-pub const MAX_BURST: Field = opt("max_burst", Kind::U64, "packets", Range::Whole { lo: 1, hi: MAX_BURST_PKTS }, "no limit", "at most this many packets back to back on one event (ns-2 `maxburst_`)");
+pub const MAX_BURST: Field = opt(
+    "max_burst",
+    Kind::U64,
+    "packets",
+    Range::Whole {
+        lo: 1,
+        hi: MAX_BURST_PKTS,
+    },
+    "no limit",
+    "at most this many packets back to back on one event (ns-2 `maxburst_`)",
+);
 pub const HOST: Field = opt("host", Kind::Word(&["tuned", "default"]), "", Range::Any, "`\"tuned\"`", "the end hosts' buffers: `\"tuned\"`: unlimited (the hosts of the papers, below); `\"default\"` (`linux` only, not with cc = `\"plt\"`, whose receiver buffers the connection in `plt.receive_buffer`): an untuned Linux host, Linux's default tcp_rmem (4096 131072 6291456) with receive-buffer autotuning (`tcp_rcv_space_adjust`: once per receiver-measured RTT the buffer grows to 2 x (2 x bytes read + 16 segments), scaled up by the growth, at most tcp_rmem[2]; the window advertised is half the buffer, tcp_adv_win_scale = 1) and tcp_wmem[2] = 4 MiB of data in flight at most (`tcp_sndbuf_expand` keeps the buffer above the window until that cap). A 1 Gbit/s x 100 ms path then carries 3 MiB per RTT, 252 Mbit/s (test `untuned_host_is_receive_window_limited`). The sender reads the window at the ACK's arrival, up to one ACK path delay early; out-of-order data is not charged to the buffer");
 pub const TIMESTAMPS: Field = opt("timestamps", Kind::Bool, "", Range::Any, "`ns2`: `false`; `rfc`, `linux`: `true`", "the retransmission timer's RTT samples: `true`, every new ACK's timestamp echo; `false` under `ns2`, ns-2's one timed segment per round trip with Karn's rule, in 10 ms ticks (`timestamps_ false`, ns-2.35's default); `false` under `linux`, Linux with `tcp_timestamps = 0`: samples from the send times of the packets an ACK delivers, none from retransmitted data (Karn's rule; the backoff then stays), no Eifel undo; not with `host = \"default\"`; `rfc` always `true`; eHSTCP and TCP-GT need `true` (docs/algorithms.md, ns-2's RTT sampling)");
 pub const GRO_SEGMENTS: Field = opt("gro_segments", Kind::U64, "segments", Range::Described("1..=64, and at most (65,535 - header) / payload segments (GRO's 64 KB: 44 for 1500-byte packets)"), "1 (off)", "GRO at the receiver (`linux` only, not with cc = `\"plt\"`): consecutive segments arriving back to back within one NAPI poll, which lasts `gro_segments` packet times at `network.bottleneck.rate`, merge into one skb, ACKed once: stretch ACKs covering up to this many segments. A segment that does not continue the batch flushes it first (docs/algorithms.md, \"Linux's receiver\")");
@@ -355,74 +728,405 @@ pub const GRO_SEGMENTS: Field = opt("gro_segments", Kind::U64, "segments", Range
 // `longfat_cc::plt::LcmConfig::validate`; test `lcm_ranges_match_validate`
 // pins these declarations to it from both sides.
 
-pub const HCM: Field = opt("hcm", Kind::Cc, "", Range::Described("any `longfat algorithms` name but `plt`"), "`\"reno\"`", "the high-priority module's controller");
-pub const ALPHA: Field = opt("alpha", Kind::Float, "packets per packet", real(0.0, 10.0, true, false), "0.1", "LCM increase: packets added per packet acknowledged in an epoch, while P < mu");
-pub const BETA: Field = opt("beta", Kind::Float, "factor", real(0.0, 1.0, true, true), "0.95", "LCM decrease per epoch while P >= mu");
-pub const GAMMA: Field = opt("gamma", Kind::Float, "factor", real(0.0, 1.0, true, true), "0.75", "LCM decrease on its timeout");
-pub const MU: Field = opt("mu", Kind::Float, "fraction", real(0.0, 1.0, true, true), "0.005", "target loss rate (0.005 = 0.5 %)");
-pub const EMA_WEIGHT: Field = opt("ema_weight", Kind::Float, "weight", real(0.0, 1.0, true, false), "0.25", "weight of an epoch's loss rate in the moving average P");
-pub const EPOCH: Field = opt("epoch", Kind::Duration, "time", Range::DurationNs { lo: 1_000_000, hi: 60 * NS_PER_SEC }, "`\"100ms\"`", "epoch length");
+pub const HCM: Field = opt(
+    "hcm",
+    Kind::Cc,
+    "",
+    Range::Described("any `longfat algorithms` name but `plt`"),
+    "`\"reno\"`",
+    "the high-priority module's controller",
+);
+pub const ALPHA: Field = opt(
+    "alpha",
+    Kind::Float,
+    "packets per packet",
+    real(0.0, 10.0, true, false),
+    "0.1",
+    "LCM increase: packets added per packet acknowledged in an epoch, while P < mu",
+);
+pub const BETA: Field = opt(
+    "beta",
+    Kind::Float,
+    "factor",
+    real(0.0, 1.0, true, true),
+    "0.95",
+    "LCM decrease per epoch while P >= mu",
+);
+pub const GAMMA: Field = opt(
+    "gamma",
+    Kind::Float,
+    "factor",
+    real(0.0, 1.0, true, true),
+    "0.75",
+    "LCM decrease on its timeout",
+);
+pub const MU: Field = opt(
+    "mu",
+    Kind::Float,
+    "fraction",
+    real(0.0, 1.0, true, true),
+    "0.005",
+    "target loss rate (0.005 = 0.5 %)",
+);
+pub const EMA_WEIGHT: Field = opt(
+    "ema_weight",
+    Kind::Float,
+    "weight",
+    real(0.0, 1.0, true, false),
+    "0.25",
+    "weight of an epoch's loss rate in the moving average P",
+);
+pub const EPOCH: Field = opt(
+    "epoch",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1_000_000,
+        hi: 60 * NS_PER_SEC,
+    },
+    "`\"100ms\"`",
+    "epoch length",
+);
 pub const LCM_INITIAL_WINDOW: Field = opt("lcm_initial_window", Kind::Size, "BDP or packets", Range::Described("(0, 100] bdp or 1..=10000000 packets"), "`\"1bdp\"`", "the LCM's first window: a fraction of the flow's path BDP (`\"1bdp\"`) or packets (`\"2500pkt\"`)");
-pub const LCM_ACK_EVERY: Field = opt("lcm_ack_every", Kind::U32, "packets", Range::Whole { lo: 1, hi: 64 }, "1", "the receiver ACKs every n in-order LCM packets");
-pub const LCM_ACK_CLASS: Field = opt("lcm_ack_class", Kind::Word(&["low", "high"]), "", Range::Any, "`\"low\"`", "class of the ACKs of LCM packets: the LCM's (`\"low\"`) or the HCM's (`\"high\"`)");
+pub const LCM_ACK_EVERY: Field = opt(
+    "lcm_ack_every",
+    Kind::U32,
+    "packets",
+    Range::Whole { lo: 1, hi: 64 },
+    "1",
+    "the receiver ACKs every n in-order LCM packets",
+);
+pub const LCM_ACK_CLASS: Field = opt(
+    "lcm_ack_class",
+    Kind::Word(&["low", "high"]),
+    "",
+    Range::Any,
+    "`\"low\"`",
+    "class of the ACKs of LCM packets: the LCM's (`\"low\"`) or the HCM's (`\"high\"`)",
+);
 pub const RECEIVE_BUFFER: Field = opt("receive_buffer", Kind::Size, "packets or bytes", Range::Described("1 packet ..= 65535 x 2^14 bytes, or `\"unlimited\"`"), "`\"unlimited\"`: that largest window", "the receiver's reassembly buffer: at most this much data between the oldest packet not acknowledged and the newest sent, through either module (each module's own window is `tcp.rwnd`)");
 pub const LCM_RESEND: Field = opt("lcm_resend", Kind::Float, "times the HCM's window", real(0.0, 1e6, true, false), "never", "the paper's footnote 2: the LCM resends its own oldest loss when the retransmit buffer holds more than this many times the HCM's window");
 
 // ---- [[udp]] ----------------------------------------------------------------------------------
 
-pub const PATTERN: Field = required("pattern", Kind::Word(&["cbr", "onoff"]), "", Range::Any, "`\"cbr\"` constant bit rate, or `\"onoff\"`");
+pub const PATTERN: Field = required(
+    "pattern",
+    Kind::Word(&["cbr", "onoff"]),
+    "",
+    Range::Any,
+    "`\"cbr\"` constant bit rate, or `\"onoff\"`",
+);
 pub const UDP_RATE: Field = required("rate", Kind::Rate, "bit/s", RATE, "sending rate (while on)");
-pub const UDP_PACKET_SIZE: Field = opt("packet_size", Kind::Size, "bytes", Range::Bytes { lo: 20, hi: 65_535 }, "`\"1500B\"`", "datagram size on the wire");
-pub const ON_MEAN: Field = opt("on_mean", Kind::Duration, "time", Range::DurationNs { lo: 1, hi: MAX_RUN_NS }, "`\"1s\"`", "mean on period (`onoff`)");
-pub const OFF_MEAN: Field = opt("off_mean", Kind::Duration, "time", RUN_TIME, "`\"1s\"`", "mean off period (`onoff`)");
-pub const DISTRIBUTION: Field = opt("distribution", Kind::Word(&["exponential", "pareto"]), "", Range::Any, "`\"exponential\"`", "period lengths (`onoff`)");
+pub const UDP_PACKET_SIZE: Field = opt(
+    "packet_size",
+    Kind::Size,
+    "bytes",
+    Range::Bytes { lo: 20, hi: 65_535 },
+    "`\"1500B\"`",
+    "datagram size on the wire",
+);
+pub const ON_MEAN: Field = opt(
+    "on_mean",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1,
+        hi: MAX_RUN_NS,
+    },
+    "`\"1s\"`",
+    "mean on period (`onoff`)",
+);
+pub const OFF_MEAN: Field = opt(
+    "off_mean",
+    Kind::Duration,
+    "time",
+    RUN_TIME,
+    "`\"1s\"`",
+    "mean off period (`onoff`)",
+);
+pub const DISTRIBUTION: Field = opt(
+    "distribution",
+    Kind::Word(&["exponential", "pareto"]),
+    "",
+    Range::Any,
+    "`\"exponential\"`",
+    "period lengths (`onoff`)",
+);
 pub const SHAPE: Field = opt("shape", Kind::Float, "", PARETO_SHAPE, "1.5", "Pareto shape (`distribution = \"pareto\"`; the scale is set so the mean is `on_mean`/`off_mean`)");
 
 // ---- [[short_flows]] --------------------------------------------------------------------------
 
-pub const ARRIVAL_RATE: Field = required("arrival_rate", Kind::Float, "transfers per second", real(0.0, 1e6, true, false), "mean arrivals per second (exponential inter-arrival times)");
-pub const SIZE_MEAN: Field = required("size_mean", Kind::Size, "bytes or packets", Range::Described("> 0, at most 1PB"), "mean transfer size (`\"30KB\"`, or `\"20pkt\"` of full payloads); rounded up to whole packets");
-pub const SIZE_SHAPE: Field = opt("size_shape", Kind::Float, "", PARETO_SHAPE, "1.2", "Pareto shape of the sizes (scale = mean (shape - 1) / shape)");
+pub const ARRIVAL_RATE: Field = required(
+    "arrival_rate",
+    Kind::Float,
+    "transfers per second",
+    real(0.0, 1e6, true, false),
+    "mean arrivals per second (exponential inter-arrival times)",
+);
+pub const SIZE_MEAN: Field = required(
+    "size_mean",
+    Kind::Size,
+    "bytes or packets",
+    Range::Described("> 0, at most 1PB"),
+    "mean transfer size (`\"30KB\"`, or `\"20pkt\"` of full payloads); rounded up to whole packets",
+);
+pub const SIZE_SHAPE: Field = opt(
+    "size_shape",
+    Kind::Float,
+    "",
+    PARETO_SHAPE,
+    "1.2",
+    "Pareto shape of the sizes (scale = mean (shape - 1) / shape)",
+);
 pub const HOSTS: Field = opt("hosts", Kind::U32, "host pairs", Range::Whole { lo: 1, hi: 10_000 }, "1", "sender/receiver host pairs the transfers are spread over, round robin (each with its own jittered RTT)");
 
 // ---- [[web]] ----------------------------------------------------------------------------------
 
-pub const SESSIONS: Field = required("sessions", Kind::U32, "sessions", Range::Whole { lo: 1, hi: 10_000 }, "sessions, one server/client host pair each");
-pub const SESSION_SPREAD: Field = opt("session_spread", Kind::Duration, "time", RUN_TIME, "`\"0s\"`", "sessions start uniformly in `[start, start + session_spread)`");
-pub const PAGES_PER_SESSION: Field = required("pages_per_session", Kind::U32, "pages", Range::Whole { lo: 1, hi: 1_000_000 }, "pages each session asks for");
-pub const INTER_PAGE: Field = required("inter_page", Kind::Duration, "time", Range::DurationNs { lo: 1, hi: MAX_RUN_NS }, "mean time between pages (exponential)");
-pub const OBJECTS_PER_PAGE: Field = opt("objects_per_page", Kind::Float, "objects", real(1.0, 10_000.0, false, false), "1", "mean objects per page (geometric on 1, 2, ...)");
-pub const INTER_OBJECT: Field = opt("inter_object", Kind::Duration, "time", RUN_TIME, "`\"0s\"`", "mean time between a page's objects (exponential)");
-pub const OBJECT_SIZE_MEAN: Field = required("object_size_mean", Kind::Size, "bytes or packets", Range::Described("> 0, at most 1PB"), "mean object size, as `size_mean`");
-pub const OBJECT_SIZE_SHAPE: Field = opt("object_size_shape", Kind::Float, "", PARETO_SHAPE, "1.2", "Pareto shape of the object sizes, as `size_shape`");
+pub const SESSIONS: Field = required(
+    "sessions",
+    Kind::U32,
+    "sessions",
+    Range::Whole { lo: 1, hi: 10_000 },
+    "sessions, one server/client host pair each",
+);
+pub const SESSION_SPREAD: Field = opt(
+    "session_spread",
+    Kind::Duration,
+    "time",
+    RUN_TIME,
+    "`\"0s\"`",
+    "sessions start uniformly in `[start, start + session_spread)`",
+);
+pub const PAGES_PER_SESSION: Field = required(
+    "pages_per_session",
+    Kind::U32,
+    "pages",
+    Range::Whole {
+        lo: 1,
+        hi: 1_000_000,
+    },
+    "pages each session asks for",
+);
+pub const INTER_PAGE: Field = required(
+    "inter_page",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1,
+        hi: MAX_RUN_NS,
+    },
+    "mean time between pages (exponential)",
+);
+pub const OBJECTS_PER_PAGE: Field = opt(
+    "objects_per_page",
+    Kind::Float,
+    "objects",
+    real(1.0, 10_000.0, false, false),
+    "1",
+    "mean objects per page (geometric on 1, 2, ...)",
+);
+pub const INTER_OBJECT: Field = opt(
+    "inter_object",
+    Kind::Duration,
+    "time",
+    RUN_TIME,
+    "`\"0s\"`",
+    "mean time between a page's objects (exponential)",
+);
+pub const OBJECT_SIZE_MEAN: Field = required(
+    "object_size_mean",
+    Kind::Size,
+    "bytes or packets",
+    Range::Described("> 0, at most 1PB"),
+    "mean object size, as `size_mean`",
+);
+pub const OBJECT_SIZE_SHAPE: Field = opt(
+    "object_size_shape",
+    Kind::Float,
+    "",
+    PARETO_SHAPE,
+    "1.2",
+    "Pareto shape of the object sizes, as `size_shape`",
+);
 
 // ---- [run] ------------------------------------------------------------------------------------
 
-pub const DURATION: Field = required("duration", Kind::Duration, "time", Range::DurationNs { lo: 1, hi: MAX_RUN_NS }, "simulated time");
-pub const SEED: Field = opt("seed", Kind::U64, "", Range::Whole { lo: 0, hi: u64::MAX }, "1", "the one seed behind every random choice");
-pub const MEASURE_FROM: Field = opt("measure_from", Kind::Duration, "time", Range::Described("before `duration`"), "`\"0s\"`", "start of the measurement window for the summary");
-pub const SAMPLE_INTERVAL: Field = opt("sample_interval", Kind::Duration, "time", Range::Described("1us..=duration"), "duration / 1000 (at least 1 ms)", "spacing of the time series");
+pub const DURATION: Field = required(
+    "duration",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1,
+        hi: MAX_RUN_NS,
+    },
+    "simulated time",
+);
+pub const SEED: Field = opt(
+    "seed",
+    Kind::U64,
+    "",
+    Range::Whole {
+        lo: 0,
+        hi: u64::MAX,
+    },
+    "1",
+    "the one seed behind every random choice",
+);
+pub const MEASURE_FROM: Field = opt(
+    "measure_from",
+    Kind::Duration,
+    "time",
+    Range::Described("before `duration`"),
+    "`\"0s\"`",
+    "start of the measurement window for the summary",
+);
+pub const SAMPLE_INTERVAL: Field = opt(
+    "sample_interval",
+    Kind::Duration,
+    "time",
+    Range::Described("1us..=duration"),
+    "duration / 1000 (at least 1 ms)",
+    "spacing of the time series",
+);
 
 impl Table {
     /// The fields, in the serde struct's order.
     pub const fn fields(self) -> &'static [Field] {
         match self {
-            Table::Root => &[SCENARIO_NAME, DESCRIPTION, NETWORK, FLOWS, UDP, SHORT_FLOWS, WEB, RUN],
+            Table::Root => &[
+                SCENARIO_NAME,
+                DESCRIPTION,
+                NETWORK,
+                FLOWS,
+                UDP,
+                SHORT_FLOWS,
+                WEB,
+                RUN,
+            ],
             Table::Network => &[TOPOLOGY, HOPS, BDP_RTT, BOTTLENECK, ACCESS],
-            Table::Link => &[LINK_RATE, LINK_DELAY, LINK_QUEUE, DISCIPLINE, CLASSES, CLASS_QUEUES, BUFFER, LOSS, REVERSE_LOSS],
+            Table::Link => &[
+                LINK_RATE,
+                LINK_DELAY,
+                LINK_QUEUE,
+                DISCIPLINE,
+                CLASSES,
+                CLASS_QUEUES,
+                BUFFER,
+                LOSS,
+                REVERSE_LOSS,
+            ],
             Table::Access => &[ACCESS_RATE, ACCESS_LINK_DELAY, ACCESS_QUEUE],
-            Table::Flow => &[LABEL, CC, TRANSPORT, COUNT, START, START_SPACING, STOP, SIZE, FROM, TO, ACCESS_DELAY, START_JITTER, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
+            Table::Flow => &[
+                LABEL,
+                CC,
+                TRANSPORT,
+                COUNT,
+                START,
+                START_SPACING,
+                STOP,
+                SIZE,
+                FROM,
+                TO,
+                ACCESS_DELAY,
+                START_JITTER,
+                ACCESS_DELAY_JITTER,
+                PARAMS,
+                TCP,
+                PLT,
+            ],
             Table::Tcp => &[
-                PACKET_SIZE, HEADER_SIZE, ACK_SIZE, DELAYED_ACK, DELAYED_ACK_TIMEOUT, RWND, MIN_RTO, INITIAL_RTO, MAX_RTO, INITIAL_CWND,
-                INITIAL_SSTHRESH, SENDER_CLOCK_OFFSET, RECEIVER_CLOCK_OFFSET, PRIORITY_CLASS, PROFILE, MAX_BURST, HOST, TIMESTAMPS, GRO_SEGMENTS,
+                PACKET_SIZE,
+                HEADER_SIZE,
+                ACK_SIZE,
+                DELAYED_ACK,
+                DELAYED_ACK_TIMEOUT,
+                RWND,
+                MIN_RTO,
+                INITIAL_RTO,
+                MAX_RTO,
+                INITIAL_CWND,
+                INITIAL_SSTHRESH,
+                SENDER_CLOCK_OFFSET,
+                RECEIVER_CLOCK_OFFSET,
+                PRIORITY_CLASS,
+                PROFILE,
+                MAX_BURST,
+                HOST,
+                TIMESTAMPS,
+                GRO_SEGMENTS,
             ],
-            Table::Udp => &[LABEL, PATTERN, UDP_RATE, COUNT, UDP_PACKET_SIZE, START, STOP, FROM, TO, ACCESS_DELAY, ON_MEAN, OFF_MEAN, DISTRIBUTION, SHAPE, PRIORITY_CLASS, START_JITTER],
-            Table::Short => &[LABEL, CC, TRANSPORT, ARRIVAL_RATE, SIZE_MEAN, SIZE_SHAPE, START, STOP, FROM, TO, HOSTS, ACCESS_DELAY, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT],
+            Table::Udp => &[
+                LABEL,
+                PATTERN,
+                UDP_RATE,
+                COUNT,
+                UDP_PACKET_SIZE,
+                START,
+                STOP,
+                FROM,
+                TO,
+                ACCESS_DELAY,
+                ON_MEAN,
+                OFF_MEAN,
+                DISTRIBUTION,
+                SHAPE,
+                PRIORITY_CLASS,
+                START_JITTER,
+            ],
+            Table::Short => &[
+                LABEL,
+                CC,
+                TRANSPORT,
+                ARRIVAL_RATE,
+                SIZE_MEAN,
+                SIZE_SHAPE,
+                START,
+                STOP,
+                FROM,
+                TO,
+                HOSTS,
+                ACCESS_DELAY,
+                ACCESS_DELAY_JITTER,
+                PARAMS,
+                TCP,
+                PLT,
+            ],
             Table::Web => &[
-                LABEL, CC, TRANSPORT, SESSIONS, START, SESSION_SPREAD, STOP, PAGES_PER_SESSION, INTER_PAGE, OBJECTS_PER_PAGE, INTER_OBJECT, OBJECT_SIZE_MEAN,
-                OBJECT_SIZE_SHAPE, FROM, TO, ACCESS_DELAY, ACCESS_DELAY_JITTER, PARAMS, TCP, PLT,
+                LABEL,
+                CC,
+                TRANSPORT,
+                SESSIONS,
+                START,
+                SESSION_SPREAD,
+                STOP,
+                PAGES_PER_SESSION,
+                INTER_PAGE,
+                OBJECTS_PER_PAGE,
+                INTER_OBJECT,
+                OBJECT_SIZE_MEAN,
+                OBJECT_SIZE_SHAPE,
+                FROM,
+                TO,
+                ACCESS_DELAY,
+                ACCESS_DELAY_JITTER,
+                PARAMS,
+                TCP,
+                PLT,
             ],
-            Table::Plt => &[HCM, ALPHA, BETA, GAMMA, MU, EMA_WEIGHT, EPOCH, LCM_INITIAL_WINDOW, LCM_ACK_EVERY, LCM_ACK_CLASS, RECEIVE_BUFFER, LCM_RESEND],
+            Table::Plt => &[
+                HCM,
+                ALPHA,
+                BETA,
+                GAMMA,
+                MU,
+                EMA_WEIGHT,
+                EPOCH,
+                LCM_INITIAL_WINDOW,
+                LCM_ACK_EVERY,
+                LCM_ACK_CLASS,
+                RECEIVE_BUFFER,
+                LCM_RESEND,
+            ],
             Table::Run => &[DURATION, SEED, MEASURE_FROM, SAMPLE_INTERVAL],
         }
     }
@@ -478,7 +1182,11 @@ fn kind_name(k: Kind) -> String {
         Kind::U32 | Kind::U64 => "whole number".into(),
         Kind::Bool => "bool".into(),
         Kind::Text => "text".into(),
-        Kind::Word(words) => words.iter().map(|w| format!("`\"{w}\"`")).collect::<Vec<_>>().join(", "),
+        Kind::Word(words) => words
+            .iter()
+            .map(|w| format!("`\"{w}\"`"))
+            .collect::<Vec<_>>()
+            .join(", "),
         Kind::Cc => "controller".into(),
         Kind::SizeList => "list of sizes".into(),
         Kind::Params => "table of numbers".into(),
@@ -489,7 +1197,9 @@ fn kind_name(k: Kind) -> String {
 
 /// `table`'s fields as a Markdown table (`docs/scenarios.md`).
 pub fn markdown_table(table: Table) -> String {
-    let mut out = String::from("| field | meaning | kind (unit) | allowed | default |\n|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| field | meaning | kind (unit) | allowed | default |\n|---|---|---|---|---|\n",
+    );
     for f in table.fields() {
         let kind = if f.unit.is_empty() {
             kind_name(f.kind)
@@ -497,7 +1207,10 @@ pub fn markdown_table(table: Table) -> String {
             format!("{} ({})", kind_name(f.kind), f.unit)
         };
         let default = if f.required { "required" } else { f.default };
-        out.push_str(&format!("| `{}` | {} | {kind} | {} | {default} |\n", f.name, f.meaning, f.range));
+        out.push_str(&format!(
+            "| `{}` | {} | {kind} | {} | {default} |\n",
+            f.name, f.meaning, f.range
+        ));
     }
     out
 }

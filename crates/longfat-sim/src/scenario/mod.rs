@@ -13,21 +13,21 @@
 //! - `placement`: every entry placed on the network through one step;
 //! - `build`: [`build_with`], in that order.
 
+mod build;
 mod error;
 pub mod fields;
-mod schema;
-mod parse;
-mod validate;
 mod network;
-mod transport;
+mod parse;
 mod placement;
-mod build;
+mod schema;
+mod transport;
+mod validate;
 
 pub use build::{build, build_with, BuildOptions};
 pub use error::{interrupted_error, ScenarioError};
 pub use fields::limits;
-pub use transport::tcp_sender;
 pub use schema::{
     AccessCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
     TransportFields, UdpSpec, WebSpec,
 };
+pub use transport::tcp_sender;

@@ -8,9 +8,11 @@ use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, T
 use crate::units::Bandwidth;
 
 use super::error::{err, ScenarioError};
-use super::fields::limits::*;
 use super::fields;
-use super::parse::{delay, duration_in, duration_within, opt_or, probability, queue_size, rate, run_time, QueueSize};
+use super::fields::limits::*;
+use super::parse::{
+    delay, duration_in, duration_within, opt_or, probability, queue_size, rate, run_time, QueueSize,
+};
 use super::schema::{LinkCfg, Network, Run};
 
 /// `[run]`, checked.
@@ -105,7 +107,10 @@ fn hops(net: &Network) -> Result<usize, ScenarioError> {
             "network.hops",
             format!("{h} is out of range; a parking lot has {lo}..={hi} bottlenecks"),
         ),
-        ("parking_lot", None) => err("network.hops", format!("required for a parking lot ({lo}..={hi})")),
+        ("parking_lot", None) => err(
+            "network.hops",
+            format!("required for a parking lot ({lo}..={hi})"),
+        ),
         (t, _) => err(
             "network.topology",
             format!("unknown topology {t:?}; allowed: \"dumbbell\", \"parking_lot\""),
@@ -118,7 +123,13 @@ fn discipline(b: &LinkCfg, b_queue: QueueSize) -> Result<Discipline, ScenarioErr
     match b.discipline.as_deref().unwrap_or("droptail") {
         "droptail" => {
             if b.classes.is_some() || b.class_queues.is_some() || b.buffer.is_some() {
-                let f = if b.classes.is_some() { "classes" } else if b.class_queues.is_some() { "class_queues" } else { "buffer" };
+                let f = if b.classes.is_some() {
+                    "classes"
+                } else if b.class_queues.is_some() {
+                    "class_queues"
+                } else {
+                    "buffer"
+                };
                 return err(
                     format!("network.bottleneck.{f}"),
                     "only for discipline = \"priority\"",
@@ -138,12 +149,18 @@ fn discipline(b: &LinkCfg, b_queue: QueueSize) -> Result<Discipline, ScenarioErr
             let shared = match b.buffer.as_deref() {
                 None | Some("per_class") => false,
                 Some("shared") => true,
-                Some(o) => return err("network.bottleneck.buffer", format!("unknown buffer {o:?}; allowed: \"per_class\", \"shared\"")),
+                Some(o) => {
+                    return err(
+                        "network.bottleneck.buffer",
+                        format!("unknown buffer {o:?}; allowed: \"per_class\", \"shared\""),
+                    )
+                }
             };
             match &b.class_queues {
-                _ if shared && b.class_queues.is_some() => {
-                    err("network.bottleneck.class_queues", "not with buffer = \"shared\": the classes share `queue`")
-                }
+                _ if shared && b.class_queues.is_some() => err(
+                    "network.bottleneck.class_queues",
+                    "not with buffer = \"shared\": the classes share `queue`",
+                ),
                 None if shared => Ok(Discipline::PriorityShared(b_queue, n as usize)),
                 None => Ok(Discipline::Priority(vec![b_queue; n as usize])),
                 Some(qs) if qs.len() == n as usize => Ok(Discipline::Priority(
@@ -247,7 +264,11 @@ impl Net {
             None => QueueLimit::Packets(DEFAULT_HOST_QUEUE_PKTS),
         };
         let bdp_rtt_ns = match &net.bdp_rtt {
-            Some(r) => Some(duration_within("network.bdp_rtt", r, fields::BDP_RTT.range)?),
+            Some(r) => Some(duration_within(
+                "network.bdp_rtt",
+                r,
+                fields::BDP_RTT.range,
+            )?),
             None => None,
         };
 
@@ -311,7 +332,10 @@ impl Net {
         (src_name, src_router, src_delay_ns): (String, usize, u64),
         (dst_name, dst_router): (String, usize),
     ) -> PathInfo {
-        let (src_half, dst_half) = (self.access_half(src_delay_ns), self.access_half(self.access_delay_ns));
+        let (src_half, dst_half) = (
+            self.access_half(src_delay_ns),
+            self.access_half(self.access_delay_ns),
+        );
         let src = attach_host(&mut self.topo, src_name, src_router, &src_half);
         let dst = attach_host(&mut self.topo, dst_name, dst_router, &dst_half);
         self.path_between(&src, &dst)
@@ -357,7 +381,9 @@ impl Net {
                 let rtt = self.bdp_rtt_ns.or_else(|| {
                     tcp_paths
                         .clone()
-                        .filter(|(fwd, bwd, _)| fwd.contains(&(l as u32)) || bwd.contains(&(l as u32)))
+                        .filter(|(fwd, bwd, _)| {
+                            fwd.contains(&(l as u32)) || bwd.contains(&(l as u32))
+                        })
                         .map(|(_, _, rtt)| rtt)
                         .max()
                 });

@@ -122,17 +122,18 @@ pub(super) fn queue_size(field: &str, s: &str) -> Result<QueueSize, ScenarioErro
 
 /// A transfer size in whole packets of `payload` bytes ("10MB", "1000pkt").
 pub(super) fn transfer_pkts(field: &str, s: &str, payload: u64) -> Result<u64, ScenarioError> {
-    let bytes =
-        match parse_size(s).or_else(|m| err(field, m))? {
-            SizeSpec::Packets(n) if n > 0 => n.checked_mul(payload),
-            SizeSpec::Bytes(b) if b > 0 => Some(b),
-            _ => return err(
+    let bytes = match parse_size(s).or_else(|m| err(field, m))? {
+        SizeSpec::Packets(n) if n > 0 => n.checked_mul(payload),
+        SizeSpec::Bytes(b) if b > 0 => Some(b),
+        _ => {
+            return err(
                 field,
                 format!(
                     "{s:?}: give a positive size in bytes or packets (e.g. \"10MB\", \"1000pkt\")"
                 ),
-            ),
-        };
+            )
+        }
+    };
     match bytes {
         Some(b) if b <= MAX_TRANSFER_BYTES => Ok(b.div_ceil(payload)),
         _ => err(
@@ -168,7 +169,9 @@ pub(super) fn pareto_shape(field: &str, v: Option<f64>) -> Result<f64, ScenarioE
     if !PARETO_SHAPE.contains_real(shape) {
         return err(
             field,
-            format!("{shape} is out of range; a Pareto shape must be in {PARETO_SHAPE} (finite mean)"),
+            format!(
+                "{shape} is out of range; a Pareto shape must be in {PARETO_SHAPE} (finite mean)"
+            ),
         );
     }
     Ok(shape)

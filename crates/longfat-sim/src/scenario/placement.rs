@@ -12,10 +12,12 @@ use crate::traffic::{self, WebModel};
 use crate::udp::UdpFlow;
 
 use super::error::{err, interrupted_error, ScenarioError};
+use super::fields;
 use super::fields::limits::*;
 use super::network::{Net, PathInfo, RunSettings};
-use super::fields;
-use super::parse::{delay, duration_within, opt_or, pareto_shape, run_time, size_mean_bytes, transfer_pkts};
+use super::parse::{
+    delay, duration_within, opt_or, pareto_shape, run_time, size_mean_bytes, transfer_pkts,
+};
 use super::schema::{FlowSpec, ShortFlowSpec, UdpSpec, WebSpec};
 use super::transport::{tcp_setup, TransportSetup};
 use super::validate::{check_label, udp_config};
@@ -243,9 +245,27 @@ impl<'a> Placer<'a> {
     pub(super) fn flows(&mut self, i: usize, f: &FlowSpec) -> Result<(), ScenarioError> {
         let field = format!("flows[{i}]");
         let count = f.count.unwrap_or(1);
-        let e = self.entry(&field, &f.name, Some(count), f.from, f.to, &f.start, &f.stop)?;
-        let spacing = opt_or(&format!("{field}.start_spacing"), &f.start_spacing, 0, run_time)?;
-        let start_jitter = opt_or(&format!("{field}.start_jitter"), &f.start_jitter, 0, run_time)?;
+        let e = self.entry(
+            &field,
+            &f.name,
+            Some(count),
+            f.from,
+            f.to,
+            &f.start,
+            &f.stop,
+        )?;
+        let spacing = opt_or(
+            &format!("{field}.start_spacing"),
+            &f.start_spacing,
+            0,
+            run_time,
+        )?;
+        let start_jitter = opt_or(
+            &format!("{field}.start_jitter"),
+            &f.start_jitter,
+            0,
+            run_time,
+        )?;
         let last_start = spacing
             .checked_mul(u64::from(count - 1))
             .and_then(|x| x.checked_add(e.start_ns))
@@ -263,14 +283,24 @@ impl<'a> Placer<'a> {
         let tr = tcp_setup(&field, f.transport(), self.net.n_classes)?;
         let total_pkts = match &f.size {
             None => None,
-            Some(sz) => Some(transfer_pkts(&format!("{field}.size"), sz, tr.cfg.payload_bytes())?),
+            Some(sz) => Some(transfer_pkts(
+                &format!("{field}.size"),
+                sz,
+                tr.cfg.payload_bytes(),
+            )?),
         };
         let access = (&f.access_delay, &f.access_delay_jitter);
         let mut place = self.placement(&field, &e, access, start_jitter, i as u64)?;
         for k in 0..count {
             let idx = self.pending.len();
             self.poll(idx)?;
-            let name = instance_name(&f.name, count, k, if tr.is_plt() { "plt" } else { f.cc.as_str() }, idx);
+            let name = instance_name(
+                &f.name,
+                count,
+                k,
+                if tr.is_plt() { "plt" } else { f.cc.as_str() },
+                idx,
+            );
             let (path, jitter_ns) =
                 place.place(&mut self.net, format!("{name}.src"), format!("{name}.dst"));
             let start = e.start_ns + spacing * u64::from(k) + jitter_ns;
@@ -285,8 +315,21 @@ impl<'a> Placer<'a> {
     pub(super) fn udp(&mut self, i: usize, u: &UdpSpec) -> Result<(), ScenarioError> {
         let field = format!("udp[{i}]");
         let count = u.count.unwrap_or(1);
-        let e = self.entry(&field, &u.name, Some(count), u.from, u.to, &u.start, &u.stop)?;
-        let start_jitter = opt_or(&format!("{field}.start_jitter"), &u.start_jitter, 0, run_time)?;
+        let e = self.entry(
+            &field,
+            &u.name,
+            Some(count),
+            u.from,
+            u.to,
+            &u.start,
+            &u.stop,
+        )?;
+        let start_jitter = opt_or(
+            &format!("{field}.start_jitter"),
+            &u.start_jitter,
+            0,
+            run_time,
+        )?;
         if e.start_ns + start_jitter >= self.run.duration_ns {
             return err(
                 format!("{field}.start_jitter"),
@@ -304,7 +347,14 @@ impl<'a> Placer<'a> {
                 place.place(&mut self.net, format!("{name}.src"), format!("{name}.dst"));
             let rng = component_rng(self.run.seed, RNG_UDP, idx as u64);
             let endpoints = Endpoints::Udp(UdpFlow::new(idx as u32, cfg.clone(), rng));
-            let flow = path.flow(name, "udp".into(), e.start_ns + jitter_ns, e.stop_ns, endpoints, None);
+            let flow = path.flow(
+                name,
+                "udp".into(),
+                e.start_ns + jitter_ns,
+                e.stop_ns,
+                endpoints,
+                None,
+            );
             self.push(flow, false);
         }
         Ok(())
@@ -324,7 +374,16 @@ impl<'a> Placer<'a> {
             self.poll(k)?;
             let b_rate = self.net.bottleneck_rate;
             let idx = self.pending.len();
-            let flow = generated_flow(&paths[pair], format!("{name}#{k}"), tr, b_rate, idx, start_ns, size_bytes, gen_id);
+            let flow = generated_flow(
+                &paths[pair],
+                format!("{name}#{k}"),
+                tr,
+                b_rate,
+                idx,
+                start_ns,
+                size_bytes,
+                gen_id,
+            );
             self.push(flow, false);
             n += 1;
         }
@@ -338,12 +397,18 @@ impl<'a> Placer<'a> {
     pub(super) fn short_flows(&mut self, i: usize, g: &ShortFlowSpec) -> Result<(), ScenarioError> {
         let field = format!("short_flows[{i}]");
         let e = self.entry(&field, &g.name, None, g.from, g.to, &g.start, &g.stop)?;
-        let arrivals_end = e.stop_ns.unwrap_or(self.run.duration_ns).min(self.run.duration_ns);
+        let arrivals_end = e
+            .stop_ns
+            .unwrap_or(self.run.duration_ns)
+            .min(self.run.duration_ns);
         let rate_range = fields::ARRIVAL_RATE.range;
         if !rate_range.contains_real(g.arrival_rate) {
             return err(
                 format!("{field}.arrival_rate"),
-                format!("{} is out of range; allowed {rate_range} transfers per second", g.arrival_rate),
+                format!(
+                    "{} is out of range; allowed {rate_range} transfers per second",
+                    g.arrival_rate
+                ),
             );
         }
         let expected = g.arrival_rate * (arrivals_end - e.start_ns) as f64 / 1e9;
@@ -351,7 +416,11 @@ impl<'a> Placer<'a> {
             return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
         }
         let tr = tcp_setup(&field, g.transport(), self.net.n_classes)?;
-        let mean = size_mean_bytes(&format!("{field}.size_mean"), &g.size_mean, tr.cfg.payload_bytes())?;
+        let mean = size_mean_bytes(
+            &format!("{field}.size_mean"),
+            &g.size_mean,
+            tr.cfg.payload_bytes(),
+        )?;
         let shape = pareto_shape(&format!("{field}.size_shape"), g.size_shape)?;
         let hosts = g.hosts.unwrap_or(1);
         let (lo, hi) = fields::HOSTS.range.whole();
@@ -368,9 +437,14 @@ impl<'a> Placer<'a> {
             (format!("{name}.h{h}.src"), format!("{name}.h{h}.dst"))
         })?;
         let mut rng = component_rng(self.run.seed, RNG_TRAFFIC, i as u64);
-        let arrivals = traffic::poisson_arrivals(&mut rng, g.arrival_rate, e.start_ns, arrivals_end);
+        let arrivals =
+            traffic::poisson_arrivals(&mut rng, g.arrival_rate, e.start_ns, arrivals_end);
         let transfers = arrivals.iter().enumerate().map(|(k, &t)| {
-            (k % paths.len(), t, traffic::pareto_with_mean(&mut rng, mean, shape))
+            (
+                k % paths.len(),
+                t,
+                traffic::pareto_with_mean(&mut rng, mean, shape),
+            )
         });
         self.push_generated(&name, &tr, &paths, transfers)
     }
@@ -381,7 +455,10 @@ impl<'a> Placer<'a> {
         let e = self.entry(&field, &w.name, None, w.from, w.to, &w.start, &w.stop)?;
         let tr = tcp_setup(&field, w.transport(), self.net.n_classes)?;
         let model = self.web_model(&field, w, &e, &tr)?;
-        let end = e.stop_ns.unwrap_or(self.run.duration_ns).min(self.run.duration_ns);
+        let end = e
+            .stop_ns
+            .unwrap_or(self.run.duration_ns)
+            .min(self.run.duration_ns);
         let expected = f64::from(w.sessions)
             * model.objects_per_page_mean
             * (f64::from(w.pages_per_session))
@@ -401,16 +478,30 @@ impl<'a> Placer<'a> {
         if self.generated_total + objects.len() as u64 > MAX_GENERATED {
             return err(format!("{field}.sessions"), format!("{} objects drawn; at most {MAX_GENERATED} generated transfers in all; use fewer sessions or pages", objects.len()));
         }
-        let transfers = objects.iter().map(|o| (o.session as usize, o.start_ns, o.size_bytes));
+        let transfers = objects
+            .iter()
+            .map(|o| (o.session as usize, o.start_ns, o.size_bytes));
         self.push_generated(&name, &tr, &paths, transfers)
     }
 
     /// A `[[web]]` entry's session model, each field checked.
-    fn web_model(&self, field: &str, w: &WebSpec, e: &Entry, tr: &TransportSetup) -> Result<WebModel, ScenarioError> {
-        for (decl, v) in [(fields::SESSIONS, w.sessions), (fields::PAGES_PER_SESSION, w.pages_per_session)] {
+    fn web_model(
+        &self,
+        field: &str,
+        w: &WebSpec,
+        e: &Entry,
+        tr: &TransportSetup,
+    ) -> Result<WebModel, ScenarioError> {
+        for (decl, v) in [
+            (fields::SESSIONS, w.sessions),
+            (fields::PAGES_PER_SESSION, w.pages_per_session),
+        ] {
             let (lo, hi) = decl.range.whole();
             if !(lo..=hi).contains(&u64::from(v)) {
-                return err(format!("{field}.{}", decl.name), format!("{v} is out of range; allowed {lo}..={hi}"));
+                return err(
+                    format!("{field}.{}", decl.name),
+                    format!("{v} is out of range; allowed {lo}..={hi}"),
+                );
             }
         }
         let objects_per_page = w.objects_per_page.unwrap_or(1.0);
@@ -422,7 +513,11 @@ impl<'a> Placer<'a> {
                 format!("{objects_per_page} is out of range; allowed {lo}..={hi} (a mean)"),
             );
         }
-        let inter_page = duration_within(&format!("{field}.inter_page"), &w.inter_page, fields::INTER_PAGE.range)?;
+        let inter_page = duration_within(
+            &format!("{field}.inter_page"),
+            &w.inter_page,
+            fields::INTER_PAGE.range,
+        )?;
         Ok(WebModel {
             sessions: w.sessions,
             start_ns: e.start_ns,

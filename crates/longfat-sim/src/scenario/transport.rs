@@ -15,8 +15,8 @@ use crate::units::{parse_duration_ns, parse_size, Bandwidth, SizeSpec};
 use super::error::{err, ScenarioError};
 use super::fields::limits::*;
 use super::fields::{self, fmt_ns, fmt_real};
-use super::parse::{bytes, delay, duration_in, duration_within, opt_or};
 use super::network::PathInfo;
+use super::parse::{bytes, delay, duration_in, duration_within, opt_or};
 use super::schema::{PltCfg, TcpCfg, TransportFields};
 use super::validate::class;
 
@@ -52,25 +52,37 @@ impl TransportSetup {
     }
 
     /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
-    pub(super) fn endpoints(&self, idx: usize, total_pkts: Option<u64>, path: &PathInfo, bottleneck: Bandwidth) -> Endpoints {
-        let cc = longfat_cc::build(&self.cc, &self.params, self.cfg.profile.cc_rules(), self.cfg.initial_window)
-            .expect("checked in tcp_setup");
+    pub(super) fn endpoints(
+        &self,
+        idx: usize,
+        total_pkts: Option<u64>,
+        path: &PathInfo,
+        bottleneck: Bandwidth,
+    ) -> Endpoints {
+        let cc = longfat_cc::build(
+            &self.cc,
+            &self.params,
+            self.cfg.profile.cc_rules(),
+            self.cfg.initial_window,
+        )
+        .expect("checked in tcp_setup");
         let flow = idx as u32;
         match &self.plt {
             None => Endpoints::Tcp {
                 sender: Box::new(TcpSender::new(flow, self.cfg.clone(), cc, total_pkts)),
                 // One NAPI poll lasts as long as `gro_segments` packets take
                 // at the bottleneck (docs/algorithms.md, "Linux's receiver").
-                receiver: TcpReceiver::new(flow, self.cfg.clone()).with_gro(
-                    bottleneck.tx_time_ns(u64::from(self.cfg.gro_segments) * u64::from(self.cfg.packet_size_bytes)),
-                ),
+                receiver: TcpReceiver::new(flow, self.cfg.clone()).with_gro(bottleneck.tx_time_ns(
+                    u64::from(self.cfg.gro_segments) * u64::from(self.cfg.packet_size_bytes),
+                )),
             },
             Some(p) => {
                 let mut plt = p.cfg.clone();
                 plt.lcm_initial_window_pkts = match p.initial {
                     InitialLcmWindow::Packets(n) => n as f64,
                     InitialLcmWindow::Bdp(f) => {
-                        let bdp = bottleneck.bytes_in(path.base_rtt_ns) as f64 / f64::from(self.cfg.packet_size_bytes);
+                        let bdp = bottleneck.bytes_in(path.base_rtt_ns) as f64
+                            / f64::from(self.cfg.packet_size_bytes);
                         (bdp * f).round().max(1.0)
                     }
                 };
@@ -90,7 +102,13 @@ pub(super) fn tcp_setup(
     t: TransportFields<'_>,
     n_classes: u32,
 ) -> Result<TransportSetup, ScenarioError> {
-    let TransportFields { cc, transport, params, tcp, plt } = t;
+    let TransportFields {
+        cc,
+        transport,
+        params,
+        tcp,
+        plt,
+    } = t;
     let cfg = tcp_config(&format!("{field}.tcp"), tcp, n_classes)?;
     // PLT is a transport: `transport = "plt"` runs `cc` as the HCM's
     // controller. `cc = "plt"` is its older spelling and means exactly
@@ -128,9 +146,16 @@ pub(super) fn tcp_setup(
         (false, None) => (None, cc.to_string()),
     };
     if plt.is_some() && controller == "plt" {
-        return err(format!("{field}.plt.hcm"), "the HCM runs a window controller (reno, cubic, ...), not \"plt\"");
+        return err(
+            format!("{field}.plt.hcm"),
+            "the HCM runs a window controller (reno, cubic, ...), not \"plt\"",
+        );
     }
-    let cc_field = if plt.is_some() { format!("{field}.plt.hcm") } else { format!("{field}.cc") };
+    let cc_field = if plt.is_some() {
+        format!("{field}.plt.hcm")
+    } else {
+        format!("{field}.cc")
+    };
     let cc = controller.as_str();
     // eHSTCP's one-way delays (ehstcp.md §3: "By using the TCP timestamp
     // option") and TCP-GT's RTTM (tcp-gt.md §III) are defined on the
@@ -157,7 +182,11 @@ pub(super) fn tcp_setup(
             .map(|(k, v)| format!("{k} = {v}"))
             .collect();
         ScenarioError {
-            field: if e.field == "cc" { cc_field.clone() } else { format!("{field}.{}", e.field) },
+            field: if e.field == "cc" {
+                cc_field.clone()
+            } else {
+                format!("{field}.{}", e.field)
+            },
             message: if implied.is_empty() {
                 e.message
             } else {
@@ -193,8 +222,13 @@ pub fn tcp_sender(field: &str, t: TransportFields<'_>) -> Result<TcpSender, Scen
     if setup.is_plt() {
         return err(format!("{field}.transport"), "PLT is two senders over one connection; the driver runs one TCP sender: allowed \"tcp\"");
     }
-    let cc = longfat_cc::build(&setup.cc, &setup.params, setup.cfg.profile.cc_rules(), setup.cfg.initial_window)
-        .expect("checked in tcp_setup");
+    let cc = longfat_cc::build(
+        &setup.cc,
+        &setup.params,
+        setup.cfg.profile.cc_rules(),
+        setup.cfg.initial_window,
+    )
+    .expect("checked in tcp_setup");
     Ok(TcpSender::new(0, setup.cfg, cc, None))
 }
 
@@ -202,7 +236,14 @@ pub fn tcp_sender(field: &str, t: TransportFields<'_>) -> Result<TcpSender, Scen
 /// class below the HCM's, so the bottleneck must be strict priority: on a
 /// FIFO one the LCM would compete with TCP as an equal, which is not PLT.
 /// `selector`: the field that chose PLT (`transport`, or its alias `cc`).
-pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, cfg: &TcpConfig, n_classes: u32) -> Result<PltSetup, ScenarioError> {
+pub(super) fn plt_setup(
+    field: &str,
+    selector: &str,
+    p: &PltCfg,
+    tcp: &TcpCfg,
+    cfg: &TcpConfig,
+    n_classes: u32,
+) -> Result<PltSetup, ScenarioError> {
     let lcm_class = u32::from(cfg.class) + 1;
     if n_classes < 2 {
         return err(
@@ -224,7 +265,8 @@ pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, c
         mu: p.mu.unwrap_or(d.mu),
         ema_weight: p.ema_weight.unwrap_or(d.ema_weight),
     };
-    lcm.validate().or_else(|e| err(format!("{field}.{}", e.name), e.message))?;
+    lcm.validate()
+        .or_else(|e| err(format!("{field}.{}", e.name), e.message))?;
     let epoch_ns = match &p.epoch {
         Some(e) => duration_within(&format!("{field}.epoch"), e, fields::EPOCH.range)?,
         None => 100_000_000,
@@ -241,12 +283,20 @@ pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, c
     let ack_every = p.lcm_ack_every.unwrap_or(1);
     let (lo, hi) = fields::LCM_ACK_EVERY.range.whole();
     if !(lo..=hi).contains(&u64::from(ack_every)) {
-        return err(format!("{field}.lcm_ack_every"), format!("{ack_every} is out of range; allowed {lo}..={hi}"));
+        return err(
+            format!("{field}.lcm_ack_every"),
+            format!("{ack_every} is out of range; allowed {lo}..={hi}"),
+        );
     }
     let lcm_ack_class = match p.lcm_ack_class.as_deref() {
         None | Some("low") => lcm_class as u8,
         Some("high") => cfg.class,
-        Some(o) => return err(format!("{field}.lcm_ack_class"), format!("unknown class {o:?}; allowed: \"low\", \"high\"")),
+        Some(o) => {
+            return err(
+                format!("{field}.lcm_ack_class"),
+                format!("unknown class {o:?}; allowed: \"low\", \"high\""),
+            )
+        }
     };
     // The receiver's buffer for the connection's data, in packets.
     let payload = cfg.payload_bytes();
@@ -263,7 +313,13 @@ pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, c
     let lcm_resend_ratio = match p.lcm_resend {
         None => None,
         Some(r) if fields::LCM_RESEND.range.contains_real(r) => Some(r),
-        Some(r) => return err(format!("{field}.lcm_resend"), format!("{r} is out of range; allowed {} (times the HCM's window), or leave it out: never", fields::LCM_RESEND.range)),
+        Some(r) => return err(
+            format!("{field}.lcm_resend"),
+            format!(
+                "{r} is out of range; allowed {} (times the HCM's window), or leave it out: never",
+                fields::LCM_RESEND.range
+            ),
+        ),
     };
     Ok(PltSetup {
         cfg: PltConfig {
@@ -286,14 +342,21 @@ pub(super) fn plt_setup(field: &str, selector: &str, p: &PltCfg, tcp: &TcpCfg, c
     })
 }
 
-pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpConfig, ScenarioError> {
+pub(super) fn tcp_config(
+    field: &str,
+    t: &TcpCfg,
+    n_classes: u32,
+) -> Result<TcpConfig, ScenarioError> {
     let d = TcpConfig::default();
     let f = |name: &str| format!("{field}.{name}");
     let profile = match t.profile.as_deref() {
         None => Profile::default(),
         Some(name) => Profile::parse(name).ok_or_else(|| ScenarioError {
             field: f("profile"),
-            message: format!("{name:?} is not a transport profile; known: {}", PROFILES.join(", ")),
+            message: format!(
+                "{name:?} is not a transport profile; known: {}",
+                PROFILES.join(", ")
+            ),
         })?,
     };
     let default_host = match t.host.as_deref() {
@@ -315,7 +378,12 @@ pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpC
     let max_burst = match t.max_burst {
         None => None,
         Some(n) if (burst_lo..=burst_hi).contains(&n) => Some(n as u32),
-        Some(n) => return err(f("max_burst"), format!("{n} is out of range; allowed {burst_lo}..={burst_hi} packets (omit for no limit)")),
+        Some(n) => return err(
+            f("max_burst"),
+            format!(
+                "{n} is out of range; allowed {burst_lo}..={burst_hi} packets (omit for no limit)"
+            ),
+        ),
     };
     let packet = match &t.packet_size {
         Some(v) => bytes(&f("packet_size"), v, fields::PACKET_SIZE.range)?,
@@ -381,7 +449,11 @@ pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpC
         let (lo, hi) = cwnd_range.real();
         return err(
             f("initial_cwnd"),
-            format!("{cwnd} is out of range; allowed {}..={} packets", fmt_real(lo), fmt_real(hi)),
+            format!(
+                "{cwnd} is out of range; allowed {}..={} packets",
+                fmt_real(lo),
+                fmt_real(hi)
+            ),
         );
     }
     if let Some(v) = t.initial_ssthresh {
@@ -392,7 +464,9 @@ pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpC
             );
         }
     }
-    let ssthresh = t.initial_ssthresh.unwrap_or(profile.initial_ssthresh_pkts(rwnd));
+    let ssthresh = t
+        .initial_ssthresh
+        .unwrap_or(profile.initial_ssthresh_pkts(rwnd));
     let offset = |decl: fields::Field, v: &Option<String>| match v {
         Some(v) => duration_within(&f(decl.name), v, decl.range),
         None => Ok(0),
@@ -428,7 +502,12 @@ pub(super) fn tcp_config(field: &str, t: &TcpCfg, n_classes: u32) -> Result<TcpC
 
 /// `tcp.min_rto`, `tcp.max_rto` and `tcp.initial_rto`, in that order:
 /// (min, max, initial) in ns.
-fn rto_bounds(field: &str, t: &TcpCfg, profile: Profile, default_min_rto_ns: u64) -> Result<(u64, u64, u64), ScenarioError> {
+fn rto_bounds(
+    field: &str,
+    t: &TcpCfg,
+    profile: Profile,
+    default_min_rto_ns: u64,
+) -> Result<(u64, u64, u64), ScenarioError> {
     let f = |name: &str| format!("{field}.{name}");
     let min_rto = opt_or(&f("min_rto"), &t.min_rto, default_min_rto_ns, delay)?;
     let max_rto = match &t.max_rto {

@@ -8,7 +8,6 @@ use super::fields::{ON_MEAN, UDP_PACKET_SIZE};
 use super::parse::{bytes, duration_within, pareto_shape, rate, run_time};
 use super::schema::UdpSpec;
 
-
 /// A scenario's `name`: it names the result directory, so it must be a
 /// plain file name that cannot point anywhere else.
 pub(super) fn check_name(name: &str) -> Result<(), ScenarioError> {
@@ -73,7 +72,11 @@ pub(super) fn class(field: &str, c: Option<u32>, n_classes: u32) -> Result<u8, S
     Ok(c as u8)
 }
 
-pub(super) fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<UdpConfig, ScenarioError> {
+pub(super) fn udp_config(
+    field: &str,
+    u: &UdpSpec,
+    n_classes: u32,
+) -> Result<UdpConfig, ScenarioError> {
     let f = |name: &str| format!("{field}.{name}");
     let r = rate(&f("rate"), &u.rate)?;
     let size = match &u.packet_size {
@@ -95,7 +98,11 @@ pub(super) fn udp_config(field: &str, u: &UdpSpec, n_classes: u32) -> Result<Udp
             UdpPattern::Cbr
         }
         "onoff" => {
-            let on = duration_within(&f("on_mean"), u.on_mean.as_deref().unwrap_or("1s"), ON_MEAN.range)?;
+            let on = duration_within(
+                &f("on_mean"),
+                u.on_mean.as_deref().unwrap_or("1s"),
+                ON_MEAN.range,
+            )?;
             let off = run_time(&f("off_mean"), u.off_mean.as_deref().unwrap_or("1s"))?;
             let dist = match u.distribution.as_deref().unwrap_or("exponential") {
                 "exponential" => {

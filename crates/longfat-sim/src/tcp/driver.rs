@@ -126,7 +126,11 @@ impl SenderDriver {
     }
 
     fn set_now(&mut self, now_ns: u64) {
-        assert!(now_ns >= self.now_ns, "the driver's time runs forward ({now_ns} < {})", self.now_ns);
+        assert!(
+            now_ns >= self.now_ns,
+            "the driver's time runs forward ({now_ns} < {})",
+            self.now_ns
+        );
         self.now_ns = now_ns;
     }
 
@@ -161,7 +165,12 @@ impl SenderDriver {
     pub fn ack(&mut self, now_ns: u64, a: &PeerAck) {
         self.run_timers(now_ns, false);
         self.set_now(now_ns);
-        let mut p = Packet::new(0, PacketKind::Ack, Dir::Backward, self.sender.config().ack_size_bytes);
+        let mut p = Packet::new(
+            0,
+            PacketKind::Ack,
+            Dir::Backward,
+            self.sender.config().ack_size_bytes,
+        );
         p.seq = a.cum_pkts;
         for &(s, e) in &a.sacks {
             if s >= a.cum_pkts && s < e {
@@ -247,7 +256,11 @@ impl SenderDriver {
                 self.sent.resize(seq as usize + 1, (0, 0));
             }
             self.sent[seq as usize] = (p.ts_val, p.tag);
-            self.emitted.push(Segment { at_ns: self.now_ns, seq, retransmit });
+            self.emitted.push(Segment {
+                at_ns: self.now_ns,
+                seq,
+                retransmit,
+            });
         }
         // The host queue always has room (`Outbox::host_room_pkts`): the
         // script reads the wire, not a bottleneck.
@@ -299,15 +312,28 @@ mod tests {
     fn linux_reno() -> SenderDriver {
         let cfg = TcpConfig {
             profile: Profile::Linux,
-            initial_window: InitialWindow { cwnd_pkts: 10.0, ssthresh_pkts: f64::INFINITY },
+            initial_window: InitialWindow {
+                cwnd_pkts: 10.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
             ..TcpConfig::default()
         };
-        let cc = longfat_cc::build("reno", &Default::default(), Profile::Linux.cc_rules(), cfg.initial_window).unwrap();
+        let cc = longfat_cc::build(
+            "reno",
+            &Default::default(),
+            Profile::Linux.cc_rules(),
+            cfg.initial_window,
+        )
+        .unwrap();
         SenderDriver::new(TcpSender::new(0, cfg, cc, None))
     }
 
     fn ack(cum: u64) -> PeerAck {
-        PeerAck { cum_pkts: cum, window_pkts: 1000, ..PeerAck::default() }
+        PeerAck {
+            cum_pkts: cum,
+            window_pkts: 1000,
+            ..PeerAck::default()
+        }
     }
 
     #[test]
@@ -339,11 +365,17 @@ mod tests {
         assert_eq!(first, 300 * MS);
         d.run_timers(10_000 * MS, true);
         assert_eq!(d.emitted().len(), 2);
-        assert!(d.emitted()[1].retransmit, "the probe resends the only packet");
+        assert!(
+            d.emitted()[1].retransmit,
+            "the probe resends the only packet"
+        );
         assert_eq!(d.emitted()[1].at_ns, first);
         d.run_timers(10_000 * MS, true);
         let third = d.emitted()[2];
-        assert!(third.retransmit && third.at_ns == 600 * MS, "then the RTO: {third:?}");
+        assert!(
+            third.retransmit && third.at_ns == 600 * MS,
+            "then the RTO: {third:?}"
+        );
         assert_eq!(d.state().ca_state, 4);
         assert_eq!(d.state().rto_backoff, 1);
     }
@@ -353,11 +385,27 @@ mod tests {
         let mut d = linux_reno();
         d.handshake(100 * MS);
         d.write(0, 10);
-        d.ack(100 * MS, &PeerAck { cum_pkts: 0, sacks: vec![(1, 3)], window_pkts: 1000, ts_val: 7 });
+        d.ack(
+            100 * MS,
+            &PeerAck {
+                cum_pkts: 0,
+                sacks: vec![(1, 3)],
+                window_pkts: 1000,
+                ts_val: 7,
+            },
+        );
         assert_eq!(d.echo.0, d.sent[2].0);
         // A duplicate that covers nothing new echoes the last trigger again.
         let before = d.echo;
-        d.ack(101 * MS, &PeerAck { cum_pkts: 0, sacks: vec![(1, 3)], window_pkts: 1000, ts_val: 8 });
+        d.ack(
+            101 * MS,
+            &PeerAck {
+                cum_pkts: 0,
+                sacks: vec![(1, 3)],
+                window_pkts: 1000,
+                ts_val: 8,
+            },
+        );
         assert_eq!(d.echo, before);
     }
 }

@@ -45,14 +45,23 @@ impl Rack {
     /// `tcp_rack_advance` for the last-sent packet an ACK delivered. A
     /// retransmission acknowledged faster than the minimum RTT is ambiguous
     /// (the ACK may be for the original) and is ignored.
-    pub fn on_delivered(&mut self, now_ns: u64, seq: u64, xmit_ns: u64, retransmitted: bool, min_rtt_ns: u64) {
+    pub fn on_delivered(
+        &mut self,
+        now_ns: u64,
+        seq: u64,
+        xmit_ns: u64,
+        retransmitted: bool,
+        min_rtt_ns: u64,
+    ) {
         let rtt = now_ns.saturating_sub(xmit_ns);
         if retransmitted && rtt < min_rtt_ns {
             return;
         }
         self.advanced = true;
         self.rtt_ns = rtt;
-        if xmit_ns > self.newest_xmit_ns || (xmit_ns == self.newest_xmit_ns && seq > self.newest_seq) {
+        if xmit_ns > self.newest_xmit_ns
+            || (xmit_ns == self.newest_xmit_ns && seq > self.newest_seq)
+        {
             self.newest_xmit_ns = xmit_ns;
             self.newest_seq = seq;
         }
@@ -62,7 +71,13 @@ impl Rack {
     /// before the RACK point, oldest first, and marks lost those sent more
     /// than `rtt + reo_wnd_ns` ago. `force` runs it without a new delivery
     /// (the reordering timer).
-    pub fn detect(&mut self, sb: &mut Scoreboard, now_ns: u64, reo_wnd_ns: u64, force: bool) -> Detection {
+    pub fn detect(
+        &mut self,
+        sb: &mut Scoreboard,
+        now_ns: u64,
+        reo_wnd_ns: u64,
+        force: bool,
+    ) -> Detection {
         let mut d = Detection::default();
         if !self.advanced && !force {
             self.drop_stale(sb);
@@ -93,7 +108,12 @@ impl Rack {
                     .filter(|&&(q, t)| sb.is_pending_copy(q, t))
                     .last()
                     .map_or(xmit, |&(_, t)| t);
-                d.wait_ns = Some(last_xmit.saturating_add(self.rtt_ns).saturating_add(reo_wnd_ns) - now_ns);
+                d.wait_ns = Some(
+                    last_xmit
+                        .saturating_add(self.rtt_ns)
+                        .saturating_add(reo_wnd_ns)
+                        - now_ns,
+                );
                 break;
             }
             self.sent.pop_front();

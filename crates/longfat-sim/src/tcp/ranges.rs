@@ -142,7 +142,9 @@ impl RangeSet {
             None => 0,
             Some((a, _)) if a <= x => n,
             Some(_) => match self.hi.front() {
-                Some(&(a, _)) if a <= x => self.lo.len() + self.hi.partition_point(|&(a, _)| a <= x),
+                Some(&(a, _)) if a <= x => {
+                    self.lo.len() + self.hi.partition_point(|&(a, _)| a <= x)
+                }
                 _ => self.lo.partition_point(|&(a, _)| a <= x),
             },
         }

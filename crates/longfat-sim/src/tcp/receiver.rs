@@ -53,7 +53,9 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: u32, cfg: TcpConfig) -> Self {
-        let host = cfg.default_host.then(|| HostBuffers::new(cfg.payload_bytes()));
+        let host = cfg
+            .default_host
+            .then(|| HostBuffers::new(cfg.payload_bytes()));
         Self {
             flow,
             cfg,
@@ -92,7 +94,9 @@ impl TcpReceiver {
     /// The window the receiver advertises, in packets: `tcp.rwnd`, and with
     /// an untuned host what its receive buffer allows.
     pub fn window_pkts(&self) -> u64 {
-        let buffer = self.host.map_or(u64::MAX, |h| h.window_pkts(self.cfg.payload_bytes()));
+        let buffer = self
+            .host
+            .map_or(u64::MAX, |h| h.window_pkts(self.cfg.payload_bytes()));
         self.cfg.rwnd_pkts.min(buffer)
     }
 
@@ -192,19 +196,17 @@ impl TcpReceiver {
         self.echo_class = pkt.class;
         // A packet just above the newest block is not held (blocks never
         // touch), which saves the lookup on the common out-of-order path.
-        let extends_newest = self.n_recent > 0
-            && self.recent[0].0 >= self.rcv_nxt
-            && seq == self.recent[0].1;
+        let extends_newest =
+            self.n_recent > 0 && self.recent[0].0 >= self.rcv_nxt && seq == self.recent[0].1;
         // `rcv_nxt` itself is never held (it is the first missing packet),
         // so the in-order packet, nearly every one, skips the lookup too.
-        if seq < self.rcv_nxt
-            || (seq != self.rcv_nxt && !extends_newest && self.is_held(seq))
-        {
+        if seq < self.rcv_nxt || (seq != self.rcv_nxt && !extends_newest && self.is_held(seq)) {
             self.counters.duplicate_pkts += 1;
             if self.linux_delack().is_some() && seq < self.rcv_nxt {
                 // tcp_data_queue: a retransmission below rcv_nxt ->
                 // tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
-                self.linux.enter_quickack(self.window_pkts(), self.ato_min_ns());
+                self.linux
+                    .enter_quickack(self.window_pkts(), self.ato_min_ns());
             }
             self.send_ack(now_ns, out); // RFC 5681 §4.2: duplicate -> ACK at once
             return;
@@ -241,11 +243,16 @@ impl TcpReceiver {
         if let Some(h) = self.host.as_mut() {
             let clock_ns = now_ns + self.cfg.receiver_clock_offset_ns;
             h.rcv_rtt_measure(clock_ns, pkt.ts_ecr);
-            h.rcv_space_adjust(clock_ns, self.counters.delivered_bytes, self.cfg.payload_bytes());
+            h.rcv_space_adjust(
+                clock_ns,
+                self.counters.delivered_bytes,
+                self.cfg.payload_bytes(),
+            );
         }
         let window_pkts = self.window_pkts();
         if let Some(ato_min_ns) = self.linux_delack() {
-            self.linux.sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
+            self.linux
+                .sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
             self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
             self.unacked += advance as u32;
             // __tcp_ack_snd_check: more than one full segment unacknowledged
@@ -282,9 +289,12 @@ impl TcpReceiver {
     /// duplicate reaches TCP alone (docs/algorithms.md, "Linux's receiver").
     fn gro_receive(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) -> bool {
         let seq = pkt.seq;
-        let Some(g) = self.gro.as_mut() else { return false };
+        let Some(g) = self.gro.as_mut() else {
+            return false;
+        };
         if g.held > 0 {
-            if seq == g.first + u64::from(g.held) && now_ns < g.flush_ns && !self.ooo.contains(seq) {
+            if seq == g.first + u64::from(g.held) && now_ns < g.flush_ns && !self.ooo.contains(seq)
+            {
                 g.held += 1;
                 g.last = *pkt;
                 self.counters.received_pkts += 1;
@@ -345,7 +355,9 @@ impl TcpReceiver {
 
     /// TCP_ATO_MIN when Linux's receiver is on.
     fn linux_delack(&self) -> Option<u64> {
-        self.cfg.delayed_ack_timeout_ns.filter(|_| self.cfg.linux_acks)
+        self.cfg
+            .delayed_ack_timeout_ns
+            .filter(|_| self.cfg.linux_acks)
     }
 
     fn ato_min_ns(&self) -> u64 {
@@ -606,7 +618,11 @@ impl HostBuffers {
         }
         self.last_ecr = ts_ecr;
         let m = clock_ns.saturating_sub(ts_ecr).max(1);
-        self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { m } else { self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8 };
+        self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 {
+            m
+        } else {
+            self.rcv_rtt_ns - self.rcv_rtt_ns / 8 + m / 8
+        };
     }
 
     /// Once per measured RTT: if more was read than in the last one, the
@@ -619,7 +635,8 @@ impl HostBuffers {
         let copied = read_bytes - self.mark_bytes;
         if copied > self.space_bytes {
             let mut rcvwin = 2 * copied + 16 * payload_bytes;
-            let grow = u128::from(rcvwin) * u128::from(copied - self.space_bytes) / u128::from(self.space_bytes);
+            let grow = u128::from(rcvwin) * u128::from(copied - self.space_bytes)
+                / u128::from(self.space_bytes);
             rcvwin = rcvwin.saturating_add(u64::try_from(2 * grow).unwrap_or(u64::MAX));
             // tcp_space_from_win: twice the window with tcp_adv_win_scale = 1.
             let rcvbuf = rcvwin.saturating_mul(2).min(TCP_RMEM_BYTES[2]);
@@ -656,7 +673,10 @@ mod tests {
         let acks = feed(&mut r, &[0, 2, 3, 5, 7]);
         let last = acks.last().unwrap();
         assert_eq!(last.seq, 1);
-        assert_eq!(last.sack_blocks().collect::<Vec<_>>(), [(7, 8), (5, 6), (2, 4)]);
+        assert_eq!(
+            last.sack_blocks().collect::<Vec<_>>(),
+            [(7, 8), (5, 6), (2, 4)]
+        );
         assert_eq!(last.ts_ecr, 1007);
         // Filling hole 1 delivers 0..4 and drops the (2,4) block.
         let acks = feed(&mut r, &[1]);
@@ -699,13 +719,21 @@ mod tests {
 
     /// Feeds segment `seq` at `now_ns` (TSecr `ts_ecr`); returns the ACK sent
     /// at once, if any, and the delayed-ACK deadline armed, if any.
-    fn arrive(r: &mut TcpReceiver, now_ns: u64, seq: u64, ts_ecr: u64) -> (Option<u64>, Option<u64>) {
+    fn arrive(
+        r: &mut TcpReceiver,
+        now_ns: u64,
+        seq: u64,
+        ts_ecr: u64,
+    ) -> (Option<u64>, Option<u64>) {
         let mut out = Outbox::default();
         let mut p = data(seq);
         p.ts_ecr = ts_ecr;
         r.on_data(now_ns, &p, &mut out);
         assert!(out.packets.len() <= 1);
-        (out.packets.first().map(|a| a.seq), out.timers.first().map(|t| t.1))
+        (
+            out.packets.first().map(|a| a.seq),
+            out.timers.first().map(|t| t.1),
+        )
     }
 
     /// A short transfer, segments 100 us apart. tcp_event_data_recv on the
@@ -748,7 +776,10 @@ mod tests {
     #[test]
     fn linux_delayed_ack_timeout_adapts_within_the_rtt_and_delack_max() {
         const MS: u64 = 1_000_000;
-        for (srtt_ms, expected_ms) in [(100, &[40, 80, 100, 100][..]), (300, &[40, 80, 160, 200, 200])] {
+        for (srtt_ms, expected_ms) in [
+            (100, &[40, 80, 100, 100][..]),
+            (300, &[40, 80, 160, 200, 200]),
+        ] {
             let mut r = TcpReceiver::new(0, linux_cfg());
             let t0 = 1_000 * MS;
             for seq in 0..5 {
@@ -760,7 +791,11 @@ mod tests {
                 now += 250 * MS;
                 let seq = 5 + i as u64;
                 let (ack, timer) = arrive(&mut r, now, seq, 0);
-                assert_eq!((ack, timer), (None, Some(now + want * MS)), "srtt {srtt_ms} ms, segment {seq}");
+                assert_eq!(
+                    (ack, timer),
+                    (None, Some(now + want * MS)),
+                    "srtt {srtt_ms} ms, segment {seq}"
+                );
                 let mut out = Outbox::default();
                 r.on_delack_timer(now + want * MS, &mut out);
                 assert_eq!(out.packets.len(), 1);
@@ -768,7 +803,11 @@ mod tests {
             if srtt_ms == 100 {
                 now += 400 * MS;
                 let seq = 5 + expected_ms.len() as u64;
-                assert_eq!(arrive(&mut r, now, seq, 0).0, Some(seq + 1), "gap above the RTO");
+                assert_eq!(
+                    arrive(&mut r, now, seq, 0).0,
+                    Some(seq + 1),
+                    "gap above the RTO"
+                );
             }
         }
     }
@@ -776,24 +815,39 @@ mod tests {
     /// Feeds `arrivals` ((time, seq), in time order) to `r`, firing the GRO
     /// and delayed-ACK timers it arms when they come due (until `end_ns`);
     /// returns each ACK as (time, cumulative ACK, SACK blocks).
-    fn run_gro(r: &mut TcpReceiver, arrivals: &[(u64, u64)], end_ns: u64) -> Vec<(u64, u64, Vec<(u64, u64)>)> {
+    fn run_gro(
+        r: &mut TcpReceiver,
+        arrivals: &[(u64, u64)],
+        end_ns: u64,
+    ) -> Vec<(u64, u64, Vec<(u64, u64)>)> {
         let mut acks = Vec::new();
         let mut timers: Vec<(TimerKind, u64)> = Vec::new();
         let mut take = |now: u64, out: Outbox, timers: &mut Vec<(TimerKind, u64)>| {
-            acks.extend(out.packets.iter().map(|a| (now, a.seq, a.sack_blocks().collect::<Vec<_>>())));
+            acks.extend(
+                out.packets
+                    .iter()
+                    .map(|a| (now, a.seq, a.sack_blocks().collect::<Vec<_>>())),
+            );
             timers.extend(out.timers);
         };
-        let fire_until = |r: &mut TcpReceiver, until: u64, timers: &mut Vec<(TimerKind, u64)>, take: &mut dyn FnMut(u64, Outbox, &mut Vec<(TimerKind, u64)>)| {
-            while let Some(i) = (0..timers.len()).filter(|&i| timers[i].1 <= until).min_by_key(|&i| timers[i].1) {
-                let (kind, t) = timers.swap_remove(i);
-                let mut out = Outbox::default();
-                match kind {
-                    TimerKind::GroFlush => r.on_gro_timer(t, &mut out),
-                    _ => r.on_delack_timer(t, &mut out),
+        let fire_until =
+            |r: &mut TcpReceiver,
+             until: u64,
+             timers: &mut Vec<(TimerKind, u64)>,
+             take: &mut dyn FnMut(u64, Outbox, &mut Vec<(TimerKind, u64)>)| {
+                while let Some(i) = (0..timers.len())
+                    .filter(|&i| timers[i].1 <= until)
+                    .min_by_key(|&i| timers[i].1)
+                {
+                    let (kind, t) = timers.swap_remove(i);
+                    let mut out = Outbox::default();
+                    match kind {
+                        TimerKind::GroFlush => r.on_gro_timer(t, &mut out),
+                        _ => r.on_delack_timer(t, &mut out),
+                    }
+                    take(t, out, timers);
                 }
-                take(t, out, timers);
-            }
-        };
+            };
         for &(now, seq) in arrivals {
             fire_until(r, now.saturating_sub(1), &mut timers, &mut take);
             let mut out = Outbox::default();
@@ -805,7 +859,14 @@ mod tests {
     }
 
     fn gro_receiver(segments: u32, poll_ns: u64) -> TcpReceiver {
-        TcpReceiver::new(0, TcpConfig { gro_segments: segments, ..linux_cfg() }).with_gro(poll_ns)
+        TcpReceiver::new(
+            0,
+            TcpConfig {
+                gro_segments: segments,
+                ..linux_cfg()
+            },
+        )
+        .with_gro(poll_ns)
     }
 
     /// GRO with 4 segments per skb and polls of 4 x 12 us (1500-byte
@@ -825,12 +886,26 @@ mod tests {
         let mut r = gro_receiver(4, 48 * US);
         let mut arrivals: Vec<(u64, u64)> = (0..22).map(|seq| (seq * 12 * US, seq)).collect();
         arrivals.extend([(1_000 * US, 22), (2_000 * US, 23)]);
-        let acks: Vec<(u64, u64)> = run_gro(&mut r, &arrivals, 3_000 * US).into_iter().map(|(t, a, _)| (t, a)).collect();
+        let acks: Vec<(u64, u64)> = run_gro(&mut r, &arrivals, 3_000 * US)
+            .into_iter()
+            .map(|(t, a, _)| (t, a))
+            .collect();
         assert_eq!(
             acks,
-            [(36 * US, 4), (84 * US, 8), (132 * US, 12), (180 * US, 16), (228 * US, 20), (288 * US, 22), (2_048 * US, 24)]
+            [
+                (36 * US, 4),
+                (84 * US, 8),
+                (132 * US, 12),
+                (180 * US, 16),
+                (228 * US, 20),
+                (288 * US, 22),
+                (2_048 * US, 24)
+            ]
         );
-        assert_eq!((r.counters.received_pkts, r.counters.delivered_pkts), (24, 24));
+        assert_eq!(
+            (r.counters.received_pkts, r.counters.delivered_pkts),
+            (24, 24)
+        );
     }
 
     /// A segment that does not continue the batch flushes it
@@ -847,7 +922,14 @@ mod tests {
     fn gro_flushes_on_a_gap_and_merges_above_a_hole() {
         const US: u64 = 1_000;
         let mut r = gro_receiver(4, 48 * US);
-        let arrivals = [(0, 0), (12 * US, 1), (24 * US, 3), (36 * US, 4), (1_000 * US, 2), (1_012 * US, 5)];
+        let arrivals = [
+            (0, 0),
+            (12 * US, 1),
+            (24 * US, 3),
+            (36 * US, 4),
+            (1_000 * US, 2),
+            (1_012 * US, 5),
+        ];
         let acks = run_gro(&mut r, &arrivals, 2_000 * US);
         assert_eq!(
             acks,

@@ -89,11 +89,16 @@ impl RttEstimator {
         match self.rule {
             RtoRule::Rfc6298 => {}
             RtoRule::Linux => self.linux_sample(rtt_ns, first, snd_una, snd_nxt),
-            RtoRule::Ns2 { tick_ns, timestamps: true } => {
+            RtoRule::Ns2 {
+                tick_ns,
+                timestamps: true,
+            } => {
                 // `t_rtt_ = int(tao / tcp_tick_ + 0.5)`
                 self.ns2_update(((rtt_ns + tick_ns / 2) / tick_ns).min(i64::MAX as u64 / 64) as i64)
             }
-            RtoRule::Ns2 { timestamps: false, .. } => {}
+            RtoRule::Ns2 {
+                timestamps: false, ..
+            } => {}
         }
         self.latest_ns = rtt_ns;
         if first {
@@ -155,8 +160,13 @@ impl RttEstimator {
     /// floor(sent / tick), where the sender's clock offset plays the part
     /// of `boot_time_`. Does not touch the controllers' statistics.
     pub fn on_ns2_timed_sample(&mut self, sent_clock_ns: u64, now_clock_ns: u64) {
-        if let RtoRule::Ns2 { tick_ns, timestamps: false } = self.rule {
-            let ticks = now_clock_ns / tick_ns - (sent_clock_ns / tick_ns).min(now_clock_ns / tick_ns);
+        if let RtoRule::Ns2 {
+            tick_ns,
+            timestamps: false,
+        } = self.rule
+        {
+            let ticks =
+                now_clock_ns / tick_ns - (sent_clock_ns / tick_ns).min(now_clock_ns / tick_ns);
             self.ns2_update(ticks.min(i64::MAX as u64 / 64) as i64);
         }
     }
@@ -210,7 +220,9 @@ impl RttEstimator {
                 return base.min(self.max_rto_ns);
             }
             let factor = 1u64.checked_shl(backoff.min(63)).unwrap_or(u64::MAX);
-            base.saturating_mul(factor).min(self.max_rto_ns).max(base.min(self.max_rto_ns))
+            base.saturating_mul(factor)
+                .min(self.max_rto_ns)
+                .max(base.min(self.max_rto_ns))
         };
         // ns-2: `t_rtxcur_` keeps `rtxcur_init_` until `rtt_update` runs.
         let sampled = match self.rule {
@@ -297,7 +309,11 @@ mod tests {
     fn rto_backoff_shift_does_not_wrap() {
         let e = RttEstimator::new(1 << 32, 200 * MS, 600_000 * MS);
         for backoff in [8, 31, 32, 33, 63, 64, 1_000, u32::MAX] {
-            assert_eq!(e.backed_off_rto_ns(backoff), 600_000 * MS, "backoff {backoff}");
+            assert_eq!(
+                e.backed_off_rto_ns(backoff),
+                600_000 * MS,
+                "backoff {backoff}"
+            );
         }
     }
 
@@ -331,7 +347,10 @@ mod tests {
     /// ticks = 360 ms. Backoff doubles; a tiny RTT is floored at minrto_.
     #[test]
     fn ns2_rto_in_ticks() {
-        let rule = RtoRule::Ns2 { tick_ns: 10 * MS, timestamps: true };
+        let rule = RtoRule::Ns2 {
+            tick_ns: 10 * MS,
+            timestamps: true,
+        };
         let mut e = RttEstimator::with_rule(rule, 3_000 * MS, 200 * MS, 60_000 * MS);
         assert_eq!(e.rto_ns(), 3_000 * MS);
         e.on_sample(123 * MS);

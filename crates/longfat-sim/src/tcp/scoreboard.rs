@@ -82,7 +82,10 @@ impl Scoreboard {
 
     /// A scoreboard that also records send times for RACK.
     pub fn with_send_times() -> Self {
-        Self { track_times: true, ..Self::default() }
+        Self {
+            track_times: true,
+            ..Self::default()
+        }
     }
     pub fn snd_una(&self) -> u64 {
         self.base
@@ -112,7 +115,8 @@ impl Scoreboard {
     /// or a retransmission done (`tcp_any_retrans_done`: one in flight, or
     /// the head was ever retransmitted).
     pub fn disordered(&self) -> bool {
-        self.n_sacked + self.n_lost + self.n_rtx > 0 || self.flags.front().is_some_and(|&f| f & EVER_RETRANS != 0)
+        self.n_sacked + self.n_lost + self.n_rtx > 0
+            || self.flags.front().is_some_and(|&f| f & EVER_RETRANS != 0)
     }
 
     /// RFC 6675 pipe: for every un-SACKed packet, 1 if not lost, plus 1 if retransmitted.
@@ -164,7 +168,10 @@ impl Scoreboard {
 
     /// True when `seq` is outstanding, not SACKed, and was last sent at `xmit_ns`.
     pub fn is_pending_copy(&self, seq: u64, xmit_ns: u64) -> bool {
-        seq >= self.base && seq < self.next && self.flag(seq) & SACKED == 0 && self.xmit_ns(seq) == xmit_ns
+        seq >= self.base
+            && seq < self.next
+            && self.flag(seq) & SACKED == 0
+            && self.xmit_ns(seq) == xmit_ns
     }
 
     /// True when `seq` is outstanding, marked lost and retransmitted.
@@ -295,7 +302,8 @@ impl Scoreboard {
         *f |= SACKED;
         if self.track_times {
             let xmit = self.xmit_ns(seq);
-            self.sack_log.push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
+            self.sack_log
+                .push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
             self.note_orig(seq, old);
         }
         self.n_sacked += 1;
@@ -417,12 +425,17 @@ impl Scoreboard {
         let mut fresh = 0;
         for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
-            let xmit = if self.track_times { self.xmit_ns.pop_front().expect("times cover base..next") } else { 0 };
+            let xmit = if self.track_times {
+                self.xmit_ns.pop_front().expect("times cover base..next")
+            } else {
+                0
+            };
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
                 if self.track_times {
-                    self.cum_log.push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
+                    self.cum_log
+                        .push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
                     self.note_orig(self.base + i, f);
                 }
                 fresh += 1;
@@ -602,11 +615,17 @@ impl Scoreboard {
                 assert!(a > pe, "ranges disjoint and not adjacent");
             }
             prev_end = Some(b);
-            assert!((a..b).all(|q| self.flag(q) & SACKED != 0), "a range holds only SACKed packets");
+            assert!(
+                (a..b).all(|q| self.flag(q) & SACKED != 0),
+                "a range holds only SACKed packets"
+            );
         }
         for &(a, b) in &self.held {
             let (a, b) = (a.max(self.base), b.min(self.next));
-            assert!((a..b).all(|q| self.flag(q) & SACKED != 0), "a held range holds only SACKed packets");
+            assert!(
+                (a..b).all(|q| self.flag(q) & SACKED != 0),
+                "a held range holds only SACKed packets"
+            );
         }
     }
 }

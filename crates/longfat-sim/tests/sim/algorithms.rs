@@ -203,7 +203,11 @@ fn every_algorithm_fills_a_bdp_buffered_link_alone() {
 
 /// TCP-GT's paper setting (tcp-gt.md sect. IV: 1000-byte packets, 40-byte
 /// ACKs, DropTail buffer of one BDP) at 100 Mbit/s, 40 ms (its Fig. 4).
-fn tcpgt_path(flows: &str, duration_s: u32, measure_from_s: u32) -> (Simulation, serde_json::Value) {
+fn tcpgt_path(
+    flows: &str,
+    duration_s: u32,
+    measure_from_s: u32,
+) -> (Simulation, serde_json::Value) {
     run_toml(&format!(
         r#"
         [network]
@@ -227,7 +231,11 @@ fn tcpgt_path(flows: &str, duration_s: u32, measure_from_s: u32) -> (Simulation,
 
 #[test]
 fn tcpgt_alone_fills_the_link_without_loss_over_a_small_standing_queue() {
-    let flow = |cc: &str| format!("[[flows]]\ncc = \"{cc}\"\ntcp = {{ packet_size = \"1040B\", header_size = \"40B\" }}");
+    let flow = |cc: &str| {
+        format!(
+            "[[flows]]\ncc = \"{cc}\"\ntcp = {{ packet_size = \"1040B\", header_size = \"40B\" }}"
+        )
+    };
     let (_, gt) = tcpgt_path(&flow("tcpgt"), 60, 20);
     let l = link(&gt, "bottleneck");
     assert_eq!(f64_of(&l["drops_overflow"]), 0.0);
@@ -258,7 +266,9 @@ fn two_tcpgt_flows_converge_to_a_fair_share() {
         tcp = { packet_size = "1040B", header_size = "40B" }
     "#;
     let (_, s) = tcpgt_path(flows, 90, 60);
-    let g: Vec<f64> = (0..2).map(|i| f64_of(&s["flows"][i]["goodput_bps"])).collect();
+    let g: Vec<f64> = (0..2)
+        .map(|i| f64_of(&s["flows"][i]["goodput_bps"]))
+        .collect();
     let jain = (g[0] + g[1]).powi(2) / (2.0 * (g[0] * g[0] + g[1] * g[1]));
     assert!(jain > 0.98, "goodputs {g:?}, Jain {jain}");
     assert_eq!(f64_of(&link(&s, "bottleneck")["drops_overflow"]), 0.0);

@@ -49,7 +49,12 @@ fn checksum(sim: &Simulation, summary: &serde_json::Value) -> u64 {
     let f = &sim.metrics.flows;
     h.u64s(&f.time_ns);
     h.u64s(&f.flow.iter().map(|&x| u64::from(x)).collect::<Vec<_>>());
-    for v in [&f.goodput_bps, &f.throughput_bps, &f.cwnd_pkts, &f.ssthresh_pkts] {
+    for v in [
+        &f.goodput_bps,
+        &f.throughput_bps,
+        &f.cwnd_pkts,
+        &f.ssthresh_pkts,
+    ] {
         h.f64s(v);
     }
     for v in [&f.srtt_ns, &f.rtt_ns, &f.retransmits, &f.timeouts] {
@@ -58,7 +63,12 @@ fn checksum(sim: &Simulation, summary: &serde_json::Value) -> u64 {
     let l = &sim.metrics.links;
     h.u64s(&l.time_ns);
     h.u64s(&l.link.iter().map(|&x| u64::from(x)).collect::<Vec<_>>());
-    for v in [&l.queue_pkts, &l.queue_bytes, &l.drops_overflow, &l.drops_random] {
+    for v in [
+        &l.queue_pkts,
+        &l.queue_bytes,
+        &l.drops_overflow,
+        &l.drops_random,
+    ] {
         h.u64s(v);
     }
     h.f64s(&l.utilization);
@@ -103,7 +113,15 @@ fn golden_reno_with_random_loss() {
 #[test]
 fn golden_every_controller_on_a_priority_bottleneck() {
     let ccs = [
-        "reno", "cubic", "htcp", "ltcp", "ehstcp", "highspeed", "scalable", "bic", "vegas",
+        "reno",
+        "cubic",
+        "htcp",
+        "ltcp",
+        "ehstcp",
+        "highspeed",
+        "scalable",
+        "bic",
+        "vegas",
         "fast",
     ];
     let mut toml = String::from(
@@ -201,7 +219,10 @@ fn golden_parking_lot_with_cross_traffic() {
 
 #[test]
 fn golden_transport_profiles() {
-    for (profile, cc, expected) in [("ns2", "highspeed", 0xdd23161e17df6369_u64), ("linux", "cubic", 0x659445473bb0b63f)] {
+    for (profile, cc, expected) in [
+        ("ns2", "highspeed", 0xdd23161e17df6369_u64),
+        ("linux", "cubic", 0x659445473bb0b63f),
+    ] {
         check(
             profile,
             &format!(

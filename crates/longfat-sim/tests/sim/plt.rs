@@ -38,26 +38,49 @@ fn a_finite_transfer_under_loss_arrives_whole_and_every_lcm_loss_is_resent_once(
 
 fn transfer_arrives_whole(profile: &str) {
     let total = 30_000u64;
-    let text = scenario("plt", 0.005, &format!("size = \"{total}pkt\""), "60s")
-        .replace("tcp = { packet_size = \"1000B\" }", &format!("tcp = {{ packet_size = \"1000B\", profile = \"{profile}\" }}"));
+    let text = scenario("plt", 0.005, &format!("size = \"{total}pkt\""), "60s").replace(
+        "tcp = { packet_size = \"1000B\" }",
+        &format!("tcp = {{ packet_size = \"1000B\", profile = \"{profile}\" }}"),
+    );
     let (sim, summary) = run_toml(&text);
-    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else { panic!("a PLT flow") };
+    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else {
+        panic!("a PLT flow")
+    };
     assert!(sender.completed_at_ns.is_some(), "the transfer completed");
     assert!(sender.manager().is_complete());
-    assert_eq!(receiver.data_nxt(), total, "every packet delivered in order");
+    assert_eq!(
+        receiver.data_nxt(),
+        total,
+        "every packet delivered in order"
+    );
     assert_eq!(receiver.counters.delivered_pkts, total);
     assert_eq!(receiver.counters.delivered_bytes, total * 960);
     let (h, l) = (receiver.plt.hcm_new_pkts, receiver.plt.lcm_new_pkts);
-    assert_eq!(h + l, total, "each packet arrived first through exactly one module");
+    assert_eq!(
+        h + l,
+        total,
+        "each packet arrived first through exactly one module"
+    );
     assert!(l > 0 && h > 0);
     // One class is first-in first-out, so nothing the LCM gives up on
     // arrives later, and each of its losses is sent by the HCM once.
     let lcm = sender.lcm().counters;
-    assert!(lcm.lost_pkts > 50, "the run exercises LCM losses: {}", lcm.lost_pkts);
+    assert!(
+        lcm.lost_pkts > 50,
+        "the run exercises LCM losses: {}",
+        lcm.lost_pkts
+    );
     // What the LCM gave up on and did not arrive late went out again by the
     // HCM, once; duplicates at the receiver are the late arrivals at most.
-    assert_eq!(sender.manager().lcm_losses_resent + lcm.late_acked_pkts, lcm.lost_pkts, "{profile}");
-    assert!(receiver.counters.duplicate_pkts <= lcm.late_acked_pkts + sender.hcm().counters.retransmits, "{profile}");
+    assert_eq!(
+        sender.manager().lcm_losses_resent + lcm.late_acked_pkts,
+        lcm.lost_pkts,
+        "{profile}"
+    );
+    assert!(
+        receiver.counters.duplicate_pkts <= lcm.late_acked_pkts + sender.hcm().counters.retransmits,
+        "{profile}"
+    );
     let row = &summary["flows"][0];
     // The summary counts the measurement window (from `measure_from`).
     let resent = row["lcm_losses_resent"].as_u64().unwrap();
@@ -69,7 +92,8 @@ fn transfer_arrives_whole(profile: &str) {
 fn under_a_tenth_of_a_percent_loss_plt_keeps_the_pipe_full_and_reno_collapses() {
     // 100 Mbit/s x 80 ms, 1000-byte packets, loss 1e-3 forward.
     let run = |cc: &str| {
-        let text = scenario(cc, 0.001, "", "40s").replace("reverse_loss = 0.001", "reverse_loss = 0.0");
+        let text =
+            scenario(cc, 0.001, "", "40s").replace("reverse_loss = 0.001", "reverse_loss = 0.0");
         let (_, s) = run_toml(&text);
         f64_of(&s["flows"][0]["goodput_bps"])
     };
@@ -79,7 +103,10 @@ fn under_a_tenth_of_a_percent_loss_plt_keeps_the_pipe_full_and_reno_collapses() 
     assert!(plt > 0.9 * capacity && plt <= capacity, "PLT {plt}");
     // Reno follows Mathis et al.: 1.22 MSS / (RTT sqrt(p)) = 3.70 Mbit/s.
     let mathis = 1.22 * 960.0 * 8.0 / (0.08 * 0.001f64.sqrt());
-    assert!(reno > 0.5 * mathis && reno < 2.0 * mathis, "Reno {reno} vs Mathis {mathis}");
+    assert!(
+        reno > 0.5 * mathis && reno < 2.0 * mathis,
+        "Reno {reno} vs Mathis {mathis}"
+    );
     assert!(plt > 10.0 * reno, "PLT {plt} vs Reno {reno}");
 }
 
@@ -94,7 +121,9 @@ fn with_large_buffers_and_no_loss_the_hcm_fills_the_queue_and_the_lcm_starves() 
     let lcm_share = f64_of(&row["lcm_goodput_bps"]) / f64_of(&row["goodput_bps"]);
     assert!(lcm_share < 0.05, "LCM share {lcm_share}");
     assert!(f64_of(&link(&s, "bottleneck")["utilization"]) > 0.95);
-    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else { panic!() };
+    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else {
+        panic!()
+    };
     assert!(sender.lcm().rule().is_stopped());
 }
 
@@ -117,15 +146,28 @@ fn plt_needs_a_priority_bottleneck_and_checks_its_fields() {
     assert_eq!(e.field, "flows[0].plt.hcm");
     let e = refused(scenario("reno", 0.0, "plt = { mu = 0.01 }", "1s"));
     assert_eq!(e.field, "flows[0].plt");
-    let e = refused(scenario("plt", 0.0, "plt = { lcm_initial_window = \"0pkt\" }", "1s"));
+    let e = refused(scenario(
+        "plt",
+        0.0,
+        "plt = { lcm_initial_window = \"0pkt\" }",
+        "1s",
+    ));
     assert_eq!(e.field, "flows[0].plt.lcm_initial_window");
     let e = refused(scenario("plt", 0.0, "plt = { epoch = \"0ms\" }", "1s"));
     assert_eq!(e.field, "flows[0].plt.epoch");
-    let e = refused(scenario("plt", 0.0, "plt = { lcm_ack_class = \"middle\" }", "1s"));
+    let e = refused(scenario(
+        "plt",
+        0.0,
+        "plt = { lcm_ack_class = \"middle\" }",
+        "1s",
+    ));
     assert_eq!(e.field, "flows[0].plt.lcm_ack_class");
     let e = refused(scenario("plt", 0.0, "plt = { lcm_ack_every = 0 }", "1s"));
     assert_eq!(e.field, "flows[0].plt.lcm_ack_every");
-    let e = refused(scenario("plt", 0.0, "", "1s").replace("tcp = { packet_size = \"1000B\" }", "tcp = { packet_size = \"1000B\", priority_class = 1 }"));
+    let e = refused(scenario("plt", 0.0, "", "1s").replace(
+        "tcp = { packet_size = \"1000B\" }",
+        "tcp = { packet_size = \"1000B\", priority_class = 1 }",
+    ));
     assert_eq!(e.field, "flows[0].tcp.priority_class");
 }
 
@@ -161,15 +203,23 @@ fn with_small_buffers_the_lcm_fills_what_reno_leaves_and_restarts_after_each_cut
     let (sim, plt) = run("plt");
     let (_, reno) = run("reno");
     let capacity = 96e6;
-    let (g_plt, g_reno) = (f64_of(&plt["flows"][0]["goodput_bps"]), f64_of(&reno["flows"][0]["goodput_bps"]));
+    let (g_plt, g_reno) = (
+        f64_of(&plt["flows"][0]["goodput_bps"]),
+        f64_of(&reno["flows"][0]["goodput_bps"]),
+    );
     // Reno with B = 0.1 BDP: the sawtooth from (1 + 0.1) BDP / 2 to
     // (1 + 0.1) BDP idles the link for part of each cycle.
     assert!(g_reno < 0.8 * capacity, "Reno {g_reno}");
     assert!(g_plt > 0.9 * capacity && g_plt <= capacity, "PLT {g_plt}");
-    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else { panic!() };
+    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else {
+        panic!()
+    };
     let fr = sender.hcm().counters.fast_recoveries;
     let restarts = sender.lcm().counters.restarts;
-    assert!(restarts >= 1 && restarts <= fr, "restarts {restarts}, HCM cutbacks {fr}");
+    assert!(
+        restarts >= 1 && restarts <= fr,
+        "restarts {restarts}, HCM cutbacks {fr}"
+    );
 }
 
 #[test]
@@ -179,26 +229,41 @@ fn a_receiver_window_below_the_lcm_window_does_not_stall_it() {
     // losses must not leave it waiting for room that only a new packet can
     // make.
     let text = scenario("plt", 0.001, "", "30s")
-        .replace("tcp = { packet_size = \"1000B\" }", "tcp = { packet_size = \"1000B\", rwnd = \"500pkt\" }")
+        .replace(
+            "tcp = { packet_size = \"1000B\" }",
+            "tcp = { packet_size = \"1000B\", rwnd = \"500pkt\" }",
+        )
         .replace("[run]", "[run]\nmeasure_from = \"10s\"");
     let (sim, s) = run_toml(&text);
     let g = f64_of(&s["flows"][0]["lcm_goodput_bps"]);
     assert!(g > 0.6 * 48e6 && g <= 48e6, "LCM goodput {g}");
     // The LCM window does not grow past what it could use.
-    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else { panic!() };
-    assert!(sender.lcm().cwnd() < 4.0 * 500.0, "LCM window {}", sender.lcm().cwnd());
+    let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else {
+        panic!()
+    };
+    assert!(
+        sender.lcm().cwnd() < 4.0 * 500.0,
+        "LCM window {}",
+        sender.lcm().cwnd()
+    );
 }
 
 #[test]
 fn a_stopped_connection_delivers_everything_it_sent() {
     let text = scenario("plt", 0.004, "stop = \"5s\"", "20s");
     let (sim, _) = run_toml(&text);
-    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else { panic!() };
+    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else {
+        panic!()
+    };
     let pm = sender.manager();
     assert!(pm.sent() > 10_000, "it sent {}", pm.sent());
     assert_eq!(pm.queued(), 0, "no LCM loss left unsent");
     assert_eq!(pm.outstanding(), 0);
-    assert_eq!(receiver.data_nxt(), pm.sent(), "everything sent arrived in order");
+    assert_eq!(
+        receiver.data_nxt(),
+        pm.sent(),
+        "everything sent arrived in order"
+    );
 }
 
 #[test]
@@ -257,13 +322,29 @@ fn the_receive_buffer_bounds_what_the_connection_holds() {
     // the HCM (Reno under the same loss) can resend them. A receive buffer
     // of 20,000 packets caps the data between the oldest hole and the
     // newest packet sent.
-    let text = scenario("plt", 0.0045, "plt = { receive_buffer = \"20000pkt\" }", "20s").replace("100Mbps", "1Gbps");
+    let text = scenario(
+        "plt",
+        0.0045,
+        "plt = { receive_buffer = \"20000pkt\" }",
+        "20s",
+    )
+    .replace("100Mbps", "1Gbps");
     let (sim, _) = run_toml(&text);
-    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else { panic!() };
+    let Endpoints::Plt { sender, receiver } = &sim.flows[0].endpoints else {
+        panic!()
+    };
     let pm = sender.manager();
     assert!(pm.outstanding() <= 20_000);
-    assert!(pm.sent() - receiver.data_nxt() <= 20_000, "held {}", pm.sent() - receiver.data_nxt());
-    assert!(pm.outstanding() > 15_000, "the cap binds here: {} outstanding", pm.outstanding());
+    assert!(
+        pm.sent() - receiver.data_nxt() <= 20_000,
+        "held {}",
+        pm.sent() - receiver.data_nxt()
+    );
+    assert!(
+        pm.outstanding() > 15_000,
+        "the cap binds here: {} outstanding",
+        pm.outstanding()
+    );
 }
 
 #[test]
@@ -281,7 +362,9 @@ fn the_footnote_2_exception_lets_the_lcm_resend_when_the_hcm_falls_behind() {
         let row = &s["flows"][0];
         let in_order = f64_of(&row["goodput_bps"]);
         let first = f64_of(&row["hcm_goodput_bps"]) + f64_of(&row["lcm_goodput_bps"]);
-        let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else { panic!() };
+        let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else {
+            panic!()
+        };
         (in_order, first, sender.manager().lcm_losses_resent_by_lcm)
     };
     let (off_in, off_first, off_resent) = run("");
@@ -291,8 +374,14 @@ fn the_footnote_2_exception_lets_the_lcm_resend_when_the_hcm_falls_behind() {
     // Without: the oldest hole holds the connection's window (the largest
     // TCP window, 1.1 M packets, filled in about 14 s at this rate) and the
     // LCM starves. With: near the link's payload capacity, 960 Mbit/s.
-    assert!(on_in > 0.9 * 960e6 && on_in > 0.95 * on_first, "with: {on_in} in order of {on_first}");
-    assert!(off_in < 0.5 * on_in, "without {off_in} (first delivered {off_first}), with {on_in}");
+    assert!(
+        on_in > 0.9 * 960e6 && on_in > 0.95 * on_first,
+        "with: {on_in} in order of {on_first}"
+    );
+    assert!(
+        off_in < 0.5 * on_in,
+        "without {off_in} (first delivered {off_first}), with {on_in}"
+    );
 }
 
 /// `transport = "plt"` runs `cc` as the HCM's controller; `cc = "plt"` is
@@ -314,20 +403,40 @@ fn transport_plt_and_its_alias_cc_plt_run_alike() {
 }
 
 fn refused(text: &str) -> longfat_sim::ScenarioError {
-    build(&Scenario::from_toml(text).unwrap()).err().expect("refused")
+    build(&Scenario::from_toml(text).unwrap())
+        .err()
+        .expect("refused")
 }
 
 #[test]
 fn transport_is_checked_with_its_field_in_every_entry_kind() {
     let e = refused(&scenario("reno", 0.0, "transport = \"quic\"", "1s"));
     assert_eq!(e.field, "flows[0].transport");
-    assert!(e.message.contains("allowed: \"tcp\", \"plt\""), "{}", e.message);
+    assert!(
+        e.message.contains("allowed: \"tcp\", \"plt\""),
+        "{}",
+        e.message
+    );
     let e = refused(&scenario("plt", 0.0, "transport = \"tcp\"", "1s"));
     assert_eq!(e.field, "flows[0].cc");
-    assert!(e.message.contains("alias of transport = \"plt\""), "{}", e.message);
-    let e = refused(&scenario("reno", 0.0, "transport = \"plt\"\nplt = { hcm = \"cubic\" }", "1s"));
+    assert!(
+        e.message.contains("alias of transport = \"plt\""),
+        "{}",
+        e.message
+    );
+    let e = refused(&scenario(
+        "reno",
+        0.0,
+        "transport = \"plt\"\nplt = { hcm = \"cubic\" }",
+        "1s",
+    ));
     assert_eq!(e.field, "flows[0].plt.hcm");
-    let e = refused(&scenario("reno", 0.0, "transport = \"tcp\"\nplt = { mu = 0.01 }", "1s"));
+    let e = refused(&scenario(
+        "reno",
+        0.0,
+        "transport = \"tcp\"\nplt = { mu = 0.01 }",
+        "1s",
+    ));
     assert_eq!(e.field, "flows[0].plt");
     let fifo = scenario("reno", 0.0, "transport = \"plt\"", "1s")
         .replace("discipline = \"priority\"", "")

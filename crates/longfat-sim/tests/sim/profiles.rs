@@ -101,7 +101,11 @@ fn maximum_rto_per_profile() {
         ));
         let s = sender(&sim, 0);
         assert_eq!(s.config().max_rto_ns, max_rto_ns, "{profile}{extra}");
-        assert_eq!(s.rtt().backed_off_rto_ns(12), max_rto_ns, "{profile}{extra}");
+        assert_eq!(
+            s.rtt().backed_off_rto_ns(12),
+            max_rto_ns,
+            "{profile}{extra}"
+        );
     }
 }
 
@@ -180,7 +184,11 @@ fn ns2_slow_start_ends_at_rwnd() {
         duration = "10s"
         "#,
     );
-    assert_eq!(sender(&sim, 0).cc().ssthresh(), 64.0, "before the first packet");
+    assert_eq!(
+        sender(&sim, 0).cc().ssthresh(),
+        64.0,
+        "before the first packet"
+    );
     let mut sim = sim;
     sim.run();
     let s = sender(&sim, 0);
@@ -197,7 +205,11 @@ fn ns2_slow_start_ends_at_rwnd() {
             cwnd += 1.0 / cwnd;
         }
     }
-    assert!((s.cc().cwnd() - cwnd).abs() < 1e-9, "cwnd {} vs ns-2 {cwnd}", s.cc().cwnd());
+    assert!(
+        (s.cc().cwnd() - cwnd).abs() < 1e-9,
+        "cwnd {} vs ns-2 {cwnd}",
+        s.cc().cwnd()
+    );
     let closed_form = (64.0f64 * 64.0 + 2.0 * (acks - 62) as f64).sqrt();
     assert!((cwnd - closed_form).abs() < 0.05, "{cwnd} vs {closed_form}");
 }
@@ -212,7 +224,11 @@ fn ns2_slow_start_ends_at_rwnd() {
 /// give more than 32) when it came.
 #[test]
 fn ns2_reduction_starts_from_min_cwnd_rwnd() {
-    for (profile, ssthresh, cwnd_past) in [("ns2", 32.0, 64.0), ("rfc", 64.0, 127.0), ("linux", 64.0, 127.0)] {
+    for (profile, ssthresh, cwnd_past) in [
+        ("ns2", 32.0, 64.0),
+        ("rfc", 64.0, 127.0),
+        ("linux", 64.0, 127.0),
+    ] {
         let mut sim = sim_of(&format!(
             r#"
             [network]
@@ -242,7 +258,10 @@ fn ns2_reduction_starts_from_min_cwnd_rwnd() {
         assert!(reduced, "{profile}: no loss in 30 s");
         let s = sender(&sim, 0);
         assert_eq!(s.counters.fast_recoveries, 1, "{profile}");
-        assert!(before > cwnd_past, "{profile}: cwnd {before} before the loss");
+        assert!(
+            before > cwnd_past,
+            "{profile}: cwnd {before} before the loss"
+        );
         assert_eq!(s.cc().ssthresh(), ssthresh, "{profile}");
     }
 }
@@ -513,9 +532,27 @@ fn hystart_leaves_slow_start_near_the_bdp() {
         (w_pkts + ack_every * k_minus_1) as f64
     }
     for (rate, delay, rate_bps, one_way_ns, bdp, receiver, ack_every, w_pkts) in [
-        ("100Mbps", "30ms", 1e8, 30e6, 500.0, ", delayed_ack = false", 1, 10 << 5),
+        (
+            "100Mbps",
+            "30ms",
+            1e8,
+            30e6,
+            500.0,
+            ", delayed_ack = false",
+            1,
+            10 << 5,
+        ),
         ("100Mbps", "30ms", 1e8, 30e6, 500.0, "", 2, 10 << 5),
-        ("1Gbps", "20ms", 1e9, 20e6, 3_333.3, ", delayed_ack = false", 1, 10 << 8),
+        (
+            "1Gbps",
+            "20ms",
+            1e9,
+            20e6,
+            3_333.3,
+            ", delayed_ack = false",
+            1,
+            10 << 8,
+        ),
         ("1Gbps", "20ms", 1e9, 20e6, 3_333.3, "", 2, (9 << 8) + 1),
     ] {
         let exit = predicted_exit(rate_bps, one_way_ns, ack_every, w_pkts);
@@ -549,7 +586,11 @@ fn hystart_leaves_slow_start_near_the_bdp() {
             "{rate}{receiver}"
         );
         let (overflow, random) = link_drops(&sim, "bottleneck");
-        assert_eq!(overflow + random, 0, "{rate}{receiver}: loss before the exit");
+        assert_eq!(
+            overflow + random,
+            0,
+            "{rate}{receiver}: loss before the exit"
+        );
         let found = s.cc().ssthresh();
         eprintln!("{rate}{receiver}: exit at {found} (BDP {bdp}, predicted {exit})");
         assert!(
@@ -750,7 +791,10 @@ fn linux_profile_runs_the_kernel_modules_rules() {
     use longfat_cc::{AckEvent, AckTimestamps, InitialWindow, LossEvent, RttStats};
     use longfat_sim::tcp::profile::Profile;
     let build = |profile: Profile, cc: &str, cwnd: f64, ssthresh: f64| {
-        let init = InitialWindow { cwnd_pkts: cwnd, ssthresh_pkts: ssthresh };
+        let init = InitialWindow {
+            cwnd_pkts: cwnd,
+            ssthresh_pkts: ssthresh,
+        };
         longfat_cc::build(cc, &Default::default(), profile.cc_rules(), init).unwrap()
     };
     let ack = |now_ns: u64, pkts: u32, tag: u32| AckEvent {
@@ -758,9 +802,16 @@ fn linux_profile_runs_the_kernel_modules_rules() {
         delivered_pkts: pkts,
         growth_pkts: pkts,
         cum_acked_pkts: pkts,
-        rtt: RttStats { latest_ns: 100_000_000, min_ns: 100_000_000, smoothed_ns: 150_000_000 },
+        rtt: RttStats {
+            latest_ns: 100_000_000,
+            min_ns: 100_000_000,
+            smoothed_ns: 150_000_000,
+        },
         rtt_updated: true,
-        ts: Some(AckTimestamps { echoed_tag: tag, ..Default::default() }),
+        ts: Some(AckTimestamps {
+            echoed_tag: tag,
+            ..Default::default()
+        }),
         ..Default::default()
     };
     for profile in [Profile::Rfc, Profile::Ns2, Profile::Linux] {
@@ -768,12 +819,20 @@ fn linux_profile_runs_the_kernel_modules_rules() {
         // tcp_bic.c bictcp_recalc_ssthresh: 1000 * 819/1024; the paper 875.
         let mut bic = build(profile, "bic", 1000.0, 1.0);
         bic.on_congestion_event(&LossEvent::default());
-        assert_eq!(bic.cwnd(), if linux { 819_000.0 / 1024.0 } else { 875.0 }, "{profile}");
+        assert_eq!(
+            bic.cwnd(),
+            if linux { 819_000.0 / 1024.0 } else { 875.0 },
+            "{profile}"
+        );
         // tcp_scalable.c: one packet per min(50, 100) at cwnd 50; the paper a = 0.01.
         let mut scalable = build(profile, "scalable", 50.0, 1.0);
         scalable.on_ack(&ack(0, 1, u32::MAX));
         let inc = if linux { 1.0 / 50.0 } else { 0.01 };
-        assert!((scalable.cwnd() - (50.0 + inc)).abs() < 1e-12, "{profile}: {}", scalable.cwnd());
+        assert!(
+            (scalable.cwnd() - (50.0 + inc)).abs() < 1e-12,
+            "{profile}: {}",
+            scalable.cwnd()
+        );
         // tcp_vegas.c: slow start on every ACK; the paper every other round.
         let mut vegas = build(profile, "vegas", 4.0, f64::INFINITY);
         let round0 = vegas.on_send(0, 0, 1500, false);
@@ -832,7 +891,10 @@ fn linux_highspeed_grows_by_the_rows_increase_per_ack_pair() {
         }
         w
     }
-    for (delayed, expected) in [("", model(0.5, 5.0, 50)), (", delayed_ack = false", model(1.0, 0.0, 50))] {
+    for (delayed, expected) in [
+        ("", model(0.5, 5.0, 50)),
+        (", delayed_ack = false", model(1.0, 0.0, 50)),
+    ] {
         let mut sim = sim_of(&format!(
             r#"
             [network]
@@ -855,7 +917,10 @@ fn linux_highspeed_grows_by_the_rows_increase_per_ack_pair() {
         assert_eq!(s.counters.retransmits, 0);
         let cwnd = s.cc().cwnd();
         eprintln!("delayed {delayed:?}: cwnd {cwnd} after 50 RTTs (model {expected})");
-        assert!((cwnd - expected).abs() <= 1.0, "{delayed}: cwnd {cwnd}, model {expected}");
+        assert!(
+            (cwnd - expected).abs() <= 1.0,
+            "{delayed}: cwnd {cwnd}, model {expected}"
+        );
     }
 }
 
@@ -891,19 +956,27 @@ fn untuned_host_is_receive_window_limited() {
         );
         let mut sim = sim_of(&text);
         sim.run();
-        sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"].as_f64().unwrap()
+        sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"]
+            .as_f64()
+            .unwrap()
     };
     let window_pkts = (6_291_456 / 2 / 1460) as f64;
     let expected_bps = window_pkts * 1460.0 * 8.0 / 0.10003;
     let untuned = run("default");
     let tuned = run("tuned");
     eprintln!("untuned {untuned:.0} b/s (expected {expected_bps:.0}), tuned {tuned:.0} b/s");
-    assert!((untuned - expected_bps).abs() <= 0.01 * expected_bps, "untuned {untuned}, expected {expected_bps}");
+    assert!(
+        (untuned - expected_bps).abs() <= 0.01 * expected_bps,
+        "untuned {untuned}, expected {expected_bps}"
+    );
     let line_bps = 1e9 * 1460.0 / 1500.0;
     // At most one packet more than the line carries in the 8 s measured
     // (a packet in flight at the window's edge).
     let edge_bps = 1460.0 * 8.0 / 8.0;
-    assert!(tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps, "tuned {tuned}");
+    assert!(
+        tuned >= 0.9 * line_bps && tuned <= line_bps + edge_bps,
+        "tuned {tuned}"
+    );
 }
 
 /// Issue 28 item 12: under `ns2`, HighSpeed's increase is ns-2.35's
@@ -933,9 +1006,15 @@ fn ns2_highspeed_grows_by_ns2s_increase() {
             duration = "1s"
             "#
         ));
-        assert!(run_until_true(&mut sim, |sim| sender(sim, 0).counters.acks_received == 1));
+        assert!(run_until_true(&mut sim, |sim| sender(sim, 0)
+            .counters
+            .acks_received
+            == 1));
         let cwnd = sender(&sim, 0).cc().cwnd();
-        assert!(((cwnd - 1000.0) * 1000.0 / a - 1.0).abs() < 1e-5, "{profile}: cwnd {cwnd}, a(1000) {a}");
+        assert!(
+            ((cwnd - 1000.0) * 1000.0 / a - 1.0).abs() < 1e-5,
+            "{profile}: cwnd {cwnd}, a(1000) {a}"
+        );
     }
 }
 
@@ -976,15 +1055,27 @@ fn timestamps_option_defaults_and_refusals() {
         }
     };
     let e = refused("reno", r#"profile = "rfc", timestamps = false"#);
-    assert!(e.contains("flows[0].tcp.timestamps") && e.contains("needs profile = \"ns2\""), "{e}");
+    assert!(
+        e.contains("flows[0].tcp.timestamps") && e.contains("needs profile = \"ns2\""),
+        "{e}"
+    );
     // Linux with tcp_timestamps = 0, but not with the autotuned host,
     // whose receiver measures its RTT with timestamps.
     assert!(!cfg("reno", r#"profile = "linux", timestamps = false"#));
-    let e = refused("reno", r#"profile = "linux", timestamps = false, host = "default""#);
-    assert!(e.contains("flows[0].tcp.timestamps") && e.contains("host = \"default\" is not modelled"), "{e}");
+    let e = refused(
+        "reno",
+        r#"profile = "linux", timestamps = false, host = "default""#,
+    );
+    assert!(
+        e.contains("flows[0].tcp.timestamps") && e.contains("host = \"default\" is not modelled"),
+        "{e}"
+    );
     for cc in ["ehstcp", "tcpgt"] {
         let e = refused(cc, r#"profile = "ns2""#);
-        assert!(e.contains("flows[0].tcp.timestamps") && e.contains("timestamp option"), "{e}");
+        assert!(
+            e.contains("flows[0].tcp.timestamps") && e.contains("timestamp option"),
+            "{e}"
+        );
         assert!(cfg(cc, r#"profile = "ns2", timestamps = true"#));
     }
 }
@@ -1018,7 +1109,11 @@ fn plt_refuses_the_untuned_host() {
     let build_of = |t: String| build(&Scenario::from_toml(&t).unwrap());
     let e = build_of(text("plt", "default")).err().expect("refused");
     assert_eq!(e.field, "flows[0].tcp.host");
-    assert!(e.message.contains("cc = \"plt\"") && e.message.contains("allowed: \"tuned\""), "{}", e.message);
+    assert!(
+        e.message.contains("cc = \"plt\"") && e.message.contains("allowed: \"tuned\""),
+        "{}",
+        e.message
+    );
     assert!(!e.to_string().contains('\n'), "one line: {e}");
     assert!(build_of(text("plt", "tuned")).is_ok());
     assert!(build_of(text("reno", "default")).is_ok());
@@ -1068,28 +1163,55 @@ fn linux_gro_stretch_acks_keep_cubic_and_highspeed_sane() {
             "#
         ));
         sim.run();
-        let goodput_bps = sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"].as_f64().unwrap();
+        let goodput_bps = sim.metrics.summary().expect("finished")["flows"][0]["goodput_bps"]
+            .as_f64()
+            .unwrap();
         let (received, acks) = match &sim.flows[0].endpoints {
-            Endpoints::Tcp { receiver, .. } => (receiver.counters.received_pkts, receiver.counters.acks_sent),
+            Endpoints::Tcp { receiver, .. } => {
+                (receiver.counters.received_pkts, receiver.counters.acks_sent)
+            }
             _ => unreachable!(),
         };
         let s = sender(&sim, 0);
-        (goodput_bps, received as f64, acks as f64, s.counters.retransmits as f64, s.cc().cwnd())
+        (
+            goodput_bps,
+            received as f64,
+            acks as f64,
+            s.counters.retransmits as f64,
+            s.cc().cwnd(),
+        )
     };
     let line_bps = 1e9 * 1460.0 / 1500.0;
     let (gro_bps, d, a, r, _) = run("cubic", 16, "", "12s");
     let (pairs_bps, ..) = run("cubic", 1, "", "12s");
     eprintln!("cubic: gro {gro_bps:.0} b/s, pairs {pairs_bps:.0} b/s; {a} ACKs for {d} segments, {r} retransmissions");
-    assert!(a >= d / 16.0 && a <= d / 16.0 + 3.0 * r + 40.0, "cubic: {a} ACKs for {d} segments");
+    assert!(
+        a >= d / 16.0 && a <= d / 16.0 + 3.0 * r + 40.0,
+        "cubic: {a} ACKs for {d} segments"
+    );
     for bps in [gro_bps, pairs_bps] {
-        assert!((bps - line_bps).abs() <= 0.005 * line_bps, "cubic: goodput {bps}");
+        assert!(
+            (bps - line_bps).abs() <= 0.005 * line_bps,
+            "cubic: goodput {bps}"
+        );
     }
-    let (_, d, a, r, cwnd) = run("highspeed", 16, ", initial_cwnd = 40, initial_ssthresh = 40", "5.05s");
+    let (_, d, a, r, cwnd) = run(
+        "highspeed",
+        16,
+        ", initial_cwnd = 40, initial_ssthresh = 40",
+        "5.05s",
+    );
     let expected = (40.0_f64.powi(2) + 4.0 * a).sqrt();
     eprintln!("highspeed: cwnd {cwnd} (sqrt(40^2 + 4 x {a} ACKs) = {expected}); {d} segments");
     assert_eq!(r, 0.0);
-    assert!(a >= d / 16.0 && a <= d / 16.0 + 2.0 * 51.0, "highspeed: {a} ACKs for {d} segments");
-    assert!((cwnd - expected).abs() <= 0.1, "highspeed: cwnd {cwnd}, expected {expected}");
+    assert!(
+        a >= d / 16.0 && a <= d / 16.0 + 2.0 * 51.0,
+        "highspeed: {a} ACKs for {d} segments"
+    );
+    assert!(
+        (cwnd - expected).abs() <= 0.1,
+        "highspeed: cwnd {cwnd}, expected {expected}"
+    );
 }
 
 /// `tcp.gro_segments` is checked once, in the scenario: Linux's receiver

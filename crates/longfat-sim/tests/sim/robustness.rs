@@ -440,7 +440,12 @@ fn profile_implied_parameters_are_named_in_errors() {
     let s = longfat_sim::Scenario::from_toml(text).unwrap();
     let e = longfat_sim::build(&s).err().expect("refused");
     assert_eq!(e.field, "flows[0].params.low_window");
-    assert!(e.message.contains("tcp.profile = \"linux\" implies linux_table = 1"), "{}", e.message);
+    assert!(
+        e.message
+            .contains("tcp.profile = \"linux\" implies linux_table = 1"),
+        "{}",
+        e.message
+    );
     // Under the default profile the same parameters are accepted.
     let ok = text.replace("tcp = { profile = \"linux\" }", "");
     assert!(longfat_sim::build(&longfat_sim::Scenario::from_toml(&ok).unwrap()).is_ok());
@@ -469,12 +474,21 @@ fn late_starters_do_not_lower_the_estimate_of_early_flows() {
         let opts = BuildOptions {
             memory_budget_bytes: 1 << 40,
         };
-        build_with(&s, &opts, &mut || false).unwrap().estimate.max_packets_held
+        build_with(&s, &opts, &mut || false)
+            .unwrap()
+            .estimate
+            .max_packets_held
     };
     let alone = estimate(json!([early.clone()]));
     let with_late = estimate(json!([early, late]));
-    assert!(alone > 1_000_000, "five windows behind unlimited queues: {alone}");
-    assert!(with_late >= alone, "late starters lowered the estimate from {alone} to {with_late}");
+    assert!(
+        alone > 1_000_000,
+        "five windows behind unlimited queues: {alone}"
+    );
+    assert!(
+        with_late >= alone,
+        "late starters lowered the estimate from {alone} to {with_late}"
+    );
 }
 
 /// The other side of the late-starter rule: starts spread over the first

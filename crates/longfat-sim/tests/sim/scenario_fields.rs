@@ -108,14 +108,31 @@ fn required_is_what_serde_requires() {
     for &t in TABLES {
         for f in t.fields() {
             let mut doc = minimal();
-            let had = table_in(&mut doc, t).as_object_mut().unwrap().remove(f.name).is_some();
+            let had = table_in(&mut doc, t)
+                .as_object_mut()
+                .unwrap()
+                .remove(f.name)
+                .is_some();
             let result = Scenario::from_json(&doc.to_string());
             if f.required {
-                assert!(had, "{t:?}.{}: the minimal scenario lacks a required field", f.name);
+                assert!(
+                    had,
+                    "{t:?}.{}: the minimal scenario lacks a required field",
+                    f.name
+                );
                 let e = result.expect_err(f.name);
-                assert!(e.message.contains(&format!("missing field `{}`", f.name)), "{t:?}.{}: {e}", f.name);
+                assert!(
+                    e.message.contains(&format!("missing field `{}`", f.name)),
+                    "{t:?}.{}: {e}",
+                    f.name
+                );
             } else {
-                assert!(result.is_ok(), "{t:?}.{} is declared optional: {:?}", f.name, result.err());
+                assert!(
+                    result.is_ok(),
+                    "{t:?}.{} is declared optional: {:?}",
+                    f.name,
+                    result.err()
+                );
             }
         }
     }
@@ -165,9 +182,17 @@ fn docs_tables_are_generated() {
 /// both sides of every bound.
 #[test]
 fn lcm_ranges_match_validate() {
-    let decls = [fields::ALPHA, fields::BETA, fields::GAMMA, fields::MU, fields::EMA_WEIGHT];
+    let decls = [
+        fields::ALPHA,
+        fields::BETA,
+        fields::GAMMA,
+        fields::MU,
+        fields::EMA_WEIGHT,
+    ];
     for decl in decls {
-        let Range::Real { lo, hi, .. } = decl.range else { panic!("{}", decl.name) };
+        let Range::Real { lo, hi, .. } = decl.range else {
+            panic!("{}", decl.name)
+        };
         for v in [lo, hi, lo - 1e-9, hi + 1e-9, (lo + hi) / 2.0] {
             let mut c = LcmConfig::default();
             match decl.name {
@@ -212,7 +237,9 @@ fn checks_use_the_declared_ranges() {
         }
     }
     let range = fields::ARRIVAL_RATE.range;
-    let Range::Real { lo, hi, .. } = range else { panic!() };
+    let Range::Real { lo, hi, .. } = range else {
+        panic!()
+    };
     for (rate, ok) in [(lo, false), (hi, true), (hi * 1.000001, false)] {
         let r = build(&|d| d["short_flows"][0]["arrival_rate"] = rate.into());
         // The highest rate passes the range but is then refused as too many
@@ -226,7 +253,9 @@ fn checks_use_the_declared_ranges() {
     }
     let (lo, hi) = fields::PACKET_SIZE.range.whole();
     for (size, ok) in [(lo, true), (hi, true), (lo - 1, false), (hi + 1, false)] {
-        let r = build(&|d| d["short_flows"][0]["tcp"] = serde_json::json!({"packet_size": format!("{size}B")}));
+        let r = build(&|d| {
+            d["short_flows"][0]["tcp"] = serde_json::json!({"packet_size": format!("{size}B")})
+        });
         assert_eq!(r.is_ok(), ok, "packet_size = {size}: {r:?}");
     }
 }

@@ -371,7 +371,10 @@ fn ns2_grows_once_per_ack_whatever_it_covers() {
 fn rfc_slow_start_with_delayed_acks_grows_x1_5_per_round() {
     let rfc = |w: u64| w + w.div_ceil(2);
     let linux = |w: u64| 2 * w;
-    for (profile, next) in [(Profile::Rfc, &rfc as &dyn Fn(u64) -> u64), (Profile::Linux, &linux)] {
+    for (profile, next) in [
+        (Profile::Rfc, &rfc as &dyn Fn(u64) -> u64),
+        (Profile::Linux, &linux),
+    ] {
         let mut s = profiled(profile, 2.0, u64::MAX, None);
         let mut out = Outbox::default();
         s.start(0, &mut out);
@@ -379,7 +382,11 @@ fn rfc_slow_start_with_delayed_acks_grows_x1_5_per_round() {
         let (mut w, mut now) = (2u64, 0u64);
         let mut trajectory = vec![w];
         for _ in 0..8 {
-            assert_eq!(round.len() as u64, w, "{profile}: the whole window goes out");
+            assert_eq!(
+                round.len() as u64,
+                w,
+                "{profile}: the whole window goes out"
+            );
             now += 100 * MS;
             let (mut acked, end) = (round[0], round[round.len() - 1] + 1);
             let mut next_round = vec![];
@@ -421,12 +428,20 @@ fn ns2_new_ack_clears_the_sack_scoreboard() {
     assert_eq!(seqs(&mut out), vec![10]);
     assert_eq!(s.scoreboard().sacked_count(), 1);
     s.on_ack(101 * MS, &ack(2, &[(3, 4)], 0), &mut out);
-    assert_eq!(s.scoreboard().sacked_count(), 0, "cleared, the new ACK's block unread");
+    assert_eq!(
+        s.scoreboard().sacked_count(),
+        0,
+        "cleared, the new ACK's block unread"
+    );
     assert_eq!(s.cc().cwnd(), 11.0);
     assert_eq!(seqs(&mut out), vec![11, 12]);
     s.on_ack(102 * MS, &ack(2, &[(3, 4)], 0), &mut out);
     assert_eq!(s.scoreboard().sacked_count(), 1);
-    assert_eq!(seqs(&mut out), vec![13], "duplicate ACK 1: limited transmit");
+    assert_eq!(
+        seqs(&mut out),
+        vec![13],
+        "duplicate ACK 1: limited transmit"
+    );
     assert_eq!(s.recovery(), Recovery::Open);
 }
 
@@ -680,7 +695,11 @@ fn eifel_undo_restores_the_window_after_a_spurious_timeout() {
         s.on_ack(100 * MS, &ack(10, &[], 0), &mut out);
         // One ACK for 10 packets: Linux adds the 10 delivered; RFC 5681
         // §3.1 eq. (2) adds min(N, SMSS), one packet.
-        let w = if profile == Profile::Linux { 20.0 } else { 11.0 };
+        let w = if profile == Profile::Linux {
+            20.0
+        } else {
+            11.0
+        };
         assert_eq!(s.cc().cwnd(), w);
         out.packets.clear();
         let mut t = last_timer(&mut out);
@@ -1024,7 +1043,11 @@ fn frto_sends_new_data_after_a_timeout_then_retransmits_on_a_sack() {
         let after_first = seqs(&mut out);
         let next = s.scoreboard().snd_nxt();
         // A duplicate ACK SACKing the highest packet sent.
-        s.on_ack(t + 160 * MS, &ack(11, &[(next - 1, next)], t + 150 * MS), &mut out);
+        s.on_ack(
+            t + 160 * MS,
+            &ack(11, &[(next - 1, next)], t + 150 * MS),
+            &mut out,
+        );
         (after_first, seqs(&mut out), s.cc().ssthresh())
     };
     // linux: step 2b sends new packets 31 and 32 (pipe 0, cwnd 2); step 3a:
@@ -1079,7 +1102,11 @@ fn ns2_reads_duplicate_acks_from_the_first_new_ack_after_a_timeout() {
     s.on_ack(3_202 * MS, &ack(1, &[(2, 4)], 3_101 * MS), &mut out);
     assert_eq!(seqs(&mut out), Vec::<u64>::new());
     s.on_ack(3_203 * MS, &ack(1, &[(2, 5)], 3_102 * MS), &mut out);
-    assert_eq!(seqs(&mut out), Vec::<u64>::new(), "duplicate ACK 3: no send");
+    assert_eq!(
+        seqs(&mut out),
+        Vec::<u64>::new(),
+        "duplicate ACK 3: no send"
+    );
     assert_eq!(s.recovery(), Recovery::Timeout { point: 4 });
     assert_eq!(s.counters.fast_recoveries, 0);
 }
@@ -1120,11 +1147,19 @@ fn ns2_starts_no_fast_recovery_until_the_ack_passes_the_timeouts_recover() {
             next = 8;
         }
         for k in 1..=2 {
-            s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 1 + k)], 3_300 * MS), &mut out);
+            s.on_ack(
+                3_400 * MS,
+                &ack(lost, &[(lost + 1, lost + 1 + k)], 3_300 * MS),
+                &mut out,
+            );
             assert_eq!(seqs(&mut out), vec![next], "lost {lost}: limited transmit");
             next += 1;
         }
-        s.on_ack(3_400 * MS, &ack(lost, &[(lost + 1, lost + 4)], 3_300 * MS), &mut out);
+        s.on_ack(
+            3_400 * MS,
+            &ack(lost, &[(lost + 1, lost + 4)], 3_300 * MS),
+            &mut out,
+        );
         assert_eq!(s.counters.fast_recoveries, u64::from(fast), "lost {lost}");
         let want: Vec<u64> = if fast { vec![lost] } else { vec![] };
         assert_eq!(seqs(&mut out), want, "lost {lost}");
@@ -1165,11 +1200,19 @@ fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
         let cfg = TcpConfig {
             profile: Profile::Ns2,
             initial_rto_ns: Profile::Ns2.initial_rto_ns(),
-            initial_window: InitialWindow { cwnd_pkts: 2.0, ssthresh_pkts: f64::INFINITY },
+            initial_window: InitialWindow {
+                cwnd_pkts: 2.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
             timestamps,
             ..TcpConfig::default()
         };
-        let mut s = TcpSender::new(0, cfg.clone(), Box::new(Reno::new(cfg.initial_window)), None);
+        let mut s = TcpSender::new(
+            0,
+            cfg.clone(),
+            Box::new(Reno::new(cfg.initial_window)),
+            None,
+        );
         let mut out = Outbox::default();
         s.start(0, &mut out);
         assert_eq!(seqs(&mut out), vec![0, 1]);
@@ -1195,7 +1238,11 @@ fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
     s.on_ack(700 * MS, &ack(8, &[], 0), &mut out);
     assert_eq!(s.rtt().rto_ns(), 310 * MS, "Karn: no sample from 3..7");
     assert_eq!(seqs(&mut out), vec![8, 9]);
-    assert_eq!(last_timer(&mut out), 700 * MS + 620 * MS, "still backed off");
+    assert_eq!(
+        last_timer(&mut out),
+        700 * MS + 620 * MS,
+        "still backed off"
+    );
     s.on_ack(811 * MS, &ack(9, &[], 0), &mut out);
     assert_eq!(s.rtt().rto_ns(), 280 * MS);
     assert_eq!(last_timer(&mut out), 811 * MS + 280 * MS, "backoff ended");
@@ -1206,7 +1253,9 @@ fn ns2_without_timestamps_times_one_segment_per_rtt_with_karn() {
 #[derive(Clone)]
 struct Shared<C>(std::sync::Arc<std::sync::Mutex<C>>);
 
-impl<C: longfat_cc::CongestionControl + Clone + 'static> longfat_cc::CongestionControl for Shared<C> {
+impl<C: longfat_cc::CongestionControl + Clone + 'static> longfat_cc::CongestionControl
+    for Shared<C>
+{
     fn name(&self) -> &'static str {
         self.0.lock().unwrap().name()
     }
@@ -1217,7 +1266,10 @@ impl<C: longfat_cc::CongestionControl + Clone + 'static> longfat_cc::CongestionC
         self.0.lock().unwrap().ssthresh()
     }
     fn on_send(&mut self, now_ns: u64, seq: u64, bytes: u32, retransmit: bool) -> u32 {
-        self.0.lock().unwrap().on_send(now_ns, seq, bytes, retransmit)
+        self.0
+            .lock()
+            .unwrap()
+            .on_send(now_ns, seq, bytes, retransmit)
     }
     fn on_ack(&mut self, ack: &longfat_cc::AckEvent) {
         self.0.lock().unwrap().on_ack(ack)
@@ -1293,7 +1345,12 @@ fn htcp_delta_restarts_when_a_linux_timeout_recovery_ends() {
     assert_eq!(s.recovery(), Recovery::Timeout { point: 20 });
     assert_eq!((s.cc().cwnd(), s.cc().ssthresh()), (1.0, 10.0));
     assert_eq!(seqs(&mut out), vec![10]);
-    let rounds: [(u64, Vec<u64>); 4] = [(11, vec![11, 12]), (13, (13..17).collect()), (17, vec![17, 18, 19]), (20, vec![])];
+    let rounds: [(u64, Vec<u64>); 4] = [
+        (11, vec![11, 12]),
+        (13, (13..17).collect()),
+        (17, vec![17, 18, 19]),
+        (20, vec![]),
+    ];
     for (k, (cum, sent)) in rounds.into_iter().enumerate() {
         let now = t + (k as u64 + 1) * rtt;
         s.on_ack(now, &ack(cum, &[], now - rtt), &mut out);
@@ -1305,7 +1362,11 @@ fn htcp_delta_restarts_when_a_linux_timeout_recovery_ends() {
     assert_eq!(s.counters.undos, 0);
     let htcp = h.0.lock().unwrap();
     assert_eq!(htcp.beta(), 0.5);
-    assert_eq!(htcp.alpha(exit), 1.0, "Delta restarts at the exit (6.0625 counting from the RTO)");
+    assert_eq!(
+        htcp.alpha(exit),
+        1.0,
+        "Delta restarts at the exit (6.0625 counting from the RTO)"
+    );
     assert_eq!(htcp.alpha(exit + 1_000 * MS), 1.0);
     assert!((htcp.alpha(exit + 2_000 * MS) - 11.25).abs() < 1e-12);
 }
@@ -1347,7 +1408,11 @@ fn linux_does_not_schedule_a_loss_probe_in_disorder() {
     assert_eq!(seqs(&mut out), Vec::<u64>::new());
     s.on_ack(751 * MS, &ack(10, &[(11, 13)], 100 * MS), &mut out);
     assert_eq!(seqs(&mut out), vec![31]);
-    assert!(out.timers.is_empty(), "no probe in Disorder: {:?}", out.timers);
+    assert!(
+        out.timers.is_empty(),
+        "no probe in Disorder: {:?}",
+        out.timers
+    );
     s.on_rto_timer(1_202 * MS, &mut out);
     assert_eq!((s.counters.timeouts, s.counters.loss_probes), (2, 1));
 }

@@ -124,7 +124,9 @@ impl Linux {
     /// the minimum RTT, at most the smoothed RTT; until reordering has been
     /// seen, none in recovery or once `reordering` packets are SACKed.
     fn reo_wnd_ns(&self, s: &SenderCore) -> u64 {
-        if !self.reord_seen && (s.recovery != Recovery::Open || s.sb.sacked_count() >= self.reordering_pkts) {
+        if !self.reord_seen
+            && (s.recovery != Recovery::Open || s.sb.sacked_count() >= self.reordering_pkts)
+        {
             0
         } else {
             let st = s.rtt.stats();
@@ -137,13 +139,27 @@ impl Linux {
     /// RTO when a single packet is out, else 2 ms), never past the RTO. Not
     /// in Disorder: Linux probes only in Open and CWR (`icsk_ca_state !=
     /// TCP_CA_Open && != TCP_CA_CWR` returns false); our CWR lasts no time.
-    fn schedule_probe(&self, s: &mut SenderCore, now_ns: u64, out: &mut Outbox, rto_from_now: bool) {
-        if s.recovery != Recovery::Open || s.sb.disordered() || s.sb.outstanding() == 0 || self.tlp_high_seq.is_some() {
+    fn schedule_probe(
+        &self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        out: &mut Outbox,
+        rto_from_now: bool,
+    ) {
+        if s.recovery != Recovery::Open
+            || s.sb.disordered()
+            || s.sb.outstanding() == 0
+            || self.tlp_high_seq.is_some()
+        {
             return;
         }
         let srtt = s.rtt.stats().smoothed_ns;
         let pto = if s.rtt.has_sample() {
-            let extra = if s.sb.outstanding() == 1 { s.cfg.min_rto_ns } else { LINUX_TIMEOUT_MIN_NS };
+            let extra = if s.sb.outstanding() == 1 {
+                s.cfg.min_rto_ns
+            } else {
+                LINUX_TIMEOUT_MIN_NS
+            };
             2 * srtt + extra
         } else {
             1_000_000_000
@@ -227,7 +243,9 @@ impl Linux {
 
     /// A tail loss probe's outcome (Linux `tcp_process_tlp_ack`).
     fn tlp_outcome(&mut self, s: &mut SenderCore, now_ns: u64, ack: &Packet, o: &AckOutcome) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
         if ack.seq < high {
             return;
         }
@@ -259,7 +277,14 @@ impl LossRecovery for Linux {
     /// arrives below the highest SACKed one before this ACK was reordered
     /// (`tcp_sacktag_one` / `tcp_clean_rtx_queue` ->
     /// `tcp_check_sack_reordering`).
-    fn on_delivered(&mut self, s: &SenderCore, now_ns: u64, ack: &Packet, advanced_pkts: u64, prior_highest_sacked: Option<u64>) {
+    fn on_delivered(
+        &mut self,
+        s: &SenderCore,
+        now_ns: u64,
+        ack: &Packet,
+        advanced_pkts: u64,
+        prior_highest_sacked: Option<u64>,
+    ) {
         let (sacked, cumulative) = s.sb.delivered();
         let min_rtt_ns = s.rtt.stats().min_ns;
         let mut lowest_reordered: Option<u64> = None;
@@ -275,8 +300,11 @@ impl LossRecovery for Linux {
             // left in sequence order, so the last is the last sent and the
             // last met: one `tcp_rack_advance` leaves RACK as one per packet
             // would. The first is the oldest (`first_ackt`).
-            if let (Some(&(first_xmit, first_seq, _)), Some(&(last_xmit, last_seq, _))) = (cumulative.first(), cumulative.last()) {
-                self.rack.on_delivered(now_ns, last_seq, last_xmit, false, min_rtt_ns);
+            if let (Some(&(first_xmit, first_seq, _)), Some(&(last_xmit, last_seq, _))) =
+                (cumulative.first(), cumulative.last())
+            {
+                self.rack
+                    .on_delivered(now_ns, last_seq, last_xmit, false, min_rtt_ns);
                 seq_rtt_ns = Some(now_ns.saturating_sub(first_xmit));
                 if prior_highest_sacked.is_some_and(|h| first_seq < h) {
                     lowest_reordered = Some(first_seq);
@@ -305,14 +333,18 @@ impl LossRecovery for Linux {
         // retransmitted; without them, the send-time samples alone.
         let from_send_times = if retrans_acked { None } else { seq_rtt_ns }.or(sack_rtt_ns);
         self.rtt_sample_ns = if s.cfg.timestamps {
-            (advanced_pkts > 0 || sack_rtt_ns.is_some()).then(|| s.clock(now_ns).saturating_sub(ack.ts_ecr))
+            (advanced_pkts > 0 || sack_rtt_ns.is_some())
+                .then(|| s.clock(now_ns).saturating_sub(ack.ts_ecr))
         } else {
             from_send_times
         };
         if let Some(low) = lowest_reordered {
             // `tcp_check_sack_reordering`: the degree is the distance from
             // the highest SACKed packet (after this ACK) down to it.
-            let fack = s.sb.highest_sacked().map_or(ack.seq, |h| h + 1).max(ack.seq);
+            let fack =
+                s.sb.highest_sacked()
+                    .map_or(ack.seq, |h| h + 1)
+                    .max(ack.seq);
             let metric = fack.saturating_sub(low);
             if metric > self.reordering_pkts {
                 self.reordering_pkts = metric.min(TCP_MAX_REORDERING_PKTS);
@@ -323,7 +355,12 @@ impl LossRecovery for Linux {
 
     /// Linux `tcp_ack_update_rtt`: only an ACK that delivers something
     /// samples the RTT (see `on_delivered`); a duplicate carries none.
-    fn rtt_sample_ns(&self, _new_ack: bool, _delivered_pkts: u64, _ts_sample_ns: u64) -> Option<u64> {
+    fn rtt_sample_ns(
+        &self,
+        _new_ack: bool,
+        _delivered_pkts: u64,
+        _ts_sample_ns: u64,
+    ) -> Option<u64> {
         self.rtt_sample_ns
     }
 
@@ -360,18 +397,33 @@ impl LossRecovery for Linux {
         self.tlp_outcome(s, now_ns, ack, o);
     }
 
-    fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool) -> (u64, Option<u64>) {
+    fn detect_losses(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        force: bool,
+    ) -> (u64, Option<u64>) {
         let reo = self.reo_wnd_ns(s);
         let d = self.rack.detect(&mut s.sb, now_ns, reo, force);
         (d.newly_lost, d.wait_ns)
     }
 
     /// `tcp_init_cwnd_reduction`; PRR sends the retransmission.
-    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, prior_cwnd_pkts: u64, out: &mut Outbox) {
+    fn start_fast_recovery(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        prior_cwnd_pkts: u64,
+        out: &mut Outbox,
+    ) {
         self.tlp_high_seq = None;
         let ssthresh = s.cc.ssthresh();
         self.prr = Prr {
-            ssthresh_pkts: if ssthresh.is_finite() { ssthresh.max(1.0) as u64 } else { prior_cwnd_pkts },
+            ssthresh_pkts: if ssthresh.is_finite() {
+                ssthresh.max(1.0) as u64
+            } else {
+                prior_cwnd_pkts
+            },
             prior_cwnd_pkts: prior_cwnd_pkts.max(1),
             ..Prr::default()
         };
@@ -380,7 +432,13 @@ impl LossRecovery for Linux {
         }
     }
 
-    fn update_window(&mut self, s: &SenderCore, delivered_pkts: u64, newly_lost_pkts: u64, advanced: bool) {
+    fn update_window(
+        &mut self,
+        s: &SenderCore,
+        delivered_pkts: u64,
+        newly_lost_pkts: u64,
+        advanced: bool,
+    ) {
         self.prr_update(s, delivered_pkts, newly_lost_pkts, advanced);
     }
 
@@ -401,11 +459,22 @@ impl LossRecovery for Linux {
         self.detect_losses(s, now_ns, true);
     }
 
-    fn arm_after_ack(&mut self, s: &mut SenderCore, now_ns: u64, reo_wait_ns: Option<u64>, advanced: bool, out: &mut Outbox) {
+    fn arm_after_ack(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        reo_wait_ns: Option<u64>,
+        advanced: bool,
+        out: &mut Outbox,
+    ) {
         match reo_wait_ns {
             Some(w) if s.recovery == Recovery::Open || !s.sb.has_lost() => {
                 let rto = s.rtt.backed_off_rto_ns(s.rto_backoff);
-                s.arm(XmitTimer::Reorder, now_ns + (w + LINUX_TIMEOUT_MIN_NS).min(rto), out);
+                s.arm(
+                    XmitTimer::Reorder,
+                    now_ns + (w + LINUX_TIMEOUT_MIN_NS).min(rto),
+                    out,
+                );
             }
             _ if advanced => self.schedule_probe(s, now_ns, out, true),
             _ => {}
@@ -437,7 +506,13 @@ impl LossRecovery for Linux {
         s.sb.set_orig_limit(if self.frto { self.frto_high } else { 0 });
     }
 
-    fn on_other_timer(&mut self, s: &mut SenderCore, kind: XmitTimer, now_ns: u64, out: &mut Outbox) {
+    fn on_other_timer(
+        &mut self,
+        s: &mut SenderCore,
+        kind: XmitTimer,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
         match kind {
             XmitTimer::Probe => self.send_loss_probe(s, now_ns, out),
             XmitTimer::Reorder => self.reorder_timeout(s, now_ns, out),

@@ -52,7 +52,10 @@ pub struct TcpSender {
 
 impl std::fmt::Debug for TcpSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TcpSender").field("flow", &self.core.flow).field("cc", &self.core.cc.name()).finish()
+        f.debug_struct("TcpSender")
+            .field("flow", &self.core.flow)
+            .field("cc", &self.core.cc.name())
+            .finish()
     }
 }
 
@@ -67,15 +70,31 @@ impl Deref for TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, total_pkts: Option<u64>) -> Self {
+    pub fn new(
+        flow: u32,
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        total_pkts: Option<u64>,
+    ) -> Self {
         let (rules, rule, sb) = match cfg.profile {
-            Profile::Rfc => (Rules::Rfc(rfc6675::Rfc6675), RtoRule::Rfc6298, Scoreboard::new()),
-            Profile::Ns2 => (
-                Rules::Ns2(ns2::Ns2Sack1::default()),
-                RtoRule::Ns2 { tick_ns: ns2::NS2_TICK_NS, timestamps: cfg.timestamps },
+            Profile::Rfc => (
+                Rules::Rfc(rfc6675::Rfc6675),
+                RtoRule::Rfc6298,
                 Scoreboard::new(),
             ),
-            Profile::Linux => (Rules::Linux(linux::Linux::default()), RtoRule::Linux, Scoreboard::with_send_times()),
+            Profile::Ns2 => (
+                Rules::Ns2(ns2::Ns2Sack1::default()),
+                RtoRule::Ns2 {
+                    tick_ns: ns2::NS2_TICK_NS,
+                    timestamps: cfg.timestamps,
+                },
+                Scoreboard::new(),
+            ),
+            Profile::Linux => (
+                Rules::Linux(linux::Linux::default()),
+                RtoRule::Linux,
+                Scoreboard::with_send_times(),
+            ),
         };
         let rtt = RttEstimator::with_rule(rule, cfg.initial_rto_ns, cfg.min_rto_ns, cfg.max_rto_ns);
         Self {

@@ -67,7 +67,11 @@ impl Ns2Sack1 {
             if !covered {
                 changed = true;
                 let lo = if first < last { v[first].0.min(s) } else { s };
-                let hi = if first < last { v[last - 1].1.max(e) } else { e };
+                let hi = if first < last {
+                    v[last - 1].1.max(e)
+                } else {
+                    e
+                };
                 v.splice(first..last, [(lo, hi)]);
             }
         }
@@ -84,7 +88,13 @@ impl LossRecovery for Ns2Sack1 {
 
     /// tcp.cc `newack()`: `rtt_active_ && seqno >= rtt_seq_` (ns-2 ACKs
     /// name the last packet received, ours the next one expected).
-    fn on_timed_ack(&mut self, s: &mut SenderCore, now_ns: u64, ack_seq: u64, new_ack: bool) -> bool {
+    fn on_timed_ack(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        ack_seq: u64,
+        new_ack: bool,
+    ) -> bool {
         let timed_acked = new_ack && self.rtt_active && ack_seq > self.rtt_seq;
         if timed_acked {
             self.rtt_active = false;
@@ -101,7 +111,13 @@ impl LossRecovery for Ns2Sack1 {
     /// on; they never steer the go-back-N retransmissions (see
     /// `timeout_sacks`), so our scoreboard stays without them until the
     /// timeout's recovery point passes.
-    fn read_sacks(&mut self, s: &mut SenderCore, ack: &Packet, in_fast: bool, una_before: u64) -> SackReading {
+    fn read_sacks(
+        &mut self,
+        s: &mut SenderCore,
+        ack: &Packet,
+        in_fast: bool,
+        una_before: u64,
+    ) -> SackReading {
         let new_ack = !in_fast && ack.seq > una_before;
         if new_ack {
             if s.sb.sacked_count() > 0 {
@@ -143,7 +159,12 @@ impl LossRecovery for Ns2Sack1 {
     /// `recv`: `++dupacks_ == numdupacks(cwnd_)`), however many packets
     /// those ACKs SACKed. `dupack_action()` with `bugFix_`: not before the
     /// cumulative ACK is past the last timeout's `recover_`.
-    fn detect_losses(&mut self, s: &mut SenderCore, _now_ns: u64, _force: bool) -> (u64, Option<u64>) {
+    fn detect_losses(
+        &mut self,
+        s: &mut SenderCore,
+        _now_ns: u64,
+        _force: bool,
+    ) -> (u64, Option<u64>) {
         let recovered = self.recover.is_none_or(|point| s.sb.snd_una() > point);
         let go = matches!(s.recovery, Recovery::Fast { .. }) || (self.dupacks >= 3 && recovered);
         match (go, s.sb.highest_sacked()) {
@@ -152,7 +173,13 @@ impl LossRecovery for Ns2Sack1 {
         }
     }
 
-    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, _prior_cwnd_pkts: u64, out: &mut Outbox) {
+    fn start_fast_recovery(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        _prior_cwnd_pkts: u64,
+        out: &mut Outbox,
+    ) {
         self.reduced = true;
         // `dupack_action`: pipe_ = maxseq_ - highest_ack_ - numdupacks.
         self.pipe = s.sb.outstanding() as i64 - 3;

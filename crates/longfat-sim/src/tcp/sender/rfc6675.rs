@@ -13,12 +13,23 @@ pub(super) struct Rfc6675;
 
 impl LossRecovery for Rfc6675 {
     /// RFC 6675 §4 `IsLost`: DupThresh SACKed packets above a hole.
-    fn detect_losses(&mut self, s: &mut SenderCore, _now_ns: u64, _force: bool) -> (u64, Option<u64>) {
+    fn detect_losses(
+        &mut self,
+        s: &mut SenderCore,
+        _now_ns: u64,
+        _force: bool,
+    ) -> (u64, Option<u64>) {
         (s.sb.update_lost(), None)
     }
 
     /// RFC 6675 §5 step (4.2): the first lost packet goes out regardless of pipe.
-    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, _prior_cwnd_pkts: u64, out: &mut Outbox) {
+    fn start_fast_recovery(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        _prior_cwnd_pkts: u64,
+        out: &mut Outbox,
+    ) {
         s.send_forced_retransmit(self, now_ns, out);
     }
 

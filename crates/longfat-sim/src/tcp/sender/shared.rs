@@ -19,9 +19,13 @@ use crate::tcp::TcpConfig;
 pub enum Recovery {
     Open,
     /// Fast recovery until the cumulative ACK reaches `point` (RFC 6675 RecoveryPoint).
-    Fast { point: u64 },
+    Fast {
+        point: u64,
+    },
     /// After an RTO, until everything outstanding at the timeout is acknowledged.
-    Timeout { point: u64 },
+    Timeout {
+        point: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,19 +87,39 @@ pub(super) trait LossRecovery {
     /// default `ts_sample_ns`, the ACK's timestamp echo; `new_ack`: it is a
     /// new ACK in ns-2's sense (`newack()`); `delivered_pkts`: packets it
     /// newly acknowledged or SACKed.
-    fn rtt_sample_ns(&self, _new_ack: bool, _delivered_pkts: u64, ts_sample_ns: u64) -> Option<u64> {
+    fn rtt_sample_ns(
+        &self,
+        _new_ack: bool,
+        _delivered_pkts: u64,
+        ts_sample_ns: u64,
+    ) -> Option<u64> {
         Some(ts_sample_ns)
     }
 
     /// After the RTT sample: whether this ACK ended a timed segment whose
     /// acknowledgement also ends the timeout backoff (ns-2).
-    fn on_timed_ack(&mut self, _s: &mut SenderCore, _now_ns: u64, _ack_seq: u64, _new_ack: bool) -> bool {
+    fn on_timed_ack(
+        &mut self,
+        _s: &mut SenderCore,
+        _now_ns: u64,
+        _ack_seq: u64,
+        _new_ack: bool,
+    ) -> bool {
         false
     }
 
     /// Whether the ACK's SACK blocks are read, before they are.
-    fn read_sacks(&mut self, _s: &mut SenderCore, _ack: &Packet, _in_fast: bool, _una_before: u64) -> SackReading {
-        SackReading { read: true, dupack: false }
+    fn read_sacks(
+        &mut self,
+        _s: &mut SenderCore,
+        _ack: &Packet,
+        _in_fast: bool,
+        _una_before: u64,
+    ) -> SackReading {
+        SackReading {
+            read: true,
+            dupack: false,
+        }
     }
 
     /// Every ACK, after the scoreboard took it (`s.sb.delivered()`:
@@ -103,7 +127,15 @@ pub(super) trait LossRecovery {
     /// (send time, number, ever retransmitted); empty unless the scoreboard
     /// keeps send times): how far the cumulative point moved, and the
     /// highest packet SACKed before this ACK.
-    fn on_delivered(&mut self, _s: &SenderCore, _now_ns: u64, _ack: &Packet, _advanced_pkts: u64, _prior_highest_sacked: Option<u64>) {}
+    fn on_delivered(
+        &mut self,
+        _s: &SenderCore,
+        _now_ns: u64,
+        _ack: &Packet,
+        _advanced_pkts: u64,
+        _prior_highest_sacked: Option<u64>,
+    ) {
+    }
 
     /// Whether progress of the cumulative ACK ends the timeout backoff.
     fn progress_ends_backoff(&self, _in_fast: bool, _timed_acked: bool) -> bool {
@@ -115,15 +147,29 @@ pub(super) trait LossRecovery {
 
     /// After the scoreboard took the ACK, before loss detection (undo,
     /// F-RTO, the tail loss probe's outcome).
-    fn on_ack_outcome(&mut self, _s: &mut SenderCore, _now_ns: u64, _ack: &Packet, _o: &AckOutcome) {}
+    fn on_ack_outcome(
+        &mut self,
+        _s: &mut SenderCore,
+        _now_ns: u64,
+        _ack: &Packet,
+        _o: &AckOutcome,
+    ) {
+    }
 
     /// Marks losses by the profile's rule; returns how many were newly
     /// marked and, for RACK, when to look again.
-    fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool) -> (u64, Option<u64>);
+    fn detect_losses(&mut self, s: &mut SenderCore, now_ns: u64, force: bool)
+        -> (u64, Option<u64>);
 
     /// The congestion event of a fast recovery starting now: the window is
     /// reduced, and the first retransmission goes out as the profile says.
-    fn start_fast_recovery(&mut self, s: &mut SenderCore, now_ns: u64, prior_cwnd_pkts: u64, out: &mut Outbox);
+    fn start_fast_recovery(
+        &mut self,
+        s: &mut SenderCore,
+        now_ns: u64,
+        prior_cwnd_pkts: u64,
+        out: &mut Outbox,
+    );
 
     /// Whether the send loop runs on the ACK that started fast recovery.
     fn sends_on_entering(&self) -> bool {
@@ -134,7 +180,14 @@ pub(super) trait LossRecovery {
     fn on_ack_in_recovery(&mut self, _advanced: bool) {}
 
     /// The window for this ACK while in fast recovery (PRR).
-    fn update_window(&mut self, _s: &SenderCore, _delivered_pkts: u64, _newly_lost_pkts: u64, _advanced: bool) {}
+    fn update_window(
+        &mut self,
+        _s: &SenderCore,
+        _delivered_pkts: u64,
+        _newly_lost_pkts: u64,
+        _advanced: bool,
+    ) {
+    }
 
     /// Whether an ACK that only SACKs new data may grow the window (Linux
     /// `tcp_may_raise_cwnd` once the reordering degree passes its default);
@@ -159,14 +212,29 @@ pub(super) trait LossRecovery {
     }
 
     /// Timers to arm once the ACK has been processed (RACK, tail loss probe).
-    fn arm_after_ack(&mut self, _s: &mut SenderCore, _now_ns: u64, _reo_wait_ns: Option<u64>, _advanced: bool, _out: &mut Outbox) {}
+    fn arm_after_ack(
+        &mut self,
+        _s: &mut SenderCore,
+        _now_ns: u64,
+        _reo_wait_ns: Option<u64>,
+        _advanced: bool,
+        _out: &mut Outbox,
+    ) {
+    }
 
     /// The retransmission timer expired (the backoff and the counter are
     /// already up): mark losses and call the controller's `on_rto`.
     fn on_timeout(&mut self, s: &mut SenderCore, now_ns: u64);
 
     /// The transmission timer fired for something other than the RTO.
-    fn on_other_timer(&mut self, _s: &mut SenderCore, _kind: XmitTimer, _now_ns: u64, _out: &mut Outbox) {}
+    fn on_other_timer(
+        &mut self,
+        _s: &mut SenderCore,
+        _kind: XmitTimer,
+        _now_ns: u64,
+        _out: &mut Outbox,
+    ) {
+    }
 
     /// How many packets the sender may have in flight now (the window).
     fn allowance(&self, s: &SenderCore) -> u64 {
@@ -198,10 +266,25 @@ pub(super) trait LossRecovery {
     }
 
     /// After the send loop sent `sent_pkts` (the tail loss probe's timer).
-    fn after_sending(&mut self, _s: &mut SenderCore, _now_ns: u64, _sent_pkts: u64, _out: &mut Outbox) {}
+    fn after_sending(
+        &mut self,
+        _s: &mut SenderCore,
+        _now_ns: u64,
+        _sent_pkts: u64,
+        _out: &mut Outbox,
+    ) {
+    }
 
     /// Packet `seq` leaves with timestamp `ts_val`; `fast`: in fast recovery.
-    fn on_transmit(&mut self, _now_ns: u64, _seq: u64, _retransmit: bool, _ts_val: u64, _fast: bool) {}
+    fn on_transmit(
+        &mut self,
+        _now_ns: u64,
+        _seq: u64,
+        _retransmit: bool,
+        _ts_val: u64,
+        _fast: bool,
+    ) {
+    }
 
     /// The retransmission forced out regardless of the window just left in
     /// fast recovery.
@@ -326,10 +409,22 @@ impl SenderCore {
 
     pub(super) fn can_send_new(&self) -> bool {
         self.has_new_data()
-            && self.sb.outstanding() < self.cfg.rwnd_pkts.min(self.peer_window_pkts).min(self.sndbuf_pkts)
+            && self.sb.outstanding()
+                < self
+                    .cfg
+                    .rwnd_pkts
+                    .min(self.peer_window_pkts)
+                    .min(self.sndbuf_pkts)
     }
 
-    pub(super) fn transmit<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, seq: u64, retransmit: bool, out: &mut Outbox) {
+    pub(super) fn transmit<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        seq: u64,
+        retransmit: bool,
+        out: &mut Outbox,
+    ) {
         let size = self.cfg.packet_size_bytes;
         let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, size);
         p.seq = seq;
@@ -349,7 +444,11 @@ impl SenderCore {
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
         // fast retransmission gets a whole RTO to come back.
         if self.timer_ns.is_none() || (retransmit && seq == self.sb.snd_una()) {
-            self.arm(XmitTimer::Rto, now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff), out);
+            self.arm(
+                XmitTimer::Rto,
+                now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff),
+                out,
+            );
         }
     }
 
@@ -366,7 +465,12 @@ impl SenderCore {
 
     /// Retransmits the first lost packet regardless of pipe, as soon as the
     /// host queue takes it.
-    pub(super) fn send_forced_retransmit<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+    pub(super) fn send_forced_retransmit<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
         if !out.has_host_room() {
             self.forced_retransmit_pending = true;
             out.host_blocked = true;
@@ -385,7 +489,12 @@ impl SenderCore {
     /// Sends while the profile's window allows: lost packets first, then new
     /// data; never more than the host queue takes (`Outbox::host_room_pkts`)
     /// or `max_burst` at once.
-    pub(super) fn send_allowed<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+    pub(super) fn send_allowed<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
         if self.forced_retransmit_pending {
             self.send_forced_retransmit(r, now_ns, out);
         }
@@ -407,7 +516,11 @@ impl SenderCore {
                 }
                 break;
             }
-            let rtx = if r.new_data_only() { None } else { self.sb.next_retransmit() };
+            let rtx = if r.new_data_only() {
+                None
+            } else {
+                self.sb.next_retransmit()
+            };
             if let Some(seq) = rtx {
                 self.sb.mark_retransmitted_at(seq, now_ns);
                 self.transmit(r, now_ns, seq, true, out);
@@ -436,7 +549,10 @@ impl SenderCore {
     /// application-limited moment does not stop growth.
     fn validate_cwnd(&mut self, limited: bool) {
         let out = self.sb.outstanding();
-        if self.sb.snd_una() >= self.cwnd_usage_seq || limited || (!self.cwnd_limited && out > self.max_packets_out) {
+        if self.sb.snd_una() >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && out > self.max_packets_out)
+        {
             self.cwnd_limited = limited;
             self.max_packets_out = out;
             self.cwnd_usage_seq = self.sb.snd_nxt();
@@ -450,7 +566,12 @@ impl SenderCore {
         self.cwnd_limited || (cwnd < self.cc.ssthresh() && cwnd < 2.0 * self.max_packets_out as f64)
     }
 
-    pub(super) fn loss_event<R: LossRecovery>(&self, r: &R, now_ns: u64, in_flight: u64) -> LossEvent {
+    pub(super) fn loss_event<R: LossRecovery>(
+        &self,
+        r: &R,
+        now_ns: u64,
+        in_flight: u64,
+    ) -> LossEvent {
         let (window_cap_pkts, halve) = r.reduction_rules(self);
         LossEvent {
             now_ns,
@@ -463,7 +584,13 @@ impl SenderCore {
     }
 
     /// The controller's `on_rto` for the expiry just counted.
-    pub(super) fn notify_rto(&mut self, now_ns: u64, reduce: bool, window_cap_pkts: Option<f64>, halve: bool) {
+    pub(super) fn notify_rto(
+        &mut self,
+        now_ns: u64,
+        reduce: bool,
+        window_cap_pkts: Option<f64>,
+        halve: bool,
+    ) {
         self.cc.on_rto(&RtoEvent {
             now_ns,
             backoff: self.rto_backoff,
@@ -488,8 +615,16 @@ impl SenderCore {
         }
     }
 
-    pub(super) fn enter_fast_recovery<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, in_flight: u64, out: &mut Outbox) {
-        self.recovery = Recovery::Fast { point: self.sb.snd_nxt() };
+    pub(super) fn enter_fast_recovery<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        in_flight: u64,
+        out: &mut Outbox,
+    ) {
+        self.recovery = Recovery::Fast {
+            point: self.sb.snd_nxt(),
+        };
         self.counters.fast_recoveries += 1;
         let prior_cwnd = self.cwnd_pkts();
         let loss = self.loss_event(r, now_ns, in_flight);
@@ -506,7 +641,14 @@ impl SenderCore {
 
     /// The RTT sample of an ACK, the ACK's SACK blocks and cumulative point
     /// on the scoreboard, and the timeout backoff.
-    fn take_ack<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, ack: &Packet, in_fast: bool, out: &mut Outbox) -> AckOutcome {
+    fn take_ack<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        ack: &Packet,
+        in_fast: bool,
+        out: &mut Outbox,
+    ) -> AckOutcome {
         let in_flight_before = self.sb.pipe();
         let una_before = self.sb.snd_una();
         // Every ACK echoes the TSval of the packet that triggered it: an exact
@@ -554,7 +696,10 @@ impl SenderCore {
                 self.arm_rto(now_ns, out);
             }
         }
-        r.count_dupacks(advanced > 0, self.sb.sacked_count() > sacked_before || sacks.dupack);
+        r.count_dupacks(
+            advanced > 0,
+            self.sb.sacked_count() > sacked_before || sacks.dupack,
+        );
         AckOutcome {
             advanced_pkts: advanced,
             delivered_pkts: delivered,
@@ -564,7 +709,13 @@ impl SenderCore {
         }
     }
 
-    pub(super) fn on_ack<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, ack: &Packet, out: &mut Outbox) {
+    pub(super) fn on_ack<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        ack: &Packet,
+        out: &mut Outbox,
+    ) {
         self.counters.acks_received += 1;
         self.ts_recent = ack.ts_val;
         let in_fast = matches!(self.recovery, Recovery::Fast { .. });
@@ -621,7 +772,14 @@ impl SenderCore {
 
     /// The controller's `on_ack`, with the growth the profile allows;
     /// `progress`: the ACK may raise the window (see `LossRecovery::grows_on_sacks`).
-    fn grow(&mut self, now_ns: u64, ack: &Packet, o: &AckOutcome, progress: bool, in_fast_recovery: bool) {
+    fn grow(
+        &mut self,
+        now_ns: u64,
+        ack: &Packet,
+        o: &AckOutcome,
+        progress: bool,
+        in_fast_recovery: bool,
+    ) {
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
         let payload = self.cfg.payload_bytes();
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
@@ -631,7 +789,9 @@ impl SenderCore {
             && !in_fast_recovery
             && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
         let growth = if may_grow {
-            self.cfg.profile.growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+            self.cfg
+                .profile
+                .growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
         } else {
             0
         };
@@ -655,8 +815,15 @@ impl SenderCore {
         });
     }
 
-    pub(super) fn on_rto_timer<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
-        let Some(deadline) = self.timer_ns else { return };
+    pub(super) fn on_rto_timer<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
+        let Some(deadline) = self.timer_ns else {
+            return;
+        };
         if deadline > now_ns {
             out.timers.push((TimerKind::Rto, deadline)); // restarted since: wait on
             return;
@@ -671,13 +838,20 @@ impl SenderCore {
         }
     }
 
-    fn retransmission_timeout<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+    fn retransmission_timeout<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
         self.rto_backoff += 1;
         self.counters.timeouts += 1;
         r.on_timeout(self, now_ns);
-        self.recovery = Recovery::Timeout { point: self.sb.snd_nxt() };
+        self.recovery = Recovery::Timeout {
+            point: self.sb.snd_nxt(),
+        };
         self.arm_rto(now_ns, out); // backed off (RFC 6298 §5.5-5.6)
-        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
+                                   // RFC 6298 §5.4: retransmit the earliest unacknowledged packet.
         self.send_forced_retransmit(r, now_ns, out);
         self.send_allowed(r, now_ns, out);
     }
