@@ -91,6 +91,44 @@ pub struct AckTimestamps {
     pub echoed_tag: u32,
 }
 
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation;
+/// Linux `struct rate_sample`, net/ipv4/tcp_rate.c), taken by the transport
+/// on each ACK, with the connection's delivery counters it was taken from.
+/// All zero (`valid` false) from a transport that does not estimate rates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// A sample was taken on this ACK (Linux: `rs->delivered >= 0` and
+    /// `rs->interval_us > 0`, i.e. `tcp_rate_gen` did not return early).
+    pub valid: bool,
+    /// Packets delivered over the sample's interval (`rs->delivered`).
+    pub delivered_pkts: u64,
+    /// The interval: the longer of the send and the ACK phases
+    /// (`rs->interval_us`), in ns.
+    pub interval_ns: u64,
+    /// The connection's delivered count when the newest packet this ACK
+    /// delivered was sent (`rs->prior_delivered`): BBR's round counting.
+    pub prior_delivered_pkts: u64,
+    /// The RTT of the most recently sent packet this ACK delivered
+    /// (`rs->rtt_us`; 0 when none, e.g. only retransmissions).
+    pub rtt_ns: u64,
+    /// The sample was taken while the connection was application-limited
+    /// (`rs->is_app_limited`): it may underestimate the path's rate.
+    pub is_app_limited: bool,
+    /// Packets newly marked lost while processing this ACK (`rs->losses`).
+    pub losses_pkts: u32,
+    /// Packets newly delivered by this ACK, SACKed or cumulatively
+    /// (`rs->acked_sacked`).
+    pub acked_sacked_pkts: u32,
+    /// Packets in flight before this ACK (`rs->prior_in_flight`).
+    pub prior_in_flight_pkts: u32,
+    /// The connection's totals after this ACK: packets delivered
+    /// (`tp->delivered`), packets marked lost (`tp->lost`), and when the
+    /// delivered count last moved (`tp->delivered_mstamp`, ns).
+    pub delivered_total_pkts: u64,
+    pub lost_total_pkts: u64,
+    pub delivered_time_ns: u64,
+}
+
 /// One ACK arrival, as the transport saw it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckEvent {
@@ -120,6 +158,12 @@ pub struct AckEvent {
     pub rtt_updated: bool,
     /// Present when the connection negotiated timestamps.
     pub ts: Option<AckTimestamps>,
+    /// The delivery-rate sample this ACK produced.
+    pub rate: RateSample,
+    /// The sender's maximum segment size (payload bytes per packet).
+    pub mss_bytes: u32,
+    /// The ACK carried ECE (RFC 3168 §6.1.2): the receiver saw a CE mark.
+    pub ece: bool,
 }
 
 /// A loss episode starting (fast retransmit). Called once per episode.
@@ -142,6 +186,10 @@ pub struct LossEvent {
     /// algorithms ns-2 implements through `decrease_num_`/`decrease_param()`
     /// inside `slowdown()` (Reno, HighSpeed, eHSTCP) follow it.
     pub halve: bool,
+    /// The episode is an ECN congestion response (RFC 3168 §6.1.2: an ACK
+    /// with ECE, at most once per window of data), not a loss. RFC 8511
+    /// (ABE) lets a controller reduce less for it.
+    pub ecn: bool,
 }
 
 impl LossEvent {
@@ -253,6 +301,22 @@ pub trait CongestionControl: Send + CcClone {
     /// `rto.in_flight_pkts + 1` packets (one when everything was marked
     /// lost); ssthresh is recomputed only when `rto.reduce` says so.
     fn on_rto(&mut self, rto: &RtoEvent);
+
+    /// The rate the transport paces this flow's data at, in bytes per
+    /// second of payload (Linux `sk_pacing_rate`, which a module such as
+    /// BBR sets), given the sender's MSS. None: the controller sets no rate,
+    /// and the transport paces by its own rule if its profile paces at all.
+    fn pacing_rate_bytes_per_sec(&self, _mss_bytes: u32) -> Option<u64> {
+        None
+    }
+
+    /// The controller sets the window itself in fast recovery and after a
+    /// timeout, from every ACK (Linux: a module with `cong_control`, such
+    /// as BBR, in place of `cong_avoid`; `tcp_cong_control` then runs no
+    /// PRR). False: the transport's recovery governs the window there.
+    fn controls_recovery_window(&self) -> bool {
+        false
+    }
 }
 
 /// A copy of a controller's whole state, which the transport keeps at a

@@ -165,6 +165,7 @@ mod tests {
             },
             rtt_updated: true,
             ts: None,
+            ..Default::default()
         }
     }
 

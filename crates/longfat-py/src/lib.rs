@@ -360,6 +360,7 @@ fn epoch_growth(
                 rtt,
                 rtt_updated: true,
                 ts: None,
+                ..Default::default()
             });
         }
     }

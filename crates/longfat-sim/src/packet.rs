@@ -16,6 +16,19 @@ pub enum PacketKind {
     Udp,
 }
 
+/// The ECN field of a packet's IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ecn {
+    /// Not-ECT (00): the transport is not ECN-capable; an AQM drops.
+    NotEct = 0,
+    /// ECT(1) (01).
+    Ect1 = 1,
+    /// ECT(0) (10): what an RFC 3168 sender sets on its data.
+    Ect0 = 2,
+    /// CE (11): congestion experienced, set by an AQM instead of a drop.
+    Ce = 3,
+}
+
 /// Which of a flow's two routes a packet follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dir {
@@ -53,7 +66,9 @@ pub struct Packet {
     pub hop: u8,
     /// Strict-priority class (0 is served first).
     pub class: u8,
-    n_sack: u8,
+    /// Bits 0-1: SACK blocks carried (0..=3); bits 2-3: the [`Ecn`]
+    /// codepoint; bit 4: ECE; bit 5: CWR (RFC 3168 §6.1, TCP header flags).
+    bits: u8,
     /// Which control module of a PLT connection sent the packet or the data
     /// packet an ACK answers ([`MODULE_HCM`] for every other TCP packet).
     pub module: u8,
@@ -65,6 +80,13 @@ pub const MODULE_HCM: u8 = 0;
 pub const MODULE_LCM: u8 = 1;
 
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
+
+/// [`Packet`]'s `bits`.
+const SACK_MASK: u8 = 0b11;
+const ECN_SHIFT: u8 = 2;
+const ECE_BIT: u8 = 1 << 4;
+const CWR_BIT: u8 = 1 << 5;
+const _: () = assert!(MAX_SACK_BLOCKS as u8 <= SACK_MASK);
 
 impl Packet {
     pub fn new(flow: u32, kind: PacketKind, dir: Dir, size_bytes: u32) -> Self {
@@ -80,7 +102,7 @@ impl Packet {
             ts_val: 0,
             ts_ecr: 0,
             tag: 0,
-            n_sack: 0,
+            bits: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
             module: MODULE_HCM,
         }
@@ -116,9 +138,66 @@ impl Packet {
             u32::try_from(self.seq - s).expect("the settled point lies within one window");
     }
 
+    #[inline(always)]
+    fn n_sack(&self) -> u8 {
+        self.bits & SACK_MASK
+    }
+
+    /// The IP header's ECN codepoint.
+    #[inline(always)]
+    pub fn ecn(&self) -> Ecn {
+        match (self.bits >> ECN_SHIFT) & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    #[inline(always)]
+    pub fn set_ecn(&mut self, e: Ecn) {
+        self.bits = (self.bits & !(3 << ECN_SHIFT)) | ((e as u8) << ECN_SHIFT);
+    }
+
+    /// ECN-capable transport: ECT(0) or ECT(1), which an AQM may mark CE.
+    #[inline(always)]
+    pub fn is_ect(&self) -> bool {
+        matches!(self.ecn(), Ecn::Ect0 | Ecn::Ect1)
+    }
+
+    /// TCP's ECE flag (an ACK echoing a CE mark).
+    #[inline(always)]
+    pub fn ece(&self) -> bool {
+        self.bits & ECE_BIT != 0
+    }
+
+    #[inline(always)]
+    pub fn set_ece(&mut self, on: bool) {
+        self.bits = if on {
+            self.bits | ECE_BIT
+        } else {
+            self.bits & !ECE_BIT
+        };
+    }
+
+    /// TCP's CWR flag (the sender reduced its window for an ECE).
+    #[inline(always)]
+    pub fn cwr(&self) -> bool {
+        self.bits & CWR_BIT != 0
+    }
+
+    #[inline(always)]
+    pub fn set_cwr(&mut self, on: bool) {
+        self.bits = if on {
+            self.bits | CWR_BIT
+        } else {
+            self.bits & !CWR_BIT
+        };
+    }
+
     /// The SACK blocks [start, end), in packet numbers, most recent first.
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sack[..usize::from(self.n_sack)]
+        self.sack[..usize::from(self.n_sack())]
             .iter()
             .map(|&(a, b)| (self.seq + u64::from(a), self.seq + u64::from(b)))
     }
@@ -130,12 +209,12 @@ impl Packet {
         let off =
             |x: u64| u32::try_from(x - self.seq).expect("a SACK block lies within one window");
         let block = (off(start), off(end));
-        let n = usize::from(self.n_sack);
+        let n = usize::from(self.n_sack());
         if n == MAX_SACK_BLOCKS || self.sack[..n].contains(&block) {
             return false;
         }
         self.sack[n] = block;
-        self.n_sack += 1;
+        self.bits += 1;
         true
     }
 }
@@ -195,5 +274,49 @@ impl PacketPool {
     #[inline]
     pub fn prefetch(&self, id: PacketId) {
         crate::prefetch::prefetch(self.packets.get(id.0 as usize));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ECN codepoint and the ECE/CWR flags share a byte with the SACK
+    /// count: setting any of them leaves the others as they were.
+    #[test]
+    fn ecn_bits_and_sack_blocks_are_independent() {
+        let mut p = Packet::new(0, PacketKind::Ack, Dir::Backward, 40);
+        p.seq = 100;
+        assert_eq!(
+            (p.ecn(), p.ece(), p.cwr(), p.is_ect()),
+            (Ecn::NotEct, false, false, false)
+        );
+        for e in [Ecn::Ect1, Ecn::Ect0, Ecn::Ce, Ecn::NotEct, Ecn::Ect0] {
+            p.set_ecn(e);
+            assert_eq!(p.ecn(), e);
+        }
+        assert!(p.is_ect());
+        assert!(p.push_sack((105, 107)));
+        p.set_ece(true);
+        assert!(p.push_sack((110, 111)));
+        p.set_cwr(true);
+        p.set_ecn(Ecn::Ce);
+        assert!(p.push_sack((120, 130)));
+        assert!(!p.push_sack((140, 150)), "three blocks at most");
+        assert_eq!(
+            p.sack_blocks().collect::<Vec<_>>(),
+            vec![(105, 107), (110, 111), (120, 130)]
+        );
+        assert_eq!(
+            (p.ecn(), p.ece(), p.cwr(), p.is_ect()),
+            (Ecn::Ce, true, true, false)
+        );
+        p.set_ece(false);
+        assert_eq!((p.ecn(), p.ece(), p.cwr()), (Ecn::Ce, false, true));
+        p.set_cwr(false);
+        assert_eq!(
+            (p.ecn(), p.ece(), p.cwr(), p.sack_blocks().count()),
+            (Ecn::Ce, false, false, 3)
+        );
     }
 }

@@ -407,6 +407,7 @@ fn rust_ack(a: &lf_ack) -> AckEvent {
             receiver_ts_ns: a.ts_receiver_us * 1000,
             echoed_tag: a.ts_echoed_tag,
         }),
+        ..Default::default()
     }
 }
 
@@ -519,6 +520,7 @@ fn run_case<P: Pair>(case: &Case, stats: &mut Stats) -> Result<(), String> {
                     rtt: rtt_ns(l.rtt_latest_us, l.rtt_min_us, l.rtt_smoothed_us),
                     window_cap_pkts: None,
                     halve: false,
+                    ..Default::default()
                 });
                 c.on_loss(l);
                 format!("{l:?}")

@@ -313,13 +313,15 @@ pub(super) fn plt_setup(
     let lcm_resend_ratio = match p.lcm_resend {
         None => None,
         Some(r) if fields::LCM_RESEND.range.contains_real(r) => Some(r),
-        Some(r) => return err(
-            format!("{field}.lcm_resend"),
-            format!(
+        Some(r) => {
+            return err(
+                format!("{field}.lcm_resend"),
+                format!(
                 "{r} is out of range; allowed {} (times the HCM's window), or leave it out: never",
                 fields::LCM_RESEND.range
             ),
-        ),
+            )
+        }
     };
     Ok(PltSetup {
         cfg: PltConfig {
@@ -378,12 +380,14 @@ pub(super) fn tcp_config(
     let max_burst = match t.max_burst {
         None => None,
         Some(n) if (burst_lo..=burst_hi).contains(&n) => Some(n as u32),
-        Some(n) => return err(
-            f("max_burst"),
-            format!(
+        Some(n) => {
+            return err(
+                f("max_burst"),
+                format!(
                 "{n} is out of range; allowed {burst_lo}..={burst_hi} packets (omit for no limit)"
             ),
-        ),
+            )
+        }
     };
     let packet = match &t.packet_size {
         Some(v) => bytes(&f("packet_size"), v, fields::PACKET_SIZE.range)?,

@@ -580,6 +580,7 @@ impl SenderCore {
             rtt: self.rtt.stats(),
             window_cap_pkts,
             halve,
+            ..Default::default()
         }
     }
 
@@ -812,6 +813,7 @@ impl SenderCore {
                 receiver_ts_ns: ack.ts_val,
                 echoed_tag: ack.tag,
             }),
+            ..Default::default()
         });
     }
 
