@@ -5,6 +5,7 @@
 //! number); one seed drives every random choice through per-component
 //! streams; there is no global state. See `sim::Simulation`.
 
+pub mod aqm;
 pub mod budget;
 pub mod event;
 pub mod flow;

@@ -1,0 +1,24 @@
+//! Active queue management: the decisions of RED (with gentle mode and
+//! adaptive max_p), CoDel (RFC 8289), FQ-CoDel (RFC 8290) and PIE
+//! (RFC 8033), each in its own file, with no engine dependency. A link
+//! whose discipline is one of them (module `link`) asks its AQM at enqueue
+//! and at dequeue, and turns a [`Verdict::Congested`] into a CE mark for an
+//! ECN-capable packet when the discipline marks (its `ecn` parameter), else
+//! into a drop.
+//!
+//! Each AQM is deterministic: its random draws come from the link's own
+//! seeded stream, passed in as a `u64` draw or an `RngCore`.
+
+/// An AQM's decision on one packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Let it through.
+    Pass,
+    /// Signal congestion with this packet: CE-mark it if it is ECN-capable
+    /// and the discipline marks, else drop it.
+    Congested,
+    /// Drop it whatever its ECN codepoint (a full buffer, or an AQM rule
+    /// that drops even ECN-capable packets, e.g. RED above max_th without
+    /// gentle mode, RFC 3168 §7).
+    Drop,
+}
