@@ -51,21 +51,24 @@ impl TransportSetup {
         self.plt.is_some()
     }
 
-    /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
+    /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`);
+    /// `cc_seed`: the controller's seed (`rng::cc_seed`).
     pub(super) fn endpoints(
         &self,
         idx: usize,
         total_pkts: Option<u64>,
         path: &PathInfo,
         bottleneck: Bandwidth,
+        cc_seed: u64,
     ) -> Endpoints {
-        let cc = longfat_cc::build(
+        let mut cc = longfat_cc::build(
             &self.cc,
             &self.params,
             self.cfg.profile.cc_rules(),
             self.cfg.initial_window,
         )
         .expect("checked in tcp_setup");
+        cc.seed(cc_seed);
         let flow = idx as u32;
         match &self.plt {
             None => Endpoints::Tcp {
