@@ -669,7 +669,7 @@ impl Bbr {
         let mut cwnd = cwnd.wrapping_add(3 * self.tso_segs_goal());
         cwnd = cwnd.wrapping_add(1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
-            cwnd += 2;
+            cwnd = cwnd.wrapping_add(2);
         }
         cwnd
     }
@@ -686,7 +686,7 @@ impl Bbr {
     fn packets_in_net_at_edt(&self, inflight_now: u32) -> u32 {
         let mut inflight_at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt += self.tso_segs_goal();
+            inflight_at_edt = inflight_at_edt.saturating_add(self.tso_segs_goal());
         }
         inflight_at_edt
     }
@@ -713,7 +713,7 @@ impl Bbr {
             // Starting the 1st round of Recovery: packet conservation.
             self.packet_conservation = true;
             self.next_rtt_delivered = self.delivered;
-            cwnd = self.inflight + acked;
+            cwnd = self.inflight.saturating_add(acked);
         } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
             // Leaving loss recovery: restore the cwnd saved before it.
             cwnd = cwnd.max(self.prior_cwnd);
@@ -721,7 +721,7 @@ impl Bbr {
         }
         self.prev_ca_state = state;
         if self.packet_conservation {
-            return (true, cwnd.max(self.inflight + acked));
+            return (true, cwnd.max(self.inflight.saturating_add(acked)));
         }
         (false, cwnd)
     }
@@ -950,14 +950,20 @@ impl Bbr {
             .saturating_sub(self.ack_epoch_mstamp) as u32;
         let mut expected_acked = (u64::from(self.bw()) * u64::from(epoch_us) / BW_UNIT) as u32;
         if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
+            || self.ack_epoch_acked.saturating_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.ack_epoch_acked = 0;
             self.ack_epoch_mstamp = self.delivered_mstamp_us;
             expected_acked = 0;
         }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xFFFFF);
-        let extra_acked = (self.ack_epoch_acked - expected_acked).min(self.snd_cwnd);
+        self.ack_epoch_acked = self
+            .ack_epoch_acked
+            .saturating_add(rs.acked_sacked)
+            .min(0xFFFFF);
+        let extra_acked = self
+            .ack_epoch_acked
+            .wrapping_sub(expected_acked)
+            .min(self.snd_cwnd);
         let idx = self.extra_acked_win_idx;
         if extra_acked > u32::from(self.extra_acked[idx]) {
             // u16 in struct bbr.
@@ -1972,5 +1978,68 @@ mod tests {
         // 16 777 x 1000 x 256 >> 8 x 990 000 >> 24.
         assert_eq!(d.b.pacing_rate_bytes_per_sec(MSS), Some(989_987));
         assert!(d.b.idle_restart);
+    }
+
+    /// Arbitrary samples, counters and events (the fuzzers' inputs): no
+    /// arithmetic overflow (debug builds check) and cwnd >= 1 throughout.
+    #[test]
+    fn arbitrary_inputs_keep_cwnd_positive_without_overflow() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(31);
+        let mut any = |bits: u32| rng.next_u64() >> (64 - bits);
+        for case in 0..50 {
+            let mut b = Bbr::new(
+                BbrConfig::default(),
+                InitialWindow {
+                    cwnd_pkts: 1.0 + any(20) as f64,
+                    ssthresh_pkts: f64::INFINITY,
+                },
+            );
+            b.seed(case);
+            let mut now = any(40);
+            for _ in 0..2000 {
+                now += any(30);
+                match any(4) {
+                    0 => b.on_congestion_event(&LossEvent {
+                        ecn: any(1) == 1,
+                        ..LossEvent::default()
+                    }),
+                    1 => b.on_rto(&RtoEvent {
+                        in_flight_pkts: any(32) as u32,
+                        reduce: any(1) == 1,
+                        ..RtoEvent::first(now)
+                    }),
+                    2 => b.on_recovery_exit(now),
+                    3 => b.on_tx_start(now, any(1) == 1),
+                    _ => {
+                        let bits = [8, 20, 32][any(2).min(2) as usize];
+                        b.on_ack(&AckEvent {
+                            now_ns: now,
+                            rtt: crate::RttStats {
+                                smoothed_ns: any(40),
+                                ..Default::default()
+                            },
+                            rate: RateSample {
+                                valid: any(1) == 1,
+                                delivered_pkts: any(bits),
+                                interval_ns: any(bits + 10),
+                                prior_delivered_pkts: any(bits),
+                                rtt_ns: any(bits + 10),
+                                is_app_limited: any(1) == 1,
+                                losses_pkts: any(bits) as u32,
+                                acked_sacked_pkts: any(bits) as u32,
+                                prior_in_flight_pkts: any(bits) as u32,
+                                delivered_total_pkts: any(bits + 8),
+                                lost_total_pkts: any(bits),
+                                delivered_time_ns: now,
+                            },
+                            mss_bytes: [0, 536, 1448, 9000][any(2) as usize],
+                            ..AckEvent::default()
+                        });
+                    }
+                }
+                assert!(b.cwnd() >= 1.0, "case {case}: cwnd {}", b.cwnd());
+                let _ = b.pacing_rate_bytes_per_sec(1448);
+            }
+        }
     }
 }
