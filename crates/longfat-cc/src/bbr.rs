@@ -1985,7 +1985,17 @@ mod tests {
     #[test]
     fn arbitrary_inputs_keep_cwnd_positive_without_overflow() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(31);
-        let mut any = |bits: u32| rng.next_u64() >> (64 - bits);
+        let mut event = Xoshiro256PlusPlus::seed_from_u64(32);
+        // A `bits`-wide value: 0, 1, the largest, or any, equally often.
+        let mut any = |bits: u32| {
+            let r = rng.next_u64();
+            match r & 3 {
+                0 => 0,
+                1 => 1,
+                2 => u64::MAX >> (64 - bits),
+                _ => r >> (64 - bits),
+            }
+        };
         for case in 0..50 {
             let mut b = Bbr::new(
                 BbrConfig::default(),
@@ -1998,7 +2008,7 @@ mod tests {
             let mut now = any(40);
             for _ in 0..2000 {
                 now += any(30);
-                match any(4) {
+                match event.next_u32() % 8 {
                     0 => b.on_congestion_event(&LossEvent {
                         ecn: any(1) == 1,
                         ..LossEvent::default()
