@@ -322,7 +322,14 @@ impl Rs {
     fn from(r: &RateSample) -> Self {
         let valid = r.valid && r.interval_ns >= 1_000;
         Self {
-            delivered: if valid { r.delivered_pkts as i64 } else { -1 },
+            // tcp_rate_gen leaves rs->delivered set when it rejects the
+            // interval (shorter than min_rtt): bbr_update_min_rtt's
+            // idle_restart reads it.
+            delivered: if valid || r.delivered_pkts > 0 {
+                r.delivered_pkts as i64
+            } else {
+                -1
+            },
             interval_us: if valid {
                 (r.interval_ns / 1_000) as i64
             } else {
@@ -1978,6 +1985,24 @@ mod tests {
         // 16 777 x 1000 x 256 >> 8 x 990 000 >> 24.
         assert_eq!(d.b.pacing_rate_bytes_per_sec(MSS), Some(989_987));
         assert!(d.b.idle_restart);
+        // While restarting, an expired min_rtt filter does not start
+        // PROBE_RTT; an ACK without delivery keeps the restart on.
+        d.ack(Ack {
+            dt_us: 10_001_000,
+            acked: 0,
+            sample: None,
+            rtt_us: 120_000,
+            ..Ack::default()
+        });
+        assert_eq!(d.b.mode(), Mode::ProbeBw);
+        assert!(d.b.idle_restart);
+        // A rejected sample (interval 0) that delivered packets ends it
+        // (rs->delivered > 0), as a valid one would.
+        d.ack(Ack {
+            sample: Some((5, 0)),
+            ..Ack::default()
+        });
+        assert!(!d.b.idle_restart);
     }
 
     /// Arbitrary samples, counters and events (the fuzzers' inputs): no
