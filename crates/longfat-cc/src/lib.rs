@@ -317,6 +317,16 @@ pub trait CongestionControl: Send + CcClone {
     fn controls_recovery_window(&self) -> bool {
         false
     }
+
+    /// The controller reads `AckEvent.rate`: the transport then keeps the
+    /// per-packet delivery state of tcp_rate.c (`tcp_rate_skb_sent`) and
+    /// takes a sample on every ACK. False (the default): `rate` stays all
+    /// zero and the transport keeps none of that state, so a controller
+    /// that does not read it pays nothing for it. Asked once, when the
+    /// connection is built.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
 }
 
 /// A copy of a controller's whole state, which the transport keeps at a
