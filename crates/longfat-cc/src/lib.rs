@@ -9,6 +9,7 @@
 //! Windows are in packets (fractional values allowed); times are integer
 //! nanoseconds (`*_ns`).
 
+pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod ehstcp;
@@ -26,6 +27,7 @@ pub mod scalable;
 pub mod tcpgt;
 pub mod vegas;
 
+pub use bbr::Bbr;
 pub use bic::Bic;
 pub use cubic::Cubic;
 pub use ehstcp::Ehstcp;
@@ -58,6 +60,7 @@ pub const CATALOGUE: &[Algorithm] = &[
     cubic::ALGORITHM,
     vegas::ALGORITHM,
     fast::ALGORITHM,
+    bbr::ALGORITHM,
     plt::ALGORITHM,
 ];
 
@@ -316,6 +319,36 @@ pub trait CongestionControl: Send + CcClone {
     /// PRR). False: the transport's recovery governs the window there.
     fn controls_recovery_window(&self) -> bool {
         false
+    }
+
+    /// The controller reads `AckEvent.rate`: the transport then keeps the
+    /// per-packet delivery state of tcp_rate.c (`tcp_rate_skb_sent`) and
+    /// takes a sample on every ACK. False (the default): `rate` stays all
+    /// zero and the transport keeps none of that state, so a controller
+    /// that does not read it pays nothing for it. Asked once, when the
+    /// connection is built.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// The connection's seed for the controller's own randomness (BBR's
+    /// random PROBE_BW phase, Linux `get_random_u32_below`), called once by
+    /// the transport when the connection is built, from the run's seed, so
+    /// that a run stays a function of its scenario. Controllers never read
+    /// a global source.
+    fn seed(&mut self, _seed: u64) {}
+
+    /// New data is sent with nothing in flight (Linux `tcp_event_data_sent`
+    /// -> `tcp_ca_event(CA_EVENT_TX_START)`); `app_limited`: the
+    /// connection's rate samples are app-limited then (`tp->app_limited`).
+    fn on_tx_start(&mut self, _now_ns: u64, _app_limited: bool) {}
+
+    /// Asked after `on_ack`: mark the connection application-limited until
+    /// its delivered count passes the returned value (Linux: BBR writes
+    /// `tp->app_limited` in PROBE_RTT so that its low-rate samples are
+    /// app-limited). None: no mark.
+    fn app_limited_until(&self) -> Option<u64> {
+        None
     }
 }
 

@@ -29,9 +29,12 @@ pub enum TimerKind {
     HostReady = 5,
     /// The receiver's GRO batch is handed to TCP (`TcpConfig::gro_segments`).
     GroFlush = 6,
+    /// The TCP sender's pacing timer: its next departure is due
+    /// (`tcp::pacing`, Linux `tp->pacing_timer`).
+    Pace = 7,
 }
 
-pub const TIMER_KINDS: usize = 7;
+pub const TIMER_KINDS: usize = 8;
 
 impl Event {
     /// The event as one word: kind in the low byte, link or flow above it,
@@ -62,7 +65,8 @@ impl Event {
                     3 => TimerKind::DelayedAck,
                     4 => TimerKind::UdpSend,
                     5 => TimerKind::HostReady,
-                    _ => TimerKind::GroFlush,
+                    6 => TimerKind::GroFlush,
+                    _ => TimerKind::Pace,
                 },
             ),
             3 => Event::Sample,
@@ -392,6 +396,8 @@ mod tests {
             TimerKind::DelayedAck,
             TimerKind::UdpSend,
             TimerKind::HostReady,
+            TimerKind::GroFlush,
+            TimerKind::Pace,
         ];
         for id in [0, 1, 255, 256, 65_535, 1 << 24, u32::MAX] {
             let mut all = vec![Event::LinkArrival(id), Event::LinkTxDone(id)];

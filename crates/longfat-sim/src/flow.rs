@@ -83,6 +83,7 @@ impl Endpoints {
             (Self::Tcp { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Self::Tcp { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now_ns, out),
             (Self::Tcp { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now_ns, out),
+            (Self::Tcp { sender, .. }, TimerKind::Pace) => sender.on_pace_timer(now_ns, out),
             (Self::Tcp { receiver, .. }, TimerKind::DelayedAck) => {
                 receiver.on_delack_timer(now_ns, out)
             }

@@ -1,7 +1,7 @@
 //! Per-component random streams derived from the run's one seed, so adding
 //! a flow does not change another link's loss pattern.
 
-use rand_core::SeedableRng;
+use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The seed of a run whose scenario sets no `run.seed` (the Python front end
@@ -22,3 +22,12 @@ pub const RNG_LINK: u64 = 1;
 pub const RNG_UDP: u64 = 2;
 pub const RNG_JITTER: u64 = 3;
 pub const RNG_TRAFFIC: u64 = 4;
+/// A flow's controller (`CongestionControl::seed`: BBR's random PROBE_BW phase).
+pub const RNG_CC: u64 = 5;
+
+/// The seed flow `flow`'s controller gets: the first draw of its own stream,
+/// so a controller's randomness is a function of the run's seed and moves
+/// no other component's stream.
+pub fn cc_seed(seed: u64, flow: u64) -> u64 {
+    component_rng(seed, RNG_CC, flow).next_u64()
+}

@@ -284,6 +284,7 @@ impl Simulation {
                 | TimerKind::UdpSend
                 | TimerKind::HostReady
                 | TimerKind::GroFlush
+                | TimerKind::Pace
         ) {
             if self.timer_at[f][k] != self.now_ns {
                 return; // superseded by an earlier entry that already fired
@@ -293,7 +294,7 @@ impl Simulation {
         let now = self.now_ns;
         if matches!(
             kind,
-            TimerKind::Start | TimerKind::Rto | TimerKind::HostReady
+            TimerKind::Start | TimerKind::Rto | TimerKind::HostReady | TimerKind::Pace
         ) {
             self.out.host_room_pkts = self.host_room_pkts(f);
         }

@@ -722,6 +722,23 @@ pub const MAX_BURST: Field = opt(
 pub const HOST: Field = opt("host", Kind::Word(&["tuned", "default"]), "", Range::Any, "`\"tuned\"`", "the end hosts' buffers: `\"tuned\"`: unlimited (the hosts of the papers, below); `\"default\"` (`linux` only, not with cc = `\"plt\"`, whose receiver buffers the connection in `plt.receive_buffer`): an untuned Linux host, Linux's default tcp_rmem (4096 131072 6291456) with receive-buffer autotuning (`tcp_rcv_space_adjust`: once per receiver-measured RTT the buffer grows to 2 x (2 x bytes read + 16 segments), scaled up by the growth, at most tcp_rmem[2]; the window advertised is half the buffer, tcp_adv_win_scale = 1) and tcp_wmem[2] = 4 MiB of data in flight at most (`tcp_sndbuf_expand` keeps the buffer above the window until that cap). A 1 Gbit/s x 100 ms path then carries 3 MiB per RTT, 252 Mbit/s (test `untuned_host_is_receive_window_limited`). The sender reads the window at the ACK's arrival, up to one ACK path delay early; out-of-order data is not charged to the buffer");
 pub const TIMESTAMPS: Field = opt("timestamps", Kind::Bool, "", Range::Any, "`ns2`: `false`; `rfc`, `linux`: `true`", "the retransmission timer's RTT samples: `true`, every new ACK's timestamp echo; `false` under `ns2`, ns-2's one timed segment per round trip with Karn's rule, in 10 ms ticks (`timestamps_ false`, ns-2.35's default); `false` under `linux`, Linux with `tcp_timestamps = 0`: samples from the send times of the packets an ACK delivers, none from retransmitted data (Karn's rule; the backoff then stays), no Eifel undo; not with `host = \"default\"`; `rfc` always `true`; eHSTCP and TCP-GT need `true` (docs/algorithms.md, ns-2's RTT sampling)");
 pub const GRO_SEGMENTS: Field = opt("gro_segments", Kind::U64, "segments", Range::Described("1..=64, and at most (65,535 - header) / payload segments (GRO's 64 KB: 44 for 1500-byte packets)"), "1 (off)", "GRO at the receiver (`linux` only, not with cc = `\"plt\"`): consecutive segments arriving back to back within one NAPI poll, which lasts `gro_segments` packet times at `network.bottleneck.rate`, merge into one skb, ACKed once: stretch ACKs covering up to this many segments. A segment that does not continue the batch flushes it first (docs/algorithms.md, \"Linux's receiver\")");
+pub const PACING: Field = opt("pacing", Kind::Bool, "", Range::Any, "`false`", "pace the flow's data as Linux paces internally (EDT: each departure the previous one's plus its bytes over the pacing rate, one pacing timer per flow): rate = MSS x max(cwnd, packets out) / SRTT x `pacing_ss_ratio` while cwnd < ssthresh / 2, else x `pacing_ca_ratio` (`tcp_update_pacing_rate`), unpaced before the first RTT sample; under `linux` in bursts of `tcp_tso_autosize` segments (1 ms of data, at least 2), the first 10 segments unpaced, idle credit as `tcp_update_skb_after_send`; under `rfc` and `ns2` packet by packet. A controller that sets its own rate (BBR) is paced at it whatever this says. Not with cc = `\"plt\"` (docs/algorithms.md, \"Pacing\")");
+pub const PACING_SS_RATIO: Field = opt(
+    "pacing_ss_ratio",
+    Kind::U64,
+    "percent",
+    Range::Whole { lo: 0, hi: 1000 },
+    "200",
+    "the pacing rate in percent of MSS x cwnd / SRTT while cwnd < ssthresh / 2 (Linux `net.ipv4.tcp_pacing_ss_ratio`, same range; 0: unpaced, as Linux's zero rate)",
+);
+pub const PACING_CA_RATIO: Field = opt(
+    "pacing_ca_ratio",
+    Kind::U64,
+    "percent",
+    Range::Whole { lo: 0, hi: 1000 },
+    "120",
+    "the pacing rate in percent of MSS x cwnd / SRTT once cwnd >= ssthresh / 2 (Linux `net.ipv4.tcp_pacing_ca_ratio`, same range)",
+);
 
 // ---- [flows.plt] ------------------------------------------------------------------------------
 // The LCM's alpha, beta, gamma, mu and ema_weight are checked by
@@ -1054,6 +1071,9 @@ impl Table {
                 HOST,
                 TIMESTAMPS,
                 GRO_SEGMENTS,
+                PACING,
+                PACING_SS_RATIO,
+                PACING_CA_RATIO,
             ],
             Table::Udp => &[
                 LABEL,

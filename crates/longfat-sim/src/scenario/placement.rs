@@ -7,7 +7,7 @@ use rand_core::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::flow::{Endpoints, Flow, Generated};
-use crate::rng::{component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
+use crate::rng::{cc_seed, component_rng, RNG_JITTER, RNG_TRAFFIC, RNG_UDP};
 use crate::traffic::{self, WebModel};
 use crate::udp::UdpFlow;
 
@@ -51,10 +51,11 @@ fn generated_flow(
     start_ns: u64,
     size_bytes: f64,
     generator: u32,
+    cc_seed: u64,
 ) -> Flow {
     let bytes = size_bytes.ceil().clamp(1.0, MAX_TRANSFER_BYTES as f64) as u64;
     let pkts = bytes.div_ceil(t.cfg.payload_bytes());
-    let endpoints = t.endpoints(idx, Some(pkts), path, bottleneck);
+    let endpoints = t.endpoints(idx, Some(pkts), path, bottleneck, cc_seed);
     path.flow(
         name,
         t.label.clone(),
@@ -304,7 +305,13 @@ impl<'a> Placer<'a> {
             let (path, jitter_ns) =
                 place.place(&mut self.net, format!("{name}.src"), format!("{name}.dst"));
             let start = e.start_ns + spacing * u64::from(k) + jitter_ns;
-            let endpoints = tr.endpoints(idx, total_pkts, &path, self.net.bottleneck_rate);
+            let endpoints = tr.endpoints(
+                idx,
+                total_pkts,
+                &path,
+                self.net.bottleneck_rate,
+                cc_seed(self.run.seed, idx as u64),
+            );
             let flow = path.flow(name, tr.label.clone(), start, e.stop_ns, endpoints, None);
             self.push(flow, true);
         }
@@ -383,6 +390,7 @@ impl<'a> Placer<'a> {
                 start_ns,
                 size_bytes,
                 gen_id,
+                cc_seed(self.run.seed, idx as u64),
             );
             self.push(flow, false);
             n += 1;

@@ -202,6 +202,11 @@ pub struct TcpCfg {
     /// GRO at the receiver: most segments merged into one (1 = off;
     /// `linux` only).
     pub gro_segments: Option<u64>,
+    /// Pace the data as Linux does internally (default false).
+    pub pacing: Option<bool>,
+    /// Linux's `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent.
+    pub pacing_ss_ratio: Option<u64>,
+    pub pacing_ca_ratio: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]

@@ -51,21 +51,24 @@ impl TransportSetup {
         self.plt.is_some()
     }
 
-    /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`).
+    /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`);
+    /// `cc_seed`: the controller's seed (`rng::cc_seed`).
     pub(super) fn endpoints(
         &self,
         idx: usize,
         total_pkts: Option<u64>,
         path: &PathInfo,
         bottleneck: Bandwidth,
+        cc_seed: u64,
     ) -> Endpoints {
-        let cc = longfat_cc::build(
+        let mut cc = longfat_cc::build(
             &self.cc,
             &self.params,
             self.cfg.profile.cc_rules(),
             self.cfg.initial_window,
         )
         .expect("checked in tcp_setup");
+        cc.seed(cc_seed);
         let flow = idx as u32;
         match &self.plt {
             None => Endpoints::Tcp {
@@ -128,6 +131,9 @@ pub(super) fn tcp_setup(
             // buffers are not modelled for it (never accept and ignore).
             if cfg.default_host {
                 return err(format!("{field}.tcp.host"), "\"default\" (Linux's default tcp_rmem/tcp_wmem) is not modelled for PLT (transport = \"plt\" or cc = \"plt\"), whose receiver's buffer is plt.receive_buffer; allowed: \"tuned\"");
+            }
+            if cfg.pacing {
+                return err(format!("{field}.tcp.pacing"), "pacing is not modelled for PLT (transport = \"plt\" or cc = \"plt\"; its two modules share one connection); allowed: false");
             }
             if cfg.gro_segments > 1 {
                 return err(format!("{field}.tcp.gro_segments"), "GRO is not modelled for PLT (transport = \"plt\" or cc = \"plt\"; its receiver reassembles two modules' packets); allowed: 1 (off)");
@@ -389,6 +395,27 @@ pub(super) fn tcp_config(
             )
         }
     };
+    let ratio = |decl: fields::Field, v: Option<u64>, default: u32| {
+        let (lo, hi) = decl.range.whole();
+        match v {
+            None => Ok(default),
+            Some(n) if (lo..=hi).contains(&n) => Ok(n as u32),
+            Some(n) => err(
+                f(decl.name),
+                format!("{n} is out of range; allowed {lo}..={hi} percent (Linux's sysctl range)"),
+            ),
+        }
+    };
+    let pacing_ss_ratio_pct = ratio(
+        fields::PACING_SS_RATIO,
+        t.pacing_ss_ratio,
+        d.pacing_ss_ratio_pct,
+    )?;
+    let pacing_ca_ratio_pct = ratio(
+        fields::PACING_CA_RATIO,
+        t.pacing_ca_ratio,
+        d.pacing_ca_ratio_pct,
+    )?;
     let packet = match &t.packet_size {
         Some(v) => bytes(&f("packet_size"), v, fields::PACKET_SIZE.range)?,
         None => u64::from(d.packet_size_bytes),
@@ -501,6 +528,9 @@ pub(super) fn tcp_config(
         profile,
         max_burst_pkts: max_burst,
         timestamps,
+        pacing: t.pacing.unwrap_or(d.pacing),
+        pacing_ss_ratio_pct,
+        pacing_ca_ratio_pct,
     })
 }
 

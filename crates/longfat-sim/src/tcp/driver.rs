@@ -68,8 +68,10 @@ pub struct SenderDriver {
     sender: TcpSender,
     out: Outbox,
     now_ns: u64,
-    /// The engine's timer slot for this flow (`Sim::timer_at`).
+    /// The engine's timer slots for this flow (`Sim::timer_at`): the
+    /// transmission timer and the pacing timer.
     timer_ns: Option<u64>,
+    pace_ns: Option<u64>,
     emitted: Vec<Segment>,
     /// Per packet number: the TSval and tag of its latest transmission.
     sent: Vec<(u64, u32)>,
@@ -96,6 +98,7 @@ impl SenderDriver {
             out: Outbox::default(),
             now_ns: 0,
             timer_ns: None,
+            pace_ns: None,
             emitted: Vec::new(),
             sent: Vec::new(),
             written_pkts: 0,
@@ -229,11 +232,26 @@ impl SenderDriver {
     /// time order; with `stop_on_emit`, stops after the first firing that
     /// sent something. Time moves to each firing (not to `until_ns`).
     pub fn run_timers(&mut self, until_ns: u64, stop_on_emit: bool) {
-        while let Some(t) = self.timer_ns.filter(|&t| t <= until_ns) {
+        loop {
+            // The earlier slot first; at the same instant the transmission
+            // timer.
+            let pace = self.pace_ns.filter(|&t| t <= until_ns);
+            let xmit = self.timer_ns.filter(|&t| t <= until_ns);
+            let (t, is_pace) = match (xmit, pace) {
+                (Some(x), Some(p)) if p < x => (p, true),
+                (Some(x), _) => (x, false),
+                (None, Some(p)) => (p, true),
+                (None, None) => break,
+            };
             self.set_now(t.max(self.now_ns));
-            self.timer_ns = None;
             let before = self.emitted.len();
-            self.sender.on_rto_timer(self.now_ns, &mut self.out);
+            if is_pace {
+                self.pace_ns = None;
+                self.sender.on_pace_timer(self.now_ns, &mut self.out);
+            } else {
+                self.timer_ns = None;
+                self.sender.on_rto_timer(self.now_ns, &mut self.out);
+            }
             self.flush();
             match self.sender.recovery() {
                 Recovery::Fast { .. } => self.ca_state = 3,
@@ -266,9 +284,13 @@ impl SenderDriver {
         // script reads the wire, not a bottleneck.
         self.out.host_blocked = false;
         for (kind, t) in self.out.timers.drain(..) {
-            debug_assert_eq!(kind, TimerKind::Rto);
-            if self.timer_ns.is_none_or(|slot| t < slot) {
-                self.timer_ns = Some(t);
+            let slot = match kind {
+                TimerKind::Rto => &mut self.timer_ns,
+                TimerKind::Pace => &mut self.pace_ns,
+                k => unreachable!("a sender arms no {k:?} timer"),
+            };
+            if slot.is_none_or(|s| t < s) {
+                *slot = Some(t);
             }
         }
     }

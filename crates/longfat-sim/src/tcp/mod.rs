@@ -2,9 +2,11 @@
 //! papers relied on. Sequence numbers count packets, as in ns-2.
 
 pub mod driver;
+pub mod pacing;
 pub mod profile;
 pub mod rack;
 pub mod ranges;
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
@@ -65,6 +67,15 @@ pub struct TcpConfig {
     /// round trip with Karn's rule (`timestamps_ false`, tcp.cc `output()`,
     /// `newack()`). Controllers get their RTT samples either way.
     pub timestamps: bool,
+    /// `tcp.pacing`: the sender paces its data at Linux's internal rate
+    /// (`tcp::pacing`). A controller that sets a rate of its own
+    /// (`pacing_rate_bytes_per_sec`) is paced at it whatever this says.
+    pub pacing: bool,
+    /// `tcp.pacing_ss_ratio` and `tcp.pacing_ca_ratio`: Linux's
+    /// `net.ipv4.tcp_pacing_ss_ratio` (while cwnd < ssthresh / 2) and
+    /// `tcp_pacing_ca_ratio`, in percent of MSS x cwnd / SRTT.
+    pub pacing_ss_ratio_pct: u32,
+    pub pacing_ca_ratio_pct: u32,
 }
 
 impl Default for TcpConfig {
@@ -89,6 +100,9 @@ impl Default for TcpConfig {
             profile: Profile::Rfc,
             max_burst_pkts: None,
             timestamps: true,
+            pacing: false,
+            pacing_ss_ratio_pct: 200,
+            pacing_ca_ratio_pct: 120,
         }
     }
 }

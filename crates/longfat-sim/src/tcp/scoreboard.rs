@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::tcp::ranges::RangeSet;
+use crate::tcp::rate::{Delivered, TxRate};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -73,6 +74,14 @@ pub struct Scoreboard {
     /// are watched for delivery (Linux `FLAG_ORIG_SACK_ACKED`); 0: off.
     orig_limit: u64,
     orig_delivered: bool,
+    /// Keep the rate estimator's record of packets base..next (`tx_rate`)
+    /// and log the packets each ACK delivers with it (`rate_log`); only
+    /// for a controller that reads rate samples (`with_rates`).
+    track_rates: bool,
+    tx_rate: VecDeque<TxRate>,
+    /// The packets delivered since the last `clear_delivered`, in the
+    /// order met (SACKed, then cumulatively acknowledged). Reused.
+    rate_log: Vec<Delivered>,
 }
 
 impl Scoreboard {
@@ -135,9 +144,33 @@ impl Scoreboard {
         self.flags.push_back(0);
         if self.track_times {
             self.xmit_ns.push_back(now_ns);
+            if self.track_rates {
+                self.tx_rate.push_back(TxRate::default());
+            }
         }
         self.next += 1;
         seq
+    }
+
+    /// A scoreboard that also keeps each packet's delivery-rate record
+    /// (tcp_rate.c's `TCP_SKB_CB(skb)->tx`) and send time.
+    pub fn with_rates(mut self) -> Self {
+        self.track_times = true;
+        self.track_rates = true;
+        self
+    }
+
+    /// Packet `seq` (outstanding) left with the rate record `tx`.
+    #[inline]
+    pub fn set_tx_rate(&mut self, seq: u64, tx: TxRate) {
+        let i = (seq - self.base) as usize;
+        self.tx_rate[i] = tx;
+    }
+
+    /// The packets delivered since the last `clear_delivered`, with their
+    /// rate records (empty unless `with_rates`).
+    pub fn rate_delivered(&self) -> &[Delivered] {
+        &self.rate_log
     }
 
     /// When packet `seq` (outstanding) was last sent.
@@ -177,6 +210,12 @@ impl Scoreboard {
     /// True when `seq` is outstanding, marked lost and retransmitted.
     pub fn is_retransmitted(&self, seq: u64) -> bool {
         seq >= self.base && seq < self.next && self.flag(seq) & (RETRANS | SACKED) == RETRANS
+    }
+
+    /// True when `seq` is outstanding and was ever sent again
+    /// (`TCPCB_EVER_RETRANS`: a retransmission or a tail loss probe).
+    pub fn is_ever_retransmitted(&self, seq: u64) -> bool {
+        seq >= self.base && seq < self.next && self.flag(seq) & EVER_RETRANS != 0
     }
 
     /// True when `seq` is outstanding and marked lost.
@@ -222,6 +261,7 @@ impl Scoreboard {
     pub fn clear_delivered(&mut self) {
         self.sack_log.clear();
         self.cum_log.clear();
+        self.rate_log.clear();
     }
 
     /// The highest SACKed packet, if any.
@@ -305,6 +345,15 @@ impl Scoreboard {
             self.sack_log
                 .push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
             self.note_orig(seq, old);
+            if self.track_rates {
+                let tx = self.tx_rate[(seq - self.base) as usize];
+                self.rate_log.push(Delivered {
+                    xmit_ns: xmit,
+                    seq,
+                    retransmitted: old & (RETRANS | EVER_RETRANS) != 0,
+                    tx,
+                });
+            }
         }
         self.n_sacked += 1;
         if old & LOST != 0 {
@@ -430,6 +479,11 @@ impl Scoreboard {
             } else {
                 0
             };
+            let tx = if self.track_rates {
+                self.tx_rate.pop_front().expect("records cover base..next")
+            } else {
+                TxRate::default()
+            };
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
@@ -437,6 +491,14 @@ impl Scoreboard {
                     self.cum_log
                         .push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
                     self.note_orig(self.base + i, f);
+                    if self.track_rates {
+                        self.rate_log.push(Delivered {
+                            xmit_ns: xmit,
+                            seq: self.base + i,
+                            retransmitted: f & (RETRANS | EVER_RETRANS) != 0,
+                            tx,
+                        });
+                    }
                 }
                 fresh += 1;
                 if f & LOST != 0 {
@@ -600,6 +662,9 @@ impl Scoreboard {
         assert_eq!(self.flags.len() as u64, self.outstanding());
         if self.track_times {
             assert_eq!(self.xmit_ns.len() as u64, self.outstanding());
+        }
+        if self.track_rates {
+            assert_eq!(self.tx_rate.len() as u64, self.outstanding());
         }
         assert_eq!(
             (s, l, r),

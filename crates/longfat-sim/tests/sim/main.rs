@@ -10,6 +10,7 @@ mod common;
 mod algorithms;
 mod golden;
 mod layering;
+mod pacing;
 mod plt;
 mod profiles;
 mod robustness;

@@ -107,10 +107,11 @@ impl TcpSender {
     /// controller's, except under `linux` in fast recovery, where
     /// `tcp_cwnd_reduction` writes PRR's in-flight + sndcnt into snd_cwnd.
     /// (ns-2's limited-transmit allowance is not its cwnd.)
+    /// A controller that controls the recovery window
+    /// (`controls_recovery_window`) reports its own cwnd throughout.
     pub fn window_pkts(&self) -> u64 {
-        use shared::LossRecovery;
         match &self.rules {
-            Rules::Linux(r) => r.allowance(&self.core),
+            Rules::Linux(r) => self.core.window(r),
             Rules::Rfc(_) | Rules::Ns2(_) => self.core.cwnd_pkts(),
         }
     }
@@ -196,5 +197,22 @@ impl TcpSender {
 
     pub fn on_rto_timer(&mut self, now_ns: u64, out: &mut Outbox) {
         with_rules!(self, r => self.core.on_rto_timer(r, now_ns, out))
+    }
+
+    /// The pacing timer (`TimerKind::Pace`) fired.
+    pub fn on_pace_timer(&mut self, now_ns: u64, out: &mut Outbox) {
+        with_rules!(self, r => self.core.on_pace_timer(r, now_ns, out))
+    }
+
+    /// The pacing rate in force, payload bytes per second (None: not a
+    /// paced flow; u64::MAX: paced flow without a rate yet).
+    pub fn pacing_rate_bytes_per_sec(&self) -> Option<u64> {
+        self.core.pacer.as_deref().map(|p| p.rate_bytes_per_sec())
+    }
+
+    /// The delivery-rate estimator's last sample (None: the controller
+    /// reads none, so none is taken).
+    pub fn rate_sample(&self) -> Option<longfat_cc::RateSample> {
+        self.core.rate.as_deref().map(|r| r.sample())
     }
 }

@@ -10,6 +10,8 @@ use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, Packet, PacketKind};
+use crate::tcp::pacing::Pacer;
+use crate::tcp::rate::RateEstimator;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::TcpConfig;
@@ -336,6 +338,17 @@ pub struct SenderCore {
     pub(super) peer_window_pkts: u64,
     sndbuf_pkts: u64,
     pub counters: SenderCounters,
+    /// Delivery-rate estimation (`tcp::rate`), only for a controller that
+    /// reads its samples (`CongestionControl::wants_rate_samples`).
+    pub(super) rate: Option<Box<RateEstimator>>,
+    /// The RTT of the rate sample in progress (`rs->rtt_us`).
+    rate_rtt_ns: u64,
+    /// Pacing (`tcp::pacing`), only for a flow that paces (`tcp.pacing`, or
+    /// a controller that sets a rate).
+    pub(super) pacer: Option<Box<Pacer>>,
+    /// The controller sets the window in recovery (`controls_recovery_window`,
+    /// asked once).
+    pub(super) cc_controls_recovery: bool,
 }
 
 impl SenderCore {
@@ -348,6 +361,14 @@ impl SenderCore {
         rtt: RttEstimator,
     ) -> Self {
         let sndbuf_pkts = crate::tcp::receiver::sndbuf_limit_pkts(&cfg);
+        let rate = cc
+            .wants_rate_samples()
+            .then(|| Box::new(RateEstimator::default()));
+        let sb = if rate.is_some() { sb.with_rates() } else { sb };
+        let mss = cfg.payload_bytes().min(u64::from(u32::MAX)) as u32;
+        let paced = cfg.pacing || cc.pacing_rate_bytes_per_sec(mss).is_some();
+        let pacer = paced.then(|| Box::new(Pacer::new(cfg.profile == crate::tcp::Profile::Linux)));
+        let cc_controls_recovery = cc.controls_recovery_window();
         Self {
             flow,
             cfg,
@@ -371,6 +392,10 @@ impl SenderCore {
             peer_window_pkts: u64::MAX,
             sndbuf_pkts,
             counters: SenderCounters::default(),
+            rate,
+            rate_rtt_ns: 0,
+            pacer,
+            cc_controls_recovery,
         }
     }
 
@@ -379,6 +404,9 @@ impl SenderCore {
     }
 
     pub(super) fn start<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
+        if self.rate.is_some() {
+            self.check_app_limited();
+        }
         self.app_active = true;
         self.started_at_ns = Some(now_ns);
         self.send_allowed(r, now_ns, out);
@@ -404,6 +432,10 @@ impl SenderCore {
     }
 
     pub(super) fn set_send_limit(&mut self, limit: u64) {
+        if self.rate.is_some() && limit > self.send_limit {
+            // The application writes more.
+            self.check_app_limited();
+        }
         self.send_limit = limit.min(self.total_pkts.unwrap_or(u64::MAX));
     }
 
@@ -440,6 +472,17 @@ impl SenderCore {
         let fast = matches!(self.recovery, Recovery::Fast { .. });
         r.on_transmit(now_ns, seq, retransmit, p.ts_val, fast);
         out.packets.push(p);
+        if let Some(rate) = self.rate.as_deref_mut() {
+            // `tcp_rate_skb_sent`: a new packet with nothing else out
+            // (`!tp->packets_out`) opens a new sampling window.
+            let nothing_out =
+                !retransmit && self.sb.outstanding() == 1 && !self.sb.is_ever_retransmitted(seq);
+            let tx = rate.on_sent(now_ns, nothing_out);
+            self.sb.set_tx_rate(seq, tx);
+        }
+        if let Some(pacer) = self.pacer.as_deref_mut() {
+            pacer.on_sent(now_ns, self.cfg.payload_bytes());
+        }
         // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
         // fast retransmission gets a whole RTO to come back.
@@ -499,7 +542,10 @@ impl SenderCore {
             self.send_forced_retransmit(r, now_ns, out);
         }
         let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
-        let allowed = r.allowance(self);
+        let allowed = self.window(r);
+        if self.pacer.is_some() {
+            self.update_pacing_rate(allowed);
+        }
         let mut sent = 0u64;
         let mut window_limited = false;
         loop {
@@ -513,6 +559,13 @@ impl SenderCore {
             if !out.has_host_room() {
                 if self.sb.next_retransmit().is_some() || self.can_send_new() {
                     out.host_blocked = true;
+                }
+                break;
+            }
+            if let Some(t) = self.pacer.as_deref().and_then(|p| p.wait_until(now_ns)) {
+                // `tcp_pacing_check`: the next departure is not due yet.
+                if self.sb.next_retransmit().is_some() || self.can_send_new() {
+                    self.arm_pacing(t, out);
                 }
                 break;
             }
@@ -532,6 +585,11 @@ impl SenderCore {
             }
             sent += 1;
         }
+        if let Some(p) = self.pacer.as_deref_mut() {
+            // The skb ends where the loop stopped (Linux sizes it to the
+            // window's quota and the data at hand).
+            p.end_skb();
+        }
         if r.after_send_loop(sent) {
             self.send_allowed(r, now_ns, out);
             return;
@@ -543,6 +601,99 @@ impl SenderCore {
             self.validate_cwnd(window_limited);
         }
         r.after_sending(self, now_ns, sent, out);
+    }
+
+    /// The window in force: the profile's (PRR in `linux` fast recovery,
+    /// ns-2's limited transmit), or the controller's own cwnd in fast
+    /// recovery and after a timeout when it controls the window there
+    /// (Linux `tcp_cong_control` with a `cong_control` module: no PRR).
+    #[inline]
+    pub(super) fn window<R: LossRecovery>(&self, r: &R) -> u64 {
+        if self.cc_controls_recovery && self.recovery != Recovery::Open {
+            self.cwnd_pkts()
+        } else {
+            r.allowance(self)
+        }
+    }
+
+    /// `tcp_rate_check_app_limited`, which Linux runs when the application
+    /// writes (`tcp_sendmsg_locked`), before its data joins the queue:
+    /// less than a packet was left to send, the window was not full
+    /// (`tcp_packets_in_flight < snd_cwnd`), and every lost packet was
+    /// retransmitted (`lost_out <= retrans_out`): the flight now is an
+    /// application-limited bubble, and so is every connection's first
+    /// write. (Linux also asks that nothing wait in the host's qdisc or
+    /// NIC; the simulator's host queue is the access link, which this does
+    /// not look at.)
+    fn check_app_limited(&mut self) {
+        let pipe = self.sb.pipe();
+        let lost_waiting = self.sb.lost_count() > self.sb.retransmitted_count();
+        if !self.has_new_data() && pipe < self.cwnd_pkts() && !lost_waiting {
+            if let Some(rate) = self.rate.as_deref_mut() {
+                rate.mark_app_limited(pipe);
+            }
+        }
+    }
+
+    /// The pacing rate for this send: the controller's, else Linux's
+    /// `tcp_update_pacing_rate` with `tcp.pacing`, else none.
+    fn update_pacing_rate(&mut self, window_pkts: u64) {
+        let mss = self.cfg.payload_bytes();
+        let rate = match self
+            .cc
+            .pacing_rate_bytes_per_sec(mss.min(u64::from(u32::MAX)) as u32)
+        {
+            Some(r) => r,
+            None if self.cfg.pacing => {
+                let ssthresh = self.cc.ssthresh();
+                let ssthresh_pkts = if ssthresh.is_finite() {
+                    ssthresh.max(0.0) as u64
+                } else {
+                    u64::MAX
+                };
+                let ratio = if window_pkts < ssthresh_pkts / 2 {
+                    self.cfg.pacing_ss_ratio_pct
+                } else {
+                    self.cfg.pacing_ca_ratio_pct
+                };
+                Pacer::linux_rate(
+                    mss,
+                    window_pkts,
+                    self.sb.outstanding(),
+                    self.rtt.stats().smoothed_ns,
+                    ratio,
+                )
+            }
+            None => u64::MAX,
+        };
+        if let Some(p) = self.pacer.as_deref_mut() {
+            p.set_rate(rate, mss);
+        }
+    }
+
+    /// Arms the pacing timer for `at_ns` unless it fires earlier already
+    /// (then the firing looks again).
+    fn arm_pacing(&mut self, at_ns: u64, out: &mut Outbox) {
+        if let Some(p) = self.pacer.as_deref_mut() {
+            if p.timer_ns.is_none_or(|t| t > at_ns) {
+                p.timer_ns = Some(at_ns);
+                out.timers.push((TimerKind::Pace, at_ns));
+            }
+        }
+    }
+
+    /// The pacing timer fired: send what is due.
+    pub(super) fn on_pace_timer<R: LossRecovery>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
+        match self.pacer.as_deref_mut() {
+            Some(p) if p.timer_ns == Some(now_ns) => p.timer_ns = None,
+            _ => return, // superseded, or not a paced flow
+        }
+        self.send_allowed(r, now_ns, out);
     }
 
     /// Linux `tcp_cwnd_validate`: the flag holds for a round trip, so one
@@ -672,6 +823,9 @@ impl SenderCore {
         delivered += fresh;
         self.sb.sort_delivered();
         r.on_delivered(self, now_ns, ack, advanced, prior_highest_sacked);
+        if self.rate.is_some() {
+            self.rate_on_delivered(now_ns, ack, advanced);
+        }
         self.sb.clear_delivered();
         // As Linux: RACK has seen the deliveries (`tcp_sacktag_one`,
         // `tcp_clean_rtx_queue`) before the estimator takes the ACK's
@@ -710,6 +864,56 @@ impl SenderCore {
         }
     }
 
+    /// `tcp_rate_skb_delivered` for every packet this ACK delivered, and
+    /// the sample's RTT (`rs->rtt_us`, tcp_clean_rtx_queue's `ca_rtt_us`):
+    /// from the last packet SACKed that was never retransmitted, else the
+    /// last cumulatively acknowledged when none of those was (Karn), else
+    /// the timestamp echo of an ACK that acknowledged data; 0: none.
+    #[cold]
+    #[inline(never)]
+    fn rate_on_delivered(&mut self, now_ns: u64, ack: &Packet, advanced_pkts: u64) {
+        let Some(rate) = self.rate.as_deref_mut() else {
+            return;
+        };
+        rate.begin_ack();
+        let (mut sack_xmit, mut cum_xmit, mut cum_rtx) = (None, None, false);
+        for d in self.sb.rate_delivered() {
+            rate.on_delivered(d);
+            if d.seq < ack.seq {
+                cum_xmit = Some(d.xmit_ns);
+                cum_rtx |= d.retransmitted;
+            } else if !d.retransmitted {
+                sack_xmit = Some(d.xmit_ns);
+            }
+        }
+        let from_send = sack_xmit.or(if cum_rtx { None } else { cum_xmit });
+        self.rate_rtt_ns = match from_send {
+            Some(x) => now_ns.saturating_sub(x),
+            None if self.cfg.timestamps && advanced_pkts > 0 => {
+                (now_ns + self.cfg.sender_clock_offset_ns).saturating_sub(ack.ts_ecr)
+            }
+            None => 0,
+        };
+    }
+
+    /// `tcp_rate_gen` once the ACK's losses are marked.
+    #[cold]
+    #[inline(never)]
+    fn rate_generate(&mut self, now_ns: u64, o: &AckOutcome, newly_lost_pkts: u64) {
+        let min_rtt = self.rtt.has_sample().then(|| self.rtt.stats().min_ns);
+        if let Some(rate) = self.rate.as_deref_mut() {
+            rate.on_lost(newly_lost_pkts);
+            rate.generate(
+                now_ns,
+                o.delivered_pkts,
+                newly_lost_pkts,
+                min_rtt,
+                self.rate_rtt_ns,
+                o.in_flight_before_pkts,
+            );
+        }
+    }
+
     pub(super) fn on_ack<R: LossRecovery>(
         &mut self,
         r: &mut R,
@@ -725,6 +929,9 @@ impl SenderCore {
         r.on_ack_outcome(self, now_ns, ack, &o);
 
         let (newly_lost, reo_wait) = r.detect_losses(self, now_ns, false);
+        if self.rate.is_some() {
+            self.rate_generate(now_ns, &o, newly_lost);
+        }
 
         let exiting = self.recovery_exits_at(self.sb.snd_una());
         let mut entered_quietly = false;
@@ -796,6 +1003,7 @@ impl SenderCore {
         } else {
             0
         };
+        let rate = self.rate.as_deref().map(|r| r.sample()).unwrap_or_default();
         self.cc.on_ack(&AckEvent {
             now_ns,
             delivered_pkts: delivered.min(u64::from(u32::MAX)) as u32,
@@ -813,6 +1021,8 @@ impl SenderCore {
                 receiver_ts_ns: ack.ts_val,
                 echoed_tag: ack.tag,
             }),
+            rate,
+            mss_bytes: payload.min(u64::from(u32::MAX)) as u32,
             ..Default::default()
         });
     }
@@ -848,7 +1058,15 @@ impl SenderCore {
     ) {
         self.rto_backoff += 1;
         self.counters.timeouts += 1;
+        let (lost_before, rtx_before) = (self.sb.lost_count(), self.sb.retransmitted_count());
         r.on_timeout(self, now_ns);
+        if let Some(rate) = self.rate.as_deref_mut() {
+            // `tcp_timeout_mark_lost`: each packet newly marked lost, and each
+            // retransmission lost again, counts in `tp->lost`.
+            let newly = self.sb.lost_count().saturating_sub(lost_before)
+                + rtx_before.saturating_sub(self.sb.retransmitted_count());
+            rate.on_lost(newly);
+        }
         self.recovery = Recovery::Timeout {
             point: self.sb.snd_nxt(),
         };

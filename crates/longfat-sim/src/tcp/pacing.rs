@@ -1,0 +1,223 @@
+//! Pacing as Linux does it inside TCP (`tcp_needs_internal_pacing`, no
+//! fq qdisc): earliest departure times (EDT). Each transmission moves the
+//! flow's departure clock (`tp->tcp_wstamp_ns`) on by its bytes over the
+//! pacing rate (tcp_output.c `tcp_update_skb_after_send`); the send loop
+//! stops while that clock is ahead of now and waits for the pacing timer
+//! (`tcp_pacing_check`, `tp->pacing_timer`), one per flow. The rate is the
+//! controller's (`sk_pacing_rate` as BBR sets it) or Linux's own
+//! (tcp_input.c `tcp_update_pacing_rate`): MSS x max(cwnd, packets out) /
+//! SRTT x 200 % while cwnd < ssthresh / 2, else x 120 %.
+//!
+//! Bursts: under the `linux` profile a departure is an skb of
+//! `tcp_tso_autosize` segments (about 1 ms of data at the pacing rate,
+//! `sk_pacing_shift` = 10, at least `tcp_min_tso_segs` = 2, at most 64 KB
+//! of GSO), which leave back to back; the clock moves by the whole skb,
+//! less up to half of it as credit for time the flow was idle ("OS
+//! jitter"), and the skbs sent before the connection's 10th segment are
+//! not paced (`tp->data_segs_out >= 10` in `tcp_update_skb_after_send`,
+//! sch_fq's initial quantum). The `rfc` and `ns2`
+//! profiles pace every packet on its own, by its bytes over the rate,
+//! without credit or exemption (ns-3's `TcpSocketBase` pacing).
+
+use crate::units::NS_PER_SEC;
+
+/// `sk_pacing_shift`: an skb holds about 2^-10 s (1 ms) of data.
+const PACING_SHIFT: u32 = 10;
+/// `net.ipv4.tcp_min_tso_segs`.
+const MIN_TSO_SEGS: u64 = 2;
+/// `sk_gso_max_size` (GSO_LEGACY_MAX_SIZE): 64 KB per skb.
+const GSO_MAX_BYTES: u64 = 65_536;
+/// Segments sent before pacing starts (`tp->data_segs_out >= 10`).
+const UNPACED_SEGS: u64 = 10;
+
+/// One flow's pacing state: constant size, whatever the window.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// Linux's bursts, credit and exemption (see the module doc).
+    linux: bool,
+    /// `sk_pacing_rate`, payload bytes per second (u64::MAX: unpaced).
+    rate_bytes_per_sec: u64,
+    /// Segments per skb (`tcp_tso_autosize`; 1 outside `linux`).
+    tso_segs: u64,
+    /// `tp->tcp_wstamp_ns`: the earliest departure of the next skb.
+    wstamp_ns: u64,
+    /// The skb being sent: its packets and bytes so far, and the idle
+    /// credit its start took (`tcp_wstamp_ns - prior_wstamp`).
+    skb_pkts: u64,
+    skb_bytes: u64,
+    skb_credit_ns: u64,
+    /// `tp->data_segs_out`.
+    segs_out: u64,
+    /// When the pacing timer is armed for (None: not armed).
+    pub timer_ns: Option<u64>,
+}
+
+impl Pacer {
+    pub fn new(linux: bool) -> Self {
+        Self {
+            linux,
+            rate_bytes_per_sec: u64::MAX,
+            tso_segs: 1,
+            wstamp_ns: 0,
+            skb_pkts: 0,
+            skb_bytes: 0,
+            skb_credit_ns: 0,
+            segs_out: 0,
+            timer_ns: None,
+        }
+    }
+
+    /// Linux `tcp_update_pacing_rate`: payload bytes per second for an MSS
+    /// of `mss_bytes`, `cwnd_pkts`, `packets_out`, the smoothed RTT (0:
+    /// no sample, unpaced as Linux, whose rate is then not divided by
+    /// anything) and the ratio in percent.
+    pub fn linux_rate(
+        mss_bytes: u64,
+        cwnd_pkts: u64,
+        packets_out: u64,
+        srtt_ns: u64,
+        ratio_pct: u32,
+    ) -> u64 {
+        if srtt_ns == 0 {
+            return u64::MAX;
+        }
+        let r = u128::from(mss_bytes)
+            * u128::from(ratio_pct)
+            * u128::from(cwnd_pkts.max(packets_out))
+            * u128::from(NS_PER_SEC)
+            / (100 * u128::from(srtt_ns));
+        r.min(u128::from(u64::MAX)) as u64
+    }
+
+    /// Sets the pacing rate; under `linux` the skb size follows it
+    /// (`tcp_tso_autosize`: rate >> sk_pacing_shift bytes, at most 64 KB,
+    /// at least 2 segments).
+    pub fn set_rate(&mut self, rate_bytes_per_sec: u64, mss_bytes: u64) {
+        self.rate_bytes_per_sec = rate_bytes_per_sec;
+        if self.linux {
+            let bytes = (rate_bytes_per_sec >> PACING_SHIFT).min(GSO_MAX_BYTES);
+            self.tso_segs = (bytes / mss_bytes.max(1)).max(MIN_TSO_SEGS);
+        }
+    }
+
+    pub fn rate_bytes_per_sec(&self) -> u64 {
+        self.rate_bytes_per_sec
+    }
+
+    pub fn tso_segs(&self) -> u64 {
+        self.tso_segs
+    }
+
+    /// The earliest departure of the next skb (`tp->tcp_wstamp_ns`).
+    pub fn next_departure_ns(&self) -> u64 {
+        self.wstamp_ns
+    }
+
+    /// `tcp_pacing_check`: may a packet leave at `now_ns`? Within an skb,
+    /// always; a new skb only once the clock has caught up. None: yes;
+    /// Some(t): not before `t`.
+    #[inline]
+    pub fn wait_until(&self, now_ns: u64) -> Option<u64> {
+        (self.skb_pkts == 0 && self.wstamp_ns > now_ns).then_some(self.wstamp_ns)
+    }
+
+    /// A packet of `bytes` payload left at `now_ns`.
+    #[inline]
+    pub fn on_sent(&mut self, now_ns: u64, bytes: u64) {
+        if self.skb_pkts == 0 {
+            // `tcp_transmit_skb`: prior_wstamp, then the clock moves to now.
+            let prior = self.wstamp_ns;
+            self.wstamp_ns = self.wstamp_ns.max(now_ns);
+            self.skb_credit_ns = self.wstamp_ns - prior;
+        }
+        self.skb_pkts += 1;
+        self.skb_bytes += bytes;
+        self.segs_out += 1;
+        if self.skb_pkts >= self.tso_segs {
+            self.end_skb();
+        }
+    }
+
+    /// The skb in progress is complete (full, or the send loop stopped):
+    /// `tcp_update_skb_after_send` moves the clock on by its length.
+    #[inline]
+    pub fn end_skb(&mut self) {
+        if self.skb_pkts == 0 {
+            return;
+        }
+        let rate = self.rate_bytes_per_sec;
+        if rate != u64::MAX && rate > 0 && (!self.linux || self.segs_out >= UNPACED_SEGS) {
+            let mut len_ns =
+                (u128::from(self.skb_bytes) * u128::from(NS_PER_SEC) / u128::from(rate)) as u64;
+            if self.linux {
+                len_ns -= (len_ns / 2).min(self.skb_credit_ns);
+            }
+            self.wstamp_ns += len_ns;
+        }
+        self.skb_pkts = 0;
+        self.skb_bytes = 0;
+        self.skb_credit_ns = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux's formula with hand-derived numbers: MSS 1448, cwnd 10, SRTT
+    /// 100 ms: 144,800 bytes per second at 100 %.
+    #[test]
+    fn linux_rate_by_hand() {
+        assert_eq!(Pacer::linux_rate(1448, 10, 0, 100_000_000, 200), 289_600);
+        assert_eq!(Pacer::linux_rate(1448, 10, 0, 100_000_000, 120), 173_760);
+        // max(cwnd, packets_out)
+        assert_eq!(Pacer::linux_rate(1448, 10, 20, 100_000_000, 100), 289_600);
+        assert_eq!(Pacer::linux_rate(1448, 10, 0, 0, 200), u64::MAX);
+    }
+
+    /// `tcp_tso_autosize`: 1 ms of data, at least 2, at most 64 KB.
+    #[test]
+    fn tso_autosize() {
+        let mut p = Pacer::new(true);
+        p.set_rate(12_500_000, 1448); // 100 Mbit/s: 12207 bytes per 1/1024 s
+        assert_eq!(p.tso_segs(), 12_207 / 1448);
+        p.set_rate(100_000, 1448);
+        assert_eq!(p.tso_segs(), 2);
+        p.set_rate(1_250_000_000, 1448); // 10 Gbit/s: capped at 64 KB
+        assert_eq!(p.tso_segs(), 65_536 / 1448);
+    }
+
+    /// Per-packet spacing (`rfc`, `ns2`): bytes / rate, to the nanosecond.
+    #[test]
+    fn per_packet_spacing() {
+        let mut p = Pacer::new(false);
+        p.set_rate(1_000_000, 1000);
+        assert_eq!(p.wait_until(0), None);
+        p.on_sent(0, 1000);
+        assert_eq!(p.wait_until(0), Some(1_000_000));
+        assert_eq!(p.wait_until(1_000_000), None);
+        p.on_sent(1_000_000, 333);
+        assert_eq!(p.next_departure_ns(), 1_333_000);
+    }
+
+    /// Linux's credit: after idling, the next skb's spacing shrinks by the
+    /// idle time, at most by half.
+    #[test]
+    fn linux_credit_and_exemption() {
+        let mut p = Pacer::new(true);
+        p.set_rate(1_000_000, 1000); // tso_segs 2
+                                     // `tp->data_segs_out` counts the skb being sent: the skbs that end
+                                     // below 10 segments are not paced, the one that reaches 10 is.
+        for i in 0..8 {
+            p.on_sent(0, 1000);
+            assert_eq!(p.next_departure_ns(), 0, "packet {i} is exempt");
+        }
+        p.on_sent(0, 1000);
+        p.on_sent(0, 1000); // data_segs_out 10: paced, 2 ms
+        assert_eq!(p.next_departure_ns(), 2_000_000);
+        // Idle 10 ms beyond the clock: credit 10 ms, capped at half of 2 ms.
+        p.on_sent(12_000_000, 1000);
+        p.on_sent(12_000_000, 1000);
+        assert_eq!(p.next_departure_ns(), 13_000_000);
+    }
+}
