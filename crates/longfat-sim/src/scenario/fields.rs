@@ -723,6 +723,9 @@ pub const HOST: Field = opt("host", Kind::Word(&["tuned", "default"]), "", Range
 pub const TIMESTAMPS: Field = opt("timestamps", Kind::Bool, "", Range::Any, "`ns2`: `false`; `rfc`, `linux`: `true`", "the retransmission timer's RTT samples: `true`, every new ACK's timestamp echo; `false` under `ns2`, ns-2's one timed segment per round trip with Karn's rule, in 10 ms ticks (`timestamps_ false`, ns-2.35's default); `false` under `linux`, Linux with `tcp_timestamps = 0`: samples from the send times of the packets an ACK delivers, none from retransmitted data (Karn's rule; the backoff then stays), no Eifel undo; not with `host = \"default\"`; `rfc` always `true`; eHSTCP and TCP-GT need `true` (docs/algorithms.md, ns-2's RTT sampling)");
 pub const GRO_SEGMENTS: Field = opt("gro_segments", Kind::U64, "segments", Range::Described("1..=64, and at most (65,535 - header) / payload segments (GRO's 64 KB: 44 for 1500-byte packets)"), "1 (off)", "GRO at the receiver (`linux` only, not with cc = `\"plt\"`): consecutive segments arriving back to back within one NAPI poll, which lasts `gro_segments` packet times at `network.bottleneck.rate`, merge into one skb, ACKed once: stretch ACKs covering up to this many segments. A segment that does not continue the batch flushes it first (docs/algorithms.md, \"Linux's receiver\")");
 
+pub const ECN: Field = opt("ecn", Kind::Bool, "", Range::Any, "`false`", "ECN (RFC 3168), negotiated by both ends (Linux `tcp_ecn = 1`): new data carries ECT(0); a CE-marked packet makes the receiver set ECE on its ACKs until data with CWR arrives; an ECE ACK reduces the window as a loss would, at most once per window of data, with no retransmission, and the next new data packet carries CWR (`ns2`: ECT and CWR on retransmissions too, ns-2's `output()`). Per profile in docs/algorithms.md (\"ECN\"); not with cc = `\"plt\"`");
+pub const ABE: Field = opt("abe", Kind::Bool, "", Range::Any, "`false`", "Alternative Backoff with ECN (RFC 8511, needs `ecn = true`): an ECN reduction multiplies the window by beta_ecn instead of the loss factor: Reno/NewReno 0.8, CUBIC 0.85 (RFC 8511 §3); the other controllers reduce as for a loss");
+
 // ---- [flows.plt] ------------------------------------------------------------------------------
 // The LCM's alpha, beta, gamma, mu and ema_weight are checked by
 // `longfat_cc::plt::LcmConfig::validate`; test `lcm_ranges_match_validate`
@@ -1054,6 +1057,8 @@ impl Table {
                 HOST,
                 TIMESTAMPS,
                 GRO_SEGMENTS,
+                ECN,
+                ABE,
             ],
             Table::Udp => &[
                 LABEL,

@@ -202,6 +202,10 @@ pub struct TcpCfg {
     /// GRO at the receiver: most segments merged into one (1 = off;
     /// `linux` only).
     pub gro_segments: Option<u64>,
+    /// ECN (RFC 3168) at both ends.
+    pub ecn: Option<bool>,
+    /// RFC 8511 Alternative Backoff with ECN (needs `ecn`).
+    pub abe: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]

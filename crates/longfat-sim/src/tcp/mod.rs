@@ -65,6 +65,12 @@ pub struct TcpConfig {
     /// round trip with Karn's rule (`timestamps_ false`, tcp.cc `output()`,
     /// `newack()`). Controllers get their RTT samples either way.
     pub timestamps: bool,
+    /// `tcp.ecn`: ECN (RFC 3168) negotiated by both ends: ECT(0) on new
+    /// data, ECE/CWR (docs/algorithms.md, "ECN").
+    pub ecn: bool,
+    /// `tcp.abe`: RFC 8511 Alternative Backoff with ECN (only with `ecn`):
+    /// the controller's ECN reductions carry `LossEvent::abe`.
+    pub abe: bool,
 }
 
 impl Default for TcpConfig {
@@ -89,6 +95,8 @@ impl Default for TcpConfig {
             profile: Profile::Rfc,
             max_burst_pkts: None,
             timestamps: true,
+            ecn: false,
+            abe: false,
         }
     }
 }
