@@ -74,6 +74,8 @@ def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
 
 #: Per-module columns of PLT flows; other flows' rows hold null.
 MODULE_COLUMNS = ("hcm_", "lcm_")
+#: Columns that only some flows fill (PLT's modules, ECN's counters): null elsewhere.
+NULLABLE_COLUMNS = (*MODULE_COLUMNS, "ece_acks", "ecn_reductions", "ce_marks")
 
 
 def _module_column(v: np.ndarray) -> pa.Array:
@@ -87,7 +89,7 @@ def series_table(columns: dict, key: str, names: dict[str, list[str]]) -> pa.Tab
     dictionary-encoded name column per entry of ``names``, then the rest."""
     idx = columns[key]
     named = {col: _dictionary(idx, values) for col, values in names.items()}
-    rest = {k: (_module_column(v) if k.startswith(MODULE_COLUMNS) else v) for k, v in columns.items() if k != key}
+    rest = {k: (_module_column(v) if k.startswith(NULLABLE_COLUMNS) else v) for k, v in columns.items() if k != key}
     return pa.table({"time_s": columns["time_ns"] / NS, key: idx, **named, **rest})
 
 

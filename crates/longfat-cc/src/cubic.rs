@@ -49,6 +49,10 @@ const LINUX_HZ: u32 = 1000;
 const NS_PER_JIFFY: u64 = 1_000_000;
 /// `BICTCP_HZ`: the curve's time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
+/// RFC 8511 §3 (ABE): beta_ecn for CUBIC, the fraction of the window kept
+/// at an ECN mark when the connection runs ABE (`LossEvent::abe`).
+pub const ABE_BETA_ECN: f64 = 0.85;
+
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024.
 const BICTCP_BETA_SCALE: u32 = 1024;
 /// `hystart_ack_delay`: the cushion is capped at 1 ms (`USEC_PER_MSEC`)...
@@ -628,7 +632,14 @@ impl LinuxCa {
     /// `cubictcp_recalc_ssthresh`: the epoch ends, W_max (fast convergence
     /// lowers it to cwnd (1 + beta) / 2 when the loss came below the last
     /// one), and the reduced window max(cwnd * beta, 2), in integers.
-    fn recalc_ssthresh(&mut self, k: &LinuxScale, fast_convergence: bool, cwnd: u32) -> u32 {
+    /// `beta`: k.beta, or ABE's beta_ecn (both in 1/1024).
+    fn recalc_ssthresh(
+        &mut self,
+        k: &LinuxScale,
+        fast_convergence: bool,
+        cwnd: u32,
+        beta: u32,
+    ) -> u32 {
         self.epoch_start = None; // end of epoch
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && fast_convergence {
             ((u64::from(cwnd) * u64::from(BICTCP_BETA_SCALE + k.beta))
@@ -636,7 +647,7 @@ impl LinuxCa {
         } else {
             cwnd
         };
-        (((u64::from(cwnd) * u64::from(k.beta)) / u64::from(BICTCP_BETA_SCALE)) as u32).max(2)
+        (((u64::from(cwnd) * u64::from(beta)) / u64::from(BICTCP_BETA_SCALE)) as u32).max(2)
     }
 }
 
@@ -838,12 +849,24 @@ impl Cubic {
         }
     }
 
-    fn on_reduction(&mut self) -> f64 {
+    /// §4.6's reduction; `abe`: an ECN episode under RFC 8511, whose
+    /// window is cwnd x beta_ecn ([`ABE_BETA_ECN`]) instead of cwnd x
+    /// beta_cubic. W_max and fast convergence (§4.7) are as at a loss:
+    /// RFC 8511 changes the decrease factor only.
+    fn on_reduction(&mut self, abe: bool) -> f64 {
         if self.cfg.linux_rules {
             let cwnd = linux_pkts(self.cwnd);
-            let reduced =
-                self.linux
-                    .recalc_ssthresh(&self.linux_scale, self.cfg.fast_convergence, cwnd);
+            let beta = if abe {
+                (ABE_BETA_ECN * f64::from(BICTCP_BETA_SCALE)).round() as u32
+            } else {
+                self.linux_scale.beta
+            };
+            let reduced = self.linux.recalc_ssthresh(
+                &self.linux_scale,
+                self.cfg.fast_convergence,
+                cwnd,
+                beta,
+            );
             self.w_max = f64::from(self.linux.last_max_cwnd);
             self.cwnd_prior = self.cwnd;
             self.epoch = None;
@@ -857,7 +880,7 @@ impl Cubic {
         };
         self.cwnd_prior = self.cwnd;
         self.epoch = None;
-        self.cwnd * self.cfg.beta
+        self.cwnd * if abe { ABE_BETA_ECN } else { self.cfg.beta }
     }
 }
 
@@ -905,7 +928,7 @@ impl CongestionControl for Cubic {
 
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
-        let reduced = self.on_reduction();
+        let reduced = self.on_reduction(loss.alternative_backoff());
         reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
         // Linux `tcp_init_cwnd_reduction`: `snd_cwnd_cnt = 0`.
         self.linux.cwnd_cnt = 0;
@@ -921,7 +944,7 @@ impl CongestionControl for Cubic {
         // but only when the transport says this expiry reduces: an expiry
         // during fast recovery keeps that recovery's ssthresh and cwnd_prior.
         let reduced = if rto.reduce {
-            self.on_reduction()
+            self.on_reduction(false)
         } else {
             self.ssthresh
         };
@@ -1776,5 +1799,45 @@ mod linux_integer_tests {
         c.cwnd = 49.0;
         c.on_congestion_event(&LossEvent::default());
         assert_eq!((c.w_max(), c.ssthresh()), (41.0, 34.0)); // 49 * 717 / 1024 = 34.3
+    }
+
+    /// RFC 8511 §3: an ECN episode on an ABE connection keeps beta_ecn =
+    /// 0.85 of the window, one without ABE (or a loss, ABE or not) keeps
+    /// beta_cubic = 0.7; W_max is the window at the mark either way.
+    /// Under linux_rules in 1/1024: 0.85 -> 870, 1000 * 870 / 1024 = 849.6
+    /// -> 849 (against 1000 * 717 / 1024 = 700.2 -> 700).
+    #[test]
+    fn abe_keeps_beta_ecn_of_the_window_for_an_ecn_mark_only() {
+        let ecn = |abe| LossEvent {
+            ecn: true,
+            abe,
+            ..Default::default()
+        };
+        let loss_with_abe = LossEvent {
+            abe: true,
+            ..Default::default()
+        };
+        for (event, rfc, linux_pkts) in [
+            (ecn(true), 850.0, 849.0),
+            (ecn(false), 700.0, 700.0),
+            (loss_with_abe, 700.0, 700.0),
+        ] {
+            let mut c = Cubic::new(
+                CubicConfig::default(),
+                InitialWindow {
+                    cwnd_pkts: 1000.0,
+                    ssthresh_pkts: 500.0,
+                },
+            );
+            c.on_congestion_event(&event);
+            assert_eq!((c.cwnd(), c.ssthresh(), c.w_max()), (rfc, rfc, 1000.0));
+            let mut c = linux(&[], 1000.0, 500.0);
+            c.on_congestion_event(&event);
+            assert_eq!(
+                (c.cwnd(), c.ssthresh(), c.w_max()),
+                (linux_pkts, linux_pkts, 1000.0),
+                "{event:?}"
+            );
+        }
     }
 }

@@ -193,9 +193,18 @@ pub struct LossEvent {
     /// with ECE, at most once per window of data), not a loss. RFC 8511
     /// (ABE) lets a controller reduce less for it.
     pub ecn: bool,
+    /// With `ecn`: the connection runs RFC 8511's Alternative Backoff with
+    /// ECN (`tcp.abe`), so a controller that defines a beta_ecn (Reno,
+    /// CUBIC) multiplies its window by that instead of its loss factor.
+    pub abe: bool,
 }
 
 impl LossEvent {
+    /// RFC 8511 §3 applies: an ECN episode on a connection running ABE.
+    pub fn alternative_backoff(&self) -> bool {
+        self.ecn && self.abe
+    }
+
     /// Lowers `cwnd` to the profile's cap before a reduction ([`Self::window_cap_pkts`]).
     pub fn cap(&self, cwnd: &mut f64) {
         if let Some(cap) = self.window_cap_pkts {

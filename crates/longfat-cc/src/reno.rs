@@ -42,6 +42,10 @@ pub const NEWRENO: Algorithm = Algorithm {
     ..ALGORITHM
 };
 
+/// RFC 8511 §3: beta_ecn for Reno, as a percentage (FreeBSD
+/// `CC_NEWRENO_BETA_ECN`).
+pub const ABE_BETA_ECN_PCT: u32 = 80;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reno {
     cwnd: f64,
@@ -79,6 +83,20 @@ impl Reno {
             Self::linux(init)
         } else {
             Self::new(init)
+        }
+    }
+
+    /// RFC 8511 §3 (ABE): the reduced window for an ECN mark,
+    /// beta_ecn x cwnd with the recommended beta_ecn = 0.8 (FreeBSD
+    /// cc_newreno `beta_ecn` 80, applied as cwnd x 80 / 100 when
+    /// net.inet.tcp.cc.abe = 1). Under `linux_rules` in whole packets,
+    /// truncated as `tcp_reno_ssthresh`'s shift truncates (Linux itself has
+    /// no ABE).
+    fn abe_reduced(&self) -> f64 {
+        if self.linux_rules {
+            f64::from(linux_pkts(self.cwnd) * ABE_BETA_ECN_PCT / 100)
+        } else {
+            self.cwnd * f64::from(ABE_BETA_ECN_PCT) / 100.0
         }
     }
 
@@ -124,9 +142,16 @@ impl CongestionControl for Reno {
     /// FlightSize) as the quantity halved. `loss.halve` (ns-2's plain
     /// halving) needs no branch: Reno's decrease is that halving.
     /// Linux: `tcp_init_cwnd_reduction` restarts `snd_cwnd_cnt`.
+    /// An ECN episode (`loss.ecn`) reduces the same way (RFC 3168 §6.1.2),
+    /// unless the connection runs ABE (RFC 8511 §3: beta_ecn = 0.8).
     fn on_congestion_event(&mut self, loss: &LossEvent) {
         loss.cap(&mut self.cwnd);
-        reduce(self.halved(), &mut self.cwnd, &mut self.ssthresh);
+        let reduced = if loss.alternative_backoff() {
+            self.abe_reduced()
+        } else {
+            self.halved()
+        };
+        reduce(reduced, &mut self.cwnd, &mut self.ssthresh);
         self.cwnd_cnt = 0;
     }
 
@@ -233,6 +258,35 @@ mod tests {
         assert_eq!(r.cwnd(), 50.0, "no growth during recovery");
         r.on_recovery_exit(7);
         assert_eq!(r.cwnd(), 50.0);
+    }
+
+    /// RFC 8511 §3: an ECN mark on an ABE connection keeps beta_ecn = 0.8
+    /// of the window (100 -> 80); without ABE, or for a loss, Reno halves
+    /// (RFC 3168 §6.1.2: an ECN mark is answered as a loss). Linux's whole
+    /// packets at 101: ABE 101 * 80 / 100 = 80.8 -> 80, halving 101 >> 1 = 50.
+    #[test]
+    fn abe_keeps_beta_ecn_of_the_window_for_an_ecn_mark_only() {
+        let ev = |ecn, abe| LossEvent {
+            ecn,
+            abe,
+            ..loss(5)
+        };
+        let init = |cwnd_pkts| InitialWindow {
+            cwnd_pkts,
+            ssthresh_pkts: 50.0,
+        };
+        for (event, rfc, linux) in [
+            (ev(true, true), 80.0, 80.0),
+            (ev(true, false), 50.0, 50.0),
+            (ev(false, true), 50.0, 50.0),
+        ] {
+            let mut r = Reno::new(init(100.0));
+            r.on_congestion_event(&event);
+            assert_eq!((r.cwnd(), r.ssthresh()), (rfc, rfc), "{event:?}");
+            let mut r = Reno::linux(init(101.0));
+            r.on_congestion_event(&event);
+            assert_eq!((r.cwnd(), r.ssthresh()), (linux, linux), "{event:?}");
+        }
     }
 
     #[test]

@@ -246,6 +246,10 @@ impl Gen<'_> {
         self.field(&mut m, "gro_segments", Kind::U64, 0.1, |s| {
             json!(*s.g.pick(&[1u64, 2, 8, 44, 64]))
         });
+        // Issue 31's ECN and ABE (ABE without ECN, or ECN with PLT, is
+        // refused naming the field).
+        self.field(&mut m, "ecn", Kind::Bool, 0.2, |s| json!(s.g.chance(0.7)));
+        self.field(&mut m, "abe", Kind::Bool, 0.1, |s| json!(s.g.chance(0.5)));
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }

@@ -62,6 +62,7 @@ impl SenderDriver {
                 sacks,
                 window_pkts,
                 ts_val,
+                ece: false,
             },
         );
         Ok(())

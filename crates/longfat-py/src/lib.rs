@@ -228,10 +228,29 @@ impl Simulation {
         flows.set_item("rtt_ns", f.rtt_ns.clone().into_pyarray(py))?;
         flows.set_item("retransmits", f.retransmits.clone().into_pyarray(py))?;
         flows.set_item("timeouts", f.timeouts.clone().into_pyarray(py))?;
+        // ECN counters (only when the run has a flow with tcp.ecn),
+        // cumulative: -1 on the rows of other flows, which the Python side
+        // turns into nulls (`runner.NULLABLE_COLUMNS`).
+        let rows = f.time_ns.len();
+        let es = &m.ecn;
+        if !es.row.is_empty() {
+            let spread = |v: &[u64]| {
+                let mut out = vec![-1i64; rows];
+                for (&r, &x) in es.row.iter().zip(v) {
+                    out[r as usize] = x as i64;
+                }
+                out
+            };
+            flows.set_item("ece_acks", spread(&es.ece_acks).into_pyarray(py))?;
+            flows.set_item(
+                "ecn_reductions",
+                spread(&es.ecn_reductions).into_pyarray(py),
+            )?;
+            flows.set_item("ce_marks", spread(&es.ce_marks).into_pyarray(py))?;
+        }
         // PLT connections' per-module columns (only when the run has PLT
         // flows): NaN (-1 for counts) on the rows of other flows, which the
         // Python side turns into nulls.
-        let rows = f.time_ns.len();
         let ms = &m.modules;
         if !ms.row.is_empty() {
             let spread_f = |v: &[f64]| {

@@ -37,8 +37,19 @@ pub struct FlowCounters {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// ECN (`tcp.ecn` on): ACKs with ECE the sender received, its ECN
+    /// reductions, CE-marked data packets the receiver got.
+    pub ecn: Option<EcnCounters>,
     /// A PLT connection's per-module counters (zero for other flows).
     pub modules: ModuleCounters,
+}
+
+/// A TCP flow's ECN counters, totals since the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounters {
+    pub ece_acks: u64,
+    pub ecn_reductions: u64,
+    pub ce_marks: u64,
 }
 
 /// A window-controlled sender's state at one moment.
@@ -162,6 +173,11 @@ impl Endpoints {
                 retransmits: sender.counters.retransmits,
                 timeouts: sender.counters.timeouts,
                 fast_recoveries: sender.counters.fast_recoveries,
+                ecn: sender.config().ecn.then_some(EcnCounters {
+                    ece_acks: sender.counters.ece_acks,
+                    ecn_reductions: sender.counters.ecn_reductions,
+                    ce_marks: receiver.counters.ce_marks,
+                }),
                 modules: ModuleCounters::default(),
             },
             Self::Plt { sender, receiver } => {
@@ -173,6 +189,7 @@ impl Endpoints {
                     retransmits: c.retransmits,
                     timeouts: c.timeouts,
                     fast_recoveries: c.fast_recoveries,
+                    ecn: None,
                     modules: c.modules,
                 }
             }

@@ -42,6 +42,16 @@ pub struct ModuleSeries {
     pub lcm_goodput_bps: Vec<f64>,
 }
 
+/// ECN counters of the flows that run ECN (`tcp.ecn`): `row` is the flow
+/// row (index into `FlowSeries`) they extend. Cumulative counts.
+#[derive(Clone, Debug, Default)]
+pub struct EcnSeries {
+    pub row: Vec<u32>,
+    pub ece_acks: Vec<u64>,
+    pub ecn_reductions: Vec<u64>,
+    pub ce_marks: Vec<u64>,
+}
+
 /// Per-link rows, one per monitored link per sample.
 #[derive(Clone, Debug, Default)]
 pub struct LinkSeries {
@@ -79,6 +89,7 @@ pub struct Metrics {
     pub monitored_links: Vec<usize>,
     pub flows: FlowSeries,
     pub modules: ModuleSeries,
+    pub ecn: EcnSeries,
     pub links: LinkSeries,
     last_flow: Vec<FlowCounters>,
     last_link: Vec<LinkSnap>,
@@ -103,6 +114,7 @@ impl Metrics {
             monitored_links,
             flows: FlowSeries::default(),
             modules: ModuleSeries::default(),
+            ecn: EcnSeries::default(),
             links: LinkSeries::default(),
             last_flow: vec![FlowCounters::default(); n_flows],
             last_link: vec![],
@@ -180,6 +192,13 @@ impl Metrics {
             }
             fs.retransmits.push(s.retransmits);
             fs.timeouts.push(s.timeouts);
+            if let Some(e) = s.ecn {
+                let es = &mut self.ecn;
+                es.row.push((fs.time_ns.len() - 1) as u32);
+                es.ece_acks.push(e.ece_acks);
+                es.ecn_reductions.push(e.ecn_reductions);
+                es.ce_marks.push(e.ce_marks);
+            }
             self.last_flow[i] = s;
         }
         for &l in &self.monitored_links {
@@ -258,6 +277,11 @@ impl Metrics {
             if let (Some(w), Some(cfg)) = (f.endpoints.window_state(), f.endpoints.tcp_config()) {
                 tcp_goodputs.push(goodput);
                 row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
+                if let (Some(e), Some(pe)) = (s.ecn, p.ecn) {
+                    row["ece_acks"] = json!(e.ece_acks - pe.ece_acks);
+                    row["ecn_reductions"] = json!(e.ecn_reductions - pe.ecn_reductions);
+                    row["ce_marks"] = json!(e.ce_marks - pe.ce_marks);
+                }
                 row["final_cwnd_pkts"] = json!(finite_or_null(w.cwnd_pkts));
                 if let Some(lcm_cwnd) = w.lcm_cwnd_pkts {
                     let (m, pm) = (s.modules, p.modules);

@@ -740,6 +740,9 @@ pub const PACING_CA_RATIO: Field = opt(
     "the pacing rate in percent of MSS x cwnd / SRTT once cwnd >= ssthresh / 2 (Linux `net.ipv4.tcp_pacing_ca_ratio`, same range)",
 );
 
+pub const ECN: Field = opt("ecn", Kind::Bool, "", Range::Any, "`false`", "ECN (RFC 3168), negotiated by both ends (Linux `tcp_ecn = 1`): new data carries ECT(0); a CE-marked packet makes the receiver set ECE on its ACKs until data with CWR arrives; an ECE ACK reduces the window as a loss would, at most once per window of data, with no retransmission, and the next new data packet carries CWR (`ns2`: ECT and CWR on retransmissions too, ns-2's `output()`). Per profile in docs/algorithms.md (\"ECN\"); not with cc = `\"plt\"`");
+pub const ABE: Field = opt("abe", Kind::Bool, "", Range::Any, "`false`", "Alternative Backoff with ECN (RFC 8511, needs `ecn = true`): an ECN reduction multiplies the window by beta_ecn instead of the loss factor: Reno/NewReno 0.8, CUBIC 0.85 (RFC 8511 §3); the other controllers reduce as for a loss");
+
 // ---- [flows.plt] ------------------------------------------------------------------------------
 // The LCM's alpha, beta, gamma, mu and ema_weight are checked by
 // `longfat_cc::plt::LcmConfig::validate`; test `lcm_ranges_match_validate`
@@ -1074,6 +1077,8 @@ impl Table {
                 PACING,
                 PACING_SS_RATIO,
                 PACING_CA_RATIO,
+                ECN,
+                ABE,
             ],
             Table::Udp => &[
                 LABEL,

@@ -207,6 +207,10 @@ pub struct TcpCfg {
     /// Linux's `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent.
     pub pacing_ss_ratio: Option<u64>,
     pub pacing_ca_ratio: Option<u64>,
+    /// ECN (RFC 3168) at both ends.
+    pub ecn: Option<bool>,
+    /// RFC 8511 Alternative Backoff with ECN (needs `ecn`).
+    pub abe: Option<bool>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]

@@ -166,6 +166,13 @@ pub(super) fn tcp_setup(
     // eHSTCP's one-way delays (ehstcp.md §3: "By using the TCP timestamp
     // option") and TCP-GT's RTTM (tcp-gt.md §III) are defined on the
     // timestamp option.
+    // PLT's receiver (plt/receiver.rs) echoes no ECN marks.
+    if cfg.ecn && plt.is_some() {
+        return err(
+            format!("{field}.tcp.ecn"),
+            "true is not modelled with PLT (its receiver echoes no CE marks); allowed: false",
+        );
+    }
     if !cfg.timestamps && matches!(cc, "ehstcp" | "tcpgt") {
         return err(format!("{field}.tcp.timestamps"), format!("false does not fit cc = {cc:?}, which measures delay with the TCP timestamp option; set timestamps = true"));
     }
@@ -382,6 +389,11 @@ pub(super) fn tcp_config(
         (Some(v), _) => v,
         (None, p) => p != Profile::Ns2,
     };
+    let ecn = t.ecn.unwrap_or(false);
+    let abe = t.abe.unwrap_or(false);
+    if abe && !ecn {
+        return err(f("abe"), "true needs ecn = true (RFC 8511 changes the response to ECN marks); allowed here: false, or set ecn = true");
+    }
     let (burst_lo, burst_hi) = fields::MAX_BURST.range.whole();
     let max_burst = match t.max_burst {
         None => None,
@@ -531,6 +543,8 @@ pub(super) fn tcp_config(
         pacing: t.pacing.unwrap_or(d.pacing),
         pacing_ss_ratio_pct,
         pacing_ca_ratio_pct,
+        ecn,
+        abe,
     })
 }
 

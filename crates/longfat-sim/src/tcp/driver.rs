@@ -10,7 +10,7 @@
 
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
-use crate::packet::{Dir, Packet, PacketKind};
+use crate::packet::{Dir, Ecn, Packet, PacketKind};
 use crate::tcp::sender::{Recovery, TcpSender};
 
 /// A data packet the sender emitted.
@@ -21,6 +21,10 @@ pub struct Segment {
     pub seq: u64,
     /// Sent before (a retransmission or a probe of old data).
     pub retransmit: bool,
+    /// The IP ECN field was ECT(0) (`tcp.ecn`).
+    pub ect: bool,
+    /// The TCP CWR flag was set.
+    pub cwr: bool,
 }
 
 /// An ACK from the scripted peer, in packet numbers.
@@ -34,6 +38,8 @@ pub struct PeerAck {
     pub window_pkts: u64,
     /// The peer's TSval (echoed in the sender's next data packets).
     pub ts_val: u64,
+    /// The ACK carries ECE (RFC 3168 §6.1.3: the peer saw a CE mark).
+    pub ece: bool,
 }
 
 /// What Linux's `TCP_INFO` would report of the sender now.
@@ -43,8 +49,8 @@ pub struct SenderState {
     pub cwnd_pkts: u64,
     /// None while unlimited (Linux reports `TCP_INFINITE_SSTHRESH`).
     pub ssthresh_pkts: Option<u64>,
-    /// Linux's `icsk_ca_state`: 0 Open, 1 Disorder, 3 Recovery, 4 Loss
-    /// (2, CWR, needs ECN or a local drop, neither modelled).
+    /// Linux's `icsk_ca_state`: 0 Open, 1 Disorder, 2 CWR (an ECN
+    /// reduction; a local drop is not modelled), 3 Recovery, 4 Loss.
     pub ca_state: u8,
     pub rto_backoff: u32,
     pub rto_ns: u64,
@@ -184,12 +190,14 @@ impl SenderDriver {
         p.ts_val = a.ts_val;
         p.ts_ecr = self.echo.0;
         p.tag = self.echo.1;
+        p.set_ece(a.ece);
         self.sender.set_peer_window(a.window_pkts);
         self.sender.on_ack(now_ns, &p, &mut self.out);
         self.flush();
         self.ca_state = match self.sender.recovery() {
             Recovery::Fast { .. } => 3,
             Recovery::Timeout { .. } => 4,
+            Recovery::Open if self.sender.ecn_reducing() => 2,
             Recovery::Open if self.sender.scoreboard().disordered() => 1,
             Recovery::Open => 0,
         };
@@ -278,6 +286,8 @@ impl SenderDriver {
                 at_ns: self.now_ns,
                 seq,
                 retransmit,
+                ect: p.ecn() == Ecn::Ect0,
+                cwr: p.cwr(),
             });
         }
         // The host queue always has room (`Outbox::host_room_pkts`): the
@@ -414,6 +424,7 @@ mod tests {
                 sacks: vec![(1, 3)],
                 window_pkts: 1000,
                 ts_val: 7,
+                ece: false,
             },
         );
         assert_eq!(d.echo.0, d.sent[2].0);
@@ -426,8 +437,222 @@ mod tests {
                 sacks: vec![(1, 3)],
                 window_pkts: 1000,
                 ts_val: 8,
+                ece: false,
             },
         );
         assert_eq!(d.echo, before);
+    }
+
+    fn reno_ecn(profile: Profile) -> SenderDriver {
+        let cfg = TcpConfig {
+            profile,
+            initial_window: InitialWindow {
+                cwnd_pkts: 10.0,
+                ssthresh_pkts: f64::INFINITY,
+            },
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let cc = longfat_cc::build(
+            "reno",
+            &Default::default(),
+            profile.cc_rules(),
+            cfg.initial_window,
+        )
+        .unwrap();
+        SenderDriver::new(TcpSender::new(0, cfg, cc, None))
+    }
+
+    fn ece_ack(cum: u64, ece: bool) -> PeerAck {
+        PeerAck { ece, ..ack(cum) }
+    }
+
+    /// (seq, retransmit, ect, cwr) of the segments sent from `from` on.
+    fn sent_since(d: &SenderDriver, from: usize) -> Vec<(u64, bool, bool, bool)> {
+        d.emitted()[from..]
+            .iter()
+            .map(|s| (s.seq, s.retransmit, s.ect, s.cwr))
+            .collect()
+    }
+
+    /// Linux `tcp_enter_cwr` with the `reno` module, hand-derived from
+    /// tcp_input.c 6.x. IW10 (0-9); ACK 2 -> cwnd 12, 10-13 out. ACK 4
+    /// with ECE (in Open): CWR with prior_cwnd 12, ssthresh = 12 >> 1 = 6,
+    /// high_seq = 14; `tcp_cong_control` then runs `tcp_cwnd_reduction` on
+    /// the same ACK: 2 delivered, in flight 10 (4-13), delta = 6 - 10 < 0:
+    /// sndcnt = ceil(6 x 2 / 12) - 0 = 1, cwnd = 10 + 1 = 11: packet 14,
+    /// with CWR. ACK 6 (ECE again, no new reduction): prr_delivered 4, in
+    /// flight 9, ceil(24 / 12) - 1 = 1, cwnd 10: 15. ACK 8: 6, in flight 8,
+    /// 3 - 2 = 1, cwnd 9: 16. ACK 10: 8, in flight 7, 4 - 3 = 1, cwnd 8:
+    /// 17. ACK 12: 10, in flight 6, delta 0: min(0, max(10 - 4, 2) + 1) =
+    /// 0, cwnd 6: nothing. ACK 14: 12, in flight 4, delta 2: min(2, 9) =
+    /// 2, cwnd 6: 18, 19. ACK 15 passes high_seq 14 (the CWR packet):
+    /// `tcp_end_cwnd_reduction`, cwnd = ssthresh = 6, Open; reno's
+    /// congestion avoidance leaves 6 (1 of 6 counted); 5 in flight: 20.
+    /// A new ECE after that (ACK 17) reduces again: 6 >> 1 = 3.
+    #[test]
+    fn linux_ece_enters_cwr_once_per_window_with_prr() {
+        let mut d = reno_ecn(Profile::Linux);
+        d.handshake(100 * MS);
+        d.write(0, 100);
+        assert_eq!(
+            sent_since(&d, 0),
+            (0..10).map(|q| (q, false, true, false)).collect::<Vec<_>>()
+        );
+        d.ack(100 * MS, &ack(2));
+        assert_eq!(d.emitted().len(), 14);
+        let steps: &[(u64, bool, u64, &[(u64, bool)])] = &[
+            (4, true, 11, &[(14, true)]),
+            (6, true, 10, &[(15, false)]),
+            (8, false, 9, &[(16, false)]),
+            (10, false, 8, &[(17, false)]),
+            (12, false, 6, &[]),
+            (14, false, 6, &[(18, false), (19, false)]),
+        ];
+        for (i, &(cum, ece, window, sent)) in steps.iter().enumerate() {
+            let from = d.emitted().len();
+            d.ack((101 + i as u64) * MS, &ece_ack(cum, ece));
+            let st = d.state();
+            assert_eq!(
+                (st.cwnd_pkts, st.ssthresh_pkts, st.ca_state),
+                (window, Some(6), 2),
+                "ACK {cum}"
+            );
+            let want: Vec<_> = sent.iter().map(|&(q, cwr)| (q, false, true, cwr)).collect();
+            assert_eq!(sent_since(&d, from), want, "ACK {cum}");
+        }
+        let from = d.emitted().len();
+        d.ack(110 * MS, &ack(15));
+        let st = d.state();
+        assert_eq!(
+            (st.cwnd_pkts, st.ssthresh_pkts, st.ca_state),
+            (6, Some(6), 0)
+        );
+        assert_eq!(sent_since(&d, from), [(20, false, true, false)]);
+        let c = d.sender().counters;
+        assert_eq!((c.ece_acks, c.ecn_reductions, c.retransmits), (2, 1, 0));
+        d.ack(111 * MS, &ece_ack(17, true));
+        let st = d.state();
+        assert_eq!((st.ssthresh_pkts, st.ca_state), (Some(3), 2));
+        assert_eq!(d.sender().counters.ecn_reductions, 2);
+    }
+
+    /// RFC 3168 §6.1.2 under `rfc`: an ECE ACK halves cwnd at once (11 ->
+    /// 5.5 after one slow-start ACK from 10), retransmits nothing, does
+    /// not grow; ECE ACKs until the cumulative ACK passes the first packet
+    /// sent after the reduction (13, the one carrying CWR) reduce nothing
+    /// more; the next ECE does.
+    #[test]
+    fn rfc_ece_halves_once_per_window_and_cwr_goes_on_the_next_new_packet() {
+        let mut d = reno_ecn(Profile::Rfc);
+        d.handshake(100 * MS);
+        d.write(0, 100);
+        d.ack(100 * MS, &ack(2)); // cwnd 11 (RFC 5681: +1 per ACK), 10-12 out
+        assert_eq!(d.emitted().len(), 13);
+        d.ack(101 * MS, &ece_ack(4, true));
+        assert_eq!(d.sender().cc().cwnd(), 5.5);
+        assert_eq!(d.state().ssthresh_pkts, Some(5));
+        assert_eq!(d.emitted().len(), 13, "pipe 9 > 5.5: nothing sent");
+        d.ack(102 * MS, &ece_ack(6, true));
+        assert_eq!(d.sender().cc().cwnd(), 5.5, "no reduction, no growth");
+        let from = d.emitted().len();
+        for (i, cum) in [8, 10, 12].into_iter().enumerate() {
+            d.ack((103 + i as u64) * MS, &ack(cum));
+        }
+        let sent = sent_since(&d, from);
+        assert_eq!(
+            sent[0],
+            (13, false, true, true),
+            "CWR on the first new packet"
+        );
+        assert!(sent[1..]
+            .iter()
+            .all(|&(_, rtx, ect, cwr)| !rtx && ect && !cwr));
+        let c = d.sender().counters;
+        assert_eq!((c.ece_acks, c.ecn_reductions, c.retransmits), (2, 1, 0));
+        let ssthresh = d.state().ssthresh_pkts;
+        d.ack(110 * MS, &ece_ack(13, true)); // 13 not yet acknowledged
+        assert_eq!(d.sender().counters.ecn_reductions, 1);
+        assert_eq!(d.state().ssthresh_pkts, ssthresh);
+        let cwnd = d.sender().cc().cwnd();
+        d.ack(111 * MS, &ece_ack(14, true));
+        assert_eq!(d.sender().counters.ecn_reductions, 2);
+        assert_eq!(d.sender().cc().cwnd(), cwnd / 2.0);
+    }
+
+    /// A fast retransmission is Not-ECT under `rfc` and `linux` (RFC 3168
+    /// §6.1.5, Linux `tcp_ecn_send`: only `!before(seq, snd_nxt)`), and the
+    /// first new packet after the reduction carries CWR; ns-2's `output()`
+    /// marks every packet ECT and puts CWR on the very next one, the
+    /// retransmission (`SetCWRonRetransmit_ true`). An ECE during the fast
+    /// recovery changes nothing: no second reduction, the same ssthresh.
+    #[test]
+    fn retransmissions_are_not_ect_and_ece_in_recovery_does_nothing() {
+        for profile in [Profile::Rfc, Profile::Linux, Profile::Ns2] {
+            let mut d = reno_ecn(profile);
+            d.handshake(100 * MS);
+            d.write(0, 100);
+            let from = d.emitted().len();
+            // Packet 0 lost; 1, 2, 3 arrive (three SACK-changing duplicates
+            // for ns-2, DupThresh SACKed for RFC 6675, RACK for Linux).
+            for (i, hi) in [2, 3, 4].into_iter().enumerate() {
+                let a = PeerAck {
+                    sacks: vec![(1, hi)],
+                    ..ack(0)
+                };
+                d.ack((100 + i as u64) * MS, &a);
+            }
+            assert!(
+                matches!(d.sender().recovery(), Recovery::Fast { .. }),
+                "{profile}"
+            );
+            let sent = sent_since(&d, from);
+            let rtx = sent.iter().find(|s| s.1).copied();
+            let ns2 = profile == Profile::Ns2;
+            assert_eq!(rtx, Some((0, true, ns2, ns2)), "{profile}: {sent:?}");
+            let ssthresh = d.state().ssthresh_pkts;
+            let a = PeerAck {
+                sacks: vec![(1, 5)],
+                ece: true,
+                ..ack(0)
+            };
+            d.ack(110 * MS, &a);
+            assert_eq!(d.state().ssthresh_pkts, ssthresh, "{profile}");
+            let c = d.sender().counters;
+            assert_eq!(
+                (c.ece_acks, c.ecn_reductions, c.fast_recoveries),
+                (1, 0, 1),
+                "{profile}"
+            );
+            // More deliveries above the hole, until new data goes out.
+            for hi in 6..10 {
+                let a = PeerAck {
+                    sacks: vec![(1, hi)],
+                    ..ack(0)
+                };
+                d.ack((111 + hi) * MS, &a);
+            }
+            // Limited transmit may send new data before the loss is found;
+            // the first new packet after the retransmission carries CWR.
+            let sent = sent_since(&d, from);
+            let at = sent.iter().position(|s| s.1).unwrap();
+            let first_new_cwr = sent[at..].iter().find(|s| !s.1).map(|s| s.3);
+            assert_eq!(first_new_cwr, Some(!ns2), "{profile}: {sent:?}");
+            assert!(sent.iter().filter(|s| !s.1).all(|s| s.2), "new data is ECT");
+            assert_eq!(sent.iter().filter(|s| s.3).count(), 1, "one CWR");
+        }
+    }
+
+    /// Without `tcp.ecn` nothing is ECT and an ECE flag (which a receiver
+    /// without ECN never sets) is ignored.
+    #[test]
+    fn without_ecn_no_ect_and_ece_is_ignored() {
+        let mut d = linux_reno();
+        d.handshake(100 * MS);
+        d.write(0, 30);
+        d.ack(100 * MS, &ece_ack(2, true));
+        assert_eq!(d.state().ssthresh_pkts, None);
+        assert!(d.emitted().iter().all(|s| !s.ect && !s.cwr));
+        assert_eq!(d.sender().counters.ece_acks, 0);
     }
 }

@@ -76,6 +76,12 @@ pub struct TcpConfig {
     /// `tcp_pacing_ca_ratio`, in percent of MSS x cwnd / SRTT.
     pub pacing_ss_ratio_pct: u32,
     pub pacing_ca_ratio_pct: u32,
+    /// `tcp.ecn`: ECN (RFC 3168) negotiated by both ends: ECT(0) on new
+    /// data, ECE/CWR (docs/algorithms.md, "ECN").
+    pub ecn: bool,
+    /// `tcp.abe`: RFC 8511 Alternative Backoff with ECN (only with `ecn`):
+    /// the controller's ECN reductions carry `LossEvent::abe`.
+    pub abe: bool,
 }
 
 impl Default for TcpConfig {
@@ -103,6 +109,8 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_ss_ratio_pct: 200,
             pacing_ca_ratio_pct: 120,
+            ecn: false,
+            abe: false,
         }
     }
 }

@@ -6,9 +6,9 @@
 
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
-use crate::packet::{Dir, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::packet::{Dir, Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::tcp::ranges::RangeSet;
-use crate::tcp::TcpConfig;
+use crate::tcp::{Profile, TcpConfig};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReceiverCounters {
@@ -18,6 +18,8 @@ pub struct ReceiverCounters {
     pub delivered_pkts: u64,
     pub delivered_bytes: u64,
     pub acks_sent: u64,
+    /// CE-marked data packets that arrived (`tcp.ecn`).
+    pub ce_marks: u64,
 }
 
 #[derive(Debug)]
@@ -48,6 +50,14 @@ pub struct TcpReceiver {
     echo_ts: u64,
     echo_tag: u32,
     echo_class: u8,
+    /// RFC 3168 §6.1.3 (`TcpConfig::ecn`): a CE mark arrived and no CWR
+    /// since, so every ACK carries ECE (Linux `TCP_ECN_DEMAND_CWR`).
+    ecn_demand_cwr: bool,
+    /// An ECT or CE packet has arrived (Linux `TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// Linux `ICSK_ACK_NOW`: the next in-order data is ACKed at once
+    /// (`tcp_ecn_accept_cwr` on data carrying CWR).
+    ack_now: bool,
     pub counters: ReceiverCounters,
 }
 
@@ -71,7 +81,56 @@ impl TcpReceiver {
             echo_ts: 0,
             echo_tag: 0,
             echo_class: 0,
+            ecn_demand_cwr: false,
+            ecn_seen: false,
+            ack_now: false,
             counters: ReceiverCounters::default(),
+        }
+    }
+
+    /// The ACKs carry ECE (RFC 3168 §6.1.3): a CE mark has not been
+    /// answered by CWR yet.
+    pub fn echoes_ce(&self) -> bool {
+        self.ecn_demand_cwr
+    }
+
+    /// Linux `tcp_ecn_accept_cwr`, which 6.x runs from `tcp_ack` on every
+    /// segment before its data is queued (since 2570284060b4, "tcp: don't
+    /// ignore ECN CWR on pure ACK"): CWR ends the echo, and data carrying
+    /// it is ACKed at once (`ICSK_ACK_NOW`: the sender's window may be
+    /// small). RFC 3168 §6.1.3 and ns-2's `TCPSink::ack` clear the echo
+    /// the same way.
+    fn ecn_accept_cwr(&mut self, pkt: &Packet) {
+        if pkt.cwr() {
+            self.ecn_demand_cwr = false;
+            self.ack_now = self.cfg.linux_acks;
+        }
+    }
+
+    /// Linux `__tcp_ecn_check_ce` (from `tcp_event_data_recv` and
+    /// `tcp_data_queue_ofo`): the first CE since the last CWR sets the echo
+    /// and, "better not delay acks, sender can have a very low cwnd",
+    /// quick-ACK mode for at most 2 ACKs (`tcp_enter_quickack_mode(sk,
+    /// 2)`); a Not-ECT segment after ECT ones is "probably a retransmit":
+    /// quick-ACK mode too. RFC 3168 §6.1.3 (and ns-2's `TCPSink`): CE
+    /// sets the echo, nothing else.
+    fn ecn_check_ce(&mut self, pkt: &Packet) {
+        let quickack = match pkt.ecn() {
+            Ecn::NotEct => self.ecn_seen,
+            Ecn::Ce => {
+                let first = !self.ecn_demand_cwr;
+                self.ecn_demand_cwr = true;
+                self.ecn_seen = true;
+                first
+            }
+            Ecn::Ect0 | Ecn::Ect1 => {
+                self.ecn_seen = true;
+                false
+            }
+        };
+        if quickack && self.linux_delack().is_some() {
+            self.linux
+                .enter_quickack_max(self.window_pkts(), self.ato_min_ns(), 2);
         }
     }
 
@@ -186,8 +245,19 @@ impl TcpReceiver {
     }
 
     pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
+        if self.cfg.ecn && pkt.ecn() == Ecn::Ce {
+            self.counters.ce_marks += 1;
+        }
         if self.gro.is_some() && self.gro_receive(now_ns, pkt, out) {
             return;
+        }
+        self.on_segment(now_ns, pkt, out);
+    }
+
+    /// One segment (or GRO's merged skb, `pkt` standing for it) reaches TCP.
+    fn on_segment(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
+        if self.cfg.ecn {
+            self.ecn_accept_cwr(pkt);
         }
         self.counters.received_pkts += 1;
         let seq = pkt.seq;
@@ -202,6 +272,12 @@ impl TcpReceiver {
         // so the in-order packet, nearly every one, skips the lookup too.
         if seq < self.rcv_nxt || (seq != self.rcv_nxt && !extends_newest && self.is_held(seq)) {
             self.counters.duplicate_pkts += 1;
+            // Linux drops a duplicate (`tcp_data_queue`: out_of_window)
+            // before any CE check; ns-2's `TCPSink` and RFC 3168 §6.1.3
+            // read the mark of every packet.
+            if self.cfg.ecn && self.cfg.profile != Profile::Linux {
+                self.ecn_check_ce(pkt);
+            }
             if self.linux_delack().is_some() && seq < self.rcv_nxt {
                 // tcp_data_queue: a retransmission below rcv_nxt ->
                 // tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS).
@@ -213,6 +289,9 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             self.insert_ooo(seq);
+            if self.cfg.ecn {
+                self.ecn_check_ce(pkt);
+            }
             self.send_ack(now_ns, out); // out of order -> immediate (dup) ACK
             return;
         }
@@ -254,17 +333,23 @@ impl TcpReceiver {
             self.linux
                 .sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
             self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
+            if self.cfg.ecn {
+                self.ecn_check_ce(pkt);
+            }
             self.unacked += advance as u32;
             // __tcp_ack_snd_check: more than one full segment unacknowledged
             // (every segment here is full-sized), quick-ACK mode, or a hole
             // filled (tcp_data_queue: ICSK_ACK_NOW once the out-of-order
             // queue empties; while it is not, the SACK path sends at once).
-            if filled_hole || self.unacked > 1 || self.linux.quick > 0 {
+            if filled_hole || self.unacked > 1 || self.linux.quick > 0 || self.ack_now {
                 self.send_ack(now_ns, out);
             } else {
                 self.linux_send_delayed_ack(now_ns, ato_min_ns, out);
             }
             return;
+        }
+        if self.cfg.ecn {
+            self.ecn_check_ce(pkt);
         }
         match self.cfg.delayed_ack_timeout_ns {
             Some(timeout) if !filled_hole => {
@@ -293,10 +378,19 @@ impl TcpReceiver {
             return false;
         };
         if g.held > 0 {
-            if seq == g.first + u64::from(g.held) && now_ns < g.flush_ns && !self.ooo.contains(seq)
+            // inet_gro_receive / tcp_gro_receive: a segment whose IP TOS
+            // (the ECN field) differs, or that carries CWR, flushes the
+            // batch instead of joining it; the batch keeps its opener's CWR.
+            if seq == g.first + u64::from(g.held)
+                && now_ns < g.flush_ns
+                && !self.ooo.contains(seq)
+                && pkt.ecn() == g.last.ecn()
+                && !pkt.cwr()
             {
                 g.held += 1;
+                let cwr = g.last.cwr();
                 g.last = *pkt;
+                g.last.set_cwr(cwr);
                 self.counters.received_pkts += 1;
                 if g.held == g.max_segs {
                     self.gro_flush(now_ns, out);
@@ -333,11 +427,17 @@ impl TcpReceiver {
         self.echo_ts = last.ts_val;
         self.echo_tag = last.tag;
         self.echo_class = last.class;
+        if self.cfg.ecn {
+            self.ecn_accept_cwr(&last);
+        }
         if first == self.rcv_nxt {
             self.deliver(now_ns, &last, held, out);
         } else {
             for seq in first..first + held {
                 self.insert_ooo(seq);
+            }
+            if self.cfg.ecn {
+                self.ecn_check_ce(&last);
             }
             self.send_ack(now_ns, out);
         }
@@ -398,6 +498,7 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, now_ns: u64, out: &mut Outbox) {
         self.unacked = 0;
+        self.ack_now = false;
         self.delack_deadline_ns = None;
         if self.cfg.linux_acks {
             self.linux.dec_quickack(self.ato_min_ns());
@@ -413,6 +514,9 @@ impl TcpReceiver {
         ack.ts_ecr = self.echo_ts;
         ack.tag = self.echo_tag;
         ack.class = self.echo_class;
+        // RFC 3168 §6.1.3 / Linux `tcp_ecn_send`: ECE on every ACK while
+        // TCP_ECN_DEMAND_CWR; ACKs are Not-ECT.
+        ack.set_ece(self.ecn_demand_cwr);
         for i in 0..self.n_recent {
             let block = self.recent[i];
             if block.0 >= self.rcv_nxt {
@@ -495,16 +599,28 @@ impl LinuxAcks {
     /// segments per segment received, so it has left 32 segments behind
     /// before quick-ACKs are re-armed).
     fn incr_quickack(&mut self, rcv_wnd_pkts: u64) {
+        self.incr_quickack_max(rcv_wnd_pkts, TCP_MAX_QUICKACKS);
+    }
+
+    /// `tcp_incr_quickack(sk, max_quickacks)`: 2 if the window gives 0
+    /// (before the cap), then at most `max_quickacks`.
+    fn incr_quickack_max(&mut self, rcv_wnd_pkts: u64, max_quickacks: u32) {
         let q = match rcv_wnd_pkts / 2 {
             0 => 2,
             q => q.min(u64::from(TCP_MAX_QUICKACKS)) as u32,
-        };
+        }
+        .min(max_quickacks);
         self.quick = self.quick.max(q);
     }
 
-    /// `tcp_enter_quickack_mode`.
+    /// `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`.
     fn enter_quickack(&mut self, rwnd_pkts: u64, ato_min_ns: u64) {
-        self.incr_quickack(rwnd_pkts);
+        self.enter_quickack_max(rwnd_pkts, ato_min_ns, TCP_MAX_QUICKACKS);
+    }
+
+    /// `tcp_enter_quickack_mode(sk, max_quickacks)`.
+    fn enter_quickack_max(&mut self, rwnd_pkts: u64, ato_min_ns: u64, max_quickacks: u32) {
+        self.incr_quickack_max(rwnd_pkts, max_quickacks);
         self.ato_ns = ato_min_ns;
     }
 
@@ -940,5 +1056,112 @@ mod tests {
                 (1_060 * US, 6, vec![]),
             ]
         );
+    }
+
+    fn marked(seq: u64, ecn: Ecn, cwr: bool) -> Packet {
+        let mut p = data(seq);
+        p.set_ecn(ecn);
+        p.set_cwr(cwr);
+        p
+    }
+
+    /// RFC 3168 §6.1.3: no ECE before a CE mark; from the CE-marked packet
+    /// on, every ACK (in order, out of order, duplicate) carries ECE until
+    /// a packet with CWR arrives; a CE on the CWR packet itself keeps the
+    /// echo on. Without `tcp.ecn` a CE mark is not echoed.
+    #[test]
+    fn ce_sets_ece_on_every_ack_until_cwr() {
+        for ecn_on in [true, false] {
+            let cfg = TcpConfig {
+                ecn: ecn_on,
+                ..TcpConfig::default()
+            };
+            let mut r = TcpReceiver::new(0, cfg);
+            let mut out = Outbox::default();
+            let arrivals = [
+                (0, Ecn::Ect0, false, false),
+                (1, Ecn::Ect0, false, false),
+                (2, Ecn::Ce, false, true),
+                (3, Ecn::Ect0, false, true),
+                (5, Ecn::Ect0, false, true),   // out of order
+                (1, Ecn::NotEct, false, true), // duplicate
+                (4, Ecn::Ect0, false, true),
+                (6, Ecn::Ect0, true, false), // CWR ends the echo
+                (7, Ecn::Ect0, false, false),
+                (8, Ecn::Ce, true, true), // CWR and CE together: CE wins
+                (9, Ecn::Ect0, false, true),
+            ];
+            for (i, &(seq, ecn, cwr, ece)) in arrivals.iter().enumerate() {
+                r.on_data(0, &marked(seq, ecn, cwr), &mut out);
+                assert_eq!(out.packets.len(), i + 1, "one ACK per packet");
+                let ack = out.packets[i];
+                assert_eq!(
+                    ack.ece(),
+                    ece && ecn_on,
+                    "ACK {i} (packet {seq}), ecn {ecn_on}"
+                );
+                assert_eq!((ack.ecn(), ack.cwr()), (Ecn::NotEct, false));
+            }
+            assert_eq!(r.counters.ce_marks, if ecn_on { 2 } else { 0 });
+        }
+    }
+
+    /// Linux `__tcp_ecn_check_ce`: the first CE since the last CWR puts the
+    /// receiver in quick-ACK mode for 2 ACKs; `tcp_ecn_accept_cwr` ACKs
+    /// data with CWR at once. Segments 0-19 as in
+    /// `linux_quick_acks_then_every_second_segment_then_the_timer` (19
+    /// waits for the timer, 41.9 ms). Then, 250 ms apart, each alone: 20
+    /// (CE) and 21 are ACKed at once (the 2 quick ACKs, with ECE), 22
+    /// waits for the delayed-ACK timer (ECE still), 23 carries CWR and is
+    /// ACKed at once, without ECE; 24 waits again. Without the CE mark 20
+    /// and 21 wait too.
+    #[test]
+    fn linux_quick_acks_on_the_first_ce_and_acks_cwr_at_once() {
+        for ce in [true, false] {
+            let mut r = TcpReceiver::new(
+                0,
+                TcpConfig {
+                    ecn: true,
+                    profile: Profile::Linux,
+                    ..linux_cfg()
+                },
+            );
+            let ect = |seq| marked(seq, Ecn::Ect0, false);
+            let mut out = Outbox::default();
+            for seq in 0..20 {
+                r.on_data(seq * 100_000, &ect(seq), &mut out);
+            }
+            r.on_delack_timer(41_900_000, &mut out);
+            assert_eq!(out.packets.len(), 13);
+            assert!(out.packets.iter().all(|a| !a.ece()));
+            let mut immediate = Vec::new();
+            let mut t = 100_000_000;
+            for seq in 20..25 {
+                let pkt = match seq {
+                    20 if ce => marked(seq, Ecn::Ce, false),
+                    23 => marked(seq, Ecn::Ect0, true),
+                    _ => ect(seq),
+                };
+                let before = out.packets.len();
+                r.on_data(t, &pkt, &mut out);
+                if out.packets.len() > before {
+                    let a = out.packets.last().unwrap();
+                    immediate.push((seq, a.seq, a.ece()));
+                } else {
+                    // Fire the delayed ACK before the next segment.
+                    r.on_delack_timer(t + TCP_DELACK_MAX_NS, &mut out);
+                    assert_eq!(out.packets.len(), before + 1, "segment {seq}");
+                    let a = out.packets.last().unwrap();
+                    assert_eq!((a.seq, a.ece()), (seq + 1, ce && seq < 23));
+                }
+                t += 250_000_000;
+            }
+            let want: &[(u64, u64, bool)] = if ce {
+                &[(20, 21, true), (21, 22, true), (23, 24, false)]
+            } else {
+                &[(23, 24, false)]
+            };
+            assert_eq!(immediate, want, "ce {ce}");
+        }
     }
 }

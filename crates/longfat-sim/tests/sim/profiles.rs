@@ -1258,3 +1258,57 @@ fn gro_segments_is_checked_with_its_field() {
     let e = build_with("linux", "reno", 45).unwrap();
     assert!(e.message.contains("allowed 1..=44"), "{}", e.message);
 }
+
+/// `tcp.ecn` and `tcp.abe` (issue 31): both off by default; ABE only with
+/// ECN, ECN not with PLT (whose receiver echoes no marks), each refusal
+/// naming the field.
+#[test]
+fn ecn_and_abe_options_defaults_and_refusals() {
+    let text = |cc: &str, tcp: &str| {
+        format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "10Mbps"
+            delay = "10ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "{cc}"
+            tcp = {{ {tcp} }}
+            [run]
+            duration = "1s"
+            "#
+        )
+    };
+    let cfg = |tcp: &str| {
+        let c = sender(&sim_of(&text("cubic", tcp)), 0).config().clone();
+        (c.ecn, c.abe)
+    };
+    assert_eq!(cfg(r#"profile = "linux""#), (false, false));
+    assert_eq!(cfg(r#"ecn = true"#), (true, false));
+    assert_eq!(cfg(r#"ecn = true, abe = true"#), (true, true));
+    let refused = |cc: &str, tcp: &str| {
+        let s = Scenario::from_toml(&text(cc, tcp)).expect("parses");
+        match build(&s) {
+            Ok(_) => panic!("{cc} {tcp}: accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = refused("cubic", r#"abe = true"#);
+    assert!(
+        e.contains("flows[0].tcp.abe") && e.contains("needs ecn = true"),
+        "{e}"
+    );
+    let e = refused("cubic", r#"ecn = false, abe = true"#);
+    assert!(e.contains("flows[0].tcp.abe"), "{e}");
+    let plt = text("plt", "ecn = true").replace(
+        "queue = \"1bdp\"",
+        "queue = \"1bdp\"\n            discipline = \"priority\"\n            class_queues = [\"1bdp\", \"1bdp\"]",
+    );
+    let e = match build(&Scenario::from_toml(&plt).expect("parses")) {
+        Ok(_) => panic!("plt with ecn: accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("flows[0].tcp.ecn") && e.contains("PLT"), "{e}");
+}

@@ -350,3 +350,60 @@ fn same_seed_same_results_different_seed_different_losses() {
     assert_eq!(a.events_processed(), b.events_processed());
     assert_ne!(sa, sc);
 }
+
+/// ECN-capable flows behind a link that never marks (DropTail) run as
+/// without ECN: ECT changes no decision of the `rfc` or `ns2` sender or
+/// receiver, so the summary is the same but for the ECN counters, which
+/// such a flow reports (all 0) and a flow without ECN does not. (Linux's
+/// receiver is left out: `__tcp_ecn_check_ce` quick-ACKs a Not-ECT
+/// retransmission once it has seen ECT, which moves its ACKs.) The
+/// counters' marks come from AQM links (issue 31's `aqm` part).
+#[test]
+fn ecn_without_marks_changes_nothing_but_reports_its_counters() {
+    for profile in ["rfc", "ns2"] {
+        let text = |ecn: bool| {
+            format!(
+                r#"
+                [network]
+                topology = "dumbbell"
+                [network.bottleneck]
+                rate = "20Mbps"
+                delay = "20ms"
+                queue = "0.5bdp"
+                loss = 0.001
+                [[flows]]
+                cc = "cubic"
+                count = 2
+                tcp = {{ profile = "{profile}", ecn = {ecn} }}
+                [run]
+                duration = "20s"
+                "#
+            )
+        };
+        let (_, off) = run_toml(&text(false));
+        let (sim, mut on) = run_toml(&text(true));
+        for row in on["flows"].as_array_mut().unwrap() {
+            let row = row.as_object_mut().unwrap();
+            for key in ["ece_acks", "ecn_reductions", "ce_marks"] {
+                assert_eq!(
+                    row.remove(key),
+                    Some(serde_json::json!(0)),
+                    "{profile} {key}"
+                );
+            }
+        }
+        assert_eq!(on["flows"], off["flows"], "{profile}");
+        assert!(off["flows"][0].get("ece_acks").is_none());
+        assert!(
+            f64_of(&off["flows"][0]["retransmits"]) > 0.0,
+            "{profile}: losses happen"
+        );
+        let e = &sim.metrics.ecn;
+        assert_eq!(
+            e.row.len(),
+            sim.metrics.flows.time_ns.len(),
+            "both flows every sample"
+        );
+        assert!(e.ce_marks.iter().all(|&c| c == 0));
+    }
+}

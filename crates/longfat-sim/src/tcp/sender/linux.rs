@@ -138,7 +138,8 @@ impl Linux {
     /// the timer waits for a probe timeout (PTO = 2 SRTT, plus the minimum
     /// RTO when a single packet is out, else 2 ms), never past the RTO. Not
     /// in Disorder: Linux probes only in Open and CWR (`icsk_ca_state !=
-    /// TCP_CA_Open && != TCP_CA_CWR` returns false); our CWR lasts no time.
+    /// TCP_CA_Open && != TCP_CA_CWR` returns false); CWR (an ECN
+    /// reduction) keeps our state Open, so it probes too.
     fn schedule_probe(
         &self,
         s: &mut SenderCore,
@@ -257,9 +258,29 @@ impl Linux {
             let loss = s.loss_event(self, now_ns, o.in_flight_before_pkts);
             s.cc.on_congestion_event(&loss);
             s.cc.on_recovery_exit(now_ns);
+            // `tcp_init_cwnd_reduction` -> `tcp_ecn_queue_cwr`.
+            s.queue_cwr();
         } else if o.advanced_pkts == 0 && o.delivered_pkts == 0 {
             self.tlp_high_seq = None; // a pure duplicate: nothing was lost
         }
+    }
+}
+
+impl Linux {
+    /// `tcp_init_cwnd_reduction` (the controller has just set ssthresh):
+    /// PRR starts from the window before the reduction.
+    fn init_cwnd_reduction(&mut self, s: &SenderCore, prior_cwnd_pkts: u64) {
+        self.tlp_high_seq = None;
+        let ssthresh = s.cc.ssthresh();
+        self.prr = Prr {
+            ssthresh_pkts: if ssthresh.is_finite() {
+                ssthresh.max(1.0) as u64
+            } else {
+                prior_cwnd_pkts
+            },
+            prior_cwnd_pkts: prior_cwnd_pkts.max(1),
+            ..Prr::default()
+        };
     }
 }
 
@@ -408,7 +429,7 @@ impl LossRecovery for Linux {
         (d.newly_lost, d.wait_ns)
     }
 
-    /// `tcp_init_cwnd_reduction`; PRR sends the retransmission.
+    /// `tcp_enter_recovery`; PRR sends the retransmission.
     fn start_fast_recovery(
         &mut self,
         s: &mut SenderCore,
@@ -416,17 +437,11 @@ impl LossRecovery for Linux {
         prior_cwnd_pkts: u64,
         out: &mut Outbox,
     ) {
-        self.tlp_high_seq = None;
-        let ssthresh = s.cc.ssthresh();
-        self.prr = Prr {
-            ssthresh_pkts: if ssthresh.is_finite() {
-                ssthresh.max(1.0) as u64
-            } else {
-                prior_cwnd_pkts
-            },
-            prior_cwnd_pkts: prior_cwnd_pkts.max(1),
-            ..Prr::default()
-        };
+        // `tcp_enter_recovery`: from CWR (`tcp_in_cwnd_reduction`) the
+        // reduction and its PRR go on.
+        if !s.ecn_reducing() {
+            self.init_cwnd_reduction(s, prior_cwnd_pkts);
+        }
         if s.timer != XmitTimer::Rto {
             s.arm_rto(now_ns, out);
         }
@@ -523,8 +538,31 @@ impl LossRecovery for Linux {
     fn allowance(&self, s: &SenderCore) -> u64 {
         match s.recovery {
             Recovery::Fast { .. } => self.prr.cwnd_pkts,
+            Recovery::Open if s.ecn_reducing() => self.prr.cwnd_pkts,
             Recovery::Open | Recovery::Timeout { .. } => s.cwnd_pkts(),
         }
+    }
+
+    /// `tcp_may_raise_cwnd` does not look at ECE: the state does (an ECE
+    /// ACK in Open enters CWR first; in Loss it may grow).
+    fn ece_ack_grows(&mut self) -> bool {
+        true
+    }
+
+    /// TCP_CA_CWR is `tcp_in_cwnd_reduction`: `tcp_cong_control` runs
+    /// `tcp_cwnd_reduction` (PRR) instead of `tcp_cong_avoid`.
+    fn ecn_holds_window(&self) -> bool {
+        true
+    }
+
+    /// `tcp_enter_cwr` -> `tcp_init_cwnd_reduction`.
+    fn on_ecn_reduction(&mut self, s: &mut SenderCore, prior_cwnd_pkts: u64) {
+        self.init_cwnd_reduction(s, prior_cwnd_pkts);
+    }
+
+    /// CWR -> Open: `tcp_end_cwnd_reduction`, snd_cwnd = ssthresh.
+    fn on_ecn_reduction_end(&mut self, s: &mut SenderCore, now_ns: u64) {
+        s.cc.on_recovery_exit(now_ns);
     }
 
     fn new_data_only(&self) -> bool {

@@ -138,6 +138,10 @@ impl TcpSender {
     pub fn recovery(&self) -> Recovery {
         self.core.recovery
     }
+    /// An ECN reduction is in force (Linux TCP_CA_CWR under `linux`).
+    pub fn ecn_reducing(&self) -> bool {
+        self.core.ecn_reducing()
+    }
     pub fn profile(&self) -> Profile {
         self.core.cfg.profile
     }

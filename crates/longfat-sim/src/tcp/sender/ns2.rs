@@ -47,6 +47,9 @@ pub(super) struct Ns2Sack1 {
     /// only with `dupacks_ == 0`, right after a new ACK cleared them, so
     /// go-back-N still resends every packet above the cumulative ACK.
     timeout_sacks: Vec<(u64, u64)>,
+    /// tcp.cc `ect_`: an ACK with ECN-Echo has been seen; from then on an
+    /// ECE ACK opens no window (`recv_newack_helper`).
+    ect_seen: bool,
 }
 
 impl Ns2Sack1 {
@@ -231,7 +234,10 @@ impl LossRecovery for Ns2Sack1 {
         self.recover = Some(s.sb.snd_nxt());
         self.timeout_sacks.clear();
         s.sb.mark_all_lost();
-        s.notify_rto(now_ns, true, Some(s.cfg.rwnd_pkts as f64), true);
+        // tcp.cc `timeout()`: "if we are in recovery from a recent ECN,
+        // don't cut down ssthresh_" (`slowdown(CLOSE_CWND_ONE)`).
+        let reduce = !s.in_ecn_window();
+        s.notify_rto(now_ns, reduce, Some(s.cfg.rwnd_pkts as f64), true);
         self.reduced = true;
         self.dupacks = 0;
     }
@@ -274,6 +280,46 @@ impl LossRecovery for Ns2Sack1 {
     /// ns-2 does not count the fast retransmission in `pipe_`.
     fn on_forced_retransmit(&mut self) {
         self.pipe -= 1;
+    }
+
+    /// tcp.cc `output()`: `if (ecn_) hf->ect() = 1` on every packet, and
+    /// CWR (`cong_action_`) on the next one, retransmission or not
+    /// (`SetCWRonRetransmit_ true`, ns-default.tcl).
+    fn ecn_on_retransmissions(&self) -> bool {
+        true
+    }
+
+    /// tcp.cc `ecn()`: `seqno > recover_ || last_cwnd_action_ ==
+    /// CWND_ACTION_TIMEOUT`: after a timeout ECE is answered at once, also
+    /// during its go-back-N; during fast recovery (`recover_ = maxseq_`)
+    /// not.
+    fn ecn_reacts_in(&self, recovery: Recovery) -> bool {
+        !matches!(recovery, Recovery::Fast { .. })
+    }
+
+    /// tcp-sack1.cc `recv`: `if (ecnecho && ecn_) ecn(tcph->seqno())`
+    /// before the ACK is processed.
+    fn ecn_before_losses(&self) -> bool {
+        true
+    }
+
+    /// `recv_newack_helper`: `opencwnd()` unless `ect_ && ecnecho`; `ect_`
+    /// is set after, by the first ECE ACK (so that one still opens).
+    fn ece_ack_grows(&mut self) -> bool {
+        let grows = !self.ect_seen;
+        self.ect_seen = true;
+        grows
+    }
+
+    /// `ecn()`: `recover_ = maxseq_`, `last_cwnd_action_ =
+    /// CWND_ACTION_ECN`, `slowdown()` (the first decrease done); a
+    /// following `dupack_action()` within it takes the ECN branch (fast
+    /// recovery without a second slowdown), which the shared sequence does
+    /// for a loss inside an ECN reduction; the last timeout's `recover_`
+    /// no longer holds fast recovery back.
+    fn on_ecn_reduction(&mut self, _s: &mut SenderCore, _prior_cwnd_pkts: u64) {
+        self.reduced = true;
+        self.recover = None;
     }
 
     /// Reductions from `min(cwnd, rwnd)`; `slowdown()`: the first reduction

@@ -9,7 +9,7 @@ use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent
 
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
-use crate::packet::{Dir, Packet, PacketKind};
+use crate::packet::{Dir, Ecn, Packet, PacketKind};
 use crate::tcp::pacing::Pacer;
 use crate::tcp::rate::RateEstimator;
 use crate::tcp::rtt::RttEstimator;
@@ -42,6 +42,27 @@ pub struct SenderCounters {
     pub loss_probes: u64,
     /// Reductions undone as spurious (`linux`, timestamps: Eifel).
     pub undos: u64,
+    /// ACKs that carried ECE (`tcp.ecn`).
+    pub ece_acks: u64,
+    /// ECN reductions: congestion responses to ECE (Linux's CWR episodes).
+    pub ecn_reductions: u64,
+}
+
+/// The sender's RFC 3168 state (`TcpConfig::ecn`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct EcnSender {
+    /// The next data packet that may carry CWR does (Linux
+    /// `TCP_ECN_QUEUE_CWR`, ns-2 `cong_action_`): set by every reduction.
+    pub(super) queue_cwr: bool,
+    /// The ECN reduction in force (Linux TCP_CA_CWR's `high_seq`, ns-2's
+    /// `recover_` after `ecn()`): the first packet number sent after it. It
+    /// ends once the cumulative ACK passes that packet, which carried CWR
+    /// (Linux `tcp_fastretrans_alert`: "CWR is to be held something
+    /// *above* high_seq is ACKed for CWR bit to reach receiver").
+    pub(super) point: Option<u64>,
+    /// Packets below this number have left once: a packet at or above it
+    /// is new data (Linux `tcp_ecn_send`: `!before(seq, snd_nxt)`).
+    sent_upto: u64,
 }
 
 /// What the one transmission timer is waiting for (Linux keeps one
@@ -277,6 +298,50 @@ pub(super) trait LossRecovery {
     ) {
     }
 
+    /// ECT(0) and CWR go on retransmissions too (ns-2 `output()` sets ECT
+    /// on every packet, and CWR with `SetCWRonRetransmit_`, true by
+    /// default); RFC 3168 §6.1.5 and Linux `tcp_ecn_send`: new data only.
+    fn ecn_on_retransmissions(&self) -> bool {
+        false
+    }
+
+    /// Whether the profile answers ECE in this recovery state (RFC 3168
+    /// §6.1.2: once per window of data, so not during a loss recovery;
+    /// Linux `tcp_try_to_open` -> `tcp_enter_cwr`: Open and Disorder only).
+    fn ecn_reacts_in(&self, recovery: Recovery) -> bool {
+        recovery == Recovery::Open
+    }
+
+    /// ECE is answered before the ACK's losses are looked for (ns-2's
+    /// `recv` calls `ecn()` first); otherwise after, and an ACK that starts
+    /// a fast recovery is that recovery's only reduction (Linux
+    /// `tcp_fastretrans_alert`: `tcp_enter_recovery` before
+    /// `tcp_try_to_open`).
+    fn ecn_before_losses(&self) -> bool {
+        false
+    }
+
+    /// An ACK with ECE may grow the window (RFC 3168 §6.1.2: "SHOULD NOT
+    /// increase the congestion window in response to the receipt of an
+    /// ECN-Echo ACK packet"). Called once per ECE ACK.
+    fn ece_ack_grows(&mut self) -> bool {
+        false
+    }
+
+    /// The window stays reduced by the profile's recovery machinery for the
+    /// whole ECN reduction (Linux TCP_CA_CWR: PRR, no growth), instead of
+    /// only at the reduction itself.
+    fn ecn_holds_window(&self) -> bool {
+        false
+    }
+
+    /// An ECN reduction has just reduced the controller (`prior_cwnd_pkts`:
+    /// the window before it).
+    fn on_ecn_reduction(&mut self, _s: &mut SenderCore, _prior_cwnd_pkts: u64) {}
+
+    /// The cumulative ACK passed the ECN reduction's point.
+    fn on_ecn_reduction_end(&mut self, _s: &mut SenderCore, _now_ns: u64) {}
+
     /// Packet `seq` leaves with timestamp `ts_val`; `fast`: in fast recovery.
     fn on_transmit(
         &mut self,
@@ -337,6 +402,8 @@ pub struct SenderCore {
     /// the send buffer lets be in flight (`TcpConfig::default_host`).
     pub(super) peer_window_pkts: u64,
     sndbuf_pkts: u64,
+    /// ECN (`TcpConfig::ecn`; untouched when off).
+    pub(super) ecn: EcnSender,
     pub counters: SenderCounters,
     /// Delivery-rate estimation (`tcp::rate`), only for a controller that
     /// reads its samples (`CongestionControl::wants_rate_samples`).
@@ -391,6 +458,7 @@ impl SenderCore {
             ts_recent: 0,
             peer_window_pkts: u64::MAX,
             sndbuf_pkts,
+            ecn: EcnSender::default(),
             counters: SenderCounters::default(),
             rate,
             rate_rtt_ns: 0,
@@ -464,12 +532,17 @@ impl SenderCore {
         p.ts_val = self.clock(now_ns);
         p.ts_ecr = self.ts_recent;
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
+        if self.cfg.ecn {
+            self.mark_ecn(r, &mut p);
+        }
         self.counters.sent_pkts += 1;
         self.counters.sent_bytes += u64::from(size);
         if retransmit {
             self.counters.retransmits += 1;
         }
-        let fast = matches!(self.recovery, Recovery::Fast { .. });
+        // Linux `tcp_write_xmit`: `prr_out` counts in CWR as in Recovery.
+        let fast = matches!(self.recovery, Recovery::Fast { .. })
+            || (r.ecn_holds_window() && self.ecn_reducing());
         r.on_transmit(now_ns, seq, retransmit, p.ts_val, fast);
         out.packets.push(p);
         if let Some(rate) = self.rate.as_deref_mut() {
@@ -493,6 +566,68 @@ impl SenderCore {
                 out,
             );
         }
+    }
+
+    /// RFC 3168 §6.1.1/§6.1.5, Linux `tcp_ecn_send`: new data is ECT(0)
+    /// and the first new data packet after a reduction carries CWR;
+    /// retransmissions and probes of old data are Not-ECT (unless the
+    /// profile marks them: ns-2).
+    #[inline]
+    fn mark_ecn<R: LossRecovery>(&mut self, r: &R, p: &mut Packet) {
+        let new = p.seq >= self.ecn.sent_upto;
+        if new {
+            self.ecn.sent_upto = p.seq + 1;
+        }
+        if new || r.ecn_on_retransmissions() {
+            p.set_ecn(Ecn::Ect0);
+            if self.ecn.queue_cwr {
+                self.ecn.queue_cwr = false;
+                p.set_cwr(true);
+            }
+        }
+    }
+
+    /// A reduction of any kind: the next new data packet carries CWR
+    /// (RFC 3168 §6.1.2: "for any reason", a timeout, a fast retransmit or
+    /// ECN; Linux `tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and
+    /// `tcp_enter_loss`).
+    pub(super) fn queue_cwr(&mut self) {
+        self.ecn.queue_cwr = self.cfg.ecn;
+    }
+
+    /// An ECN reduction is in force and has not reached its point: a
+    /// timeout then keeps ssthresh (Linux `tcp_enter_loss`: only if
+    /// `!after(high_seq, snd_una)`; ns-2 `timeout()`: "if we are in
+    /// recovery from a recent ECN, don't cut down ssthresh_"; RFC 3168
+    /// §6.1.2: not again within the window).
+    pub(super) fn in_ecn_window(&self) -> bool {
+        self.ecn.point.is_some_and(|p| self.sb.snd_una() < p)
+    }
+
+    /// An ECN reduction is in force (Linux TCP_CA_CWR).
+    pub(super) fn ecn_reducing(&self) -> bool {
+        self.ecn.point.is_some()
+    }
+
+    /// The congestion response to an ACK with ECE (RFC 3168 §6.1.2; Linux
+    /// `tcp_enter_cwr`, ns-2 `ecn()`): at most once per window of data
+    /// (not while an ECN reduction is in force, nor in a recovery the
+    /// profile does not answer ECE in), as the controller's response to a
+    /// loss (`LossEvent::ecn`, with `abe` under RFC 8511), no
+    /// retransmission, CWR on the next new data packet.
+    fn ecn_respond<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, in_flight: u64) {
+        if self.ecn.point.is_some() || !r.ecn_reacts_in(self.recovery) {
+            return;
+        }
+        self.ecn.point = Some(self.sb.snd_nxt());
+        self.counters.ecn_reductions += 1;
+        let prior_cwnd = self.cwnd_pkts();
+        let mut ev = self.loss_event(r, now_ns, in_flight);
+        ev.ecn = true;
+        ev.abe = self.cfg.abe;
+        self.cc.on_congestion_event(&ev);
+        self.queue_cwr();
+        r.on_ecn_reduction(self, prior_cwnd);
     }
 
     pub(super) fn arm(&mut self, kind: XmitTimer, at_ns: u64, out: &mut Outbox) {
@@ -761,7 +896,7 @@ impl SenderCore {
     /// since.
     pub(super) fn timeout_reduces(&self) -> bool {
         match self.recovery {
-            Recovery::Open => true,
+            Recovery::Open => !self.in_ecn_window(),
             Recovery::Fast { .. } => false,
             Recovery::Timeout { .. } => self.rto_backoff <= 1,
         }
@@ -774,14 +909,25 @@ impl SenderCore {
         in_flight: u64,
         out: &mut Outbox,
     ) {
+        // A loss found during an ECN reduction is no new episode: the
+        // window was reduced for this window of data already (RFC 3168
+        // §6.1.2), and the recovery ends where the ECN reduction would
+        // have (Linux `tcp_enter_recovery` keeps `high_seq` and PRR when
+        // `tcp_in_cwnd_reduction`; ns-2 `dupack_action()`'s ECN branch
+        // keeps `recover_` and does not slow down).
+        let ecn_point = self.ecn.point;
         self.recovery = Recovery::Fast {
-            point: self.sb.snd_nxt(),
+            point: ecn_point.unwrap_or(self.sb.snd_nxt()),
         };
         self.counters.fast_recoveries += 1;
         let prior_cwnd = self.cwnd_pkts();
-        let loss = self.loss_event(r, now_ns, in_flight);
-        self.cc.on_congestion_event(&loss);
+        if ecn_point.is_none() {
+            let loss = self.loss_event(r, now_ns, in_flight);
+            self.cc.on_congestion_event(&loss);
+            self.queue_cwr();
+        }
         r.start_fast_recovery(self, now_ns, prior_cwnd, out);
+        self.ecn.point = None;
     }
 
     fn recovery_exits_at(&self, ack_seq: u64) -> bool {
@@ -927,6 +1073,23 @@ impl SenderCore {
         let o = self.take_ack(r, now_ns, ack, in_fast, out);
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
         r.on_ack_outcome(self, now_ns, ack, &o);
+        let ece = self.cfg.ecn && ack.ece();
+        let mut ece_blocks_growth = false;
+        if self.cfg.ecn {
+            // Linux `tcp_fastretrans_alert` (D): the CWR state ends before
+            // this ACK's ECE is looked at.
+            if self.ecn.point.is_some_and(|p| self.sb.snd_una() > p) {
+                self.ecn.point = None;
+                r.on_ecn_reduction_end(self, now_ns);
+            }
+            if ece {
+                self.counters.ece_acks += 1;
+                ece_blocks_growth = !r.ece_ack_grows();
+                if r.ecn_before_losses() {
+                    self.ecn_respond(r, now_ns, o.in_flight_before_pkts);
+                }
+            }
+        }
 
         let (newly_lost, reo_wait) = r.detect_losses(self, now_ns, false);
         if self.rate.is_some() {
@@ -941,11 +1104,17 @@ impl SenderCore {
         } else if in_fast && !exiting {
             r.on_ack_in_recovery(advanced > 0);
         }
-        let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. });
+        if ece && !r.ecn_before_losses() {
+            self.ecn_respond(r, now_ns, o.in_flight_before_pkts);
+        }
+        // Linux `tcp_in_cwnd_reduction`: Recovery or CWR, PRR's window.
+        let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. })
+            || (r.ecn_holds_window() && self.ecn_reducing());
         if in_fast_recovery {
             r.update_window(self, delivered, newly_lost, advanced > 0);
         }
-        let progress = advanced > 0 || (delivered > 0 && r.grows_on_sacks());
+        let progress =
+            (advanced > 0 || (delivered > 0 && r.grows_on_sacks())) && !ece_blocks_growth;
         let grow_after_exit = exiting && r.grows_on_recovery_exit();
         if !grow_after_exit {
             self.grow(now_ns, ack, &o, progress, in_fast_recovery);
@@ -1023,6 +1192,7 @@ impl SenderCore {
             }),
             rate,
             mss_bytes: payload.min(u64::from(u32::MAX)) as u32,
+            ece: self.cfg.ecn && ack.ece(),
             ..Default::default()
         });
     }
@@ -1067,6 +1237,11 @@ impl SenderCore {
                 + rtx_before.saturating_sub(self.sb.retransmitted_count());
             rate.on_lost(newly);
         }
+        // Linux `tcp_enter_loss`: TCP_CA_Loss replaces CWR, and CWR is
+        // queued (`tcp_ecn_queue_cwr`); ns-2 `slowdown()` sets
+        // `cong_action_` for every timeout.
+        self.ecn.point = None;
+        self.queue_cwr();
         self.recovery = Recovery::Timeout {
             point: self.sb.snd_nxt(),
         };
