@@ -38,8 +38,9 @@ const SIM_FLOORS: &[(&str, u32)] = &[
     ("event", 0),
     ("prefetch", 0),
     ("traffic", 0),
-    // the packet and its pool
+    // the packet and its pool; the AQMs' decisions (they use units)
     ("packet", 1),
+    ("aqm", 1),
     // what endpoints send through, and the links
     ("outbox", 2),
     ("link", 2),
