@@ -315,8 +315,10 @@ struct AqmQueue {
     limit: QueueLimit,
     ecn: bool,
     in_service: Option<Queued>,
-    /// Sojourn times of the packets dequeued since the last sample.
+    /// Sojourn times of the packets dequeued since the last sample, and
+    /// since the start.
     sojourn: SojournStats,
+    total: SojournStats,
     /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
@@ -429,6 +431,7 @@ impl Link {
                     ecn: *ecn,
                     in_service: None,
                     sojourn: SojournStats::default(),
+                    total: SojournStats::default(),
                     dropped: Vec::new(),
                 }))
             }
@@ -769,6 +772,14 @@ impl Link {
         }
     }
 
+    /// The sojourn times of every packet dequeued so far (AQM links).
+    pub fn sojourn_total(&self) -> Option<SojournStats> {
+        match &self.queue {
+            Queue::Aqm(a) => Some(a.total),
+            _ => None,
+        }
+    }
+
     /// AQM link: offers packet `id` (in `pool`). The buffer's limit and the
     /// AQM decide; what is dropped is freed from `pool` and counted in
     /// `freed` (the arrival too, if it is dropped). A packet that finds the
@@ -910,11 +921,12 @@ impl Link {
             pool.get_mut(PacketId(p.handle)).set_ecn(Ecn::Ce);
             counters.ce_marks += 1;
         }
-        let s = &mut a.sojourn;
         let sojourn = now_ns - p.enqueue_ns;
-        s.pkts += 1;
-        s.sum_ns += sojourn;
-        s.max_ns = s.max_ns.max(sojourn);
+        for s in [&mut a.sojourn, &mut a.total] {
+            s.pkts += 1;
+            s.sum_ns += sojourn;
+            s.max_ns = s.max_ns.max(sojourn);
+        }
         a.in_service = Some(p);
         Some(now_ns + self.tx_time(p.size_bytes))
     }
