@@ -190,7 +190,9 @@ GOOD_STRINGS: dict[str, list[str]] = {
     "object_size_mean": ["10KB", "20pkt", "100KB"],
     "class_queues": ["10pkt", "100pkt", "0.5bdp"],
     "topology": ["dumbbell", "parking_lot"],
-    "discipline": ["droptail", "priority"],
+    "discipline": ["droptail", "priority", "codel", "fq_codel"],
+    "target": ["5ms", "1ms", "20ms", "1us"],
+    "interval": ["100ms", "30ms", "1s"],
     "profile": ["rfc", "ns2", "linux"],
     "host": ["tuned", "default"],
     "pattern": ["cbr", "onoff"],
@@ -220,6 +222,9 @@ GOOD_NUMBERS: dict[str, list[Any]] = {
     "size_shape": [1.2, 1.5, 2.5],
     "objects_per_page": [1.0, 2.0, 3.5],
     "object_size_shape": [1.2, 2.0],
+    "flows": [1, 16, 1024],
+    "quantum": [64, 300, 1514],
+    "drop_batch": [1, 64],
 }
 
 NAN, INF = float("nan"), float("inf")
@@ -531,6 +536,8 @@ def gen_schema(rng: random.Random, c: Corpus) -> dict:
         if isinstance(bn, dict) and bn.get("discipline") != "priority" and rng.random() < 0.9:
             bn.pop("classes", None)
             bn.pop("class_queues", None)
+        if isinstance(bn, dict) and bn.get("discipline") not in ("codel", "fq_codel") and rng.random() < 0.9:
+            bn.pop("aqm", None)
     for key in ("flows", "udp", "short_flows", "web"):
         for e in doc.get(key, []) if isinstance(doc.get(key), list) else []:
             if isinstance(e, dict) and rng.random() < 0.8:

@@ -726,6 +726,39 @@ pub fn structured(g: &mut G) -> Value {
                 Value::Array((0..classes).map(|_| queue(s)).collect())
             });
         }
+    } else if s.g.chance(0.25) {
+        // An AQM (RED and PIE are refused until their machines land).
+        let d =
+            *s.g.pick(&["codel", "fq_codel", "codel", "fq_codel", "red", "pie"]);
+        s.field(
+            &mut link,
+            "discipline",
+            Kind::Word(schema::DISCIPLINES),
+            1.0,
+            move |_| json!(d),
+        );
+        s.field(&mut link, "aqm", Kind::Table(Table::Aqm), 0.6, move |s| {
+            let mut a = Map::new();
+            s.field(&mut a, "target", Kind::Duration, 0.4, |s| {
+                s.pick_ns(&[0.001, 0.5, 1.0, 5.0, 10.0, 20.0])
+            });
+            s.field(&mut a, "interval", Kind::Duration, 0.4, |s| {
+                s.pick_ns(&[1.0, 30.0, 100.0, 300.0, 1000.0])
+            });
+            s.field(&mut a, "ecn", Kind::Bool, 0.4, |s| json!(s.g.chance(0.5)));
+            let fq = if d == "fq_codel" { 0.4 } else { 0.02 };
+            s.field(&mut a, "flows", Kind::U32, fq, |s| {
+                json!(*s.g.pick(&[1u64, 2, 16, 1024, 65_536]))
+            });
+            s.field(&mut a, "quantum", Kind::U32, fq, |s| {
+                json!(*s.g.pick(&[64u64, 300, 1514, 9000]))
+            });
+            s.field(&mut a, "drop_batch", Kind::U32, fq, |s| {
+                json!(*s.g.pick(&[1u64, 8, 64, 1000]))
+            });
+            s.extra(&mut a, Table::Aqm);
+            Value::Object(a)
+        });
     } else {
         s.field(
             &mut link,

@@ -309,6 +309,13 @@ impl Simulation {
         links.set_item("utilization", l.utilization.clone().into_pyarray(py))?;
         links.set_item("drops_overflow", l.drops_overflow.clone().into_pyarray(py))?;
         links.set_item("drops_random", l.drops_random.clone().into_pyarray(py))?;
+        links.set_item("drops_aqm", l.drops_aqm.clone().into_pyarray(py))?;
+        links.set_item("ce_marks", l.ce_marks.clone().into_pyarray(py))?;
+        links.set_item(
+            "sojourn_mean_ns",
+            l.sojourn_mean_ns.clone().into_pyarray(py),
+        )?;
+        links.set_item("sojourn_max_ns", l.sojourn_max_ns.clone().into_pyarray(py))?;
         let out = PyDict::new(py);
         out.set_item("flows", flows)?;
         out.set_item("links", links)?;

@@ -121,6 +121,8 @@ fn link_capacity(l: &LinkSpec, min_pkt_bytes: u64, arrival_bps: f64, flows_throu
         QueueDiscipline::DropTail(q) => limit(q),
         QueueDiscipline::Priority(qs) => qs.iter().map(limit).fold(0u64, u64::saturating_add),
         QueueDiscipline::PriorityShared { limit: q, .. } => limit(q),
+        // An AQM keeps its queue short, but its buffer may fill.
+        QueueDiscipline::Aqm { limit: q, .. } => limit(q),
     };
     // On the wire: packets leave at most once per serialization time of the
     // smallest packet, and no faster than they arrive.

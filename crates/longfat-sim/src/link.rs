@@ -13,13 +13,23 @@
 //! high-priority arrival overtakes queued low-priority packets), so it
 //! schedules each packet's end of serialization as an event, as htsim's
 //! queues do, then hands the packet to the same kind of pipe ring.
+//!
+//! An AQM link (CoDel, FQ-CoDel; module `aqm`) is served the same way: its
+//! discipline decides at dequeue (CoDel's drops, FQ-CoDel's scheduling), so
+//! departures are events too. Each waiting packet carries its enqueue
+//! time; the link turns the AQM's verdicts into CE marks or drops, which
+//! needs the packets themselves (`enqueue_aqm`, `tx_done_aqm` take the
+//! engine's pool and free what they drop).
 
 use std::collections::VecDeque;
 
 use rand_core::RngCore;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::packet::{Packet, PacketId};
+use crate::aqm::codel::{Codel, CodelParams};
+use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
+use crate::aqm::{Queued, Verdict};
+use crate::packet::{Dir, Ecn, Packet, PacketId, PacketPool};
 use crate::prefetch::prefetch;
 use crate::units::Bandwidth;
 
@@ -37,6 +47,23 @@ impl QueueLimit {
             QueueLimit::Bytes(b) => queued_bytes + size_bytes <= b,
         }
     }
+
+    /// A queue holding this much is past the limit.
+    fn exceeded_by(self, queued_pkts: u64, queued_bytes: u64) -> bool {
+        match self {
+            QueueLimit::Packets(n) => queued_pkts > n,
+            QueueLimit::Bytes(b) => queued_bytes > b,
+        }
+    }
+}
+
+/// An active queue management discipline and its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Aqm {
+    /// CoDel (RFC 8289) on one FIFO.
+    Codel(CodelParams),
+    /// FQ-CoDel (RFC 8290).
+    FqCodel(FqCodelParams),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +80,15 @@ pub enum QueueDiscipline {
     /// push-out), else it is dropped: lower classes never take buffer from
     /// higher ones.
     PriorityShared { limit: QueueLimit, classes: usize },
+    /// An AQM over a buffer of `limit` (packets waiting, not counting the
+    /// one being serialized; over it, CoDel drops the arrival, FQ-CoDel
+    /// drops from its fattest flow). `ecn`: CE-mark ECN-capable packets
+    /// instead of dropping them when the AQM signals congestion.
+    Aqm {
+        aqm: Aqm,
+        limit: QueueLimit,
+        ecn: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +113,11 @@ pub struct LinkCounters {
     pub departed_bytes: u64,
     pub drops_overflow: u64,
     pub drops_random: u64,
+    /// Packets an AQM dropped (at enqueue or dequeue), not for a full
+    /// buffer: those are `drops_overflow`.
+    pub drops_aqm: u64,
+    /// Packets an AQM marked CE instead of dropping them.
+    pub ce_marks: u64,
 }
 
 /// Bytes one packet held by a link takes: its slot here, its body in the
@@ -225,6 +266,19 @@ pub enum Enqueued {
     /// Dropped, after pushing out lower-priority packets that did not make
     /// room (byte limits with larger arrivals).
     DroppedPushingOut,
+    /// Nothing done: an AQM link, offer the packet with `enqueue_aqm`.
+    Aqm,
+}
+
+/// What the engine does after an AQM link's `enqueue_aqm` or `tx_done_aqm`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AqmService {
+    /// Schedule a tx-done event at this time (a packet entered service).
+    pub tx_done_ns: Option<u64>,
+    /// Schedule an arrival event at this time (the pipe was empty).
+    pub arrival_ns: Option<u64>,
+    /// Packets the link dropped and freed from the pool: held no more.
+    pub freed: u64,
 }
 
 #[derive(Debug)]
@@ -241,6 +295,52 @@ enum Queue {
     /// Boxed: strict priority is rare, and the FIFO case keeps the link's
     /// hot fields small.
     Priority(Box<PriorityQueue>),
+    /// Boxed, as `Priority`.
+    Aqm(Box<AqmQueue>),
+}
+
+#[derive(Debug)]
+enum AqmState {
+    Codel {
+        codel: Codel,
+        q: VecDeque<Queued>,
+        bytes: u64,
+    },
+    FqCodel(FqCodel),
+}
+
+#[derive(Debug)]
+struct AqmQueue {
+    state: AqmState,
+    limit: QueueLimit,
+    ecn: bool,
+    in_service: Option<Queued>,
+    /// Sojourn times of the packets dequeued since the last sample, and
+    /// since the start.
+    sojourn: SojournStats,
+    total: SojournStats,
+    /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
+    /// capacity: no allocation per packet).
+    dropped: Vec<u32>,
+}
+
+impl AqmQueue {
+    /// Packets waiting and their bytes (not the one in service).
+    fn waiting(&self) -> (u64, u64) {
+        match &self.state {
+            AqmState::Codel { q, bytes, .. } => (q.len() as u64, *bytes),
+            AqmState::FqCodel(f) => f.len(),
+        }
+    }
+}
+
+/// Sojourn times (enqueue to start of service) of the packets an AQM link
+/// dequeued over a sample interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SojournStats {
+    pub pkts: u64,
+    pub sum_ns: u64,
+    pub max_ns: u64,
 }
 
 #[derive(Debug)]
@@ -312,6 +412,27 @@ impl Link {
                     in_service: None,
                     shared: Some(*limit),
                     pushed_out: Vec::new(),
+                }))
+            }
+            QueueDiscipline::Aqm { aqm, limit, ecn } => {
+                let state = match aqm {
+                    Aqm::Codel(p) => AqmState::Codel {
+                        codel: Codel::new(*p),
+                        q: VecDeque::new(),
+                        bytes: 0,
+                    },
+                    // The hash perturbation comes from the link's stream
+                    // (before any corruption draw).
+                    Aqm::FqCodel(p) => AqmState::FqCodel(FqCodel::new(*p, rng.clone().next_u64())),
+                };
+                Queue::Aqm(Box::new(AqmQueue {
+                    state,
+                    limit: *limit,
+                    ecn: *ecn,
+                    in_service: None,
+                    sojourn: SojournStats::default(),
+                    total: SojournStats::default(),
+                    dropped: Vec::new(),
                 }))
             }
         };
@@ -387,6 +508,7 @@ impl Link {
                 pq.classes.iter().map(|c| c.len() as u64).sum(),
                 pq.class_bytes.iter().sum(),
             ),
+            Queue::Aqm(a) => a.waiting(),
         }
     }
 
@@ -430,6 +552,7 @@ impl Link {
         match &self.queue {
             Queue::Fifo { n_departed, .. } => self.ring.get(*n_departed).map(|e| e.tx_end_ns),
             Queue::Priority(pq) => pq.in_service.as_ref().map(|_| now_ns),
+            Queue::Aqm(a) => a.in_service.as_ref().map(|_| now_ns),
         }
     }
 
@@ -437,12 +560,12 @@ impl Link {
     #[inline(always)]
     pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
         let size = u64::from(size_bytes);
+        if !matches!(self.queue, Queue::Fifo { .. }) {
+            return self.enqueue_not_fifo(now_ns, id, size_bytes, class);
+        }
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += size;
         let tx_ns = self.tx_time(size_bytes);
-        if let Queue::Priority(_) = self.queue {
-            return self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns);
-        }
         self.advance(now_ns);
         let Queue::Fifo {
             limit,
@@ -488,6 +611,24 @@ impl Link {
         } else {
             Enqueued::Queued
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enqueue_not_fifo(
+        &mut self,
+        now_ns: u64,
+        id: PacketId,
+        size_bytes: u16,
+        class: u8,
+    ) -> Enqueued {
+        if let Queue::Aqm(_) = self.queue {
+            return Enqueued::Aqm;
+        }
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += u64::from(size_bytes);
+        let tx_ns = self.tx_time(size_bytes);
+        self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns)
     }
 
     fn enqueue_priority(
@@ -575,7 +716,7 @@ impl Link {
                 pq.pushed_out.drain(..).for_each(&mut free);
                 n
             }
-            Queue::Fifo { .. } => 0,
+            Queue::Fifo { .. } | Queue::Aqm(_) => 0,
         }
     }
 
@@ -615,6 +756,179 @@ impl Link {
         }
         let next = next_size.map(|b| now_ns + self.tx_time(b));
         (next, was_empty.then_some(arrive_ns))
+    }
+
+    /// Whether this is an AQM link (served by `enqueue_aqm`/`tx_done_aqm`).
+    pub fn is_aqm(&self) -> bool {
+        matches!(self.queue, Queue::Aqm(_))
+    }
+
+    /// The sojourn times of the packets dequeued since the last call (AQM
+    /// links; None for others), and starts a new interval.
+    pub fn take_sojourn(&mut self) -> Option<SojournStats> {
+        match &mut self.queue {
+            Queue::Aqm(a) => Some(std::mem::take(&mut a.sojourn)),
+            _ => None,
+        }
+    }
+
+    /// The sojourn times of every packet dequeued so far (AQM links).
+    pub fn sojourn_total(&self) -> Option<SojournStats> {
+        match &self.queue {
+            Queue::Aqm(a) => Some(a.total),
+            _ => None,
+        }
+    }
+
+    /// AQM link: offers packet `id` (in `pool`). The buffer's limit and the
+    /// AQM decide; what is dropped is freed from `pool` and counted in
+    /// `freed` (the arrival too, if it is dropped). A packet that finds the
+    /// link idle is dequeued at once (sojourn 0), as a qdisc's.
+    pub fn enqueue_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
+        let p = pool.get(id);
+        let size_bytes = p.size_bytes;
+        // FQ-CoDel's flow key: flow id, direction and PLT module.
+        let key = (u64::from(p.flow) << 16)
+            | (u64::from(p.dir == Dir::Backward) << 8)
+            | u64::from(p.module);
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += u64::from(size_bytes);
+        let corrupted = self.draw_corrupted();
+        let queued = Queued {
+            handle: id.0,
+            size_bytes,
+            corrupted,
+            enqueue_ns: now_ns,
+        };
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("enqueue_aqm on a link without AQM")
+        };
+        let mut out = AqmService::default();
+        match &mut a.state {
+            AqmState::Codel { q, bytes, .. } => {
+                // Linux codel_qdisc_enqueue: tail drop at the limit.
+                if a.limit
+                    .admits(q.len() as u64, *bytes, u64::from(size_bytes))
+                {
+                    q.push_back(queued);
+                    *bytes += u64::from(size_bytes);
+                } else {
+                    self.counters.drops_overflow += 1;
+                    pool.remove(id);
+                    out.freed += 1;
+                }
+            }
+            AqmState::FqCodel(f) => {
+                let b = f.bucket_of(key);
+                f.enqueue(b, queued);
+                let (n, bytes) = f.len();
+                if a.limit.exceeded_by(n, bytes) {
+                    let counters = &mut self.counters;
+                    f.drop_from_fattest(|v| {
+                        counters.drops_overflow += 1;
+                        pool.remove(PacketId(v.handle));
+                        out.freed += 1;
+                    });
+                }
+            }
+        }
+        if a.in_service.is_none() {
+            out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
+        }
+        out
+    }
+
+    /// AQM link: the packet in service finished serializing; it goes into
+    /// the pipe and the AQM picks the next (dropping or marking on the way).
+    pub fn tx_done_aqm(&mut self, now_ns: u64, pool: &mut PacketPool) -> AqmService {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("tx_done_aqm on a link without AQM")
+        };
+        let done = a
+            .in_service
+            .take()
+            .expect("tx_done with nothing in service");
+        self.counters.departed_pkts += 1;
+        self.counters.departed_bytes += u64::from(done.size_bytes);
+        let arrive_ns = now_ns + self.delay_ns;
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(Slot {
+            tx_end_ns: now_ns,
+            arrive_ns,
+            id: PacketId(done.handle),
+            size_bytes: done.size_bytes,
+            corrupted: done.corrupted,
+        });
+        let mut out = AqmService {
+            arrival_ns: was_empty.then_some(arrive_ns),
+            ..AqmService::default()
+        };
+        out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
+        out
+    }
+
+    /// Dequeues the next packet into service, if any; returns when it
+    /// finishes serializing.
+    fn start_service(
+        &mut self,
+        now_ns: u64,
+        pool: &mut PacketPool,
+        freed: &mut u64,
+    ) -> Option<u64> {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let ecn = a.ecn;
+        let counters = &mut self.counters;
+        let markable = |pool: &PacketPool, h: u32| ecn && pool.get(PacketId(h)).is_ect();
+        let next = match &mut a.state {
+            AqmState::Codel { codel, q, bytes } => loop {
+                let Some(p) = q.pop_front() else {
+                    codel.on_empty();
+                    break None;
+                };
+                *bytes -= u64::from(p.size_bytes);
+                let m = markable(pool, p.handle);
+                let sojourn = now_ns - p.enqueue_ns;
+                match codel.on_dequeue(now_ns, sojourn, *bytes, u32::from(p.size_bytes), m) {
+                    Verdict::Pass => break Some((p, false)),
+                    Verdict::Congested if m => break Some((p, true)),
+                    Verdict::Congested | Verdict::Drop => {
+                        counters.drops_aqm += 1;
+                        pool.remove(PacketId(p.handle));
+                        *freed += 1;
+                    }
+                }
+            },
+            AqmState::FqCodel(f) => {
+                let pool_ro: &PacketPool = pool;
+                let dropped = &mut a.dropped;
+                let d = f.dequeue(
+                    now_ns,
+                    |p| markable(pool_ro, p.handle),
+                    |p| dropped.push(p.handle),
+                );
+                for h in dropped.drain(..) {
+                    counters.drops_aqm += 1;
+                    pool.remove(PacketId(h));
+                    *freed += 1;
+                }
+                d.map(|d| (d.packet, d.mark))
+            }
+        };
+        let (p, mark) = next?;
+        if mark {
+            pool.get_mut(PacketId(p.handle)).set_ecn(Ecn::Ce);
+            counters.ce_marks += 1;
+        }
+        let sojourn = now_ns - p.enqueue_ns;
+        for s in [&mut a.sojourn, &mut a.total] {
+            s.pkts += 1;
+            s.sum_ns += sojourn;
+            s.max_ns = s.max_ns.max(sojourn);
+        }
+        a.in_service = Some(p);
+        Some(now_ns + self.tx_time(p.size_bytes))
     }
 
     /// The head of the pipe reached the far end: its packet and whether it
@@ -844,6 +1158,67 @@ mod tests {
         }
         assert_eq!(offer(&mut l, 0, 6, 1), Enqueued::Dropped);
         assert_eq!(l.queue_len(0), (4, 6000));
+    }
+
+    /// A CoDel link fed 10,000 packets at t = 0 at 1 Gbit/s: packet k
+    /// enters service at 12k us after waiting 12k us. Its sojourn first
+    /// reaches the 5 ms target at k = 417 (5.004 ms), so first_above_time =
+    /// 105.004 ms, and the first dequeue at or after it, k = 8751 (105.012
+    /// ms), is dropped (or marked); the next signal is due 100 ms later,
+    /// after the queue has drained (120 ms). Checks the drop frees the
+    /// packet, the mark sets CE, and the counters.
+    #[test]
+    fn codel_link_drops_or_marks_the_packet_rfc_8289_picks() {
+        use crate::packet::{PacketKind, PacketPool};
+        for ecn in [false, true] {
+            let q = QueueDiscipline::Aqm {
+                aqm: Aqm::Codel(CodelParams::default()),
+                limit: QueueLimit::Packets(100_000),
+                ecn,
+            };
+            let mut l = link(q, 0.0);
+            let mut pool = PacketPool::default();
+            let mut freed = 0;
+            let mut tx_done = None;
+            for _ in 0..10_000 {
+                let mut p = Packet::new(0, PacketKind::Data, Dir::Forward, 1500);
+                p.set_ecn(Ecn::Ect0);
+                let id = pool.insert(p);
+                let s = l.enqueue_aqm(0, id, &mut pool);
+                freed += s.freed;
+                tx_done = tx_done.or(s.tx_done_ns);
+            }
+            assert_eq!(tx_done, Some(12_000));
+            let mut t = tx_done;
+            while let Some(now) = t {
+                let s = l.tx_done_aqm(now, &mut pool);
+                freed += s.freed;
+                t = s.tx_done_ns;
+            }
+            let mut sent = vec![];
+            while let Some(a) = l.next_arrival_ns() {
+                sent.push(l.pop_arrival(a).0 .0);
+            }
+            if ecn {
+                assert_eq!(
+                    (l.counters.ce_marks, l.counters.drops_aqm, freed),
+                    (1, 0, 0)
+                );
+                assert_eq!(sent.len(), 10_000);
+                assert_eq!(pool.get(PacketId(8751)).ecn(), Ecn::Ce);
+                assert_eq!(pool.get(PacketId(8750)).ecn(), Ecn::Ect0);
+            } else {
+                assert_eq!(
+                    (l.counters.ce_marks, l.counters.drops_aqm, freed),
+                    (0, 1, 1)
+                );
+                assert_eq!(sent.len(), 9_999);
+                assert!(!sent.contains(&8751) && sent.contains(&8750) && sent.contains(&8752));
+            }
+            let s = l.take_sojourn().unwrap();
+            assert_eq!(s.pkts, sent.len() as u64);
+            assert_eq!(s.max_ns, 12_000 * (sent.len() as u64 - 1));
+        }
     }
 
     #[test]

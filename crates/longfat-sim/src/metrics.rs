@@ -63,6 +63,15 @@ pub struct LinkSeries {
     pub utilization: Vec<f64>,
     pub drops_overflow: Vec<u64>,
     pub drops_random: Vec<u64>,
+    /// Packets an AQM dropped over the interval (not for a full buffer).
+    pub drops_aqm: Vec<u64>,
+    /// Packets an AQM CE-marked over the interval.
+    pub ce_marks: Vec<u64>,
+    /// Mean and largest sojourn (enqueue to start of service) of the packets
+    /// that left an AQM link's queue over the interval; NaN when none left
+    /// or the link has no AQM.
+    pub sojourn_mean_ns: Vec<f64>,
+    pub sojourn_max_ns: Vec<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -71,14 +80,24 @@ struct LinkSnap {
     offered_pkts: u64,
     drops_overflow: u64,
     drops_random: u64,
+    drops_aqm: u64,
+    ce_marks: u64,
+    /// AQM links: packets dequeued and their summed sojourns, so far.
+    sojourn_pkts: u64,
+    sojourn_sum_ns: u64,
 }
 
 fn link_snap(l: &Link) -> LinkSnap {
+    let so = l.sojourn_total().unwrap_or_default();
     LinkSnap {
+        sojourn_pkts: so.pkts,
+        sojourn_sum_ns: so.sum_ns,
         departed_bytes: l.counters.departed_bytes,
         offered_pkts: l.counters.offered_pkts,
         drops_overflow: l.counters.drops_overflow,
         drops_random: l.counters.drops_random,
+        drops_aqm: l.counters.drops_aqm,
+        ce_marks: l.counters.ce_marks,
     }
 }
 
@@ -217,6 +236,14 @@ impl Metrics {
             ls.drops_overflow
                 .push(s.drops_overflow - prev.drops_overflow);
             ls.drops_random.push(s.drops_random - prev.drops_random);
+            ls.drops_aqm.push(s.drops_aqm - prev.drops_aqm);
+            ls.ce_marks.push(s.ce_marks - prev.ce_marks);
+            let (mean, max) = match link.take_sojourn() {
+                Some(j) if j.pkts > 0 => (j.sum_ns as f64 / j.pkts as f64, j.max_ns as f64),
+                _ => (f64::NAN, f64::NAN),
+            };
+            ls.sojourn_mean_ns.push(mean);
+            ls.sojourn_max_ns.push(max);
             self.last_link[l] = s;
         }
         self.last_sample_ns = now_ns;
@@ -316,7 +343,9 @@ impl Metrics {
             let s = link_snap(l);
             let p = l0[i];
             let offered = s.offered_pkts - p.offered_pkts;
-            let drops = (s.drops_overflow - p.drops_overflow) + (s.drops_random - p.drops_random);
+            let drops = (s.drops_overflow - p.drops_overflow)
+                + (s.drops_random - p.drops_random)
+                + (s.drops_aqm - p.drops_aqm);
             let cap = l.spec.rate.bps() as f64 * secs;
             let mut row = json!({
                 "link": i,
@@ -330,6 +359,19 @@ impl Metrics {
                 "loss_rate": if offered > 0 { drops as f64 / offered as f64 } else { 0.0 },
                 "monitored": self.monitored_links.contains(&i),
             });
+            if l.is_aqm() {
+                // Only AQM links carry these keys, so the summaries of
+                // runs without AQM stay as they were.
+                row["drops_aqm"] = json!(s.drops_aqm - p.drops_aqm);
+                row["ce_marks"] = json!(s.ce_marks - p.ce_marks);
+                let n = s.sojourn_pkts - p.sojourn_pkts;
+                let sum_ns = s.sojourn_sum_ns - p.sojourn_sum_ns;
+                row["mean_sojourn_ms"] = if n > 0 {
+                    json!(sum_ns as f64 / n as f64 / 1e6)
+                } else {
+                    Value::Null
+                };
+            }
             if self.monitored_links.contains(&i) {
                 let qs: Vec<f64> = self
                     .links

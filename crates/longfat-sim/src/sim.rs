@@ -5,7 +5,7 @@
 use crate::budget::Estimate;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
-use crate::link::{Enqueued, Link};
+use crate::link::{AqmService, Enqueued, Link};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
@@ -231,6 +231,10 @@ impl Simulation {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkArrival(l) => self.on_link_arrival(l),
+            Event::LinkTxDone(l) if self.links[l as usize].is_aqm() => {
+                let s = self.links[l as usize].tx_done_aqm(self.now_ns, &mut self.packets);
+                self.aqm_service(l, s);
+            }
             Event::LinkTxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(self.now_ns);
                 if let Some(t) = next_tx {
@@ -344,6 +348,10 @@ impl Simulation {
             }
             Enqueued::QueuedPushingOut => self.free_pushed_out(l, id, true),
             Enqueued::DroppedPushingOut => self.free_pushed_out(l, id, false),
+            Enqueued::Aqm => {
+                self.enqueue_aqm(l, id);
+                false
+            }
         };
         if accepted {
             self.packets_held += 1;
@@ -363,6 +371,28 @@ impl Simulation {
             self.packets.remove(id);
         }
         queued
+    }
+
+    /// Offers packet `id` to AQM link `l`: the packet is held from here
+    /// until the link frees it (a drop) or it arrives.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_aqm(&mut self, l: usize, id: PacketId) {
+        self.packets_held += 1;
+        self.peak_packets_held = self.peak_packets_held.max(self.packets_held);
+        let s = self.links[l].enqueue_aqm(self.now_ns, id, &mut self.packets);
+        self.aqm_service(l as u32, s);
+    }
+
+    /// Schedules what an AQM link asks for and forgets the packets it freed.
+    fn aqm_service(&mut self, l: u32, s: AqmService) {
+        self.packets_held -= s.freed;
+        if let Some(t) = s.tx_done_ns {
+            self.events.schedule(t, Event::LinkTxDone(l));
+        }
+        if let Some(t) = s.arrival_ns {
+            self.events.schedule(t, Event::LinkArrival(l));
+        }
     }
 
     /// Room left in the queue of flow `f`'s sending host (its first link),

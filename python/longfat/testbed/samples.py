@@ -165,6 +165,11 @@ def _link_table(plan: Plan, s: _Samples):
         "utilization": _ip_bytes(s) * 8 / (plan.rate_bps * s.dt),
         "drops_overflow": np.maximum(drops, 0).astype(np.uint64),
         "drops_random": np.zeros(s.K, dtype=np.uint64),
+        # the testbed's bottleneck is a tail-drop queue: no AQM
+        "drops_aqm": np.zeros(s.K, dtype=np.uint64),
+        "ce_marks": np.zeros(s.K, dtype=np.uint64),
+        "sojourn_mean_ns": np.full(s.K, np.nan),
+        "sojourn_max_ns": np.full(s.K, np.nan),
     }
     return series_table(link_cols, "link", {"link_name": ["bottleneck"]})
 

@@ -22,3 +22,17 @@ pub enum Verdict {
     /// gentle mode, RFC 3168 §7).
     Drop,
 }
+
+pub mod codel;
+pub mod fq_codel;
+
+/// A packet waiting in an AQM's queue: the link's handle for it, what the
+/// link carries with it, and when it was queued (for its sojourn time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub handle: u32,
+    pub size_bytes: u16,
+    /// Corrupted on the wire (drawn at enqueue, as on every link).
+    pub corrupted: bool,
+    pub enqueue_ns: u64,
+}

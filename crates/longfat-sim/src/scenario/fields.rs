@@ -66,6 +66,7 @@ pub enum Table {
     Root,
     Network,
     Link,
+    Aqm,
     Access,
     Flow,
     Tcp,
@@ -81,6 +82,7 @@ pub const TABLES: &[Table] = &[
     Table::Root,
     Table::Network,
     Table::Link,
+    Table::Aqm,
     Table::Access,
     Table::Flow,
     Table::Tcp,
@@ -457,11 +459,19 @@ pub const LINK_DELAY: Field = required(
 pub const LINK_QUEUE: Field = required("queue", Kind::Size, "packets, bytes or BDP", Range::Described("1..=1e9 packets, up to 1TB, (0, 1000] bdp, or \"unlimited\""), "buffer per direction: packets waiting, not counting the one being sent (ns-2 DropTail `limit_`). `\"Npkt\"`, bytes, `\"Xbdp\"` (X x rate x RTT bytes) or `\"unlimited\"`");
 pub const DISCIPLINE: Field = opt(
     "discipline",
-    Kind::Word(&["droptail", "priority"]),
+    Kind::Word(&["droptail", "priority", "codel", "fq_codel", "red", "pie"]),
     "",
     Range::Any,
     "`\"droptail\"`",
-    "`\"droptail\"` FIFO, or `\"priority\"`: strict priority, class 0 first",
+    "`\"droptail\"` FIFO; `\"priority\"`: strict priority, class 0 first; `\"codel\"` (RFC 8289), `\"fq_codel\"` (RFC 8290), `\"red\"`, `\"pie\"` (RFC 8033): active queue management over a buffer of `queue`, set up in `aqm` below",
+);
+pub const AQM: Field = opt(
+    "aqm",
+    Kind::Table(Table::Aqm),
+    "",
+    Range::Any,
+    "the discipline's defaults",
+    "the AQM's parameters (only with an AQM `discipline`), below",
 );
 pub const CLASSES: Field = opt(
     "classes",
@@ -491,6 +501,59 @@ pub const REVERSE_LOSS: Field = opt(
     PROBABILITY,
     "0",
     "the same for the reverse direction (ACKs of forward flows)",
+);
+
+// ---- [network.bottleneck.aqm] --------------------------------------------------------------
+
+pub const AQM_TARGET: Field = opt(
+    "target",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1_000,
+        hi: 10 * NS_PER_SEC,
+    },
+    "`\"5ms\"`",
+    "CoDel / FQ-CoDel: the acceptable standing queue delay (RFC 8289 §4.4); less than `interval`",
+);
+pub const AQM_INTERVAL: Field = opt(
+    "interval",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1_000_000,
+        hi: 100 * NS_PER_SEC,
+    },
+    "`\"100ms\"`",
+    "CoDel / FQ-CoDel: the window over which the sojourn must stay above `target` before a drop, and the control law's base (RFC 8289 §4.3)",
+);
+pub const AQM_ECN: Field = opt("ecn", Kind::Bool, "", Range::Any, "`false` for `codel`, `true` for `fq_codel` (Linux)", "CE-mark ECN-capable packets instead of dropping them when the AQM signals congestion (packets that are not ECN-capable are dropped)");
+pub const AQM_FLOWS: Field = opt(
+    "flows",
+    Kind::U32,
+    "buckets",
+    Range::Whole { lo: 1, hi: 65_536 },
+    "1024",
+    "FQ-CoDel: buckets packets are hashed into (RFC 8290 §4.1.1; Linux `flows`)",
+);
+pub const AQM_QUANTUM: Field = opt(
+    "quantum",
+    Kind::U32,
+    "bytes",
+    Range::Whole {
+        lo: 64,
+        hi: 1_048_576,
+    },
+    "1514",
+    "FQ-CoDel: bytes a bucket may send per deficit-round-robin turn (RFC 8290 §4.2; Linux `quantum`)",
+);
+pub const AQM_DROP_BATCH: Field = opt(
+    "drop_batch",
+    Kind::U32,
+    "packets",
+    Range::Whole { lo: 1, hi: 65_536 },
+    "64",
+    "FQ-CoDel: most packets dropped from the fattest bucket when the buffer overflows (Linux `drop_batch`)",
 );
 
 // ---- [network.access] -------------------------------------------------------------------
@@ -1034,6 +1097,15 @@ impl Table {
                 BUFFER,
                 LOSS,
                 REVERSE_LOSS,
+                AQM,
+            ],
+            Table::Aqm => &[
+                AQM_TARGET,
+                AQM_INTERVAL,
+                AQM_ECN,
+                AQM_FLOWS,
+                AQM_QUANTUM,
+                AQM_DROP_BATCH,
             ],
             Table::Access => &[ACCESS_RATE, ACCESS_LINK_DELAY, ACCESS_QUEUE],
             Table::Flow => &[
@@ -1162,6 +1234,7 @@ impl Table {
             Table::Root => "Scenario",
             Table::Network => "Network",
             Table::Link => "LinkCfg",
+            Table::Aqm => "AqmCfg",
             Table::Access => "AccessCfg",
             Table::Flow => "FlowSpec",
             Table::Tcp => "TcpCfg",
@@ -1180,6 +1253,7 @@ impl Table {
             Table::Root => "",
             Table::Network => "network",
             Table::Link => "network.bottleneck",
+            Table::Aqm => "network.bottleneck.aqm",
             Table::Access => "network.access",
             Table::Flow => "flows",
             Table::Tcp => "flows.tcp",

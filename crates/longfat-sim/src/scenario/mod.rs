@@ -27,7 +27,7 @@ pub use build::{build, build_with, BuildOptions};
 pub use error::{interrupted_error, ScenarioError};
 pub use fields::limits;
 pub use schema::{
-    AccessCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
+    AccessCfg, AqmCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
     TransportFields, UdpSpec, WebSpec,
 };
 pub use transport::tcp_sender;

@@ -2,8 +2,10 @@
 //! the router chain built, and (once every flow is placed) the bottleneck
 //! queues sized.
 
+use crate::aqm::codel::CodelParams;
+use crate::aqm::fq_codel::FqCodelParams;
 use crate::flow::{Endpoints, Flow, Generated};
-use crate::link::{QueueDiscipline, QueueLimit};
+use crate::link::{Aqm, QueueDiscipline, QueueLimit};
 use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, Topology};
 use crate::units::Bandwidth;
 
@@ -13,7 +15,7 @@ use super::fields::limits::*;
 use super::parse::{
     delay, duration_in, duration_within, opt_or, probability, queue_size, rate, run_time, QueueSize,
 };
-use super::schema::{LinkCfg, Network, Run};
+use super::schema::{AqmCfg, LinkCfg, Network, Run};
 
 /// `[run]`, checked.
 pub(super) struct RunSettings {
@@ -58,12 +60,14 @@ pub(super) enum Discipline {
     Priority(Vec<QueueSize>),
     /// One buffer of this size for all the classes, with push-out.
     PriorityShared(QueueSize, usize),
+    /// An AQM over a buffer of this size; `ecn`: it marks.
+    Aqm(QueueSize, Aqm, bool),
 }
 
 impl Discipline {
     fn classes(&self) -> u32 {
         match self {
-            Discipline::DropTail(_) => 1,
+            Discipline::DropTail(_) | Discipline::Aqm(..) => 1,
             Discipline::Priority(v) => v.len() as u32,
             Discipline::PriorityShared(_, n) => *n as u32,
         }
@@ -118,9 +122,115 @@ fn hops(net: &Network) -> Result<usize, ScenarioError> {
     }
 }
 
+/// A whole-number field of `[network.bottleneck.aqm]` in its declared range.
+fn aqm_whole(decl: &fields::Field, v: Option<u32>, default: u32) -> Result<u32, ScenarioError> {
+    let (lo, hi) = decl.range.whole();
+    match v {
+        None => Ok(default),
+        Some(n) if (lo..=hi).contains(&u64::from(n)) => Ok(n),
+        Some(n) => err(
+            format!("network.bottleneck.aqm.{}", decl.name),
+            format!("{n} is out of range; allowed {lo}..={hi}"),
+        ),
+    }
+}
+
+/// `[network.bottleneck.aqm]` for discipline `d` (an AQM): its parameters
+/// with the RFC's and Linux's defaults, and whether it marks.
+fn aqm(d: &str, a: &AqmCfg) -> Result<(Aqm, bool), ScenarioError> {
+    let codel_default = CodelParams::default();
+    let target_ns = match &a.target {
+        Some(v) => duration_within("network.bottleneck.aqm.target", v, fields::AQM_TARGET.range)?,
+        None => codel_default.target_ns,
+    };
+    let interval_ns = match &a.interval {
+        Some(v) => duration_within(
+            "network.bottleneck.aqm.interval",
+            v,
+            fields::AQM_INTERVAL.range,
+        )?,
+        None => codel_default.interval_ns,
+    };
+    if target_ns >= interval_ns {
+        return err(
+            "network.bottleneck.aqm.target",
+            format!(
+                "{} must be less than interval ({}); RFC 8289 §4.4 sets it at 5-10 % of interval",
+                fields::fmt_ns(target_ns),
+                fields::fmt_ns(interval_ns)
+            ),
+        );
+    }
+    let codel = CodelParams {
+        target_ns,
+        interval_ns,
+    };
+    let fq_only = [
+        ("flows", a.flows.is_some()),
+        ("quantum", a.quantum.is_some()),
+        ("drop_batch", a.drop_batch.is_some()),
+    ];
+    match d {
+        "codel" => {
+            if let Some((f, _)) = fq_only.iter().find(|(_, set)| *set) {
+                return err(
+                    format!("network.bottleneck.aqm.{f}"),
+                    "only for discipline = \"fq_codel\"",
+                );
+            }
+            // Linux sch_codel: ECN off unless asked.
+            Ok((Aqm::Codel(codel), a.ecn.unwrap_or(false)))
+        }
+        "fq_codel" => {
+            let def = FqCodelParams::default();
+            let p = FqCodelParams {
+                flows: aqm_whole(&fields::AQM_FLOWS, a.flows, def.flows)?,
+                quantum_bytes: aqm_whole(&fields::AQM_QUANTUM, a.quantum, def.quantum_bytes)?,
+                drop_batch_pkts: aqm_whole(
+                    &fields::AQM_DROP_BATCH,
+                    a.drop_batch,
+                    def.drop_batch_pkts,
+                )?,
+                codel,
+            };
+            // Linux sch_fq_codel: ECN on.
+            Ok((Aqm::FqCodel(p), a.ecn.unwrap_or(true)))
+        }
+        _ => err(
+            "network.bottleneck.discipline",
+            format!("{d:?} is not available yet (RED and PIE come with the aqm2 branch)"),
+        ),
+    }
+}
+
 /// The bottleneck's discipline with its queue sizes, before BDP resolution.
 fn discipline(b: &LinkCfg, b_queue: QueueSize) -> Result<Discipline, ScenarioError> {
-    match b.discipline.as_deref().unwrap_or("droptail") {
+    let d = b.discipline.as_deref().unwrap_or("droptail");
+    let is_aqm = matches!(d, "codel" | "fq_codel" | "red" | "pie");
+    if b.aqm.is_some() && !is_aqm {
+        return err(
+            "network.bottleneck.aqm",
+            "only with an AQM discipline (\"codel\", \"fq_codel\", \"red\", \"pie\")",
+        );
+    }
+    match d {
+        _ if is_aqm => {
+            if let Some(f) = [
+                ("classes", b.classes.is_some()),
+                ("class_queues", b.class_queues.is_some()),
+                ("buffer", b.buffer.is_some()),
+            ]
+            .iter()
+            .find_map(|(f, set)| set.then_some(f))
+            {
+                return err(
+                    format!("network.bottleneck.{f}"),
+                    "only for discipline = \"priority\"",
+                );
+            }
+            let (a, ecn) = aqm(d, &b.aqm.clone().unwrap_or_default())?;
+            Ok(Discipline::Aqm(b_queue, a, ecn))
+        }
         "droptail" => {
             if b.classes.is_some() || b.class_queues.is_some() || b.buffer.is_some() {
                 let f = if b.classes.is_some() {
@@ -179,7 +289,7 @@ fn discipline(b: &LinkCfg, b_queue: QueueSize) -> Result<Discipline, ScenarioErr
         }
         d => err(
             "network.bottleneck.discipline",
-            format!("unknown discipline {d:?}; allowed: \"droptail\", \"priority\""),
+            format!("unknown discipline {d:?}; allowed: \"droptail\", \"priority\", \"codel\", \"fq_codel\", \"red\", \"pie\""),
         ),
     }
 }
@@ -403,6 +513,11 @@ impl Net {
                     Discipline::PriorityShared(q, classes) => QueueDiscipline::PriorityShared {
                         limit: resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?,
                         classes: *classes,
+                    },
+                    Discipline::Aqm(q, aqm, ecn) => QueueDiscipline::Aqm {
+                        aqm: *aqm,
+                        limit: resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?,
+                        ecn: *ecn,
                     },
                 };
                 self.topo.links[l].queue = q;

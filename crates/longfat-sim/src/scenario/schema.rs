@@ -48,6 +48,19 @@ pub struct LinkCfg {
     pub buffer: Option<String>,
     pub loss: Option<f64>,
     pub reverse_loss: Option<f64>,
+    /// An AQM discipline's parameters.
+    pub aqm: Option<AqmCfg>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AqmCfg {
+    pub target: Option<String>,
+    pub interval: Option<String>,
+    pub ecn: Option<bool>,
+    pub flows: Option<u32>,
+    pub quantum: Option<u32>,
+    pub drop_batch: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]

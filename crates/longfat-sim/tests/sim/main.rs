@@ -8,6 +8,7 @@
 mod common;
 
 mod algorithms;
+mod aqm;
 mod golden;
 mod layering;
 mod pacing;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use longfat_cc::plt::LcmConfig;
 use longfat_sim::scenario::fields::{self, markdown_table, Range, Table, TABLES};
 use longfat_sim::scenario::{
-    AccessCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg, UdpSpec,
-    WebSpec,
+    AccessCfg, AqmCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
+    UdpSpec, WebSpec,
 };
 use serde::de::{self, DeserializeOwned, Visitor};
 
@@ -51,6 +51,7 @@ fn serde_fields_of(t: Table) -> &'static [&'static str] {
         Table::Root => serde_fields::<Scenario>(),
         Table::Network => serde_fields::<Network>(),
         Table::Link => serde_fields::<LinkCfg>(),
+        Table::Aqm => serde_fields::<AqmCfg>(),
         Table::Access => serde_fields::<AccessCfg>(),
         Table::Flow => serde_fields::<FlowSpec>(),
         Table::Tcp => serde_fields::<TcpCfg>(),
@@ -75,7 +76,7 @@ fn declarations_are_the_serde_fields() {
 /// The smallest valid scenario, with one entry of each kind.
 fn minimal() -> serde_json::Value {
     serde_json::json!({
-        "network": {"topology": "dumbbell", "bottleneck": {"rate": "1Gbps", "delay": "1ms", "queue": "10pkt"}, "access": {}},
+        "network": {"topology": "dumbbell", "bottleneck": {"rate": "1Gbps", "delay": "1ms", "queue": "10pkt", "aqm": {}}, "access": {}},
         "flows": [{"cc": "reno", "tcp": {}, "plt": {}}],
         "udp": [{"pattern": "cbr", "rate": "1Mbps"}],
         "short_flows": [{"cc": "reno", "arrival_rate": 1.0, "size_mean": "1pkt"}],
@@ -89,6 +90,7 @@ fn table_in(doc: &mut serde_json::Value, t: Table) -> &mut serde_json::Value {
         Table::Root => doc,
         Table::Network => &mut doc["network"],
         Table::Link => &mut doc["network"]["bottleneck"],
+        Table::Aqm => &mut doc["network"]["bottleneck"]["aqm"],
         Table::Access => &mut doc["network"]["access"],
         Table::Flow => &mut doc["flows"][0],
         Table::Tcp => &mut doc["flows"][0]["tcp"],

@@ -1,0 +1,351 @@
+//! AQM links in whole runs: CoDel's standing queue, FQ-CoDel's fairness,
+//! the sojourn series and the counters, against what RFC 8289 and RFC 8290
+//! predict.
+
+use crate::common::{f64_of, link, run_toml};
+use longfat_sim::Simulation;
+
+/// One long CUBIC flow on 100 Mbit/s x 70 ms (BDP 583 packets of 1500
+/// bytes) with a 4-BDP buffer, behind `discipline`.
+fn one_cubic(discipline: &str, aqm: &str) -> (Simulation, serde_json::Value) {
+    run_toml(&format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "100Mbps"
+        delay = "34ms"
+        queue = "4bdp"
+        discipline = "{discipline}"
+        {aqm}
+        [network.access]
+        rate = "10Gbps"
+        delay = "0.5ms"
+        [[flows]]
+        cc = "cubic"
+        [run]
+        duration = "60s"
+        measure_from = "20s"
+        sample_interval = "100ms"
+        "#
+    ))
+}
+
+/// The bottleneck's forward direction's sojourn series over the window.
+fn sojourn_series(sim: &Simulation, from_ns: u64) -> (Vec<f64>, Vec<f64>) {
+    let ls = &sim.metrics.links;
+    let fwd = sim
+        .links
+        .iter()
+        .position(|l| l.spec.name == "bottleneck")
+        .unwrap() as u32;
+    let rows = (0..ls.time_ns.len()).filter(|&k| ls.link[k] == fwd && ls.time_ns[k] > from_ns);
+    rows.map(|k| (ls.sojourn_mean_ns[k], ls.sojourn_max_ns[k]))
+        .unzip()
+}
+
+/// RFC 8289: CoDel drops only once the sojourn has stayed at or above
+/// `target` (5 ms) for an `interval` (100 ms), and a single flow answers a
+/// drop one RTT (70 ms) later; CUBIC near its plateau (it spends most of
+/// an epoch there, W(t) = C(t - K)^3 + W_max) adds a packet or two per RTT,
+/// so the sojourn rises a little past 5 ms and no further. CUBIC's backoff
+/// to 0.7 W_max then drains the queue (0.3 W_max = 175 packets > 5 ms =
+/// 42 packets), so on this long path the standing queue is below target
+/// most of the time (RFC 8289 §4.4 on long RTTs; the price is a link a few
+/// per cent idle after each backoff). Expected, over 20-60 s: some drops;
+/// the largest sojourn in [5, 10] ms (it reached target, as a drop needs,
+/// and overshot by far less than another target); the mean sojourn in
+/// (0, 5] ms; at least 95 % of 100 ms intervals with a mean sojourn below
+/// target; utilization in [0.85, 1]. DropTail with the same 4-BDP buffer
+/// keeps a standing queue of 1 to 4 BDP (583..2332 packets), over 20
+/// times CoDel's.
+#[test]
+fn codel_keeps_the_standing_sojourn_near_its_target() {
+    let (sim, s) = one_cubic("codel", "");
+    let l = link(&s, "bottleneck");
+    let (means, maxes) = sojourn_series(&sim, 20_000_000_000);
+    assert_eq!(means.len(), 400);
+    let largest = maxes
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    assert!(
+        (5e6..=10e6).contains(&largest),
+        "largest sojourn {largest} ns"
+    );
+    let below = means.iter().filter(|&&x| x < 5e6).count();
+    assert!(below >= 380, "{below} of 400 intervals below target");
+    let mean_ms = f64_of(&l["mean_sojourn_ms"]);
+    assert!(mean_ms > 0.0 && mean_ms <= 5.0, "mean sojourn {mean_ms} ms");
+    let drops = f64_of(&l["drops_aqm"]);
+    assert!(drops >= 1.0, "{l}");
+    assert_eq!(f64_of(&l["drops_overflow"]), 0.0);
+    assert_eq!(f64_of(&l["ce_marks"]), 0.0); // CUBIC here is not ECN-capable
+    let u = f64_of(&l["utilization"]);
+    assert!((0.85..=1.0).contains(&u), "utilization {u}");
+    // The series' AQM drops add up to the summary's over the window.
+    let fwd = sim
+        .links
+        .iter()
+        .position(|l| l.spec.name == "bottleneck")
+        .unwrap() as u32;
+    let ls = &sim.metrics.links;
+    let series_drops: u64 = (0..ls.time_ns.len())
+        .filter(|&k| ls.link[k] == fwd && ls.time_ns[k] > 20_000_000_000)
+        .map(|k| ls.drops_aqm[k])
+        .sum();
+    assert_eq!(series_drops as f64, drops);
+
+    let (_, d) = one_cubic("droptail", "");
+    let dl = link(&d, "bottleneck");
+    let q_droptail = f64_of(&dl["mean_queue_pkts"]);
+    assert!((583.0..=2332.0).contains(&q_droptail), "{dl}");
+    assert!(
+        q_droptail > 20.0 * f64_of(&l["mean_queue_pkts"]),
+        "{dl} vs {l}"
+    );
+    // A DropTail link has no AQM keys and no sojourn series.
+    assert!(dl.get("drops_aqm").is_none() && dl.get("mean_sojourn_ms").is_none());
+}
+
+/// Two CUBIC flows with 20 ms and 200 ms base RTTs on 100 Mbit/s. FQ-CoDel
+/// hashes them into different buckets and DRR gives each bucket the same
+/// bytes while both are backlogged (RFC 8290 §4.2), whatever their RTTs;
+/// each bucket's CoDel keeps its own queue short. Expected over 30-90 s:
+/// Jain's index >= 0.95 (it is 1 for equal shares; 0.95 allows a 1.6:1
+/// split) and the link nearly full. DropTail with the same buffer favours
+/// the short RTT (CUBIC's window growth is per real time, but its backoffs
+/// are synchronised by the shared buffer): checked only to be lower.
+#[test]
+fn fq_codel_shares_between_a_short_and_a_long_rtt() {
+    let run = |discipline: &str| {
+        let (_, s) = run_toml(&format!(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "100Mbps"
+            delay = "4.5ms"
+            queue = "10240pkt"
+            discipline = "{discipline}"
+            [network.access]
+            rate = "10Gbps"
+            delay = "0.5ms"
+            [[flows]]
+            cc = "cubic"
+            access_delay = "5ms"
+            [[flows]]
+            cc = "cubic"
+            access_delay = "95ms"
+            [run]
+            duration = "90s"
+            measure_from = "30s"
+            "#
+        ));
+        s
+    };
+    let jain = |s: &serde_json::Value| {
+        let x: Vec<f64> = (0..2)
+            .map(|i| f64_of(&s["flows"][i]["goodput_bps"]))
+            .collect();
+        (x[0] + x[1]).powi(2) / (2.0 * (x[0] * x[0] + x[1] * x[1]))
+    };
+    let s = run("fq_codel");
+    assert_eq!(f64_of(&s["flows"][0]["base_rtt_ms"]), 20.0);
+    assert_eq!(f64_of(&s["flows"][1]["base_rtt_ms"]), 200.0);
+    let j = jain(&s);
+    let l = link(&s, "bottleneck");
+    let d = run("droptail");
+    assert!((0.95..=1.0).contains(&j), "Jain {j}");
+    let u = f64_of(&l["utilization"]);
+    assert!((0.9..=1.0).contains(&u), "utilization {u}");
+    assert!(jain(&d) < j);
+}
+
+/// A 1-second dumbbell with `bottleneck` appended to its
+/// `[network.bottleneck]` table, built: the field and message of its error.
+fn build_with(bottleneck: &str) -> Result<(), (String, String)> {
+    let text = format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "10Mbps"
+        delay = "10ms"
+        queue = "100pkt"
+        {bottleneck}
+        [[flows]]
+        cc = "reno"
+        [run]
+        duration = "1s"
+        "#
+    );
+    let scenario = longfat_sim::Scenario::from_toml(&text).map_err(|e| (e.field, e.message))?;
+    longfat_sim::build(&scenario)
+        .map(|_| ())
+        .map_err(|e| (e.field, e.message))
+}
+
+/// Every `[network.bottleneck.aqm]` field is checked against its declared
+/// range, both ends pinned (the bound passes, one step past it is refused
+/// naming the field and the range), and the cross-field rules give named
+/// errors.
+#[test]
+fn aqm_fields_are_range_checked_with_named_errors() {
+    use longfat_sim::scenario::fields;
+    let aqm = |d: &str, kv: &str| {
+        build_with(&format!(
+            "discipline = \"{d}\"\n[network.bottleneck.aqm]\n{kv}"
+        ))
+    };
+    let refused = |r: Result<(), (String, String)>, field: &str, msg: &str| {
+        let (f, m) = r.expect_err(field);
+        assert_eq!(f, field, "{m}");
+        assert!(m.contains(msg), "{f}: {m} (wanted {msg:?})");
+    };
+    // Durations: target 1us..=10s, interval 1ms..=100s.
+    assert!(aqm("codel", "target = \"1us\"").is_ok());
+    refused(
+        aqm("codel", "target = \"999ns\""),
+        "network.bottleneck.aqm.target",
+        "allowed 1us..=10s",
+    );
+    refused(
+        aqm("codel", "target = \"10001ms\"\ninterval = \"100s\""),
+        "network.bottleneck.aqm.target",
+        "allowed 1us..=10s",
+    );
+    assert!(aqm("codel", "target = \"10s\"\ninterval = \"100s\"").is_ok());
+    refused(
+        aqm("codel", "interval = \"999us\"\ntarget = \"1us\""),
+        "network.bottleneck.aqm.interval",
+        "allowed 1ms..=100s",
+    );
+    refused(
+        aqm("codel", "interval = \"100001ms\""),
+        "network.bottleneck.aqm.interval",
+        "allowed 1ms..=100s",
+    );
+    assert!(aqm("fq_codel", "interval = \"1ms\"\ntarget = \"999us\"").is_ok());
+    // target must be below interval.
+    refused(
+        aqm("codel", "target = \"100ms\""),
+        "network.bottleneck.aqm.target",
+        "must be less than interval (100ms)",
+    );
+    // Whole numbers: each bound and one past it.
+    for (decl, name) in [
+        (fields::AQM_FLOWS, "flows"),
+        (fields::AQM_QUANTUM, "quantum"),
+        (fields::AQM_DROP_BATCH, "drop_batch"),
+    ] {
+        let (lo, hi) = decl.range.whole();
+        for v in [lo, hi] {
+            assert!(
+                aqm("fq_codel", &format!("{name} = {v}")).is_ok(),
+                "{name} = {v}"
+            );
+        }
+        for v in [lo - 1, hi + 1] {
+            refused(
+                aqm("fq_codel", &format!("{name} = {v}")),
+                &format!("network.bottleneck.aqm.{name}"),
+                &format!("{v} is out of range; allowed {lo}..={hi}"),
+            );
+        }
+        refused(
+            aqm("codel", &format!("{name} = {lo}")),
+            &format!("network.bottleneck.aqm.{name}"),
+            "only for discipline = \"fq_codel\"",
+        );
+    }
+    refused(
+        build_with("[network.bottleneck.aqm]\ntarget = \"5ms\""),
+        "network.bottleneck.aqm",
+        "only with an AQM discipline",
+    );
+    refused(
+        build_with("discipline = \"priority\"\n[network.bottleneck.aqm]"),
+        "network.bottleneck.aqm",
+        "only with an AQM discipline",
+    );
+    refused(
+        build_with("discipline = \"codel\"\nclasses = 2"),
+        "network.bottleneck.classes",
+        "only for discipline = \"priority\"",
+    );
+    refused(
+        build_with("discipline = \"fq_codel\"\nbuffer = \"shared\""),
+        "network.bottleneck.buffer",
+        "only for discipline = \"priority\"",
+    );
+    refused(
+        build_with("discipline = \"codel\"\n[network.bottleneck.aqm]\nnope = 1"),
+        "network.bottleneck.aqm.nope",
+        "unknown field `nope`",
+    );
+    refused(
+        build_with("discipline = \"sfq\""),
+        "network.bottleneck.discipline",
+        "\"codel\", \"fq_codel\"",
+    );
+    for d in ["red", "pie"] {
+        refused(
+            build_with(&format!("discipline = \"{d}\"")),
+            "network.bottleneck.discipline",
+            "not available yet",
+        );
+    }
+    assert!(build_with("discipline = \"codel\"").is_ok());
+    assert!(build_with("discipline = \"fq_codel\"\n[network.bottleneck.aqm]\necn = false").is_ok());
+}
+
+/// The defaults: CoDel 5 ms / 100 ms without ECN (Linux sch_codel), FQ-CoDel
+/// 1024 buckets, quantum 1514, drop batch 64, with ECN (sch_fq_codel); both
+/// directions of the bottleneck get the discipline, the access links stay
+/// DropTail.
+#[test]
+fn aqm_defaults_and_where_they_apply() {
+    use longfat_sim::aqm::codel::CodelParams;
+    use longfat_sim::aqm::fq_codel::FqCodelParams;
+    use longfat_sim::link::{Aqm, QueueDiscipline, QueueLimit};
+    let built = |d: &str| {
+        let text = format!(
+            "[network]\ntopology = \"dumbbell\"\n[network.bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\nqueue = \"100pkt\"\ndiscipline = \"{d}\"\n[[flows]]\ncc = \"reno\"\n[run]\nduration = \"1s\"\n"
+        );
+        longfat_sim::build(&longfat_sim::Scenario::from_toml(&text).unwrap()).unwrap()
+    };
+    let codel = CodelParams {
+        target_ns: 5_000_000,
+        interval_ns: 100_000_000,
+    };
+    assert_eq!(CodelParams::default(), codel);
+    let fq = FqCodelParams {
+        flows: 1024,
+        quantum_bytes: 1514,
+        drop_batch_pkts: 64,
+        codel,
+    };
+    assert_eq!(FqCodelParams::default(), fq);
+    for (d, aqm, ecn) in [
+        ("codel", Aqm::Codel(codel), false),
+        ("fq_codel", Aqm::FqCodel(fq), true),
+    ] {
+        let sim = built(d);
+        let want = QueueDiscipline::Aqm {
+            aqm,
+            limit: QueueLimit::Packets(100),
+            ecn,
+        };
+        for l in &sim.links {
+            if l.spec.name.starts_with("bottleneck") {
+                assert_eq!(l.spec.queue, want, "{}", l.spec.name);
+                assert!(l.is_aqm());
+            } else {
+                assert!(!l.is_aqm(), "{}", l.spec.name);
+            }
+        }
+        assert_eq!(sim.links.iter().filter(|l| l.is_aqm()).count(), 2);
+    }
+}
