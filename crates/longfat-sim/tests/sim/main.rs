@@ -8,6 +8,7 @@
 mod common;
 
 mod algorithms;
+mod bbr;
 mod golden;
 mod layering;
 mod pacing;
