@@ -186,6 +186,14 @@ impl RateEstimator {
         self.app_limited_until = (self.delivered_pkts + in_flight_pkts).max(1);
     }
 
+    /// The controller's own mark (`CongestionControl::app_limited_until`:
+    /// BBR writes `tp->app_limited` in PROBE_RTT): samples are
+    /// application-limited until the delivered count passes `until`.
+    #[inline]
+    pub fn set_app_limited_until(&mut self, until: u64) {
+        self.app_limited_until = until.max(1);
+    }
+
     /// The last sample taken.
     pub fn sample(&self) -> RateSample {
         self.sample

@@ -9,6 +9,7 @@ mod common;
 
 mod algorithms;
 mod aqm;
+mod bbr;
 mod golden;
 mod layering;
 mod pacing;

@@ -86,6 +86,7 @@ fn ack(cum: u64, sacks: &[(u64, u64)]) -> PeerAck {
         sacks: sacks.to_vec(),
         window_pkts: 10_000,
         ts_val: 0,
+        ece: false,
     }
 }
 

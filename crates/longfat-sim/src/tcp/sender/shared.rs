@@ -1195,6 +1195,13 @@ impl SenderCore {
             ece: self.cfg.ecn && ack.ece(),
             ..Default::default()
         });
+        // A controller that reads rate samples may mark the flight
+        // app-limited itself (BBR in PROBE_RTT, `tp->app_limited`).
+        if let Some(rate) = self.rate.as_deref_mut() {
+            if let Some(until) = self.cc.app_limited_until() {
+                rate.set_app_limited_until(until);
+            }
+        }
     }
 
     pub(super) fn on_rto_timer<R: LossRecovery>(
