@@ -22,3 +22,6 @@ pub enum Verdict {
     /// gentle mode, RFC 3168 §7).
     Drop,
 }
+
+pub mod pie;
+pub mod red;
