@@ -191,8 +191,10 @@ impl Pie {
         }
     }
 
-    /// A packet arrives; `queue_pkts` / `queue_bytes` is the queue before it
-    /// (waiting packets, not the one in service).
+    /// A packet arrives and fits the buffer (the link checks its limit
+    /// first, as RFC 8033 Appendix B, ns-3 and Linux do); `queue_pkts` /
+    /// `queue_bytes` is the queue before it (waiting packets, not the one in
+    /// service).
     ///
     /// Returns [`Verdict::Congested`] for a random early drop while
     /// drop_prob <= `mark_ecn_threshold` (the link marks it if it is

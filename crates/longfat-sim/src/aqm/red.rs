@@ -20,8 +20,10 @@
 //! Linux's only mode) is not implemented.
 //!
 //! The machine has no engine dependency: the link calls [`Red::on_enqueue`]
-//! for every arrival that fits the buffer and [`Red::on_dequeue`] whenever a
-//! packet leaves the waiting queue for the transmitter. Adaptive RED's
+//! for every arrival, before its buffer limit (ns-3 updates avg for every
+//! arrival and its internal queue drops on overflow after RED passes a
+//! packet), and [`Red::on_dequeue`] whenever a packet leaves the waiting
+//! queue for the transmitter. Adaptive RED's
 //! periodic max_p update is a timer in the paper and in Linux
 //! (`red_adaptative_timer`); here it is evaluated lazily and exactly: every
 //! update instant up to `now` is applied, in order, before the event at
