@@ -36,3 +36,5 @@ pub struct Queued {
     pub corrupted: bool,
     pub enqueue_ns: u64,
 }
+pub mod pie;
+pub mod red;
