@@ -82,6 +82,43 @@ struct Probe {
             ns3::Simulator::Schedule(ns3::Seconds(interval), &Probe::Sample, this);
     }
 };
+// A flow's cwnd at or below `floor_bytes` (BBR's PROBE_RTT holds it at 4
+// segments, bbr_cwnd_min_target): how often it got there in [t0, t1) and for how long.
+struct CwndWatch {
+    double t0{0}, t1{0};
+    uint32_t floor_bytes{0};
+    uint64_t entries{0};
+    bool below{false};
+    double since{0}, time_below{0};
+    uint64_t calls{0};
+    uint32_t min_cwnd{~0U};
+    void Cwnd(uint32_t, uint32_t cwnd) {
+        double now = ns3::Simulator::Now().GetSeconds();
+        calls++;
+        if (now >= t0 && now < t1 && cwnd < min_cwnd) min_cwnd = cwnd;
+        bool b = cwnd <= floor_bytes;
+        if (b && !below) {
+            since = now;
+            if (now >= t0 && now < t1) entries++;
+        }
+        if (!b && below) time_below += overlap(since, now);
+        below = b;
+    }
+    double overlap(double a, double b) const {
+        double lo = a > t0 ? a : t0, hi = b < t1 ? b : t1;
+        return hi > lo ? hi - lo : 0;
+    }
+    double total_below() const { return time_below + (below ? overlap(since, t1) : 0); }
+};
+CwndWatch* watch_cwnd(uint32_t node, double at, double t0, double t1, uint32_t floor_bytes) {
+    auto* w = new CwndWatch();
+    w->t0 = t0; w->t1 = t1; w->floor_bytes = floor_bytes;
+    std::string path = "/NodeList/" + std::to_string(node) + "/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow";
+    ns3::Simulator::Schedule(ns3::Seconds(at), [w, path]() {
+        ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&CwndWatch::Cwnd, w));
+    });
+    return w;
+}
 Probe* attach(ns3::Ptr<ns3::QueueDisc> qd, ns3::Ptr<ns3::NetDevice> dev, double t0, double t1, double interval) {
     auto* p = new Probe();
     p->qd = qd;
@@ -223,6 +260,11 @@ def run(case: dict) -> dict:
         capp.Start(ns.Seconds(case["starts_s"][i]))
 
     probe = lf.attach(qdiscs.Get(0), bn.Get(0), float(t0), float(dur), float(case["sample_interval_s"]))
+    # Each sender's socket exists once its BulkSend starts.
+    watches = [
+        lf.watch_cwnd(senders.Get(i).GetId(), case["starts_s"][i] + 0.001, float(t0), float(dur), 4 * PKT_PAYLOAD)
+        for i in range(n)
+    ]
 
     wall0, cpu0 = time.perf_counter(), time.process_time()
     ns.Simulator.Stop(ns.Seconds(t0))
@@ -240,7 +282,16 @@ def run(case: dict) -> dict:
         "case": case["name"],
         "ns3_version": ns.Version().ShortVersion() if hasattr(ns, "Version") else "3.44",
         "flows": [
-            {"flow": i, "goodput_bps": (rx1[i] - rx0[i]) * 8.0 / window, "payload_bytes": int(rx1[i] - rx0[i])}
+            {
+                "flow": i,
+                "goodput_bps": (rx1[i] - rx0[i]) * 8.0 / window,
+                "payload_bytes": int(rx1[i] - rx0[i]),
+                # cwnd down to 4 segments: BBR's PROBE_RTT (for CUBIC, a timeout)
+                "cwnd_floor_entries": int(watches[i].entries),
+                "cwnd_floor_s": watches[i].total_below(),
+                "cwnd_min_pkts": watches[i].min_cwnd / PKT_PAYLOAD if watches[i].calls else None,
+                "cwnd_changes": int(watches[i].calls),
+            }
             for i in range(n)
         ],
         "mean_sojourn_ms": probe.soj_sum / probe.soj_n * 1e3 if probe.soj_n else 0.0,
