@@ -241,11 +241,8 @@ mod tests {
         let mut t = t0;
         while t < t1 {
             // One `dequeue` call: drops until a packet is sent.
-            loop {
-                match c.on_dequeue(t, sojourn_ns, backlog_bytes, PKT, false) {
-                    Verdict::Drop => drops.push(t),
-                    _ => break,
-                }
+            while c.on_dequeue(t, sojourn_ns, backlog_bytes, PKT, false) == Verdict::Drop {
+                drops.push(t);
             }
             t += gap_ns;
         }

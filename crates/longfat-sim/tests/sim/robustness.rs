@@ -357,6 +357,8 @@ fn estimate_covers_the_packets_held_by_shipped_scenarios() {
         "ltcp/fig6.toml",
         "htcp/fig7.toml",
         "ehstcp/table2_friendliness.toml",
+        "aqm/codel_cubic.toml",
+        "aqm/fq_codel_rtt_mix.toml",
     ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
         let mut doc: toml::Value = toml::from_str(&text).unwrap();
