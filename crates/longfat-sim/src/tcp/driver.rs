@@ -501,7 +501,9 @@ mod tests {
         );
         d.ack(100 * MS, &ack(2));
         assert_eq!(d.emitted().len(), 14);
-        let steps: &[(u64, bool, u64, &[(u64, bool)])] = &[
+        // (cumulative ACK, ECE, window after it, packets sent and their CWR)
+        type Step = (u64, bool, u64, &'static [(u64, bool)]);
+        let steps: &[Step] = &[
             (4, true, 11, &[(14, true)]),
             (6, true, 10, &[(15, false)]),
             (8, false, 9, &[(16, false)]),
