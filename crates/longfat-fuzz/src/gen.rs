@@ -246,6 +246,17 @@ impl Gen<'_> {
         self.field(&mut m, "gro_segments", Kind::U64, 0.1, |s| {
             json!(*s.g.pick(&[1u64, 2, 8, 44, 64]))
         });
+        // Issue 31's pacing (refused with PLT, naming the field) and its
+        // ratios (Linux's sysctl range 0..=1000, 1001 refused).
+        self.field(&mut m, "pacing", Kind::Bool, 0.15, |s| {
+            json!(s.g.chance(0.5))
+        });
+        self.field(&mut m, "pacing_ss_ratio", Kind::U64, 0.05, |s| {
+            json!(*s.g.pick(&[0u64, 100, 200, 1000, 1001]))
+        });
+        self.field(&mut m, "pacing_ca_ratio", Kind::U64, 0.05, |s| {
+            json!(*s.g.pick(&[0u64, 100, 120, 1000, 1001]))
+        });
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }
