@@ -250,6 +250,17 @@ impl Gen<'_> {
         // refused naming the field).
         self.field(&mut m, "ecn", Kind::Bool, 0.2, |s| json!(s.g.chance(0.7)));
         self.field(&mut m, "abe", Kind::Bool, 0.1, |s| json!(s.g.chance(0.5)));
+        // Issue 31's pacing (refused with PLT, naming the field) and its
+        // ratios (Linux's sysctl range 0..=1000, 1001 refused).
+        self.field(&mut m, "pacing", Kind::Bool, 0.15, |s| {
+            json!(s.g.chance(0.5))
+        });
+        self.field(&mut m, "pacing_ss_ratio", Kind::U64, 0.05, |s| {
+            json!(*s.g.pick(&[0u64, 100, 200, 1000, 1001]))
+        });
+        self.field(&mut m, "pacing_ca_ratio", Kind::U64, 0.05, |s| {
+            json!(*s.g.pick(&[0u64, 100, 120, 1000, 1001]))
+        });
         self.extra(&mut m, Table::Tcp);
         Value::Object(m)
     }

@@ -27,8 +27,12 @@ const FLOW_ROW_BYTES: u64 = 76 * 4;
 const LINK_ROW_BYTES: u64 = 52 * 4;
 /// Per flow: sender with scoreboard and controller, receiver, routes, names,
 /// two hosts and their four access-link directions (measured by
-/// `tests/memory.rs`: 3,489 bytes per idle CUBIC flow; rounded up).
-pub const FLOW_BYTES: u64 = 4096;
+/// `tests/memory.rs`: 4,031 bytes per idle CUBIC flow on 2026-11-27 with
+/// issue 31's sender, 4,111 paced; rounded up). A paced flow adds its
+/// `Pacer` (under 100 bytes, one per flow whatever its window: the pacing
+/// timer is one slot of the engine's per-flow timer array, not a timer per
+/// packet).
+pub const FLOW_BYTES: u64 = 4608;
 /// Per PLT connection: the same plus the LCM and packet manager and a
 /// second receiver (measured by `tests/memory.rs`: 4,413 bytes per idle
 /// PLT flow; rounded up).

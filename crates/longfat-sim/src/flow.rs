@@ -103,6 +103,7 @@ impl Endpoints {
             (Self::Plt { sender, .. }, TimerKind::Stop) => sender.stop(),
             (Self::Plt { sender, .. }, TimerKind::Rto) => sender.on_rto_timer(now_ns, out),
             (Self::Plt { sender, .. }, TimerKind::HostReady) => sender.on_host_ready(now_ns, out),
+            (Self::Plt { sender, .. }, TimerKind::Pace) => sender.on_pace_timer(now_ns, out),
             (Self::Plt { receiver, .. }, TimerKind::DelayedAck) => {
                 receiver.on_delack_timer(now_ns, out)
             }

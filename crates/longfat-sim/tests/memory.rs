@@ -39,6 +39,17 @@ fn scenario(rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
 }
 
 fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) -> Scenario {
+    scenario_tcp(cc, "", rate, flows, duration, queue)
+}
+
+fn scenario_tcp(
+    cc: &str,
+    tcp: &str,
+    rate: &str,
+    flows: u32,
+    duration: &str,
+    queue: &str,
+) -> Scenario {
     // PLT needs a strict-priority bottleneck; the others keep the FIFO.
     let discipline = if cc == "plt" { "priority" } else { "droptail" };
     // Its reassembly buffer bounds what a PLT connection may hold; the
@@ -61,6 +72,7 @@ fn scenario_cc(cc: &str, rate: &str, flows: u32, duration: &str, queue: &str) ->
         [[flows]]
         cc = "{cc}"
         {plt}
+        tcp = {{ {tcp} }}
         count = {flows}
         start_jitter = "100ms"
         access_delay_jitter = "40ms"
@@ -78,7 +90,11 @@ fn built_bytes(flows: u32) -> (usize, Simulation) {
 }
 
 fn built_bytes_cc(cc: &str, flows: u32) -> (usize, Simulation) {
-    let s = scenario_cc(cc, "10Gbps", flows, "10s", "1bdp");
+    built_bytes_tcp(cc, "", flows)
+}
+
+fn built_bytes_tcp(cc: &str, tcp: &str, flows: u32) -> (usize, Simulation) {
+    let s = scenario_tcp(cc, tcp, "10Gbps", flows, "10s", "1bdp");
     let before = LIVE.load(Relaxed);
     let sim = build(&s).unwrap();
     (LIVE.load(Relaxed) - before, sim)
@@ -106,6 +122,18 @@ fn an_idle_flow_takes_less_than_the_budget_assumes() {
     assert!(
         per_flow > 1024.0,
         "{per_flow:.0} bytes per flow is implausibly small"
+    );
+    drop(sim_large);
+    // A paced flow: its pacer (one per flow, constant size) on top.
+    let paced = "profile = \"linux\", pacing = true";
+    let (small, sim_small) = built_bytes_tcp("cubic", paced, 1_000);
+    drop(sim_small);
+    let (large, sim_large) = built_bytes_tcp("cubic", paced, 11_000);
+    let per_paced = (large - small) as f64 / 10_000.0;
+    println!("bytes per idle paced flow: {per_paced:.0} (budget assumes {FLOW_BYTES})");
+    assert!(
+        per_paced <= FLOW_BYTES as f64,
+        "an idle paced flow takes {per_paced:.0} bytes, the budget assumes {FLOW_BYTES}"
     );
     drop(sim_large);
     // A PLT connection: a TCP sender (the HCM), the LCM and packet manager,

@@ -342,4 +342,13 @@ impl PltSender {
     pub fn on_host_ready(&mut self, now_ns: u64, out: &mut Outbox) {
         self.pump(now_ns, true, out);
     }
+
+    /// The HCM's pacing timer (a controller that sets a pacing rate;
+    /// `tcp.pacing` itself is refused with PLT).
+    pub fn on_pace_timer(&mut self, now_ns: u64, out: &mut Outbox) {
+        self.hcm_grant();
+        let first = out.packets.len();
+        self.hcm.on_pace_timer(now_ns, out);
+        self.after_hcm(first, out);
+    }
 }

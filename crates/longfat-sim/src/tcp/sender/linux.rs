@@ -189,6 +189,9 @@ impl Linux {
             }
             s.counters.loss_probes += 1;
             self.tlp_high_seq = Some(s.sb.snd_nxt());
+            if let Some(p) = s.pacer.as_deref_mut() {
+                p.end_skb(); // the probe is an skb of its own
+            }
         }
         s.arm_rto(now_ns, out);
     }

@@ -658,6 +658,9 @@ impl SenderCore {
         if let Some(seq) = self.sb.next_retransmit() {
             self.sb.mark_retransmitted_at(seq, now_ns);
             self.transmit(r, now_ns, seq, true, out);
+            if let Some(p) = self.pacer.as_deref_mut() {
+                p.end_skb(); // leaves unpaced, as an skb of its own
+            }
             if matches!(self.recovery, Recovery::Fast { .. }) {
                 r.on_forced_retransmit();
             }
