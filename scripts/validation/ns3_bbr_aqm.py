@@ -75,7 +75,7 @@ LONGFAT_AQM_PARAMS = {
         "target_ms": ("target", lambda v: f"{v}ms"),
         "interval_ms": ("interval", lambda v: f"{v}ms"),
         "flows": ("flows", int),
-        "quantum_bytes": ("quantum", lambda v: f"{v}B"),
+        "quantum_bytes": ("quantum", lambda v: v),
         "drop_batch": ("drop_batch", int),
         "ecn": ("ecn", bool),
     },
@@ -367,12 +367,19 @@ def run_longfat(path: Path) -> dict:
         "bottleneck": next(l for l in s["links"] if l["name"] == "bottleneck"),
     }
     col, cnt = LONGFAT_FIELDS["sojourn_mean_column"], LONGFAT_FIELDS["sojourn_count_column"]
-    if col and col in links:
+    # The sojourn series is NaN where the link has no AQM (DropTail keeps no
+    # per-packet enqueue time) or no packet left; such a link is compared by
+    # its backlog over the rate.
+    def known(v):
+        return v is not None and not math.isnan(v)
+
+    if col and col in links and any(known(links[col][k]) for k in rows):
         vals = [links[col][k] for k in rows]
         if cnt and cnt in links:
             w = [links[cnt][k] for k in rows]
-            tot = sum(w)
-            out["mean_sojourn_ms"] = sum(v * x for v, x in zip(vals, w) if x) / tot / 1e6 if tot else 0.0
+            pairs = [(v, x) for v, x in zip(vals, w) if x and known(v)]
+            tot = sum(x for _, x in pairs)
+            out["mean_sojourn_ms"] = sum(v * x for v, x in pairs) / tot / 1e6 if tot else 0.0
         else:
             vv = [v for v in vals if v is not None and not math.isnan(v)]
             out["mean_sojourn_ms"] = sum(vv) / len(vv) / 1e6 if vv else 0.0
