@@ -911,15 +911,17 @@ mod tests {
         let mut raw = Vec::new();
         raw.extend_from_slice(&(5u64 << 16).to_ne_bytes());
         raw.extend_from_slice(&u64::MAX.to_ne_bytes());
-        for i in 1..=16u32 {
+        // 17 counters, then the head's reserved word
+        for i in 1..=18u32 {
             raw.extend_from_slice(&i.to_ne_bytes());
         }
         raw.extend_from_slice(&[0xaa; 40]); // the algorithm's state follows
         let s = SocketState::parse(&raw).unwrap();
         assert_eq!((s.cwnd_fp, s.ssthresh_fp), (5 << 16, u64::MAX));
         let counters: Vec<u64> = s.fields()[2..].iter().map(|f| f.1).collect();
-        assert_eq!(counters, (1..=16).collect::<Vec<u64>>());
-        assert_eq!(SocketState::parse(&raw[..79]), None);
+        assert_eq!(counters, (1..=17).collect::<Vec<u64>>());
+        assert_eq!(s.late_inits, 17);
+        assert_eq!(SocketState::parse(&raw[..87]), None);
     }
 
     /// The features each supported series has (6.1: struct_ops, no link
