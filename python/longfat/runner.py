@@ -74,8 +74,9 @@ def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
 
 #: Per-module columns of PLT flows; other flows' rows hold null.
 MODULE_COLUMNS = ("hcm_", "lcm_")
-#: Columns that only some flows fill (PLT's modules, ECN's counters): null elsewhere.
-NULLABLE_COLUMNS = (*MODULE_COLUMNS, "ece_acks", "ecn_reductions", "ce_marks")
+#: Columns that only some rows fill (PLT's modules, ECN's counters, the
+#: sojourn times that only AQM links keep): null elsewhere.
+NULLABLE_COLUMNS = (*MODULE_COLUMNS, "ece_acks", "ecn_reductions", "ce_marks", "sojourn_")
 
 
 def _module_column(v: np.ndarray) -> pa.Array:
