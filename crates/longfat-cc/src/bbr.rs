@@ -1023,8 +1023,13 @@ impl Bbr {
         let win_jiffies = self.cfg.min_rtt_win_sec.wrapping_mul(1000);
         let filter_expired = after(self.jiffies, self.min_rtt_stamp.wrapping_add(win_jiffies));
         // rs->is_ack_delayed is never set here: every packet is full-sized
-        // (Linux's FLAG_ACK_MAYBE_DELAYED needs a runt).
-        if rs.rtt_us >= 0 && (rs.rtt_us as u64 <= u64::from(self.min_rtt_us) || filter_expired) {
+        // (Linux's FLAG_ACK_MAYBE_DELAYED needs a runt). Strictly lower:
+        // a sample equal to the min does not postpone PROBE_RTT (Linux
+        // 5.10+, "tcp: only postpone PROBE_RTT if RTT is < current min_rtt
+        // estimate", 2020; `<=` before). On a path with a fixed propagation
+        // delay every drained-queue sample equals the min, so with `<=` the
+        // filter never expired and PROBE_RTT never came.
+        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < u64::from(self.min_rtt_us) || filter_expired) {
             self.min_rtt_us = rs.rtt_us as u32;
             self.min_rtt_stamp = self.jiffies;
         }
@@ -1678,11 +1683,14 @@ mod tests {
         let mut d = Drive::new();
         d.reach_probe_bw();
         d.b.snd_cwnd = 150;
-        // min_rtt was last taken at 1.004 s (the 4th ACK, jiffy 1004). A
-        // larger RTT leaves it until the filter expires: at jiffy 11 004 it
-        // is not after 1004 + 10 000 yet...
+        // min_rtt was taken at 1.001 s (the 1st ACK, jiffy 1001): the three
+        // later ACKs' samples equal it and, being not lower, leave its stamp
+        // (`<`, Linux 5.10+; `<=` moved it to 1004). A larger RTT leaves it
+        // until the filter expires: at jiffy 11 001 it is not after
+        // 1001 + 10 000 yet...
+        assert_eq!(d.b.min_rtt_stamp, 1001);
         d.ack(Ack {
-            dt_us: 10_000_000,
+            dt_us: 9_997_000,
             rtt_us: 120_000,
             acked: 0,
             sample: None,
@@ -1690,7 +1698,7 @@ mod tests {
         });
         assert_eq!(d.b.mode(), Mode::ProbeBw);
         assert_eq!(d.b.min_rtt_us(), 100_000);
-        // ... at 11 005 it is.
+        // ... at 11 002 it is.
         d.ack(Ack {
             dt_us: 1_000,
             rtt_us: 120_000,

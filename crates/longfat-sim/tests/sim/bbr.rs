@@ -4,11 +4,22 @@
 
 use crate::common;
 use common::{f64_of, link, run_toml};
+use longfat_sim::Simulation;
 
 /// One flow of `cc` under the `linux` profile on a dumbbell of `rate`, a
 /// 70 ms RTT (33 ms each way plus 1 ms access links), a 1-BDP buffer and
 /// random loss `loss` on the bottleneck.
 fn dumbbell(cc: &str, rate: &str, loss: f64, duration_s: u32) -> serde_json::Value {
+    dumbbell_run(cc, rate, loss, duration_s).1
+}
+
+/// As `dumbbell`, with the simulation (its time series) too.
+fn dumbbell_run(
+    cc: &str,
+    rate: &str,
+    loss: f64,
+    duration_s: u32,
+) -> (Simulation, serde_json::Value) {
     run_toml(&format!(
         r#"
         [network]
@@ -31,7 +42,6 @@ fn dumbbell(cc: &str, rate: &str, loss: f64, duration_s: u32) -> serde_json::Val
         sample_interval = "10ms"
         "#
     ))
-    .1
 }
 
 /// 100 Mbit/s x 70 ms: BDP = 100e6 x 0.070 / 8 / 1500 = 583 packets.
@@ -81,4 +91,45 @@ fn bbr_keeps_a_lossy_long_fat_link_busy_where_cubic_collapses() {
         (0.0032..=0.032).contains(&cubic),
         "cubic utilization {cubic}"
     );
+}
+
+/// PROBE_RTT comes every 10 s on a path whose propagation delay never
+/// changes: a sample equal to the min does not refresh the min-RTT filter
+/// (`bbr_update_min_rtt`, `<` since Linux 5.10), so it expires 10 s after
+/// the stamp (the first minimal sample in STARTUP, then each PROBE_RTT's
+/// exit), and the window dips to 4 packets (`bbr_cwnd_min_target`) for
+/// 200 ms and a round: with the drain of 1 BDP at 4 packets in flight, 200
+/// ms plus 1 to 2 RTTs (70 ms each). In a 25 s run: two dips, the second
+/// 10 s (within a 10 ms sample) after the first one ended.
+#[test]
+fn probe_rtt_every_ten_seconds_for_200_ms_and_a_round() {
+    let (sim, _) = dumbbell_run("bbr", "100Mbps", 0.0, 25);
+    let f = &sim.metrics.flows;
+    let at_min: Vec<f64> = (0..f.time_ns.len())
+        .filter(|&i| f.flow[i] == 0 && f.cwnd_pkts[i] <= 4.0)
+        .map(|i| f.time_ns[i] as f64 / 1e9)
+        .collect();
+    // Episodes: runs of samples 10 ms apart.
+    let mut dips: Vec<(f64, f64)> = Vec::new();
+    for &t in &at_min {
+        match dips.last_mut() {
+            Some((_, end)) if t - *end < 0.015 => *end = t,
+            _ => dips.push((t, t)),
+        }
+    }
+    assert_eq!(dips.len(), 2, "PROBE_RTT episodes {dips:?}");
+    let (start1, end1) = dips[0];
+    assert!(
+        (10.0..11.0).contains(&start1),
+        "first PROBE_RTT at {start1} s"
+    );
+    for &(start, end) in &dips {
+        let length = end - start;
+        assert!(
+            (0.19..=0.35).contains(&length),
+            "PROBE_RTT held 4 packets for {length} s"
+        );
+    }
+    let gap = dips[1].0 - end1;
+    assert!((9.98..=10.03).contains(&gap), "{gap} s between PROBE_RTTs");
 }
