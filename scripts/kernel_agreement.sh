@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/kernel/agreement.md: `longfat testbed agree` on the
 # scenario kernel/agree (one flow, 70 ms) at 100 and 250 Mbit/s with 1 and
-# 0.2 BDP of buffer, for the kernel's reno and cubic and every BPF algorithm.
+# 0.2 BDP of buffer, for the kernel's reno, cubic and bbr and every BPF algorithm.
 # As root, on an otherwise idle machine (the testbed flags busy runs); about
 # 20 minutes. Runs go to results/kernel-agreement/, the report and its
 # figures to docs/kernel/.
@@ -11,7 +11,7 @@ if [ -z "${CC:-}" ]; then
     # every BPF algorithm of this build (kernel/<name>.bpf.c), as `longfat kernel list`
     BPF=$(.venv/bin/python -c 'from longfat import kernel; print(",".join(a for a, _ in kernel.built()))')
     [ -n "$BPF" ] || { echo "no BPF programs in this build: see longfat kernel list" >&2; exit 1; }
-    CC=reno,cubic,$BPF
+    CC=reno,cubic,bbr,$BPF
 fi
 OUT=results/kernel-agreement
 mkdir -p "$OUT"

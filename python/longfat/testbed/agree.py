@@ -59,7 +59,7 @@ TRANSPORT_DIFFERENCES = [
     "Delayed ACKs: the kernel's receiver ACKs every second segment with quick-ACK mode at the start and after reordering, and a delayed-ACK timer from its RTT estimate (40-200 ms); the simulator ACKs every second packet with a fixed 40 ms timer.",
     "Segments: the kernel sends 1448-byte segments (TCP timestamps) one per skb (GSO off on the senders); the simulator's packets carry 1448 payload bytes in 1500 (header_size 52B). The bottleneck shapes Ethernet frames, scaled so that 1500-byte IP packets leave at the scenario's rate.",
     "Receive window: the kernel autotunes it (tcp_rmem up to 128 MB on the testbed); the simulator's is unlimited.",
-    "Pacing: neither paces (no fq qdisc on the senders, and the simulator models none); the kernel's TSQ and its socket buffers can still shape bursts the simulator sends back to back.",
+    "Pacing: only BBR paces, in both (the kernel's internal pacing, as there is no fq qdisc on the senders; the simulator's `tcp.pacing` model of it, which a controller that sets a rate turns on); the other algorithms are ACK-clocked in both, and the kernel's TSQ and socket buffers can still shape bursts the simulator sends back to back.",
     "Loss recovery: both run RACK-TLP, PRR and undo, but the simulator's is a model of Linux 6.x, not the code; SACK compression, TSO deferral and the kernel's ACK-frequency heuristics are not modelled.",
     "Measurement: the testbed samples TCP_INFO (smoothed RTT, not the latest sample) and the qdisc's backlog from userspace at the sampling instants; the simulator records exact values.",
     "Timing: the delay line releases packets up to tens of microseconds late (the report gives its percentiles); the simulator is exact.",

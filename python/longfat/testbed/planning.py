@@ -48,7 +48,7 @@ PACKET = 1500
 #: TCP timestamps on a route.
 RTAX_FEATURE_TCP_USEC_TS = 0x10
 #: Congestion controls of the simulator that are the kernel's own.
-KERNEL_BUILTIN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+KERNEL_BUILTIN = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: Namespaces made by a testbed run: lf<pid>-<role>.
 NS_PATTERN = re.compile(r"^lf(?P<pid>[0-9]+)-(?P<role>r|d|s[0-9]+)$")
 PORT = 5001
