@@ -161,7 +161,7 @@ def test_every_algorithm_has_a_kernel_name_the_kernel_accepts():
         if a == "plt":
             continue
         name = testbed.kernel_cc(a)
-        assert len(name) <= 15 and (name in ("reno", "cubic") or name.startswith("longfat_")), (a, name)
+        assert len(name) <= 15 and (name in ("reno", "cubic", "bbr") or name.startswith("longfat_")), (a, name)
     assert testbed.kernel_cc("highspeed") == "longfat_hstcp" and testbed.kernel_cc("scalable") == "longfat_stcp"
 
 
