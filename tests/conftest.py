@@ -34,6 +34,41 @@ def signals_as_from_a_terminal() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
+@pytest.fixture
+def signals_as_in_a_terminal():
+    """signals_as_from_a_terminal for this process, for a test that runs a
+    command in-process and signals itself: SIGINT as Python installs it when
+    started from a terminal (default_int_handler) and SIGHUP at its default,
+    for the test's duration; then back. A test run started in the background
+    (`cmd &` in a script: the shell ignores SIGINT) or under nohup has them
+    ignored, the command keeps an ignored signal ignored, and its signal
+    would be discarded unseen."""
+    import signal
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGHUP)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
+@pytest.fixture
+def signals_ignored():
+    """SIGINT and SIGHUP ignored in this process for the test's duration, as
+    in a command started in the background or under nohup; then back."""
+    import signal
+
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+
+
 def longfat_cli() -> list[str]:
     exe = shutil.which("longfat", path=str(Path(sys.executable).parent)) or shutil.which("longfat")
     return [exe] if exe else [sys.executable, "-m", "longfat.cli"]

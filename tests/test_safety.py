@@ -812,9 +812,11 @@ def _swallow_a_signal(signum: int):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_during_the_study_database_rebuild_is_an_interruption(tmp_path, monkeypatch, capsys, sig):
+def test_signal_during_the_study_database_rebuild_is_an_interruption(tmp_path, monkeypatch, capsys, signals_as_in_a_terminal, sig):
     """11 of 15 signals that landed in the rebuild of study.duckdb became a
-    warning and exit status 0."""
+    warning and exit status 0. (SIGINT as from a terminal: a CI run started
+    in the background ignored it, the command rightly kept it ignored, and
+    the SIGINT case failed; see the test below.)"""
     from longfat import store
 
     def rebuild(_study):
@@ -825,6 +827,30 @@ def test_signal_during_the_study_database_rebuild_is_an_interruption(tmp_path, m
     assert code == 128 + sig
     err = capsys.readouterr().err
     assert "interrupted: 1 runs stored" in err and "warning" not in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+def test_a_signal_ignored_on_entry_stays_ignored(tmp_path, monkeypatch, capsys, signals_ignored, sig):
+    """A command started in the background or under nohup inherits SIGINT
+    (and SIGHUP) ignored and keeps it so: the signal, sent while the study's
+    database is rebuilt, changes nothing, and the signal is still ignored
+    after the command."""
+    from longfat import store
+
+    real = store.refresh_database
+    seen = []
+
+    def rebuild(study):
+        seen.append(signal.getsignal(sig))
+        os.kill(os.getpid(), sig)  # discarded by the kernel (SIG_IGN): nothing is pending after it
+        return real(study)
+
+    monkeypatch.setattr(store, "refresh_database", rebuild)
+    code = longfat.cli.main(["sweep", str(small_toml(tmp_path)), "--set", 'run.duration="6s"', "--cc", "reno", "--seeds", "1", "--workers", "1", "-q", "--out", str(tmp_path / "st")])
+    err = capsys.readouterr().err
+    assert code == 0 and err == "", err
+    assert seen == [signal.SIG_IGN] and signal.getsignal(sig) == signal.SIG_IGN
+    assert (tmp_path / "st" / "study.duckdb").is_file()
 
 
 def test_signal_swallowed_while_the_card_is_drawn_writes_no_card(tmp_path, monkeypatch, capsys):
