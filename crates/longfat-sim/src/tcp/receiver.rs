@@ -251,12 +251,19 @@ impl TcpReceiver {
         if self.gro.is_some() && self.gro_receive(now_ns, pkt, out) {
             return;
         }
-        self.on_segment(now_ns, pkt, out);
+        // Branch once on ECN: a flow without it runs the segment's path
+        // compiled without the ECN checks.
+        if self.cfg.ecn {
+            self.on_segment::<true>(now_ns, pkt, out);
+        } else {
+            self.on_segment::<false>(now_ns, pkt, out);
+        }
     }
 
     /// One segment (or GRO's merged skb, `pkt` standing for it) reaches TCP.
-    fn on_segment(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
-        if self.cfg.ecn {
+    /// `E`: compiled with the ECN code (only `false` when `tcp.ecn` is off).
+    fn on_segment<const E: bool>(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
+        if E && self.cfg.ecn {
             self.ecn_accept_cwr(pkt);
         }
         self.counters.received_pkts += 1;
@@ -275,7 +282,7 @@ impl TcpReceiver {
             // Linux drops a duplicate (`tcp_data_queue`: out_of_window)
             // before any CE check; ns-2's `TCPSink` and RFC 3168 §6.1.3
             // read the mark of every packet.
-            if self.cfg.ecn && self.cfg.profile != Profile::Linux {
+            if E && self.cfg.ecn && self.cfg.profile != Profile::Linux {
                 self.ecn_check_ce(pkt);
             }
             if self.linux_delack().is_some() && seq < self.rcv_nxt {
@@ -289,21 +296,22 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             self.insert_ooo(seq);
-            if self.cfg.ecn {
+            if E && self.cfg.ecn {
                 self.ecn_check_ce(pkt);
             }
             self.send_ack(now_ns, out); // out of order -> immediate (dup) ACK
             return;
         }
         // In order.
-        self.deliver(now_ns, pkt, 1, out);
+        self.deliver::<E>(now_ns, pkt, 1, out);
     }
 
     /// `segs` in-order packets from rcv_nxt on, the last `pkt` (one, or a
     /// GRO batch): rcv_nxt passes them and any held range they reach, the
     /// application reads them, and the receiver ACKs or arms its
     /// delayed-ACK timer.
-    fn deliver(&mut self, now_ns: u64, pkt: &Packet, segs: u64, out: &mut Outbox) {
+    /// `E` as in `on_segment`.
+    fn deliver<const E: bool>(&mut self, now_ns: u64, pkt: &Packet, segs: u64, out: &mut Outbox) {
         let mut advance = segs;
         self.rcv_nxt += segs;
         let filled_hole = !self.ooo.is_empty();
@@ -333,7 +341,7 @@ impl TcpReceiver {
             self.linux
                 .sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
             self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
-            if self.cfg.ecn {
+            if E && self.cfg.ecn {
                 self.ecn_check_ce(pkt);
             }
             self.unacked += advance as u32;
@@ -341,14 +349,15 @@ impl TcpReceiver {
             // (every segment here is full-sized), quick-ACK mode, or a hole
             // filled (tcp_data_queue: ICSK_ACK_NOW once the out-of-order
             // queue empties; while it is not, the SACK path sends at once).
-            if filled_hole || self.unacked > 1 || self.linux.quick > 0 || self.ack_now {
+            // (`ack_now` is only ever set with ECN.)
+            if filled_hole || self.unacked > 1 || self.linux.quick > 0 || (E && self.ack_now) {
                 self.send_ack(now_ns, out);
             } else {
                 self.linux_send_delayed_ack(now_ns, ato_min_ns, out);
             }
             return;
         }
-        if self.cfg.ecn {
+        if E && self.cfg.ecn {
             self.ecn_check_ce(pkt);
         }
         match self.cfg.delayed_ack_timeout_ns {
@@ -431,7 +440,7 @@ impl TcpReceiver {
             self.ecn_accept_cwr(&last);
         }
         if first == self.rcv_nxt {
-            self.deliver(now_ns, &last, held, out);
+            self.deliver::<true>(now_ns, &last, held, out);
         } else {
             for seq in first..first + held {
                 self.insert_ooo(seq);

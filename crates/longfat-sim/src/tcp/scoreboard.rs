@@ -139,17 +139,26 @@ impl Scoreboard {
     }
 
     /// Records a new packet sent at `now_ns`; returns its number.
+    #[inline]
     pub fn send_new_at(&mut self, now_ns: u64) -> u64 {
         let seq = self.next;
         self.flags.push_back(0);
         if self.track_times {
             self.xmit_ns.push_back(now_ns);
             if self.track_rates {
-                self.tx_rate.push_back(TxRate::default());
+                self.push_tx_rate();
             }
         }
         self.next += 1;
         seq
+    }
+
+    /// The new packet's rate record, filled in by `set_tx_rate` (out of
+    /// line: only a controller that reads rate samples keeps them).
+    #[cold]
+    #[inline(never)]
+    fn push_tx_rate(&mut self) {
+        self.tx_rate.push_back(TxRate::default());
     }
 
     /// A scoreboard that also keeps each packet's delivery-rate record
@@ -335,6 +344,20 @@ impl Scoreboard {
         None
     }
 
+    /// SACKed packet `seq` (sent at `xmit_ns`, flags `old` before the
+    /// SACK) into the rate log.
+    #[cold]
+    #[inline(never)]
+    fn log_sacked_rate(&mut self, seq: u64, xmit_ns: u64, old: u8) {
+        let tx = self.tx_rate[(seq - self.base) as usize];
+        self.rate_log.push(Delivered {
+            xmit_ns,
+            seq,
+            retransmitted: old & (RETRANS | EVER_RETRANS) != 0,
+            tx,
+        });
+    }
+
     fn mark_sacked(&mut self, seq: u64) {
         let f = self.flag_mut(seq);
         let old = *f;
@@ -346,13 +369,7 @@ impl Scoreboard {
                 .push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
             self.note_orig(seq, old);
             if self.track_rates {
-                let tx = self.tx_rate[(seq - self.base) as usize];
-                self.rate_log.push(Delivered {
-                    xmit_ns: xmit,
-                    seq,
-                    retransmitted: old & (RETRANS | EVER_RETRANS) != 0,
-                    tx,
-                });
+                self.log_sacked_rate(seq, xmit, old);
             }
         }
         self.n_sacked += 1;
@@ -463,6 +480,26 @@ impl Scoreboard {
         self.held[slot] = (lo, hi);
     }
 
+    /// The rate records of the `advanced` packets from `base` on leave with
+    /// the cumulative ACK; those not SACKed before go into the rate log, in
+    /// order (before `cum_ack` pops their flags and send times).
+    #[cold]
+    #[inline(never)]
+    fn log_cum_acked_rates(&mut self, advanced: u64) {
+        for i in 0..advanced {
+            let tx = self.tx_rate.pop_front().expect("records cover base..next");
+            let f = self.flags[i as usize];
+            if f & SACKED == 0 {
+                self.rate_log.push(Delivered {
+                    xmit_ns: self.xmit_ns[i as usize],
+                    seq: self.base + i,
+                    retransmitted: f & (RETRANS | EVER_RETRANS) != 0,
+                    tx,
+                });
+            }
+        }
+    }
+
     /// Moves SND.UNA to `ack`. Returns (packets the cumulative ACK advanced,
     /// of those the ones not SACKed before).
     pub fn cum_ack(&mut self, ack: u64) -> (u64, u64) {
@@ -471,6 +508,9 @@ impl Scoreboard {
             return (0, 0);
         }
         let advanced = ack - self.base;
+        if self.track_rates {
+            self.log_cum_acked_rates(advanced);
+        }
         let mut fresh = 0;
         for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
@@ -479,11 +519,6 @@ impl Scoreboard {
             } else {
                 0
             };
-            let tx = if self.track_rates {
-                self.tx_rate.pop_front().expect("records cover base..next")
-            } else {
-                TxRate::default()
-            };
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
@@ -491,14 +526,6 @@ impl Scoreboard {
                     self.cum_log
                         .push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
                     self.note_orig(self.base + i, f);
-                    if self.track_rates {
-                        self.rate_log.push(Delivered {
-                            xmit_ns: xmit,
-                            seq: self.base + i,
-                            retransmitted: f & (RETRANS | EVER_RETRANS) != 0,
-                            tx,
-                        });
-                    }
                 }
                 fresh += 1;
                 if f & LOST != 0 {

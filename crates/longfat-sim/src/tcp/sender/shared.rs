@@ -416,6 +416,12 @@ pub struct SenderCore {
     /// The controller sets the window in recovery (`controls_recovery_window`,
     /// asked once).
     pub(super) cc_controls_recovery: bool,
+    /// The flow uses something beyond plain TCP: ECN, rate samples, pacing
+    /// or a controller that sets the recovery window (fixed at `new`). The
+    /// ACK and send paths branch on it once per event into a version
+    /// compiled with (`X = true`) or without (`X = false`) those features'
+    /// code, so a flow without them pays nothing per packet for them.
+    extras: bool,
 }
 
 impl SenderCore {
@@ -436,6 +442,7 @@ impl SenderCore {
         let paced = cfg.pacing || cc.pacing_rate_bytes_per_sec(mss).is_some();
         let pacer = paced.then(|| Box::new(Pacer::new(cfg.profile == crate::tcp::Profile::Linux)));
         let cc_controls_recovery = cc.controls_recovery_window();
+        let extras = cfg.ecn || rate.is_some() || pacer.is_some() || cc_controls_recovery;
         Self {
             flow,
             cfg,
@@ -464,6 +471,7 @@ impl SenderCore {
             rate_rtt_ns: 0,
             pacer,
             cc_controls_recovery,
+            extras,
         }
     }
 
@@ -525,6 +533,22 @@ impl SenderCore {
         retransmit: bool,
         out: &mut Outbox,
     ) {
+        if self.extras {
+            self.transmit_x::<R, true>(r, now_ns, seq, retransmit, out);
+        } else {
+            self.transmit_x::<R, false>(r, now_ns, seq, retransmit, out);
+        }
+    }
+
+    /// `transmit` with the optional features' code (`X`, see `extras`).
+    fn transmit_x<R: LossRecovery, const X: bool>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        seq: u64,
+        retransmit: bool,
+        out: &mut Outbox,
+    ) {
         let size = self.cfg.packet_size_bytes;
         let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, size);
         p.seq = seq;
@@ -532,7 +556,7 @@ impl SenderCore {
         p.ts_val = self.clock(now_ns);
         p.ts_ecr = self.ts_recent;
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
-        if self.cfg.ecn {
+        if X && self.cfg.ecn {
             self.mark_ecn(r, &mut p);
         }
         self.counters.sent_pkts += 1;
@@ -542,19 +566,11 @@ impl SenderCore {
         }
         // Linux `tcp_write_xmit`: `prr_out` counts in CWR as in Recovery.
         let fast = matches!(self.recovery, Recovery::Fast { .. })
-            || (r.ecn_holds_window() && self.ecn_reducing());
+            || (X && r.ecn_holds_window() && self.ecn_reducing());
         r.on_transmit(now_ns, seq, retransmit, p.ts_val, fast);
         out.packets.push(p);
-        if let Some(rate) = self.rate.as_deref_mut() {
-            // `tcp_rate_skb_sent`: a new packet with nothing else out
-            // (`!tp->packets_out`) opens a new sampling window.
-            let nothing_out =
-                !retransmit && self.sb.outstanding() == 1 && !self.sb.is_ever_retransmitted(seq);
-            let tx = rate.on_sent(now_ns, nothing_out);
-            self.sb.set_tx_rate(seq, tx);
-        }
-        if let Some(pacer) = self.pacer.as_deref_mut() {
-            pacer.on_sent(now_ns, self.cfg.payload_bytes());
+        if X {
+            self.transmit_extras(now_ns, seq, retransmit);
         }
         // RFC 6298 §5.1 arms an idle timer; Linux also re-arms it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so a
@@ -565,6 +581,22 @@ impl SenderCore {
                 now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff),
                 out,
             );
+        }
+    }
+
+    /// What a packet sent means to the rate estimator and the pacer.
+    #[inline]
+    fn transmit_extras(&mut self, now_ns: u64, seq: u64, retransmit: bool) {
+        if let Some(rate) = self.rate.as_deref_mut() {
+            // `tcp_rate_skb_sent`: a new packet with nothing else out
+            // (`!tp->packets_out`) opens a new sampling window.
+            let nothing_out =
+                !retransmit && self.sb.outstanding() == 1 && !self.sb.is_ever_retransmitted(seq);
+            let tx = rate.on_sent(now_ns, nothing_out);
+            self.sb.set_tx_rate(seq, tx);
+        }
+        if let Some(pacer) = self.pacer.as_deref_mut() {
+            pacer.on_sent(now_ns, self.cfg.payload_bytes());
         }
     }
 
@@ -676,12 +708,27 @@ impl SenderCore {
         now_ns: u64,
         out: &mut Outbox,
     ) {
+        if self.extras {
+            self.send_allowed_x::<R, true>(r, now_ns, out);
+        } else {
+            self.send_allowed_x::<R, false>(r, now_ns, out);
+        }
+    }
+
+    /// `send_allowed` with the optional features' code (`X`, see `extras`).
+    fn send_allowed_x<R: LossRecovery, const X: bool>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        out: &mut Outbox,
+    ) {
         if self.forced_retransmit_pending {
             self.send_forced_retransmit(r, now_ns, out);
         }
         let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
-        let allowed = self.window(r);
-        if self.pacer.is_some() {
+        // Without `extras` the controller leaves the window to the profile.
+        let allowed = if X { self.window(r) } else { r.allowance(self) };
+        if X && self.pacer.is_some() {
             self.update_pacing_rate(allowed);
         }
         let mut sent = 0u64;
@@ -700,7 +747,12 @@ impl SenderCore {
                 }
                 break;
             }
-            if let Some(t) = self.pacer.as_deref().and_then(|p| p.wait_until(now_ns)) {
+            if let Some(t) = self
+                .pacer
+                .as_deref()
+                .filter(|_| X)
+                .and_then(|p| p.wait_until(now_ns))
+            {
                 // `tcp_pacing_check`: the next departure is not due yet.
                 if self.sb.next_retransmit().is_some() || self.can_send_new() {
                     self.arm_pacing(t, out);
@@ -714,16 +766,16 @@ impl SenderCore {
             };
             if let Some(seq) = rtx {
                 self.sb.mark_retransmitted_at(seq, now_ns);
-                self.transmit(r, now_ns, seq, true, out);
+                self.transmit_x::<R, X>(r, now_ns, seq, true, out);
             } else if self.can_send_new() {
                 let seq = self.sb.send_new_at(now_ns);
-                self.transmit(r, now_ns, seq, false, out);
+                self.transmit_x::<R, X>(r, now_ns, seq, false, out);
             } else {
                 break;
             }
             sent += 1;
         }
-        if let Some(p) = self.pacer.as_deref_mut() {
+        if let Some(p) = self.pacer.as_deref_mut().filter(|_| X) {
             // The skb ends where the loop stopped (Linux sizes it to the
             // window's quota and the data at hand).
             p.end_skb();
@@ -942,7 +994,7 @@ impl SenderCore {
 
     /// The RTT sample of an ACK, the ACK's SACK blocks and cumulative point
     /// on the scoreboard, and the timeout backoff.
-    fn take_ack<R: LossRecovery>(
+    fn take_ack<R: LossRecovery, const X: bool>(
         &mut self,
         r: &mut R,
         now_ns: u64,
@@ -972,7 +1024,7 @@ impl SenderCore {
         delivered += fresh;
         self.sb.sort_delivered();
         r.on_delivered(self, now_ns, ack, advanced, prior_highest_sacked);
-        if self.rate.is_some() {
+        if X && self.rate.is_some() {
             self.rate_on_delivered(now_ns, ack, advanced);
         }
         self.sb.clear_delivered();
@@ -1070,15 +1122,30 @@ impl SenderCore {
         ack: &Packet,
         out: &mut Outbox,
     ) {
+        if self.extras {
+            self.on_ack_x::<R, true>(r, now_ns, ack, out);
+        } else {
+            self.on_ack_x::<R, false>(r, now_ns, ack, out);
+        }
+    }
+
+    /// `on_ack` with the optional features' code (`X`, see `extras`).
+    fn on_ack_x<R: LossRecovery, const X: bool>(
+        &mut self,
+        r: &mut R,
+        now_ns: u64,
+        ack: &Packet,
+        out: &mut Outbox,
+    ) {
         self.counters.acks_received += 1;
         self.ts_recent = ack.ts_val;
         let in_fast = matches!(self.recovery, Recovery::Fast { .. });
-        let o = self.take_ack(r, now_ns, ack, in_fast, out);
+        let o = self.take_ack::<R, X>(r, now_ns, ack, in_fast, out);
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
         r.on_ack_outcome(self, now_ns, ack, &o);
-        let ece = self.cfg.ecn && ack.ece();
+        let ece = X && self.cfg.ecn && ack.ece();
         let mut ece_blocks_growth = false;
-        if self.cfg.ecn {
+        if X && self.cfg.ecn {
             // Linux `tcp_fastretrans_alert` (D): the CWR state ends before
             // this ACK's ECE is looked at.
             if self.ecn.point.is_some_and(|p| self.sb.snd_una() > p) {
@@ -1095,7 +1162,7 @@ impl SenderCore {
         }
 
         let (newly_lost, reo_wait) = r.detect_losses(self, now_ns, false);
-        if self.rate.is_some() {
+        if X && self.rate.is_some() {
             self.rate_generate(now_ns, &o, newly_lost);
         }
 
@@ -1112,7 +1179,7 @@ impl SenderCore {
         }
         // Linux `tcp_in_cwnd_reduction`: Recovery or CWR, PRR's window.
         let in_fast_recovery = matches!(self.recovery, Recovery::Fast { .. })
-            || (r.ecn_holds_window() && self.ecn_reducing());
+            || (X && r.ecn_holds_window() && self.ecn_reducing());
         if in_fast_recovery {
             r.update_window(self, delivered, newly_lost, advanced > 0);
         }
@@ -1120,7 +1187,7 @@ impl SenderCore {
             (advanced > 0 || (delivered > 0 && r.grows_on_sacks())) && !ece_blocks_growth;
         let grow_after_exit = exiting && r.grows_on_recovery_exit();
         if !grow_after_exit {
-            self.grow(now_ns, ack, &o, progress, in_fast_recovery);
+            self.grow::<X>(now_ns, ack, &o, progress, in_fast_recovery);
         }
         if exiting {
             let was = self.recovery;
@@ -1134,10 +1201,10 @@ impl SenderCore {
         }
         if grow_after_exit {
             let in_fast = matches!(self.recovery, Recovery::Fast { .. });
-            self.grow(now_ns, ack, &o, progress, in_fast);
+            self.grow::<X>(now_ns, ack, &o, progress, in_fast);
         }
         if !entered_quietly {
-            self.send_allowed(r, now_ns, out);
+            self.send_allowed_x::<R, X>(r, now_ns, out);
         }
         if self.sb.outstanding() > 0 {
             r.arm_after_ack(self, now_ns, reo_wait, advanced > 0, out);
@@ -1152,7 +1219,7 @@ impl SenderCore {
 
     /// The controller's `on_ack`, with the growth the profile allows;
     /// `progress`: the ACK may raise the window (see `LossRecovery::grows_on_sacks`).
-    fn grow(
+    fn grow<const X: bool>(
         &mut self,
         now_ns: u64,
         ack: &Packet,
@@ -1175,8 +1242,7 @@ impl SenderCore {
         } else {
             0
         };
-        let rate = self.rate.as_deref().map(|r| r.sample()).unwrap_or_default();
-        self.cc.on_ack(&AckEvent {
+        let mut ev = AckEvent {
             now_ns,
             delivered_pkts: delivered.min(u64::from(u32::MAX)) as u32,
             growth_pkts: growth.min(u64::from(u32::MAX)) as u32,
@@ -1193,14 +1259,19 @@ impl SenderCore {
                 receiver_ts_ns: ack.ts_val,
                 echoed_tag: ack.tag,
             }),
-            rate,
             mss_bytes: payload.min(u64::from(u32::MAX)) as u32,
-            ece: self.cfg.ecn && ack.ece(),
             ..Default::default()
-        });
+        };
+        if X {
+            ev.ece = self.cfg.ecn && ack.ece();
+            if let Some(rate) = self.rate.as_deref() {
+                ev.rate = rate.sample();
+            }
+        }
+        self.cc.on_ack(&ev);
         // A controller that reads rate samples may mark the flight
         // app-limited itself (BBR in PROBE_RTT, `tp->app_limited`).
-        if let Some(rate) = self.rate.as_deref_mut() {
+        if let Some(rate) = self.rate.as_deref_mut().filter(|_| X) {
             if let Some(until) = self.cc.app_limited_until() {
                 rate.set_app_limited_until(until);
             }
