@@ -672,7 +672,7 @@ def _design_text(card: Card) -> list[str]:
     paths = QUICK_PATHS if card.quick else FULL_PATHS
     lines = [
         "Every run: a dumbbell whose bottleneck (rate and base RTT below, one-way delay RTT/8, access links 10x the bottleneck "
-        "rate) is a drop-tail FIFO, its buffer sized in packets from the BDP of the path's base RTT. PLT's cells (and only "
+        "rate) is a drop-tail FIFO (except in the FQ-CoDel runs, below), its buffer sized in packets from the BDP of the path's base RTT. PLT's cells (and only "
         "theirs) run on a strict-priority bottleneck with one shared buffer of the same size, which PLT's low-priority module "
         "needs. For flows that all send in class 0 the two links are the same: the efficiency, fairness and friendliness runs "
         "gave bit-identical summaries and time series on both (checked with CUBIC and H-TCP on the 100 Mbit/s path). In the responsiveness runs (TCP plus a constant-rate UDP source) "
