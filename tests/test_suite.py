@@ -16,7 +16,7 @@ import longfat
 from longfat import suite
 from longfat.suite import Obs, aggregate, convergence_time, time_to_hold
 
-ALGOS = ["reno", "cubic"]
+ALGOS = ["reno", "cubic", "bbr"]
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +34,19 @@ def quick_card(tmp_path_factory):
 
 def test_cells_cover_the_design_and_are_json_scalars():
     cells = suite.cells(["reno", "plt"], seeds=2)
-    # 2 algorithms x 2 paths x 2 seeds x (4 buffers + fairness + 2 RTT ratios + friendliness + responsiveness)
-    assert len(cells) == 2 * 2 * 2 * (4 + 1 + 2 + 1 + 1)
+    # 2 algorithms x 2 paths x 2 seeds x (4 buffers + fairness + 2 RTT ratios + friendliness + responsiveness),
+    # and Reno's run behind FQ-CoDel per path and seed (PLT has none: an AQM link has no priority classes)
+    assert len(cells) == 2 * 2 * 2 * (4 + 1 + 2 + 1 + 1) + 2 * 2
     keys = set()
     for c in cells:
         for v in c.labels.values():
             assert isinstance(v, (str, int, float, bool)) and not (isinstance(v, float) and not math.isfinite(v))
         assert c.scenario["run"]["seed"] == c.labels["seed"]
         assert c.cost > 0
-        # PLT's cells on a priority link (its low-priority module needs a class), the others on a FIFO
-        assert c.scenario["network"]["bottleneck"].get("discipline", "droptail") == ("priority" if c.labels["cc"] == "plt" else "droptail")
+        # PLT's cells on a priority link (its low-priority module needs a class), the AQM cells behind
+        # FQ-CoDel, the others on a FIFO
+        want = "fq_codel" if c.labels["experiment"] == "aqm" else "priority" if c.labels["cc"] == "plt" else "droptail"
+        assert c.scenario["network"]["bottleneck"].get("discipline", "droptail") == want
         k = json.dumps(c.labels, sort_keys=True)
         assert k not in keys, f"two cells with labels {k}"
         keys.add(k)
@@ -54,6 +57,27 @@ def test_cells_cover_the_design_and_are_json_scalars():
     for c in cells:
         if c.labels["seed"] == 1 and c.labels["cc"] == "plt":
             longfat.runner.prepare(c.scenario)
+
+
+def test_aqm_cells_are_the_full_buffer_efficiency_runs_behind_fq_codel():
+    """The FQ-CoDel column compares with the 100 % BDP drop-tail column only
+    if the two runs differ in the discipline alone."""
+    cells = suite.cells(["cubic", "bbr", "plt"], seeds=2)
+    aqm = [c for c in cells if c.labels["experiment"] == "aqm"]
+    assert sorted({c.labels["cc"] for c in aqm}) == ["bbr", "cubic"]
+    assert len(aqm) == 2 * 2 * 2  # per algorithm, path and seed
+    eff = {(c.labels["cc"], c.labels["bdp"], c.labels["seed"]): c for c in cells
+           if c.labels["experiment"] == "efficiency" and c.labels["buffer_bdp"] == suite.AQM_BUFFER}
+    for c in aqm:
+        assert c.labels["discipline"] == "fq_codel" and c.labels["buffer_bdp"] == 1.0
+        twin = eff[(c.labels["cc"], c.labels["bdp"], c.labels["seed"])]
+        a, b = json.loads(json.dumps(c.scenario)), json.loads(json.dumps(twin.scenario))
+        assert a["network"]["bottleneck"].pop("discipline") == "fq_codel"
+        assert "discipline" not in b["network"]["bottleneck"]
+        assert a.pop("name") != b.pop("name")
+        assert a == b
+        assert c.cost == twin.cost
+        longfat.runner.prepare(c.scenario)  # accepted by the simulator
 
 
 def test_cells_refuse_bad_arguments():
@@ -271,6 +295,44 @@ def test_card_values_plausible(quick_card):
     # Reno against Reno: neither starved
     for path in card.paths:
         assert 0.3 <= card.scores["reno_share"]["reno"][path]["-"].mean <= 1.7
+
+
+def test_aqm_column_values_units_and_the_droptail_comparison(quick_card):
+    """The FQ-CoDel column: a number for every algorithm and path, its units
+    on the card, and what FQ-CoDel does to one loss-based flow against the
+    same path's full-BDP drop-tail FIFO."""
+    _, card, out = quick_card
+    crit = {c.key: c for c in card.criteria}
+    assert crit["aqm_utilization"].unit == "fraction of the link" and crit["aqm_queue_delay_ms"].unit == "ms"
+    for key in ("aqm_utilization", "aqm_queue_delay_ms"):
+        assert card.subcases[key] == ["-"]
+        for cc in ALGOS:
+            for path in card.paths:
+                s = card.scores[key][cc][path]["-"]
+                assert s.n == len(card.seeds) and s.mean is not None and math.isfinite(s.mean), (key, cc, path, s)
+    md = (out / "card.md").read_text()
+    assert "Behind FQ-CoDel: efficiency (fraction of the link)" in md and "Behind FQ-CoDel: queueing delay (ms)" in md
+    html_text = (out / "card.html").read_text()
+    assert "data-criterion='aqm_utilization'" in html_text and "data-criterion='aqm_queue_delay_ms'" in html_text
+    doc = json.loads((out / "card.json").read_text())
+    assert doc["scores"]["aqm_queue_delay_ms"]["cubic"][card.paths[0]]["-"]["mean"] == card.scores["aqm_queue_delay_ms"]["cubic"][card.paths[0]]["-"].mean
+    for cc in ("reno", "cubic"):  # loss-based: they grow until a packet is lost
+        for path in card.paths:
+            fq = card.scores["aqm_queue_delay_ms"][cc][path]["-"].mean
+            fifo = card.scores["queue_delay_ms"][cc][path]["1"].mean
+            # Behind a 1-BDP FIFO the flow fills the buffer before its first
+            # loss, so the queue cycles between about half a BDP and a full
+            # one (tens of ms here); CoDel drops once the sojourn has stayed
+            # above its 5 ms target for 100 ms, so the mean queue stays
+            # below the target.
+            assert 0 < fq < 5.0 < fifo, (cc, path, fq, fifo)
+            # The price: CoDel's standing queue (5 ms: 4 to 8 packets on
+            # these paths) is a few % of the BDP, so one loss-based flow uses
+            # the link about as it does with a small FIFO: more than with a
+            # 5 % BDP buffer, less than with a full BDP.
+            u = card.scores["aqm_utilization"][cc][path]["-"].mean
+            u_small, u_full = (card.scores["utilization"][cc][path][b].mean for b in ("0.05", "1"))
+            assert u_small < u < u_full, (cc, path, u_small, u, u_full)
 
 
 # ---- the suite's study ----------------------------------------------------------------

@@ -96,7 +96,17 @@ DELAY_JITTER_S = 0.001
 #: Responsiveness: the mean utilization is taken over this many RTTs after the step.
 STEP_WINDOW_RTTS = 100
 
-EXPERIMENTS = ("efficiency", "fairness", "rtt_unfairness", "friendliness", "responsiveness")
+#: The AQM case: one flow alone, as in the efficiency runs, behind FQ-CoDel
+#: (RFC 8290, the scenario's defaults: target 5 ms, interval 100 ms, 1024
+#: buckets, ECN marking on but the suite's flows are not ECN-capable, so it
+#: drops) with the efficiency runs' largest buffer as its limit: the buffer
+#: where a loss-based flow behind a drop-tail FIFO builds the longest
+#: standing queue, so the two columns side by side show what the AQM takes
+#: away and whether the link stays full (docs/suite-method.md).
+AQM_DISCIPLINE = "fq_codel"
+AQM_BUFFER = 1.0
+
+EXPERIMENTS = ("efficiency", "fairness", "rtt_unfairness", "friendliness", "responsiveness", "aqm")
 
 
 @dataclass(frozen=True)
@@ -116,9 +126,11 @@ def _s(s: float) -> str:
     return f"{s:.6g}s"
 
 
-def _network(p: Path_, buffer_bdp: float, priority: bool) -> dict:
+def _network(p: Path_, buffer_bdp: float, priority: bool, discipline: str | None = None) -> dict:
     bottleneck = {"rate": p.rate, "delay": _ms(p.rtt_s / 8), "queue": f"{buffer_bdp:g}bdp"}
-    if priority:
+    if discipline is not None:
+        bottleneck["discipline"] = discipline
+    elif priority:
         # PLT's low-priority module needs a class below its high-priority
         # one; one shared buffer of `queue`, as a router's memory. For flows
         # sending only in class 0 this link gives outputs identical to the
@@ -144,11 +156,12 @@ def _flow(p: Path_, name: str, cc: str, rtt_s: float, start: float = 0.0) -> dic
     }
 
 
-def _scenario(name: str, p: Path_, buffer_bdp: float, flows: list[dict], duration: float, measure_from: float, seed: int, udp: list | None = None) -> dict:
+def _scenario(name: str, p: Path_, buffer_bdp: float, flows: list[dict], duration: float, measure_from: float, seed: int, udp: list | None = None,
+              discipline: str | None = None) -> dict:
     priority = any(f["cc"] in NEEDS_PRIORITY for f in flows)
     spec = {
         "name": name,
-        "network": _network(p, buffer_bdp, priority),
+        "network": _network(p, buffer_bdp, priority, discipline),
         "flows": flows,
         "run": {"duration": _s(duration), "seed": seed, "measure_from": _s(measure_from), "sample_interval": _s(p.sample_s)},
     }
@@ -166,8 +179,9 @@ def cells(ccs: list[str], *, quick: bool = False, seeds: int | None = None) -> l
     """Every simulation of the suite for the algorithms ``ccs``: per
     algorithm, bandwidth-delay product and seed, 4 efficiency runs (one per
     buffer size; 3 in quick mode), one fairness/convergence run, one RTT
-    unfairness run per RTT ratio, one friendliness run and one
-    responsiveness run."""
+    unfairness run per RTT ratio, one friendliness run, one
+    responsiveness run and one run behind FQ-CoDel (none for the
+    algorithms of NEEDS_PRIORITY: an AQM link has no priority classes)."""
     if not ccs:
         raise ValueError("cells: give at least one algorithm")
     if len(set(ccs)) != len(ccs):
@@ -204,6 +218,10 @@ def cells(ccs: list[str], *, quick: bool = False, seeds: int | None = None) -> l
                 udp = [{"name": "udp", "pattern": "cbr", "rate": f"{p.rate_bps * STEP_LOAD / 1e6:g}Mbps", "start": _s(p.step_on), "stop": _s(p.step_off)}]
                 spec = _scenario(f"suite-step-{p.name}-{cc}", p, PAIR_BUFFER, [_flow(p, "flow", cc, p.rtt_s)], p.step_duration, p.step_off, seed, udp)
                 add("responsiveness", spec, p.step_duration, buffer_bdp=PAIR_BUFFER)
+                if cc not in NEEDS_PRIORITY:
+                    spec = _scenario(f"suite-aqm-{p.name}-{cc}", p, AQM_BUFFER, [_flow(p, "flow", cc, p.rtt_s)], p.eff_duration, p.eff_from, seed,
+                                     discipline=AQM_DISCIPLINE)
+                    add("aqm", spec, p.eff_duration, buffer_bdp=AQM_BUFFER, discipline=AQM_DISCIPLINE)
     return out
 
 
@@ -388,12 +406,14 @@ def run_metrics(labels: dict, res) -> dict[str, Obs]:
     r = _Run(res)
     exp = labels["experiment"]
     out: dict[str, Obs] = {}
-    if exp == "efficiency":
+    if exp in ("efficiency", "aqm"):
         bn = r.link()
         out["utilization"] = Obs(float(bn["utilization"]))
         out["loss_rate"] = Obs(float(bn["loss_rate"]))
         q = bn.get("mean_queue_pkts")
         out["queue_delay_ms"] = Obs(float("nan") if q is None else float(q) * PACKET * 8 / r.rate * 1e3)
+        if exp == "aqm":
+            out = {f"aqm_{k}": out[k] for k in ("utilization", "queue_delay_ms")}
     elif exp == "fairness":
         t0 = seconds(r.spec["run"]["measure_from"])
         g = [r.mean_goodput("first", t0), r.mean_goodput("second", t0)]
@@ -484,6 +504,18 @@ def _criteria(paths=FULL_PATHS) -> list[Criterion]:
                   "The efficiency runs: mean bottleneck queue (packets, sampled every sample interval) x 1500 B x 8 / link rate, "
                   "over the same window.",
                   subcase="buffer_bdp", headline=(0.2, 1.0)),
+        Criterion("aqm_utilization", "aqm", "Behind FQ-CoDel: efficiency", "utilization", "fraction of the link", "higher",
+                  f"One flow alone, as in the efficiency runs (same windows), but the bottleneck is FQ-CoDel (RFC 8290; target 5 ms, "
+                  f"interval 100 ms, 1024 buckets) with a limit of {AQM_BUFFER * 100:g} % of the BDP; the flow is not ECN-capable, so "
+                  "the AQM drops. Score: the bottleneck's utilization, as for efficiency; compare with the "
+                  f"{AQM_BUFFER * 100:g} % BDP drop-tail column. PLT has no such run (its low-priority module needs a strict-priority "
+                  "bottleneck): n/a.",
+                  bounds=(0.0, 1.0)),
+        Criterion("aqm_queue_delay_ms", "aqm", "Behind FQ-CoDel: queueing delay", "queueing delay", "ms", "lower",
+                  "The FQ-CoDel runs: mean bottleneck queue (packets, sampled every sample interval) x 1500 B x 8 / link rate, "
+                  f"over the same window: the queueing delay column's measure, so the two compare at {AQM_BUFFER * 100:g} % BDP. "
+                  "CoDel's target (5 ms) bounds the standing queue's sojourn, not this mean, which slow start's overshoot "
+                  "and the drop law's lag also count."),
         Criterion("jain", "fairness", "Same-RTT fairness", "Jain index", "", "higher (1 = equal)",
                   f"Two flows of the algorithm, same RTT, buffer {PAIR_BUFFER:g} BDP; the second starts "
                   f"at ({join}), each start jittered. Score: Jain's index (x1+x2)^2 / (2 (x1^2+x2^2)) "
@@ -640,12 +672,16 @@ def _design_text(card: Card) -> list[str]:
     paths = QUICK_PATHS if card.quick else FULL_PATHS
     lines = [
         "Every run: a dumbbell whose bottleneck (rate and base RTT below, one-way delay RTT/8, access links 10x the bottleneck "
-        "rate) is a drop-tail FIFO, its buffer sized in packets from the BDP of the path's base RTT. PLT's cells (and only "
+        "rate) is a drop-tail FIFO (except in the FQ-CoDel runs, below), its buffer sized in packets from the BDP of the path's base RTT. PLT's cells (and only "
         "theirs) run on a strict-priority bottleneck with one shared buffer of the same size, which PLT's low-priority module "
         "needs. For flows that all send in class 0 the two links are the same: the efficiency, fairness and friendliness runs "
         "gave bit-identical summaries and time series on both (checked with CUBIC and H-TCP on the 100 Mbit/s path). In the responsiveness runs (TCP plus a constant-rate UDP source) "
         "the two links break ties between packets arriving in the same nanosecond differently, so those runs diverge once the UDP "
         "source starts: a different sample of the same behaviour, as a different seed is.",
+        f"The FQ-CoDel columns: each algorithm's {AQM_BUFFER * 100:g} % BDP efficiency run again with the bottleneck (both "
+        "directions) FQ-CoDel at the scenario's defaults (RFC 8290; target 5 ms, interval 100 ms, 1024 buckets) and the buffer as "
+        "its limit; the flows are not ECN-capable, so it drops. The runs differ from the drop-tail ones in the discipline "
+        "alone. PLT has none (an AQM link has no priority classes): n/a.",
         f"TCP senders: the default `rfc` transport, 1500-byte packets, no delayed ACKs. Each flow starts up to {START_JITTER_S:g} s late "
         f"and its sender access link gets up to {DELAY_JITTER_S * 1e3:g} ms more one-way delay, both uniform from run.seed, so that seeds differ.",
         "Paths: " + "; ".join(f"{p.name} (BDP {p.bdp_pkts:,.0f} packets)" for p in paths) + ".",
@@ -729,7 +765,8 @@ def _write_md(card: Card, path: Path, meta: dict, figures: list[tuple[str, str]]
     L += [""] + [x + "\n" for x in _design_text(card)]
     cols = _summary_columns(card)
     L += ["## Summary", "", "Each cell: mean over seeds [95 % confidence interval]. Per path a row; per sub-case (buffer size, RTT ratio) a column. "
-          "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables below.", ""]
+          "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables below. "
+          "The FQ-CoDel columns compare with the 100 % BDP drop-tail ones.", ""]
     head = ["algorithm", "path"] + [f"{c.title}" + (f": {_sub_label(c, s)}" if c.subcase else "") + (f" ({c.unit})" if c.unit else "") for c, s in cols]
     L.append("| " + " | ".join(_md_cell(h) for h in head) + " |")
     L.append("|" + "---|" * len(head))
@@ -793,7 +830,8 @@ def _write_html(card: Card, path: Path, fig_dir: Path, meta: dict, figures: list
     cols = _summary_columns(card)
     o += ["<h2>Summary</h2>", "<p>Each cell: mean over seeds, and below it the 95 % confidence interval [lo, hi]; "
           "&gt; T: a lower bound, some seeds did not get there within the run. Per path a row; per sub-case a column. "
-          "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables.</p>",
+          "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables. "
+          "The FQ-CoDel columns compare with the 100 % BDP drop-tail ones.</p>",
           "<div class='wide'><table id='summary'>"]
     # two header rows: criterion (colspan), then sub-case
     groups: list[tuple[Criterion, int]] = []
@@ -900,6 +938,7 @@ def _draw_efficiency(f: _Figures) -> None:
     """Efficiency, loss and queueing delay against the buffer."""
     card, algos, paths, npth, colors, score = f.card, f.algos, f.paths, f.npth, f.colors, f.score
     keys = [("utilization", "utilization", 1.0, False), ("loss_rate", "loss rate (%)", 100.0, True), ("queue_delay_ms", "mean queueing delay (ms)", 1.0, False)]
+    behind_aqm = {"utilization": "aqm_utilization", "queue_delay_ms": "aqm_queue_delay_ms"}
     fig, axes = f.plt.subplots(len(keys), npth, figsize=(5.2 * npth, 3.0 * len(keys)), squeeze=False, constrained_layout=True)
     for r, (key, ylabel, scale, logy) in enumerate(keys):
         subs = card.subcases.get(key, [])
@@ -912,6 +951,10 @@ def _draw_efficiency(f: _Figures) -> None:
                     continue
                 ys = [q[0] for q in pts]
                 ax.errorbar(xs, ys, yerr=[[q[1] for q in pts], [q[2] for q in pts]], marker="o", ms=3, lw=1, capsize=2, color=colors[cc], label=cc)
+                if key in behind_aqm:  # the FQ-CoDel run at its limit's buffer: an open square
+                    m, lo, hi, _ = _errbar(score(behind_aqm[key], cc, p, "-"), scale)
+                    if math.isfinite(m):
+                        ax.errorbar([AQM_BUFFER * 100], [m], yerr=[[lo], [hi]], marker="s", ms=6, mfc="none", ls="none", capsize=2, color=colors[cc])
             ax.set_xscale("log")
             ax.set_xticks(xs)
             ax.set_xticklabels([f"{x:g}" for x in xs])
@@ -923,9 +966,9 @@ def _draw_efficiency(f: _Figures) -> None:
             ax.set_ylabel(ylabel)
             ax.set_title(p, fontsize=10)
             ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=7, ncol=2, loc="lower right")
+    axes[0][-1].legend(fontsize=7, ncol=2, loc="best")
     f.save(fig, "efficiency.png", "One flow alone: bottleneck utilization, loss rate and mean queueing delay against the buffer size "
-           "(mean over seeds, bars: 95 % CI).")
+           f"(mean over seeds, bars: 95 % CI); open squares: the same flow behind FQ-CoDel with a {AQM_BUFFER * 100:g} % BDP limit.")
 
 
 def _draw_fairness(f: _Figures) -> None:
