@@ -1133,6 +1133,10 @@ impl CongestionControl for Bbr {
         self.rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     }
 
+    fn as_any(&self) -> Option<&dyn core::any::Any> {
+        Some(self)
+    }
+
     fn on_send(&mut self, now_ns: u64, _seq: u64, _bytes: u32, _retransmit: bool) -> u32 {
         self.start(now_ns);
         0
