@@ -22,6 +22,13 @@ given by `--ns3-python`, else $LONGFAT_NS3_PYTHON, else .venv-ns3/bin/python,
 made by `python3 -m venv .venv-ns3 && .venv-ns3/bin/pip install
 'ns3>=3.44,<3.45'`: the extra `validation` of pyproject.toml) and rewrites
 the JSON. `--only NAME` restricts to cases (and leaves the report alone).
+
+`--bbr-experiments all|longfat` reruns BBR's time series (BBR_EXPERIMENTS:
+ns-3's with ns3_dumbbell.py's `trace_interval_s`, longfat's with the example
+crates/longfat-sim/examples/bbr_trace.rs, `--trace-bin`; the rows with an
+experiment setting need `--experiment-bin`, bbr_trace built with
+docs/validation/ns3-bbr-experiment.patch applied) into the JSON's
+`_bbr_experiments`, which the report's "Gaps" quote.
 """
 
 from __future__ import annotations
