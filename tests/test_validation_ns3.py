@@ -115,3 +115,67 @@ def test_report_says_not_yet_runnable_with_the_error(v):
     for c in cases:
         assert f"`{c['name']}`: longfat: not yet runnable: flows[0].cc: unknown algorithm {c['name']}" in md
     assert "None judged yet" in md
+
+
+def test_trace_summary_arithmetic(v):
+    # Two flows, 4 samples from t = 10 s: queue 0, 10, 20, 30 packets;
+    # both in PROBE_BW in samples 0-2, phases equal in 0 and 2; flow 1 in
+    # PROBE_RTT in sample 3. A sample before t_from is ignored.
+    t = [9.99, 10.0, 10.01, 10.02, 10.03]
+    q = [999, 0, 10, 20, 30]
+    f0 = {"state": [0, 2, 2, 2, 2], "cycle_index": [0, 1, 2, 3, 4], "bw_bps": [0, 50e6, 50e6, 60e6, 60e6],
+          "cwnd": [1, 600, 600, 700, 700], "min_rtt_s": [1, 0.070, 0.070, 0.0701, 0.0701]}
+    f1 = {"state": [0, 2, 2, 2, 3], "cycle_index": [0, 1, 5, 3, 4], "bw_bps": [0, 46e6, 46e6, 46e6, 46e6],
+          "cwnd": [1, 500, 500, 4, 4], "min_rtt_s": [1, 0.0702, 0.0702, 0.0702, 0.0702]}
+    s = v.trace_summary(t, q, [f0, f1], 10.0, 1.0)
+    assert s["samples"] == 4 and s["mean_queue_pkts"] == 15.0
+    assert s["mean_queue_ms"] == pytest.approx(15 * 1502 * 8 / 100e6 * 1e3)
+    assert s["probe_rtt_share"] == [0.0, 0.25]
+    assert s["same_phase_share"] == pytest.approx(2 / 3)
+    assert s["bw_sum_mbps"] == pytest.approx(101.0)
+    assert s["mean_cwnd_pkts"] == [650.0, 252.0]
+    assert s["min_rtt_ms"] == pytest.approx([70.0, 70.2])
+    # flow 0's phases 1-4 once each (phase 4's sample has flow 0 in PROBE_BW)
+    assert s["queue_by_phase_pkts"] == [None, 0.0, 10.0, 20.0, 30.0, None, None, None]
+
+
+def _committed():
+    import json
+
+    return json.loads((ROOT / "docs" / "validation" / "ns3-bbr-aqm.json").read_text())
+
+
+def test_committed_report_is_the_json_s(v):
+    # The report is a function of the JSON (ns-3's numbers, longfat's as
+    # reported, the BBR experiments): a hand edit, or numbers changed without
+    # rewriting the report, shows here.
+    data = _committed()
+    md = v.report(v.CASES, data, data["_longfat"])
+    assert md == (ROOT / "docs" / "validation" / "ns3-bbr-aqm.md").read_text()
+
+
+def test_every_missed_target_is_explained(v):
+    # A comparison that misses a target has its explanation, and the
+    # explanation's numbers were all measured (no experiment left unrun).
+    data = _committed()
+    _, failing = v.compare(v.CASES, data, data["_longfat"])
+    assert set(failing) <= set(v.GAPS), failing
+    for name in failing:
+        text = v.GAPS[name](data, data["_longfat"])
+        assert "(not run)" not in text and "Not yet explained" not in text, name
+    assert all("error" not in data["_longfat"][c["name"]] for c in v.CASES)
+
+
+def test_longfat_today_gives_the_reported_numbers(v):
+    # longfat is deterministic: this build must reproduce the numbers the
+    # report shows, else the report is stale (rerun the script). The BBR
+    # and RED cases are the ones a controller or AQM change would move.
+    pytest.importorskip("longfat._native")
+    data = _committed()
+    for case in v.CASES:
+        path = ROOT / "scenarios" / "validation" / f"ns3_{case['name']}.toml"
+        got, want = v.run_longfat(path), data["_longfat"][case["name"]]
+        assert "error" not in got, got
+        assert [f["goodput_bps"] for f in got["flows"]] == [f["goodput_bps"] for f in want["flows"]], case["name"]
+        assert got["mean_backlog_delay_ms"] == want["mean_backlog_delay_ms"], case["name"]
+        assert got.get("mean_sojourn_ms") == want.get("mean_sojourn_ms"), case["name"]

@@ -9,7 +9,12 @@ that has `ns3` (a validation-time dependency, never a runtime one: the extra
 
 The case (built by ns3_bbr_aqm.py from its CASES table) gives: `cc` ("bbr" or
 "cubic"), `flows`, `ecn`, `discipline` ("fifo", "fq_codel", "red") with its
-parameters, `duration_s`, `measure_from_s`, `sample_interval_s`, `seed`.
+parameters, `duration_s`, `measure_from_s`, `sample_interval_s`, `seed`;
+optionally `trace_interval_s` (adds a time series of each BBR sender's
+cwnd, pacing rate, bandwidth filter, min_rtt, mode and gain-cycle phase, and
+of the queue: the `trace` key of the output) and `bbr_streams` (sender i's
+TcpBbr draws from random stream bbr_streams[i] instead of the default 4),
+both for ns3_bbr_aqm.py's `--bbr-experiments`.
 
 The network (what longfat's dumbbell builds, docs/scenarios.md):
 
@@ -51,6 +56,8 @@ _PROBE_CPP = r"""
 #include "ns3/network-module.h"
 #include "ns3/traffic-control-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/internet-module.h"
+#include <vector>
 namespace lfval {
 struct Probe {
     ns3::Ptr<ns3::QueueDisc> qd;
@@ -127,6 +134,86 @@ Probe* attach(ns3::Ptr<ns3::QueueDisc> qd, ns3::Ptr<ns3::NetDevice> dev, double 
     qd->TraceConnectWithoutContext("SojournTime", ns3::MakeCallback(&Probe::Sojourn, p));
     ns3::Simulator::Schedule(ns3::Seconds(t0), &Probe::Sample, p);
     return p;
+}
+// Optional (case key `trace_interval_s`): a time series of each BBR sender's
+// state, read every `interval` from the socket and its TcpBbr. The members
+// are protected/private; their pointers-to-member are taken through explicit
+// template instantiation (which ignores access), for this diagnostic only.
+template <typename Tag, typename Tag::type M> struct Rob {
+    friend typename Tag::type get(Tag) { return M; }
+};
+struct RobTcb { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type get(RobTcb); };
+struct RobCc { typedef ns3::Ptr<ns3::TcpCongestionOps> ns3::TcpSocketBase::*type; friend type get(RobCc); };
+struct RobBw { typedef ns3::TcpBbr::MaxBandwidthFilter_t ns3::TcpBbr::*type; friend type get(RobBw); };
+struct RobMinRtt { typedef ns3::TracedValue<ns3::Time> ns3::TcpBbr::*type; friend type get(RobMinRtt); };
+struct RobCycle { typedef uint32_t ns3::TcpBbr::*type; friend type get(RobCycle); };
+struct RobGain { typedef ns3::TracedValue<double> ns3::TcpBbr::*type; friend type get(RobGain); };
+struct RobStamp { typedef ns3::Time ns3::TcpBbr::*type; friend type get(RobStamp); };
+template struct Rob<RobTcb, &ns3::TcpSocketBase::m_tcb>;
+template struct Rob<RobCc, &ns3::TcpSocketBase::m_congestionControl>;
+template struct Rob<RobBw, &ns3::TcpBbr::m_maxBwFilter>;
+template struct Rob<RobMinRtt, &ns3::TcpBbr::m_minRtt>;
+template struct Rob<RobCycle, &ns3::TcpBbr::m_cycleIndex>;
+template struct Rob<RobGain, &ns3::TcpBbr::m_pacingGain>;
+template struct Rob<RobStamp, &ns3::TcpBbr::m_minRttStamp>;
+struct Tracer {
+    std::vector<ns3::Ptr<ns3::Node>> nodes;
+    ns3::Ptr<ns3::QueueDisc> qd;
+    double interval{0.01}, t1{0};
+    // one row per sample: t, queue pkts, then per flow: cwnd, inflight, pacing
+    // bps, bw bps, min_rtt s, last rtt s, state, cycle index, pacing gain, min_rtt stamp s
+    std::vector<double> rows;
+    size_t width() const { return 2 + 10 * nodes.size(); }
+    void Sample() {
+        double now = ns3::Simulator::Now().GetSeconds();
+        rows.push_back(now);
+        rows.push_back(qd->GetNPackets());
+        for (auto& n : nodes) {
+            auto l4 = n->GetObject<ns3::TcpL4Protocol>();
+            ns3::ObjectVectorValue socks;
+            l4->GetAttribute("SocketList", socks);
+            ns3::Ptr<ns3::TcpSocketBase> s = socks.GetN() ? ns3::DynamicCast<ns3::TcpSocketBase>(socks.Get(0)) : nullptr;
+            if (!s) { for (int k = 0; k < 10; k++) rows.push_back(-1); continue; }
+            auto tcb = (*s).*get(RobTcb());
+            auto bbr = ns3::DynamicCast<ns3::TcpBbr>((*s).*get(RobCc()));
+            rows.push_back(tcb->m_cWnd.Get());
+            rows.push_back(tcb->m_bytesInFlight.Get());
+            rows.push_back(tcb->m_pacingRate.Get().GetBitRate());
+            if (bbr) {
+                rows.push_back(((*bbr).*get(RobBw())).GetBest().GetBitRate());
+                rows.push_back(((*bbr).*get(RobMinRtt())).Get().GetSeconds());
+                rows.push_back(tcb->m_lastRtt.Get().GetSeconds());
+                rows.push_back(bbr->GetBbrState());
+                rows.push_back((*bbr).*get(RobCycle()));
+                rows.push_back(((*bbr).*get(RobGain())).Get());
+                rows.push_back(((*bbr).*get(RobStamp())).GetSeconds());
+            } else {
+                for (int k = 0; k < 7; k++) rows.push_back(-1);
+            }
+        }
+        if (now + interval < t1 + 1e-12)
+            ns3::Simulator::Schedule(ns3::Seconds(interval), &Tracer::Sample, this);
+    }
+};
+// Give sender `node`'s TcpBbr its own random stream (case key
+// `bbr_streams`): every TcpBbr's `Stream` attribute defaults to 4, so with
+// one run number all flows draw the same PROBE_BW starting phase.
+void set_bbr_stream(uint32_t node, double at, uint32_t stream) {
+    ns3::Simulator::Schedule(ns3::Seconds(at), [node, stream]() {
+        auto l4 = ns3::NodeList::GetNode(node)->GetObject<ns3::TcpL4Protocol>();
+        ns3::ObjectVectorValue socks;
+        l4->GetAttribute("SocketList", socks);
+        auto s = ns3::DynamicCast<ns3::TcpSocketBase>(socks.Get(0));
+        auto bbr = ns3::DynamicCast<ns3::TcpBbr>((*s).*get(RobCc()));
+        bbr->SetStream(stream);
+    });
+}
+Tracer* trace(ns3::Ptr<ns3::QueueDisc> qd, ns3::NodeContainer senders, double t0, double t1, double interval) {
+    auto* t = new Tracer();
+    t->qd = qd; t->t1 = t1; t->interval = interval;
+    for (uint32_t i = 0; i < senders.GetN(); i++) t->nodes.push_back(senders.Get(i));
+    ns3::Simulator::Schedule(ns3::Seconds(t0), &Tracer::Sample, t);
+    return t;
 }
 }
 """
@@ -266,6 +353,12 @@ def run(case: dict) -> dict:
         for i in range(n)
     ]
 
+    for i, stream in enumerate(case.get("bbr_streams") or []):
+        lf.set_bbr_stream(senders.Get(i).GetId(), case["starts_s"][i] + 0.001, int(stream))
+    tracer = None
+    if case.get("trace_interval_s"):
+        tracer = lf.trace(qdiscs.Get(0), senders, 0.05, float(dur), float(case["trace_interval_s"]))
+
     wall0, cpu0 = time.perf_counter(), time.process_time()
     ns.Simulator.Stop(ns.Seconds(t0))
     ns.Simulator.Run()
@@ -309,6 +402,15 @@ def run(case: dict) -> dict:
         "cpu_s": cpu,
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+    if tracer is not None:
+        w = int(tracer.width())
+        flat = list(tracer.rows)
+        names = ["cwnd_bytes", "inflight_bytes", "pacing_bps", "bw_bps", "min_rtt_s", "last_rtt_s", "state", "cycle_index", "pacing_gain", "min_rtt_stamp_s"]
+        out["trace"] = {
+            "t_s": flat[0::w],
+            "queue_pkts": flat[1::w],
+            "flows": [{k: flat[2 + 10 * i + j :: w] for j, k in enumerate(names)} for i in range(n)],
+        }
     ns.Simulator.Destroy()
     return out
 

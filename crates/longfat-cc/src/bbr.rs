@@ -1023,13 +1023,13 @@ impl Bbr {
         let win_jiffies = self.cfg.min_rtt_win_sec.wrapping_mul(1000);
         let filter_expired = after(self.jiffies, self.min_rtt_stamp.wrapping_add(win_jiffies));
         // rs->is_ack_delayed is never set here: every packet is full-sized
-        // (Linux's FLAG_ACK_MAYBE_DELAYED needs a runt). Strictly lower:
-        // a sample equal to the min does not postpone PROBE_RTT (Linux
-        // 5.10+, "tcp: only postpone PROBE_RTT if RTT is < current min_rtt
-        // estimate", 2020; `<=` before). On a path with a fixed propagation
-        // delay every drained-queue sample equals the min, so with `<=` the
-        // filter never expired and PROBE_RTT never came.
-        if rs.rtt_us >= 0 && ((rs.rtt_us as u64) < u64::from(self.min_rtt_us) || filter_expired) {
+        // (Linux's FLAG_ACK_MAYBE_DELAYED needs a runt). Only a strictly
+        // lower sample restarts the window (`rs->rtt_us < bbr->min_rtt_us`,
+        // since Linux 5.10: upstream commit 1b9e2a8c99a5, "tcp: only
+        // postpone PROBE_RTT if RTT is < current min_rtt estimate"; before
+        // it `<=`, which ns-3's TcpBbr::UpdateRTprop keeps): a sample equal
+        // to the minimum no longer postpones PROBE_RTT.
+        if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(self.min_rtt_us) || filter_expired) {
             self.min_rtt_us = rs.rtt_us as u32;
             self.min_rtt_stamp = self.jiffies;
         }
@@ -1136,6 +1136,10 @@ impl CongestionControl for Bbr {
 
     fn seed(&mut self, seed: u64) {
         self.rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    }
+
+    fn as_any(&self) -> Option<&dyn core::any::Any> {
+        Some(self)
     }
 
     fn on_send(&mut self, now_ns: u64, _seq: u64, _bytes: u32, _retransmit: bool) -> u32 {
@@ -1608,6 +1612,42 @@ mod tests {
         );
     }
 
+    /// `bbr_update_min_rtt` (Linux >= 5.10, commit 1b9e2a8c99a5): samples
+    /// equal to min_rtt do not restart its 10 s window, so PROBE_RTT comes
+    /// 10 s (10 000 jiffies) after the sample that set it: not at jiffy
+    /// 11 001 (`after` is strict), at 11 002. A strictly lower sample does
+    /// restart it.
+    #[test]
+    fn probe_rtt_ten_seconds_after_the_minimum_even_with_equal_samples() {
+        let run_to = |d: &mut Drive, until_us: u64, rtt_us: u64| {
+            while d.now_us < until_us {
+                d.ack(Ack {
+                    rtt_us,
+                    ..Ack::default()
+                });
+            }
+        };
+        let mut d = Drive::new();
+        // The first ACK (at 1.001 s, jiffy 1001) set min_rtt and its stamp.
+        d.reach_probe_bw();
+        assert_eq!(d.b.min_rtt_us(), MIN_RTT_US as u32);
+        run_to(&mut d, 11_001_000, MIN_RTT_US);
+        assert_eq!(d.b.mode(), Mode::ProbeBw, "at {} us", d.now_us);
+        run_to(&mut d, 11_002_000, MIN_RTT_US);
+        assert_eq!(d.b.mode(), Mode::ProbeRtt, "at {} us", d.now_us);
+
+        let mut d = Drive::new();
+        d.reach_probe_bw();
+        run_to(&mut d, 5_000_000, MIN_RTT_US);
+        // One microsecond less at 5.001 s: the window restarts there.
+        run_to(&mut d, 5_001_000, MIN_RTT_US - 1);
+        assert_eq!(d.b.min_rtt_us(), MIN_RTT_US as u32 - 1);
+        run_to(&mut d, 15_001_000, MIN_RTT_US);
+        assert_eq!(d.b.mode(), Mode::ProbeBw, "at {} us", d.now_us);
+        run_to(&mut d, 15_002_000, MIN_RTT_US);
+        assert_eq!(d.b.mode(), Mode::ProbeRtt, "at {} us", d.now_us);
+    }
+
     #[test]
     fn gain_cycle_order_and_phase_advance_rules() {
         let mut d = Drive::new();
@@ -1683,11 +1723,10 @@ mod tests {
         let mut d = Drive::new();
         d.reach_probe_bw();
         d.b.snd_cwnd = 150;
-        // min_rtt was taken at 1.001 s (the 1st ACK, jiffy 1001): the three
-        // later ACKs' samples equal it and, being not lower, leave its stamp
-        // (`<`, Linux 5.10+; `<=` moved it to 1004). A larger RTT leaves it
-        // until the filter expires: at jiffy 11 001 it is not after
-        // 1001 + 10 000 yet...
+        // min_rtt was taken at 1.001 s (the 1st ACK, jiffy 1001; the equal
+        // samples of the next three leave its stamp). A larger RTT leaves it
+        // until the filter expires: at jiffy 11 001 it is not after 1001 +
+        // 10 000 yet...
         assert_eq!(d.b.min_rtt_stamp, 1001);
         d.ack(Ack {
             dt_us: 9_997_000,

@@ -359,6 +359,14 @@ pub trait CongestionControl: Send + CcClone {
     fn app_limited_until(&self) -> Option<u64> {
         None
     }
+
+    /// The controller itself, for diagnostics that read its internal state
+    /// (scripts/validation's BBR trace reads `Bbr`'s mode, bandwidth filter
+    /// and min_rtt through it). Never on a per-packet path. None (the
+    /// default): the controller offers none.
+    fn as_any(&self) -> Option<&dyn core::any::Any> {
+        None
+    }
 }
 
 /// A copy of a controller's whole state, which the transport keeps at a

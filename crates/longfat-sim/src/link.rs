@@ -14,9 +14,10 @@
 //! schedules each packet's end of serialization as an event, as htsim's
 //! queues do, then hands the packet to the same kind of pipe ring.
 //!
-//! An AQM link (CoDel, FQ-CoDel; module `aqm`) is served the same way: its
-//! discipline decides at dequeue (CoDel's drops, FQ-CoDel's scheduling), so
-//! departures are events too. Each waiting packet carries its enqueue
+//! An AQM link (CoDel, FQ-CoDel, RED, PIE; module `aqm`) is served the same
+//! way: its discipline decides at dequeue (CoDel's drops, FQ-CoDel's
+//! scheduling, PIE's delay samples, RED's idle time), so departures are
+//! events too. Each waiting packet carries its enqueue
 //! time; the link turns the AQM's verdicts into CE marks or drops, which
 //! needs the packets themselves (`enqueue_aqm`, `tx_done_aqm` take the
 //! engine's pool and free what they drop).
@@ -28,6 +29,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::aqm::codel::{Codel, CodelParams};
 use crate::aqm::fq_codel::{FqCodel, FqCodelParams};
+use crate::aqm::pie::{Pie, PieParams};
+use crate::aqm::red::{Red, RedParams};
 use crate::aqm::{Queued, Verdict};
 use crate::packet::{Dir, Ecn, Packet, PacketId, PacketPool};
 use crate::prefetch::prefetch;
@@ -64,6 +67,14 @@ pub enum Aqm {
     Codel(CodelParams),
     /// FQ-CoDel (RFC 8290).
     FqCodel(FqCodelParams),
+    /// RED (gentle, adaptive) on one FIFO, packet mode; `mean_pkt_bytes`
+    /// turns the link rate into packets per second (ns-3 `MeanPktSize`).
+    Red {
+        params: RedParams,
+        mean_pkt_bytes: u32,
+    },
+    /// PIE (RFC 8033) on one FIFO.
+    Pie(PieParams),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -307,6 +318,46 @@ enum AqmState {
         bytes: u64,
     },
     FqCodel(FqCodel),
+    /// RED decides at enqueue, with its own random stream (see `Link::new`).
+    Red {
+        red: Red,
+        q: VecDeque<Queued>,
+        bytes: u64,
+        rng: Xoshiro256PlusPlus,
+    },
+    /// PIE decides at enqueue, with its own random stream, and learns the
+    /// queue delay at dequeue.
+    Pie {
+        pie: Pie,
+        q: VecDeque<Queued>,
+        bytes: u64,
+        rng: Xoshiro256PlusPlus,
+    },
+}
+
+/// What becomes of an arrival at a RED or PIE link, from the AQM's
+/// verdict, whether the packet can be marked (ECN-capable on a link that
+/// marks) and whether it fits the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Admit {
+    Queue { mark: bool },
+    DropAqm,
+    DropOverflow,
+}
+
+fn admit(v: Verdict, markable: bool, fits: bool) -> Admit {
+    match v {
+        Verdict::Drop => Admit::DropAqm,
+        Verdict::Congested if !markable => Admit::DropAqm,
+        // A packet the AQM passes or marks still needs room: the limit is
+        // that of the FIFO behind the AQM (ns-3's internal queue, Linux's
+        // child qdisc or `limit`). A marked packet that does not fit is
+        // dropped unmarked and counted as an overflow.
+        _ if !fits => Admit::DropOverflow,
+        v => Admit::Queue {
+            mark: v == Verdict::Congested,
+        },
+    }
 }
 
 #[derive(Debug)]
@@ -330,8 +381,21 @@ impl AqmQueue {
         match &self.state {
             AqmState::Codel { q, bytes, .. } => (q.len() as u64, *bytes),
             AqmState::FqCodel(f) => f.len(),
+            AqmState::Red { q, bytes, .. } | AqmState::Pie { q, bytes, .. } => {
+                (q.len() as u64, *bytes)
+            }
         }
     }
+}
+
+/// The random stream of a RED or PIE link's decisions: the link's own
+/// stream jumped 2^128 draws ahead (xoshiro256++'s `jump`), so it never
+/// overlaps the corruption draws, and no other stream moves (a DropTail
+/// link with the same seed corrupts the same packets).
+fn aqm_rng(link_rng: &Xoshiro256PlusPlus) -> Xoshiro256PlusPlus {
+    let mut r = link_rng.clone();
+    r.jump();
+    r
 }
 
 /// Sojourn times (enqueue to start of service) of the packets an AQM link
@@ -424,6 +488,21 @@ impl Link {
                     // The hash perturbation comes from the link's stream
                     // (before any corruption draw).
                     Aqm::FqCodel(p) => AqmState::FqCodel(FqCodel::new(*p, rng.clone().next_u64())),
+                    Aqm::Red {
+                        params,
+                        mean_pkt_bytes,
+                    } => AqmState::Red {
+                        red: Red::new(*params, spec.rate, *mean_pkt_bytes),
+                        q: VecDeque::new(),
+                        bytes: 0,
+                        rng: aqm_rng(&rng),
+                    },
+                    Aqm::Pie(p) => AqmState::Pie {
+                        pie: Pie::new(*p, spec.rate),
+                        q: VecDeque::new(),
+                        bytes: 0,
+                        rng: aqm_rng(&rng),
+                    },
                 };
                 Queue::Aqm(Box::new(AqmQueue {
                     state,
@@ -831,11 +910,79 @@ impl Link {
                     });
                 }
             }
+            AqmState::Red { red, q, bytes, rng } => {
+                // aqm/red.rs: RED sees every arrival, before the buffer's
+                // limit (ns-3 RedQueueDisc::DoEnqueue, then its internal
+                // queue; Linux red_enqueue, then the child qdisc).
+                let v = red.on_enqueue(now_ns, q.len() as u64, *bytes, u32::from(size_bytes), rng);
+                let markable = a.ecn && pool.get(id).is_ect();
+                let fits = a
+                    .limit
+                    .admits(q.len() as u64, *bytes, u64::from(size_bytes));
+                let to = admit(v, markable, fits);
+                Self::admit_fifo(to, queued, q, bytes, id, pool, &mut self.counters, &mut out);
+            }
+            AqmState::Pie { pie, q, bytes, rng } => {
+                // RFC 8033 Appendix B, ns-3 PieQueueDisc::DoEnqueue, Linux
+                // pie_qdisc_enqueue: the buffer's limit first, then PIE.
+                let fits = a
+                    .limit
+                    .admits(q.len() as u64, *bytes, u64::from(size_bytes));
+                let to = if fits {
+                    let ect = pool.get(id).is_ect();
+                    let v = pie.on_enqueue(
+                        now_ns,
+                        q.len() as u64,
+                        *bytes,
+                        u32::from(size_bytes),
+                        ect,
+                        rng,
+                    );
+                    admit(v, a.ecn && ect, true)
+                } else {
+                    Admit::DropOverflow
+                };
+                Self::admit_fifo(to, queued, q, bytes, id, pool, &mut self.counters, &mut out);
+            }
         }
         if a.in_service.is_none() {
             out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         }
         out
+    }
+
+    /// RED or PIE link: carries out `to` for the arrival `queued` (packet
+    /// `id`) at the FIFO `q` holding `bytes`.
+    #[allow(clippy::too_many_arguments)]
+    fn admit_fifo(
+        to: Admit,
+        queued: Queued,
+        q: &mut VecDeque<Queued>,
+        bytes: &mut u64,
+        id: PacketId,
+        pool: &mut PacketPool,
+        counters: &mut LinkCounters,
+        out: &mut AqmService,
+    ) {
+        match to {
+            Admit::Queue { mark } => {
+                if mark {
+                    pool.get_mut(id).set_ecn(Ecn::Ce);
+                    counters.ce_marks += 1;
+                }
+                q.push_back(queued);
+                *bytes += u64::from(queued.size_bytes);
+            }
+            Admit::DropAqm | Admit::DropOverflow => {
+                if to == Admit::DropAqm {
+                    counters.drops_aqm += 1;
+                } else {
+                    counters.drops_overflow += 1;
+                }
+                pool.remove(id);
+                out.freed += 1;
+            }
+        }
     }
 
     /// AQM link: the packet in service finished serializing; it goes into
@@ -915,6 +1062,36 @@ impl Link {
                 }
                 d.map(|d| (d.packet, d.mark))
             }
+            AqmState::Red { red, q, bytes, .. } => match q.pop_front() {
+                Some(p) => {
+                    *bytes -= u64::from(p.size_bytes);
+                    if !q.is_empty() {
+                        red.on_dequeue(now_ns, q.len() as u64, *bytes);
+                    }
+                    Some((p, false))
+                }
+                None => {
+                    // The transmitter is free and nothing waits: RED's idle
+                    // time starts now (ns-3 RedQueueDisc::DoDequeue finding
+                    // the queue empty; Linux red_dequeue's
+                    // red_start_of_idle_period), not when the last packet
+                    // entered service.
+                    red.on_dequeue(now_ns, 0, 0);
+                    None
+                }
+            },
+            AqmState::Pie { pie, q, bytes, .. } => q.pop_front().map(|p| {
+                *bytes -= u64::from(p.size_bytes);
+                let sojourn = now_ns - p.enqueue_ns;
+                pie.on_dequeue(
+                    now_ns,
+                    sojourn,
+                    q.len() as u64,
+                    *bytes,
+                    u32::from(p.size_bytes),
+                );
+                (p, false)
+            }),
         };
         let (p, mark) = next?;
         if mark {

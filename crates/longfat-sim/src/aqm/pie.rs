@@ -29,7 +29,7 @@ use super::Verdict;
 use crate::units::Bandwidth;
 
 /// PIE's parameters (RFC 8033 §4, §5; ns-3 attribute names in brackets).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PieParams {
     /// QDELAY_REF, the target queue delay (§4.2: 15 ms) [QueueDelayReference].
     pub target_ns: u64,

@@ -35,9 +35,13 @@ use rand_core::RngCore;
 use super::Verdict;
 use crate::units::Bandwidth;
 
+/// ns-3 `RedQueueDisc`'s `MeanPktSize` default: the packet size that turns
+/// the link rate into C, packets per second ([`Red::new`]).
+pub const RED_MEAN_PKT_BYTES: u32 = 500;
+
 /// RED's parameters. Defaults are ns-3 3.44 `RedQueueDisc`'s (and the
 /// papers' where ns-3 has none); see each field.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedParams {
     /// min_th, in packets of average queue (ns-3 `MinTh` 5; Floyd &
     /// Jacobson §4). Ignored when `auto_params`.

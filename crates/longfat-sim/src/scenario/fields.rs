@@ -513,8 +513,8 @@ pub const AQM_TARGET: Field = opt(
         lo: 1_000,
         hi: 10 * NS_PER_SEC,
     },
-    "`\"5ms\"`",
-    "CoDel / FQ-CoDel: the acceptable standing queue delay (RFC 8289 §4.4); less than `interval`",
+    "`\"5ms\"` for `codel` and `fq_codel` (RFC 8289 §4.4), `\"15ms\"` for `pie` (RFC 8033 §4.2 QDELAY_REF)",
+    "CoDel / FQ-CoDel: the acceptable standing queue delay (RFC 8289 §4.4), less than `interval`; PIE: the queue delay its controller steers to (QDELAY_REF, RFC 8033 §4.2; ns-3 `QueueDelayReference`)",
 );
 pub const AQM_INTERVAL: Field = opt(
     "interval",
@@ -527,7 +527,7 @@ pub const AQM_INTERVAL: Field = opt(
     "`\"100ms\"`",
     "CoDel / FQ-CoDel: the window over which the sojourn must stay above `target` before a drop, and the control law's base (RFC 8289 §4.3)",
 );
-pub const AQM_ECN: Field = opt("ecn", Kind::Bool, "", Range::Any, "`false` for `codel`, `true` for `fq_codel` (Linux)", "CE-mark ECN-capable packets instead of dropping them when the AQM signals congestion (packets that are not ECN-capable are dropped)");
+pub const AQM_ECN: Field = opt("ecn", Kind::Bool, "", Range::Any, "`true` for `fq_codel`, else `false` (Linux; ns-3 `UseEcn`)", "CE-mark ECN-capable packets instead of dropping them when the AQM signals congestion (packets that are not ECN-capable are dropped)");
 pub const AQM_FLOWS: Field = opt(
     "flows",
     Kind::U32,
@@ -555,6 +555,160 @@ pub const AQM_DROP_BATCH: Field = opt(
     "64",
     "FQ-CoDel: most packets dropped from the fattest bucket when the buffer overflows (Linux `drop_batch`)",
 );
+
+// RED (discipline = "red"): ns-3 3.44 `RedQueueDisc`'s names and defaults
+// (aqm/red.rs `RedParams`).
+pub const AQM_MIN_TH: Field = opt(
+    "min_th",
+    Kind::Float,
+    "packets",
+    real(0.0, 1e6, false, false),
+    "5",
+    "RED: the average queue (packets waiting) at which early marking starts (Floyd & Jacobson §4; ns-3 `MinTh`); less than `max_th`",
+);
+pub const AQM_MAX_TH: Field = opt(
+    "max_th",
+    Kind::Float,
+    "packets",
+    real(0.0, 1e6, true, false),
+    "15",
+    "RED: the average queue at which the marking probability reaches `max_p`; above it (2 `max_th` when `gentle`) every arrival is dropped (ns-3 `MaxTh`, `UseHardDrop`)",
+);
+pub const AQM_MAX_P: Field = opt(
+    "max_p",
+    Kind::Float,
+    "probability",
+    real(0.0, 1.0, true, false),
+    "0.02",
+    "RED: the marking probability at `max_th` (ns-3 `LInterm` 50 = 1/0.02); adaptive RED's starting value",
+);
+pub const AQM_WEIGHT: Field = opt(
+    "weight",
+    Kind::Float,
+    "",
+    real(0.0, 1.0, true, false),
+    "0.002",
+    "RED: w_q, the weight of the average queue's moving average (Floyd & Jacobson §6; ns-3 `QW`)",
+);
+pub const AQM_GENTLE: Field = opt(
+    "gentle",
+    Kind::Bool,
+    "",
+    Range::Any,
+    "`true`",
+    "RED: between `max_th` and 2 `max_th` the probability rises from `max_p` to 1 instead of jumping to 1 (Floyd 2000; ns-3 `Gentle`)",
+);
+pub const AQM_ADAPTIVE: Field = opt(
+    "adaptive",
+    Kind::Bool,
+    "",
+    Range::Any,
+    "`false`",
+    "RED: Adaptive RED, `max_p` adapted every `ared_interval` to keep the average queue between min_th + 0.4 and + 0.6 (max_th - min_th) (Floyd, Gummadi & Shenker 2001, Fig. 5; ns-3 `AdaptMaxP`, Linux `adaptive`)",
+);
+pub const AQM_TARGET_DELAY: Field = opt(
+    "target_delay",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1_000,
+        hi: 10 * NS_PER_SEC,
+    },
+    "unset: `min_th`, `max_th`, `weight` as given",
+    "RED: Adaptive RED's automatic parameters (ARED §5, ns-3 `ARED`'s `TargetDelay`): with C the link's rate in `mean_pkt_size` packets per second, min_th = max(5, target_delay x C / 2), max_th = 3 min_th, weight = 1 - exp(-1/C); not with `min_th`, `max_th` or `weight`",
+);
+pub const AQM_ARED_INTERVAL: Field = opt(
+    "ared_interval",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 1_000_000,
+        hi: 100 * NS_PER_SEC,
+    },
+    "`\"500ms\"`",
+    "RED: Adaptive RED's update period (ARED paper, ns-3 `Interval`); only with `adaptive = true`",
+);
+pub const AQM_MEAN_PKT_SIZE: Field = opt(
+    "mean_pkt_size",
+    Kind::U32,
+    "bytes",
+    Range::Whole { lo: 1, hi: 65_535 },
+    "500 for `red` (ns-3 `MeanPktSize`), 1500 for `pie`",
+    "RED: the packet size that turns the link rate into C packets per second (idle decay, `target_delay`); PIE: MEAN_PKTSIZE, no random drop while at most 2 such packets wait (RFC 8033 §4.1)",
+);
+// PIE (discipline = "pie"): RFC 8033's names and defaults, ns-3 3.44
+// `PieQueueDisc`'s (aqm/pie.rs `PieParams`); `target` is above.
+pub const AQM_T_UPDATE: Field = opt(
+    "t_update",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 100_000,
+        hi: 10 * NS_PER_SEC,
+    },
+    "`\"15ms\"`",
+    "PIE: the period of the drop-probability update (T_UPDATE, RFC 8033 §4.2; ns-3 `Tupdate`)",
+);
+pub const AQM_ALPHA: Field = opt(
+    "alpha",
+    Kind::Float,
+    "1/s",
+    real(0.0, 100.0, false, false),
+    "0.125",
+    "PIE: the gain on the delay's distance from `target` (RFC 8033 §4.2; ns-3 `A`)",
+);
+pub const AQM_BETA: Field = opt(
+    "beta",
+    Kind::Float,
+    "1/s",
+    real(0.0, 100.0, false, false),
+    "1.25",
+    "PIE: the gain on the delay's change since the last update (RFC 8033 §4.2; ns-3 `B`)",
+);
+pub const AQM_MAX_BURST: Field = opt(
+    "max_burst",
+    Kind::Duration,
+    "time",
+    Range::DurationNs {
+        lo: 0,
+        hi: 100 * NS_PER_SEC,
+    },
+    "`\"150ms\"`",
+    "PIE: the burst allowance, during which nothing is dropped early, restored once the queue has drained (MAX_BURST, RFC 8033 §4.4; ns-3 `MaxBurstAllowance`)",
+);
+pub const AQM_MARK_ECN_THRESHOLD: Field = opt(
+    "mark_ecn_threshold",
+    Kind::Float,
+    "probability",
+    real(0.0, 1.0, false, false),
+    "0.1",
+    "PIE: with `ecn`, ECN-capable packets are marked while the drop probability is at most this, dropped above it (RFC 8033 §5.1 mark_ecnth; ns-3 `MarkEcnThreshold`)",
+);
+
+/// The disciplines each `[network.bottleneck.aqm]` field belongs to; any
+/// other discipline refuses it, naming the field.
+pub const AQM_OWNERS: &[(&str, &[&str])] = &[
+    ("target", &["codel", "fq_codel", "pie"]),
+    ("interval", &["codel", "fq_codel"]),
+    ("ecn", &["codel", "fq_codel", "red", "pie"]),
+    ("flows", &["fq_codel"]),
+    ("quantum", &["fq_codel"]),
+    ("drop_batch", &["fq_codel"]),
+    ("min_th", &["red"]),
+    ("max_th", &["red"]),
+    ("max_p", &["red"]),
+    ("weight", &["red"]),
+    ("gentle", &["red"]),
+    ("adaptive", &["red"]),
+    ("target_delay", &["red"]),
+    ("ared_interval", &["red"]),
+    ("mean_pkt_size", &["red", "pie"]),
+    ("t_update", &["pie"]),
+    ("alpha", &["pie"]),
+    ("beta", &["pie"]),
+    ("max_burst", &["pie"]),
+    ("mark_ecn_threshold", &["pie"]),
+];
 
 // ---- [network.access] -------------------------------------------------------------------
 
@@ -1106,6 +1260,20 @@ impl Table {
                 AQM_FLOWS,
                 AQM_QUANTUM,
                 AQM_DROP_BATCH,
+                AQM_MIN_TH,
+                AQM_MAX_TH,
+                AQM_MAX_P,
+                AQM_WEIGHT,
+                AQM_GENTLE,
+                AQM_ADAPTIVE,
+                AQM_TARGET_DELAY,
+                AQM_ARED_INTERVAL,
+                AQM_MEAN_PKT_SIZE,
+                AQM_T_UPDATE,
+                AQM_ALPHA,
+                AQM_BETA,
+                AQM_MAX_BURST,
+                AQM_MARK_ECN_THRESHOLD,
             ],
             Table::Access => &[ACCESS_RATE, ACCESS_LINK_DELAY, ACCESS_QUEUE],
             Table::Flow => &[

@@ -4,6 +4,8 @@
 
 use crate::aqm::codel::CodelParams;
 use crate::aqm::fq_codel::FqCodelParams;
+use crate::aqm::pie::PieParams;
+use crate::aqm::red::{RedParams, RED_MEAN_PKT_BYTES};
 use crate::flow::{Endpoints, Flow, Generated};
 use crate::link::{Aqm, QueueDiscipline, QueueLimit};
 use crate::topology::{attach_host, router_chain, HalfLink, Host, RouterRoutes, Topology};
@@ -135,53 +137,115 @@ fn aqm_whole(decl: &fields::Field, v: Option<u32>, default: u32) -> Result<u32, 
     }
 }
 
-/// `[network.bottleneck.aqm]` for discipline `d` (an AQM): its parameters
-/// with the RFC's and Linux's defaults, and whether it marks.
-fn aqm(d: &str, a: &AqmCfg) -> Result<(Aqm, bool), ScenarioError> {
-    let codel_default = CodelParams::default();
-    let target_ns = match &a.target {
-        Some(v) => duration_within("network.bottleneck.aqm.target", v, fields::AQM_TARGET.range)?,
-        None => codel_default.target_ns,
-    };
-    let interval_ns = match &a.interval {
-        Some(v) => duration_within(
-            "network.bottleneck.aqm.interval",
-            v,
-            fields::AQM_INTERVAL.range,
-        )?,
-        None => codel_default.interval_ns,
-    };
-    if target_ns >= interval_ns {
-        return err(
-            "network.bottleneck.aqm.target",
-            format!(
-                "{} must be less than interval ({}); RFC 8289 §4.4 sets it at 5-10 % of interval",
-                fields::fmt_ns(target_ns),
-                fields::fmt_ns(interval_ns)
-            ),
-        );
+/// A real-valued field of `[network.bottleneck.aqm]` in its declared range.
+fn aqm_real(decl: &fields::Field, v: Option<f64>, default: f64) -> Result<f64, ScenarioError> {
+    match v {
+        None => Ok(default),
+        Some(x) if decl.range.contains_real(x) => Ok(x),
+        Some(x) => err(
+            format!("network.bottleneck.aqm.{}", decl.name),
+            format!("{x} is out of range; allowed {}", decl.range),
+        ),
     }
-    let codel = CodelParams {
-        target_ns,
-        interval_ns,
-    };
-    let fq_only = [
+}
+
+/// A duration field of `[network.bottleneck.aqm]` in its declared range.
+fn aqm_duration(
+    decl: &fields::Field,
+    v: &Option<String>,
+    default: u64,
+) -> Result<u64, ScenarioError> {
+    match v {
+        None => Ok(default),
+        Some(s) => duration_within(
+            &format!("network.bottleneck.aqm.{}", decl.name),
+            s,
+            decl.range,
+        ),
+    }
+}
+
+/// The fields of `a` that are set, by name (as `fields::AQM_OWNERS` lists
+/// them).
+fn aqm_set_fields(a: &AqmCfg) -> [(&'static str, bool); 20] {
+    [
+        ("target", a.target.is_some()),
+        ("interval", a.interval.is_some()),
+        ("ecn", a.ecn.is_some()),
         ("flows", a.flows.is_some()),
         ("quantum", a.quantum.is_some()),
         ("drop_batch", a.drop_batch.is_some()),
-    ];
+        ("min_th", a.min_th.is_some()),
+        ("max_th", a.max_th.is_some()),
+        ("max_p", a.max_p.is_some()),
+        ("weight", a.weight.is_some()),
+        ("gentle", a.gentle.is_some()),
+        ("adaptive", a.adaptive.is_some()),
+        ("target_delay", a.target_delay.is_some()),
+        ("ared_interval", a.ared_interval.is_some()),
+        ("mean_pkt_size", a.mean_pkt_size.is_some()),
+        ("t_update", a.t_update.is_some()),
+        ("alpha", a.alpha.is_some()),
+        ("beta", a.beta.is_some()),
+        ("max_burst", a.max_burst.is_some()),
+        ("mark_ecn_threshold", a.mark_ecn_threshold.is_some()),
+    ]
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn quoted_alternatives(words: &[&str]) -> String {
+    let q: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}
+
+/// `[network.bottleneck.aqm]` for discipline `d` (an AQM): its parameters
+/// with the RFC's, Linux's or ns-3's defaults, and whether it marks. A
+/// field of another discipline is refused by name.
+fn aqm(d: &str, a: &AqmCfg) -> Result<(Aqm, bool), ScenarioError> {
+    for (name, set) in aqm_set_fields(a) {
+        let owners = fields::AQM_OWNERS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, o)| *o)
+            .expect("every aqm field has owners");
+        if set && !owners.contains(&d) {
+            return err(
+                format!("network.bottleneck.aqm.{name}"),
+                format!("only for discipline = {}", quoted_alternatives(owners)),
+            );
+        }
+    }
     match d {
-        "codel" => {
-            if let Some((f, _)) = fq_only.iter().find(|(_, set)| *set) {
+        "codel" | "fq_codel" => {
+            let codel_default = CodelParams::default();
+            let target_ns = aqm_duration(&fields::AQM_TARGET, &a.target, codel_default.target_ns)?;
+            let interval_ns = aqm_duration(
+                &fields::AQM_INTERVAL,
+                &a.interval,
+                codel_default.interval_ns,
+            )?;
+            if target_ns >= interval_ns {
                 return err(
-                    format!("network.bottleneck.aqm.{f}"),
-                    "only for discipline = \"fq_codel\"",
+                    "network.bottleneck.aqm.target",
+                    format!(
+                        "{} must be less than interval ({}); RFC 8289 §4.4 sets it at 5-10 % of interval",
+                        fields::fmt_ns(target_ns),
+                        fields::fmt_ns(interval_ns)
+                    ),
                 );
             }
-            // Linux sch_codel: ECN off unless asked.
-            Ok((Aqm::Codel(codel), a.ecn.unwrap_or(false)))
-        }
-        "fq_codel" => {
+            let codel = CodelParams {
+                target_ns,
+                interval_ns,
+            };
+            if d == "codel" {
+                // Linux sch_codel: ECN off unless asked.
+                return Ok((Aqm::Codel(codel), a.ecn.unwrap_or(false)));
+            }
             let def = FqCodelParams::default();
             let p = FqCodelParams {
                 flows: aqm_whole(&fields::AQM_FLOWS, a.flows, def.flows)?,
@@ -196,10 +260,104 @@ fn aqm(d: &str, a: &AqmCfg) -> Result<(Aqm, bool), ScenarioError> {
             // Linux sch_fq_codel: ECN on.
             Ok((Aqm::FqCodel(p), a.ecn.unwrap_or(true)))
         }
-        _ => err(
-            "network.bottleneck.discipline",
-            format!("{d:?} is not available yet (RED and PIE come with the aqm2 branch)"),
-        ),
+        "red" => {
+            let def = RedParams::default();
+            let auto_params = a.target_delay.is_some();
+            if auto_params {
+                if let Some((f, _)) = [
+                    ("min_th", a.min_th.is_some()),
+                    ("max_th", a.max_th.is_some()),
+                    ("weight", a.weight.is_some()),
+                ]
+                .iter()
+                .find(|(_, set)| *set)
+                {
+                    return err(
+                        format!("network.bottleneck.aqm.{f}"),
+                        "not with target_delay, which sets min_th, max_th and weight itself (ARED §5); give one or the other",
+                    );
+                }
+            }
+            let adaptive = a.adaptive.unwrap_or(def.adaptive);
+            if a.ared_interval.is_some() && !adaptive {
+                return err(
+                    "network.bottleneck.aqm.ared_interval",
+                    "only with adaptive = true (it is Adaptive RED's update period)",
+                );
+            }
+            let min_th_pkts = aqm_real(&fields::AQM_MIN_TH, a.min_th, def.min_th_pkts)?;
+            let max_th_pkts = aqm_real(&fields::AQM_MAX_TH, a.max_th, def.max_th_pkts)?;
+            if min_th_pkts >= max_th_pkts {
+                return err(
+                    "network.bottleneck.aqm.min_th",
+                    format!(
+                        "{min_th_pkts} must be less than max_th ({max_th_pkts}{})",
+                        if a.max_th.is_none() {
+                            ", the default"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
+            let p = RedParams {
+                min_th_pkts,
+                max_th_pkts,
+                max_p: aqm_real(&fields::AQM_MAX_P, a.max_p, def.max_p)?,
+                weight: aqm_real(&fields::AQM_WEIGHT, a.weight, def.weight)?,
+                gentle: a.gentle.unwrap_or(def.gentle),
+                adaptive,
+                auto_params,
+                target_delay_ns: aqm_duration(
+                    &fields::AQM_TARGET_DELAY,
+                    &a.target_delay,
+                    def.target_delay_ns,
+                )?,
+                ared_interval_ns: aqm_duration(
+                    &fields::AQM_ARED_INTERVAL,
+                    &a.ared_interval,
+                    def.ared_interval_ns,
+                )?,
+                ..def
+            };
+            let mean_pkt_bytes = aqm_whole(
+                &fields::AQM_MEAN_PKT_SIZE,
+                a.mean_pkt_size,
+                RED_MEAN_PKT_BYTES,
+            )?;
+            // ns-3 RedQueueDisc `UseEcn`, Linux sch_red: ECN off unless asked.
+            Ok((
+                Aqm::Red {
+                    params: p,
+                    mean_pkt_bytes,
+                },
+                a.ecn.unwrap_or(false),
+            ))
+        }
+        "pie" => {
+            let def = PieParams::default();
+            let p = PieParams {
+                target_ns: aqm_duration(&fields::AQM_TARGET, &a.target, def.target_ns)?,
+                t_update_ns: aqm_duration(&fields::AQM_T_UPDATE, &a.t_update, def.t_update_ns)?,
+                alpha: aqm_real(&fields::AQM_ALPHA, a.alpha, def.alpha)?,
+                beta: aqm_real(&fields::AQM_BETA, a.beta, def.beta)?,
+                max_burst_ns: aqm_duration(&fields::AQM_MAX_BURST, &a.max_burst, def.max_burst_ns)?,
+                mark_ecn_threshold: aqm_real(
+                    &fields::AQM_MARK_ECN_THRESHOLD,
+                    a.mark_ecn_threshold,
+                    def.mark_ecn_threshold,
+                )?,
+                mean_pkt_bytes: aqm_whole(
+                    &fields::AQM_MEAN_PKT_SIZE,
+                    a.mean_pkt_size,
+                    def.mean_pkt_bytes,
+                )?,
+                ..def
+            };
+            // ns-3 PieQueueDisc `UseEcn`, Linux sch_pie: ECN off unless asked.
+            Ok((Aqm::Pie(p), a.ecn.unwrap_or(false)))
+        }
+        _ => unreachable!("not an AQM discipline: {d:?}"),
     }
 }
 

@@ -61,6 +61,20 @@ pub struct AqmCfg {
     pub flows: Option<u32>,
     pub quantum: Option<u32>,
     pub drop_batch: Option<u32>,
+    pub min_th: Option<f64>,
+    pub max_th: Option<f64>,
+    pub max_p: Option<f64>,
+    pub weight: Option<f64>,
+    pub gentle: Option<bool>,
+    pub adaptive: Option<bool>,
+    pub target_delay: Option<String>,
+    pub ared_interval: Option<String>,
+    pub mean_pkt_size: Option<u32>,
+    pub t_update: Option<String>,
+    pub alpha: Option<f64>,
+    pub beta: Option<f64>,
+    pub max_burst: Option<String>,
+    pub mark_ecn_threshold: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq, Default)]

@@ -291,11 +291,7 @@ fn aqm_fields_are_range_checked_with_named_errors() {
         "\"codel\", \"fq_codel\"",
     );
     for d in ["red", "pie"] {
-        refused(
-            build_with(&format!("discipline = \"{d}\"")),
-            "network.bottleneck.discipline",
-            "not available yet",
-        );
+        assert!(build_with(&format!("discipline = \"{d}\"")).is_ok(), "{d}");
     }
     assert!(build_with("discipline = \"codel\"").is_ok());
     assert!(build_with("discipline = \"fq_codel\"\n[network.bottleneck.aqm]\necn = false").is_ok());
@@ -348,4 +344,104 @@ fn aqm_defaults_and_where_they_apply() {
         }
         assert_eq!(sim.links.iter().filter(|l| l.is_aqm()).count(), 2);
     }
+}
+
+/// Two long-lived CUBIC flows with `tcp.ecn` on 20 Mbit/s x 20 ms (BDP 33
+/// packets of 1500 bytes, 1667 packets/s) behind RED with ns-3's defaults
+/// (min_th 5, max_th 15, max_p 0.02, w_q 0.002, gentle, wait), `ecn` as
+/// given, a 1000-packet buffer; measured over 5-10 s, after slow start's
+/// overshoot (RED's slow average lets the first window outgrow 2 max_th,
+/// where even ECN-capable packets are dropped).
+fn red_two_cubic(ecn: bool) -> serde_json::Value {
+    run_toml(&format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "20Mbps"
+        delay = "9.5ms"
+        queue = "1000pkt"
+        discipline = "red"
+        [network.bottleneck.aqm]
+        ecn = {ecn}
+        [network.access]
+        rate = "1Gbps"
+        delay = "0.25ms"
+        [[flows]]
+        cc = "cubic"
+        count = 2
+        start_spacing = "100ms"
+        [flows.tcp]
+        ecn = true
+        [run]
+        duration = "10s"
+        measure_from = "5s"
+        sample_interval = "100ms"
+        "#
+    ))
+    .1
+}
+
+/// RED's operating point. At equilibrium the flows need some congestion
+/// signal rate m (signals per arrival) and RED gives it at the average
+/// queue where its law does: with ns-3's `wait` rule the gap between two
+/// early marks is uniform in [1/p_b, 2/p_b] arrivals (aqm/red.rs `p_a`), so
+/// m = p_b / 1.5, and p_b = max_p (avg - min_th) / (max_th - min_th)
+/// (Floyd & Jacobson §4). So avg = min_th + (max_th - min_th) 1.5 m /
+/// max_p, which must lie in (min_th, max_th) for any m below max_p / 1.5:
+/// CUBIC's window here (BDP + queue, ~20 packets per flow) needs m of a
+/// few per thousand (a signal every ~10 of its 0.3 W backoffs' worth of
+/// growth), so avg sits a few packets above min_th. With ECN every signal
+/// is a CE mark: no packet is dropped (the hard threshold 2 max_th = 30
+/// is far above; only retransmissions, which are not ECN-capable, could
+/// be, and nothing is lost to retransmit); each mark reaches its flow's
+/// receiver and costs one reduction (one per RTT at most: marks are ~100
+/// RTTs apart). With `ecn = false` the same signals are drops: no marks,
+/// about the same count of drops, the same operating point.
+#[test]
+fn red_marks_ecn_capable_cubic_between_its_thresholds() {
+    let (min_th, max_th, max_p) = (5.0, 15.0, 0.02);
+    let check_operating_point = |l: &serde_json::Value, signals: f64| {
+        let offered = f64_of(&l["offered_pkts"]);
+        // 5 s at 20 Mbit/s: 8333 packets of 1500 bytes.
+        assert!((8200.0..=8500.0).contains(&offered), "{l}");
+        let m = signals / offered;
+        let predicted = min_th + (max_th - min_th) * 1.5 * m / max_p;
+        let q = f64_of(&l["mean_queue_pkts"]);
+        assert!(q > min_th && q < max_th, "mean queue {q}: {l}");
+        assert!(
+            (q - predicted).abs() <= 1.5,
+            "mean queue {q} against {predicted} from {signals} signals: {l}"
+        );
+        let u = f64_of(&l["utilization"]);
+        assert!((0.98..=1.0).contains(&u), "utilization {u}");
+    };
+    let s = red_two_cubic(true);
+    let l = link(&s, "bottleneck");
+    let marks = f64_of(&l["ce_marks"]);
+    assert!(marks >= 10.0, "{l}");
+    assert_eq!(f64_of(&l["drops_aqm"]), 0.0, "{l}");
+    assert_eq!(f64_of(&l["drops_overflow"]), 0.0, "{l}");
+    check_operating_point(l, marks);
+    let flows = s["flows"].as_array().unwrap();
+    let seen: f64 = flows.iter().map(|f| f64_of(&f["ce_marks"])).sum();
+    let reductions: f64 = flows.iter().map(|f| f64_of(&f["ecn_reductions"])).sum();
+    // A mark in flight at either end of the window may be counted on one
+    // side only.
+    assert!((seen - marks).abs() <= 2.0, "flows saw {seen} of {marks}");
+    assert!((reductions - marks).abs() <= 2.0, "{reductions} reductions");
+    for f in flows {
+        assert!(f64_of(&f["ce_marks"]) >= 1.0, "{f}");
+        assert_eq!(f64_of(&f["retransmits"]), 0.0, "{f}");
+    }
+
+    let off = red_two_cubic(false);
+    let lo = link(&off, "bottleneck");
+    let drops = f64_of(&lo["drops_aqm"]);
+    assert_eq!(f64_of(&lo["ce_marks"]), 0.0, "{lo}");
+    assert!(
+        drops >= 0.5 * marks && drops <= 2.0 * marks,
+        "{drops} drops against {marks} marks"
+    );
+    check_operating_point(lo, drops);
 }
