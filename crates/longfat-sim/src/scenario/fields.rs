@@ -1534,6 +1534,12 @@ pub fn json() -> Value {
                     if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
                         m.extend(e);
                     }
+                    // The disciplines that take an aqm field (AQM_OWNERS).
+                    if *t == Table::Aqm {
+                        if let Some((_, owners)) = AQM_OWNERS.iter().find(|(n, _)| *n == f.name) {
+                            v["disciplines"] = json!(owners);
+                        }
+                    }
                     v
                 })
                 .collect();

@@ -692,9 +692,9 @@ fn pie_one_cubic(target: &str) -> serde_json::Value {
     .1
 }
 
-/// RFC 8033 §4.2: every T_UPDATE, drop_prob += s (alpha (qdelay - target)
-/// + beta (qdelay - qdelay_old)), s the step's scale for drop_prob's
-/// magnitude. Over a window where drop_prob ends about where it started,
+/// RFC 8033 §4.2: every T_UPDATE, drop_prob grows by s (alpha (qdelay -
+/// target) plus beta (qdelay - qdelay_old)), s the step's scale for
+/// drop_prob's magnitude. Over a window where drop_prob ends about where it started,
 /// the beta terms telescope and the alpha terms must sum to about 0: the
 /// delay averages to the target, whatever the flow needs (here a drop
 /// every few hundred ms: CUBIC's window of BDP + 25 or 50 packets). The
