@@ -536,7 +536,25 @@ def gen_schema(rng: random.Random, c: Corpus) -> dict:
         if isinstance(bn, dict) and bn.get("discipline") != "priority" and rng.random() < 0.9:
             bn.pop("classes", None)
             bn.pop("class_queues", None)
-        if isinstance(bn, dict) and bn.get("discipline") not in ("codel", "fq_codel") and rng.random() < 0.9:
+        aqm = bn.get("aqm") if isinstance(bn, dict) else None
+        if isinstance(aqm, dict) and aqm and rng.random() < 0.9:
+            # Mostly a discipline that takes the table's fields: one of the
+            # disciplines of a field drawn from it (fields.rs AQM_OWNERS, as
+            # "disciplines"), without the other disciplines' fields, which
+            # it would refuse.
+            decls = dict(schema.get("AqmCfg", []))
+            owners = decls.get(rng.choice(sorted(aqm)), {}).get("disciplines")
+            if owners:
+                bn["discipline"] = rng.choice(owners)
+                for field in list(aqm):
+                    if bn["discipline"] not in decls.get(field, {}).get("disciplines", [bn["discipline"]]):
+                        del aqm[field]
+                if "target_delay" in aqm and rng.random() < 0.9:
+                    for field in ("min_th", "max_th", "weight"):
+                        aqm.pop(field, None)
+                if aqm.get("adaptive") is not True and rng.random() < 0.9:
+                    aqm.pop("ared_interval", None)
+        if isinstance(bn, dict) and bn.get("discipline") not in ("codel", "fq_codel", "red", "pie") and rng.random() < 0.9:
             bn.pop("aqm", None)
     for key in ("flows", "udp", "short_flows", "web"):
         for e in doc.get(key, []) if isinstance(doc.get(key), list) else []:

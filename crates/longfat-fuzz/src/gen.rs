@@ -738,7 +738,8 @@ pub fn structured(g: &mut G) -> Value {
             });
         }
     } else if s.g.chance(0.25) {
-        // An AQM (RED and PIE are refused until their machines land).
+        // An AQM; each mostly with its own fields (another discipline's
+        // field is refused, which a few inputs check).
         let d =
             *s.g.pick(&["codel", "fq_codel", "codel", "fq_codel", "red", "pie"]);
         s.field(
@@ -750,14 +751,23 @@ pub fn structured(g: &mut G) -> Value {
         );
         s.field(&mut link, "aqm", Kind::Table(Table::Aqm), 0.6, move |s| {
             let mut a = Map::new();
-            s.field(&mut a, "target", Kind::Duration, 0.4, |s| {
-                s.pick_ns(&[0.001, 0.5, 1.0, 5.0, 10.0, 20.0])
-            });
-            s.field(&mut a, "interval", Kind::Duration, 0.4, |s| {
-                s.pick_ns(&[1.0, 30.0, 100.0, 300.0, 1000.0])
-            });
+            let own = |ds: &[&str]| if ds.contains(&d) { 0.4 } else { 0.02 };
+            s.field(
+                &mut a,
+                "target",
+                Kind::Duration,
+                own(&["codel", "fq_codel", "pie"]),
+                |s| s.pick_ns(&[0.001, 0.5, 1.0, 5.0, 10.0, 15.0, 20.0]),
+            );
+            s.field(
+                &mut a,
+                "interval",
+                Kind::Duration,
+                own(&["codel", "fq_codel"]),
+                |s| s.pick_ns(&[1.0, 30.0, 100.0, 300.0, 1000.0]),
+            );
             s.field(&mut a, "ecn", Kind::Bool, 0.4, |s| json!(s.g.chance(0.5)));
-            let fq = if d == "fq_codel" { 0.4 } else { 0.02 };
+            let fq = own(&["fq_codel"]);
             s.field(&mut a, "flows", Kind::U32, fq, |s| {
                 json!(*s.g.pick(&[1u64, 2, 16, 1024, 65_536]))
             });
@@ -766,6 +776,70 @@ pub fn structured(g: &mut G) -> Value {
             });
             s.field(&mut a, "drop_batch", Kind::U32, fq, |s| {
                 json!(*s.g.pick(&[1u64, 8, 64, 1000]))
+            });
+            // RED: thresholds usually ordered (min_th < max_th), ARED's
+            // automatic parameters now and then instead of them.
+            let red = own(&["red"]);
+            let auto = d == "red" && s.g.chance(0.15);
+            let th = if auto { 0.0 } else { red };
+            s.field(&mut a, "min_th", Kind::Float, th, |s| {
+                json!(*s.g.pick(&[0.0, 1.0, 5.0, 30.0, 250.0]))
+            });
+            let min_th = a.get("min_th").and_then(Value::as_f64).unwrap_or(5.0);
+            s.field(&mut a, "max_th", Kind::Float, th, move |s| {
+                json!(min_th.max(0.5) * *s.g.pick(&[1.5, 3.0, 10.0]))
+            });
+            s.field(&mut a, "max_p", Kind::Float, red, |s| {
+                json!(*s.g.pick(&[1e-4, 0.02, 0.1, 0.5, 1.0]))
+            });
+            s.field(&mut a, "weight", Kind::Float, th, |s| {
+                json!(*s.g.pick(&[1e-6, 0.0002, 0.002, 0.1, 1.0]))
+            });
+            s.field(&mut a, "gentle", Kind::Bool, red, |s| {
+                json!(s.g.chance(0.5))
+            });
+            s.field(&mut a, "wait", Kind::Bool, red, |s| json!(s.g.chance(0.5)));
+            s.field(&mut a, "adaptive", Kind::Bool, red, |s| {
+                json!(s.g.chance(0.7))
+            });
+            let adaptive = a.get("adaptive").and_then(Value::as_bool) == Some(true);
+            s.field(
+                &mut a,
+                "target_delay",
+                Kind::Duration,
+                if auto { 1.0 } else { 0.01 },
+                |s| s.pick_ns(&[0.001, 1.0, 5.0, 20.0, 10_000.0]),
+            );
+            s.field(
+                &mut a,
+                "ared_interval",
+                Kind::Duration,
+                if adaptive { 0.5 } else { 0.01 },
+                |s| s.pick_ns(&[1.0, 100.0, 500.0, 100_000.0]),
+            );
+            s.field(
+                &mut a,
+                "mean_pkt_size",
+                Kind::U32,
+                own(&["red", "pie"]),
+                |s| json!(*s.g.pick(&[1u64, 64, 500, 1500, 65_535])),
+            );
+            // PIE.
+            let pie = own(&["pie"]);
+            s.field(&mut a, "t_update", Kind::Duration, pie, |s| {
+                s.pick_ns(&[0.1, 1.0, 15.0, 100.0, 10_000.0])
+            });
+            s.field(&mut a, "alpha", Kind::Float, pie, |s| {
+                json!(*s.g.pick(&[0.0, 0.125, 2.0, 100.0]))
+            });
+            s.field(&mut a, "beta", Kind::Float, pie, |s| {
+                json!(*s.g.pick(&[0.0, 1.25, 10.0, 100.0]))
+            });
+            s.field(&mut a, "max_burst", Kind::Duration, pie, |s| {
+                s.pick_ns(&[0.0, 15.0, 150.0, 100_000.0])
+            });
+            s.field(&mut a, "mark_ecn_threshold", Kind::Float, pie, |s| {
+                json!(*s.g.pick(&[0.0, 0.1, 0.5, 1.0]))
             });
             s.extra(&mut a, Table::Aqm);
             Value::Object(a)

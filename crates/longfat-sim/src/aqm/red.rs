@@ -378,10 +378,11 @@ impl Red {
         }
     }
 
-    /// A packet left the waiting queue; `queue_pkts` / `queue_bytes` is what
-    /// is left waiting. RED's idle time starts when it reaches 0 (ns-3
-    /// `DoDequeue` finding the queue empty, Linux
-    /// `red_start_of_idle_period`).
+    /// A packet left the waiting queue, or a dequeue found it empty;
+    /// `queue_pkts` / `queue_bytes` is what is left waiting. RED's idle time
+    /// starts when it is 0 (ns-3 `DoDequeue` finding the queue empty, Linux
+    /// `red_start_of_idle_period`): the link calls this with 0 only when
+    /// its transmitter, free, finds nothing waiting.
     pub fn on_dequeue(&mut self, now_ns: u64, queue_pkts: u64, _queue_bytes: u64) {
         if self.adaptive {
             self.run_updates(now_ns);

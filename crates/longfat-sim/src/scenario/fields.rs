@@ -598,6 +598,14 @@ pub const AQM_GENTLE: Field = opt(
     "`true`",
     "RED: between `max_th` and 2 `max_th` the probability rises from `max_p` to 1 instead of jumping to 1 (Floyd 2000; ns-3 `Gentle`)",
 );
+pub const AQM_WAIT: Field = opt(
+    "wait",
+    Kind::Bool,
+    "",
+    Range::Any,
+    "`true`",
+    "RED: ns-2/ns-3's `Wait`: no early mark until count p_b >= 1, then p_a = p_b / (2 - count p_b), which spaces marks uniformly between 1/p_b and 2/p_b arrivals; `false`: Floyd & Jacobson's p_a = p_b / (1 - count p_b) (§7), marks between 1 and 1/p_b arrivals apart, as Linux's `red_mark_probability`",
+);
 pub const AQM_ADAPTIVE: Field = opt(
     "adaptive",
     Kind::Bool,
@@ -699,6 +707,7 @@ pub const AQM_OWNERS: &[(&str, &[&str])] = &[
     ("max_p", &["red"]),
     ("weight", &["red"]),
     ("gentle", &["red"]),
+    ("wait", &["red"]),
     ("adaptive", &["red"]),
     ("target_delay", &["red"]),
     ("ared_interval", &["red"]),
@@ -1265,6 +1274,7 @@ impl Table {
                 AQM_MAX_P,
                 AQM_WEIGHT,
                 AQM_GENTLE,
+                AQM_WAIT,
                 AQM_ADAPTIVE,
                 AQM_TARGET_DELAY,
                 AQM_ARED_INTERVAL,
@@ -1523,6 +1533,12 @@ pub fn json() -> Value {
                     });
                     if let (Value::Object(m), Value::Object(e)) = (&mut v, extra) {
                         m.extend(e);
+                    }
+                    // The disciplines that take an aqm field (AQM_OWNERS).
+                    if *t == Table::Aqm {
+                        if let Some((_, owners)) = AQM_OWNERS.iter().find(|(n, _)| *n == f.name) {
+                            v["disciplines"] = json!(owners);
+                        }
                     }
                     v
                 })

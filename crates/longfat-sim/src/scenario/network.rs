@@ -167,7 +167,7 @@ fn aqm_duration(
 
 /// The fields of `a` that are set, by name (as `fields::AQM_OWNERS` lists
 /// them).
-fn aqm_set_fields(a: &AqmCfg) -> [(&'static str, bool); 20] {
+fn aqm_set_fields(a: &AqmCfg) -> [(&'static str, bool); 21] {
     [
         ("target", a.target.is_some()),
         ("interval", a.interval.is_some()),
@@ -180,6 +180,7 @@ fn aqm_set_fields(a: &AqmCfg) -> [(&'static str, bool); 20] {
         ("max_p", a.max_p.is_some()),
         ("weight", a.weight.is_some()),
         ("gentle", a.gentle.is_some()),
+        ("wait", a.wait.is_some()),
         ("adaptive", a.adaptive.is_some()),
         ("target_delay", a.target_delay.is_some()),
         ("ared_interval", a.ared_interval.is_some()),
@@ -306,6 +307,7 @@ fn aqm(d: &str, a: &AqmCfg) -> Result<(Aqm, bool), ScenarioError> {
                 max_p: aqm_real(&fields::AQM_MAX_P, a.max_p, def.max_p)?,
                 weight: aqm_real(&fields::AQM_WEIGHT, a.weight, def.weight)?,
                 gentle: a.gentle.unwrap_or(def.gentle),
+                wait: a.wait.unwrap_or(def.wait),
                 adaptive,
                 auto_params,
                 target_delay_ns: aqm_duration(

@@ -66,6 +66,7 @@ pub struct AqmCfg {
     pub max_p: Option<f64>,
     pub weight: Option<f64>,
     pub gentle: Option<bool>,
+    pub wait: Option<bool>,
     pub adaptive: Option<bool>,
     pub target_delay: Option<String>,
     pub ared_interval: Option<String>,

@@ -260,6 +260,187 @@ fn aqm_fields_are_range_checked_with_named_errors() {
             "only for discipline = \"fq_codel\"",
         );
     }
+    // RED's and PIE's real-valued fields: each bound (or, open, just
+    // inside it) passes, one step past it is refused.
+    for (d, decl) in [
+        ("red", fields::AQM_MAX_P),
+        ("red", fields::AQM_WEIGHT),
+        ("pie", fields::AQM_ALPHA),
+        ("pie", fields::AQM_BETA),
+        ("pie", fields::AQM_MARK_ECN_THRESHOLD),
+    ] {
+        let longfat_sim::scenario::fields::Range::Real {
+            lo,
+            hi,
+            lo_open,
+            hi_open,
+        } = decl.range
+        else {
+            panic!("{} is not real", decl.name)
+        };
+        let step = 1e-6;
+        let (lo_in, lo_out) = if lo_open {
+            (lo + step, lo)
+        } else {
+            (lo, lo - step)
+        };
+        let (hi_in, hi_out) = if hi_open {
+            (hi - step, hi)
+        } else {
+            (hi, hi + step)
+        };
+        for v in [lo_in, hi_in] {
+            assert!(
+                aqm(d, &format!("{} = {v:?}", decl.name)).is_ok(),
+                "{} = {v}",
+                decl.name
+            );
+        }
+        for v in [lo_out, hi_out] {
+            refused(
+                aqm(d, &format!("{} = {v:?}", decl.name)),
+                &format!("network.bottleneck.aqm.{}", decl.name),
+                &format!("is out of range; allowed {}", decl.range),
+            );
+        }
+    }
+    // RED's thresholds: min_th in [0, 1e6], max_th in (0, 1e6], min_th <
+    // max_th (the default max_th, 15, counts).
+    assert!(aqm("red", "min_th = 0.0").is_ok());
+    assert!(aqm("red", "min_th = 999999.0\nmax_th = 1e6").is_ok());
+    refused(
+        aqm("red", "min_th = -0.5"),
+        "network.bottleneck.aqm.min_th",
+        "-0.5 is out of range; allowed [0, 1e6]",
+    );
+    refused(
+        aqm("red", "max_th = 0.0\nmin_th = 0.0"),
+        "network.bottleneck.aqm.max_th",
+        "0 is out of range; allowed (0, 1e6]",
+    );
+    refused(
+        aqm("red", "max_th = 1000000.5"),
+        "network.bottleneck.aqm.max_th",
+        "out of range",
+    );
+    refused(
+        aqm("red", "min_th = 20.0"),
+        "network.bottleneck.aqm.min_th",
+        "20 must be less than max_th (15, the default)",
+    );
+    refused(
+        aqm("red", "min_th = 10.0\nmax_th = 10.0"),
+        "network.bottleneck.aqm.min_th",
+        "10 must be less than max_th (10)",
+    );
+    // ARED: target_delay sets the thresholds and weight itself;
+    // ared_interval needs adaptive.
+    assert!(aqm(
+        "red",
+        "target_delay = \"20ms\"\nadaptive = true\nared_interval = \"1s\""
+    )
+    .is_ok());
+    for f in ["min_th = 3.0", "max_th = 30.0", "weight = 0.01"] {
+        let name = f.split(' ').next().unwrap();
+        refused(
+            aqm("red", &format!("target_delay = \"20ms\"\n{f}")),
+            &format!("network.bottleneck.aqm.{name}"),
+            "not with target_delay",
+        );
+    }
+    for kv in [
+        "ared_interval = \"1s\"",
+        "ared_interval = \"1s\"\nadaptive = false",
+    ] {
+        refused(
+            aqm("red", kv),
+            "network.bottleneck.aqm.ared_interval",
+            "only with adaptive = true",
+        );
+    }
+    // Durations of RED and PIE: both bounds pass, one step past is refused.
+    for (d, decl, extra) in [
+        ("red", fields::AQM_TARGET_DELAY, ""),
+        ("red", fields::AQM_ARED_INTERVAL, "adaptive = true"),
+        ("pie", fields::AQM_TARGET, ""),
+        ("pie", fields::AQM_T_UPDATE, ""),
+        ("pie", fields::AQM_MAX_BURST, ""),
+    ] {
+        let (lo, hi) = decl.range.duration_ns();
+        let kv = |ns: u64| format!("{} = \"{ns}ns\"\n{extra}", decl.name);
+        for v in [lo, hi] {
+            assert!(aqm(d, &kv(v)).is_ok(), "{} = {v}ns", decl.name);
+        }
+        let allowed = format!("allowed {}", decl.range);
+        let mut out = vec![hi + 1];
+        if lo > 0 {
+            out.push(lo - 1);
+        }
+        for v in out {
+            refused(
+                aqm(d, &kv(v)),
+                &format!("network.bottleneck.aqm.{}", decl.name),
+                &allowed,
+            );
+        }
+    }
+    let (lo, hi) = fields::AQM_MEAN_PKT_SIZE.range.whole();
+    for d in ["red", "pie"] {
+        for v in [lo, hi] {
+            assert!(aqm(d, &format!("mean_pkt_size = {v}")).is_ok(), "{d} {v}");
+        }
+        for v in [lo - 1, hi + 1] {
+            refused(
+                aqm(d, &format!("mean_pkt_size = {v}")),
+                "network.bottleneck.aqm.mean_pkt_size",
+                &format!("{v} is out of range; allowed {lo}..={hi}"),
+            );
+        }
+    }
+    // A field of another discipline is refused by name, for every field
+    // and every discipline that does not take it.
+    let valid = |name: &str| match name {
+        "target" => "\"5ms\"",
+        "interval" | "target_delay" | "ared_interval" | "t_update" | "max_burst" => "\"100ms\"",
+        "ecn" | "gentle" | "wait" | "adaptive" => "true",
+        "flows" | "quantum" | "drop_batch" => "1000",
+        "mean_pkt_size" => "1000",
+        _ => "0.1",
+    };
+    let declared: Vec<&str> = fields::Table::Aqm.fields().iter().map(|f| f.name).collect();
+    let owned: Vec<&str> = fields::AQM_OWNERS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        declared, owned,
+        "AQM_OWNERS lists every aqm field, in order"
+    );
+    for (name, owners) in fields::AQM_OWNERS {
+        for d in ["codel", "fq_codel", "red", "pie"] {
+            let r = aqm(d, &format!("{name} = {}", valid(name)));
+            if owners.contains(&d) {
+                assert!(
+                    r.is_ok() || !r.as_ref().unwrap_err().1.contains("only for"),
+                    "{d} {name}: {r:?}"
+                );
+            } else {
+                let (f, m) = r.expect_err(name);
+                assert_eq!(f, format!("network.bottleneck.aqm.{name}"));
+                assert!(m.starts_with("only for discipline = "), "{m}");
+                for o in *owners {
+                    assert!(m.contains(&format!("\"{o}\"")), "{m}");
+                }
+            }
+        }
+    }
+    refused(
+        aqm("codel", "max_p = 0.1"),
+        "network.bottleneck.aqm.max_p",
+        "only for discipline = \"red\"",
+    );
+    refused(
+        aqm("red", "target = \"15ms\""),
+        "network.bottleneck.aqm.target",
+        "only for discipline = \"codel\", \"fq_codel\" or \"pie\"",
+    );
     refused(
         build_with("[network.bottleneck.aqm]\ntarget = \"5ms\""),
         "network.bottleneck.aqm",
@@ -298,13 +479,16 @@ fn aqm_fields_are_range_checked_with_named_errors() {
 }
 
 /// The defaults: CoDel 5 ms / 100 ms without ECN (Linux sch_codel), FQ-CoDel
-/// 1024 buckets, quantum 1514, drop batch 64, with ECN (sch_fq_codel); both
+/// 1024 buckets, quantum 1514, drop batch 64, with ECN (sch_fq_codel); RED
+/// and PIE as ns-3 3.44 and RFC 8033, without ECN (ns-3 `UseEcn`); all
 /// directions of the bottleneck get the discipline, the access links stay
 /// DropTail.
 #[test]
 fn aqm_defaults_and_where_they_apply() {
     use longfat_sim::aqm::codel::CodelParams;
     use longfat_sim::aqm::fq_codel::FqCodelParams;
+    use longfat_sim::aqm::pie::PieParams;
+    use longfat_sim::aqm::red::RedParams;
     use longfat_sim::link::{Aqm, QueueDiscipline, QueueLimit};
     let built = |d: &str| {
         let text = format!(
@@ -324,9 +508,43 @@ fn aqm_defaults_and_where_they_apply() {
         codel,
     };
     assert_eq!(FqCodelParams::default(), fq);
+    // RED: ns-3 3.44 RedQueueDisc (MinTh 5, MaxTh 15, LInterm 50, QW
+    // 0.002, Gentle, Wait, UseHardDrop, no ARED, MeanPktSize 500); PIE:
+    // RFC 8033 §4.2, §4.4, §5.1 (15 ms, 15 ms, 0.125, 1.25, 150 ms, 10 %).
+    let red = RedParams::default();
+    assert_eq!(
+        (red.min_th_pkts, red.max_th_pkts, red.max_p, red.weight),
+        (5.0, 15.0, 0.02, 0.002)
+    );
+    assert!(red.gentle && red.wait && red.hard_drop && !red.adaptive && !red.auto_params);
+    assert_eq!(
+        (red.target_delay_ns, red.ared_interval_ns),
+        (5_000_000, 500_000_000)
+    );
+    let pie = PieParams::default();
+    assert_eq!(
+        (
+            pie.target_ns,
+            pie.t_update_ns,
+            pie.alpha,
+            pie.beta,
+            pie.max_burst_ns
+        ),
+        (15_000_000, 15_000_000, 0.125, 1.25, 150_000_000)
+    );
+    assert_eq!((pie.mark_ecn_threshold, pie.mean_pkt_bytes), (0.1, 1500));
     for (d, aqm, ecn) in [
         ("codel", Aqm::Codel(codel), false),
         ("fq_codel", Aqm::FqCodel(fq), true),
+        (
+            "red",
+            Aqm::Red {
+                params: red,
+                mean_pkt_bytes: 500,
+            },
+            false,
+        ),
+        ("pie", Aqm::Pie(pie), false),
     ] {
         let sim = built(d);
         let want = QueueDiscipline::Aqm {
@@ -444,4 +662,115 @@ fn red_marks_ecn_capable_cubic_between_its_thresholds() {
         "{drops} drops against {marks} marks"
     );
     check_operating_point(lo, drops);
+}
+/// One long-lived CUBIC flow on 20 Mbit/s x 10 ms (BDP 17 packets) behind
+/// PIE with its RFC 8033 defaults and `target`, a 1000-packet buffer,
+/// measured over 5-20 s (after slow start and the burst allowance).
+fn pie_one_cubic(target: &str) -> serde_json::Value {
+    run_toml(&format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "20Mbps"
+        delay = "4.5ms"
+        queue = "1000pkt"
+        discipline = "pie"
+        [network.bottleneck.aqm]
+        target = "{target}"
+        [network.access]
+        rate = "1Gbps"
+        delay = "0.25ms"
+        [[flows]]
+        cc = "cubic"
+        [run]
+        duration = "20s"
+        measure_from = "5s"
+        sample_interval = "100ms"
+        "#
+    ))
+    .1
+}
+
+/// RFC 8033 §4.2: every T_UPDATE, drop_prob grows by s (alpha (qdelay -
+/// target) plus beta (qdelay - qdelay_old)), s the step's scale for
+/// drop_prob's magnitude. Over a window where drop_prob ends about where it started,
+/// the beta terms telescope and the alpha terms must sum to about 0: the
+/// delay averages to the target, whatever the flow needs (here a drop
+/// every few hundred ms: CUBIC's window of BDP + 25 or 50 packets). The
+/// decay of drop_prob below target / 2, its clamp at 0 and the changing
+/// scale s bias that a little; allowed: 15 % of the target. The delay
+/// moves with the target (15 and 30 ms give means 15 ms apart), and the
+/// buffer (1000 packets, 600 ms) plays no part: no overflow drops, the
+/// link stays busy.
+#[test]
+fn pie_keeps_the_mean_sojourn_at_its_target() {
+    for (target, target_ms) in [("15ms", 15.0), ("30ms", 30.0)] {
+        let s = pie_one_cubic(target);
+        let l = link(&s, "bottleneck");
+        let mean_ms = f64_of(&l["mean_sojourn_ms"]);
+        assert!(
+            (mean_ms - target_ms).abs() <= 0.15 * target_ms,
+            "target {target}: mean sojourn {mean_ms} ms"
+        );
+        assert!(f64_of(&l["drops_aqm"]) >= 5.0, "{l}");
+        assert_eq!(f64_of(&l["drops_overflow"]), 0.0, "{l}");
+        assert_eq!(f64_of(&l["ce_marks"]), 0.0, "{l}");
+        let u = f64_of(&l["utilization"]);
+        assert!((0.99..=1.0).contains(&u), "utilization {u}");
+    }
+}
+
+/// One CUBIC flow with `tcp.ecn` behind CoDel with `ecn = true` on 20
+/// Mbit/s x 20 ms, over 5-10 s. CoDel's congestion signals become CE marks
+/// (RFC 8289 §5.2, RFC 3168): no AQM drop, no retransmission. The receiver
+/// echoes ECE on every ACK until the sender's CWR arrives, about one
+/// round trip of ACKs per mark; the sender reduces once for all of them
+/// (RFC 3168 §6.1.2: at most once per window of data), so its reductions
+/// are at most the marks, at most the round trips in the window (5 s /
+/// 20 ms = 250), and far fewer than its ECE ACKs. Goodput stays that of a
+/// busy link: at least 95 % of the rate's payload share (1460 / 1500).
+#[test]
+fn codel_ecn_marks_cubic_which_reduces_once_per_round_trip() {
+    let (_, s) = run_toml(
+        r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "20Mbps"
+        delay = "9.5ms"
+        queue = "1000pkt"
+        discipline = "codel"
+        [network.bottleneck.aqm]
+        ecn = true
+        [network.access]
+        rate = "1Gbps"
+        delay = "0.25ms"
+        [[flows]]
+        cc = "cubic"
+        [flows.tcp]
+        ecn = true
+        [run]
+        duration = "10s"
+        measure_from = "5s"
+        "#,
+    );
+    let l = link(&s, "bottleneck");
+    let f = &s["flows"][0];
+    let marks = f64_of(&l["ce_marks"]);
+    assert!(marks >= 3.0, "{l}");
+    assert_eq!(f64_of(&l["drops_aqm"]), 0.0, "{l}");
+    assert_eq!(f64_of(&l["drops_overflow"]), 0.0, "{l}");
+    assert_eq!(f64_of(&f["retransmits"]), 0.0, "{f}");
+    let seen = f64_of(&f["ce_marks"]);
+    assert!((seen - marks).abs() <= 1.0, "{f}");
+    let reductions = f64_of(&f["ecn_reductions"]);
+    let round_trips = 5.0 / 0.020;
+    assert!(
+        reductions >= 1.0 && reductions <= seen.min(round_trips),
+        "{f}"
+    );
+    assert!(f64_of(&f["ece_acks"]) >= 5.0 * reductions, "{f}");
+    let goodput = f64_of(&f["goodput_bps"]);
+    assert!(goodput >= 0.95 * 20e6 * 1460.0 / 1500.0, "{f}");
 }

@@ -359,6 +359,8 @@ fn estimate_covers_the_packets_held_by_shipped_scenarios() {
         "ehstcp/table2_friendliness.toml",
         "aqm/codel_cubic.toml",
         "aqm/fq_codel_rtt_mix.toml",
+        "aqm/red_ecn_cubic.toml",
+        "aqm/pie_cubic.toml",
     ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
         let mut doc: toml::Value = toml::from_str(&text).unwrap();
