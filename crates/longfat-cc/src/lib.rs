@@ -359,6 +359,14 @@ pub trait CongestionControl: Send + CcClone {
     fn app_limited_until(&self) -> Option<u64> {
         None
     }
+
+    /// The concrete controller, read-only, for a test or a diagnostic that
+    /// knows its type and downcasts it (the whole-run BBR tests read its
+    /// mode and round count). None (the default): the controller offers
+    /// nothing; nothing in a run calls this.
+    fn inspect(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// A copy of a controller's whole state, which the transport keeps at a
