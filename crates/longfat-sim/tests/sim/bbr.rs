@@ -268,3 +268,51 @@ fn startup_exits_three_round_trips_after_the_bandwidth_plateau() {
         );
     }
 }
+
+/// The conformance driver's sender (`scenario::tcp_sender`, which
+/// `longfat conformance` and the Python `SenderDriver` build) seeds its
+/// controller as the simulator seeds flow 0 of a run with the same
+/// `run.seed` (`rng::cc_seed`), so BBR draws the same PROBE_BW phase in
+/// both: the two controllers are equal, state and random stream; another
+/// seed gives another stream.
+#[test]
+fn the_driver_seeds_bbr_as_the_simulator_does() {
+    use longfat_cc::bbr::Bbr;
+    use longfat_sim::flow::Endpoints;
+    use longfat_sim::scenario::{tcp_sender, FlowSpec};
+    let debug = |cc: &dyn longfat_cc::CongestionControl| {
+        let b: &Bbr = cc.inspect().unwrap().downcast_ref().unwrap();
+        format!("{b:?}")
+    };
+    let flow = r#"{"cc": "bbr", "tcp": {"profile": "linux"}}"#;
+    let driver = |seed| {
+        let spec = FlowSpec::from_json(flow).unwrap();
+        debug(tcp_sender("flow", spec.transport(), seed).unwrap().cc())
+    };
+    let sim = longfat_sim::build(
+        &longfat_sim::Scenario::from_toml(
+            r#"
+            [network]
+            topology = "dumbbell"
+            [network.bottleneck]
+            rate = "100Mbps"
+            delay = "33ms"
+            queue = "1bdp"
+            [[flows]]
+            cc = "bbr"
+            [flows.tcp]
+            profile = "linux"
+            [run]
+            duration = "1s"
+            seed = 7
+            "#,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let Endpoints::Tcp { sender, .. } = &sim.flows[0].endpoints else {
+        panic!("a TCP flow")
+    };
+    assert_eq!(driver(7), debug(sender.cc()));
+    assert_ne!(driver(8), debug(sender.cc()));
+}
