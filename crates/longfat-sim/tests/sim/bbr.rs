@@ -316,3 +316,70 @@ fn the_driver_seeds_bbr_as_the_simulator_does() {
     assert_eq!(driver(7), debug(sender.cc()));
     assert_ne!(driver(8), debug(sender.cc()));
 }
+
+/// A controller with a fixed window of 10 that records every
+/// `on_tx_start` (time, app-limited) and asks for rate samples, so that
+/// the sender keeps `tp->app_limited`.
+#[derive(Clone)]
+struct TxStartLog(std::sync::Arc<std::sync::Mutex<Vec<(u64, bool)>>>);
+
+impl longfat_cc::CongestionControl for TxStartLog {
+    fn name(&self) -> &'static str {
+        "tx_start_log"
+    }
+    fn cwnd(&self) -> f64 {
+        10.0
+    }
+    fn ssthresh(&self) -> f64 {
+        f64::INFINITY
+    }
+    fn on_ack(&mut self, _: &longfat_cc::AckEvent) {}
+    fn on_congestion_event(&mut self, _: &longfat_cc::LossEvent) {}
+    fn on_rto(&mut self, _: &longfat_cc::RtoEvent) {}
+    fn wants_rate_samples(&self) -> bool {
+        true
+    }
+    fn on_tx_start(&mut self, now_ns: u64, app_limited: bool) {
+        self.0.lock().unwrap().push((now_ns, app_limited));
+    }
+}
+
+/// CA_EVENT_TX_START (Linux `tcp_event_data_sent`: a data packet leaves
+/// with `tcp_packets_in_flight` 0, which BBR's `bbr_cwnd_event` answers
+/// when `tp->app_limited`): under rfc, ns2 and linux alike the sender
+/// calls `on_tx_start` for the connection's first packet and for the first
+/// packet after an idle period (everything delivered, then the application
+/// writes again), both application-limited, and for no packet sent while
+/// others are in flight.
+#[test]
+fn every_profile_signals_the_restart_from_idle() {
+    use longfat_sim::tcp::driver::{PeerAck, SenderDriver};
+    use longfat_sim::tcp::sender::TcpSender;
+    use longfat_sim::tcp::{Profile, TcpConfig};
+    const MS: u64 = 1_000_000;
+    for profile in [Profile::Rfc, Profile::Ns2, Profile::Linux] {
+        let log = TxStartLog(Default::default());
+        let cfg = TcpConfig {
+            profile,
+            ..TcpConfig::default()
+        };
+        let mut d = SenderDriver::new(TcpSender::new(0, cfg, Box::new(log.clone()), None));
+        d.handshake(100 * MS);
+        let ack = |cum| PeerAck {
+            cum_pkts: cum,
+            window_pkts: 1000,
+            ..PeerAck::default()
+        };
+        d.write(0, 4);
+        d.ack(100 * MS, &ack(2));
+        d.write(150 * MS, 2); // 2 still in flight: no event
+        d.ack(200 * MS, &ack(6));
+        d.write(700 * MS, 3); // idle since 200 ms
+        assert_eq!(d.emitted().len(), 9, "{profile:?}");
+        assert_eq!(
+            *log.0.lock().unwrap(),
+            [(0, true), (700 * MS, true)],
+            "{profile:?}"
+        );
+    }
+}

@@ -531,6 +531,15 @@ impl SenderCore {
         p.class = self.cfg.class;
         p.ts_val = self.clock(now_ns);
         p.ts_ecr = self.ts_recent;
+        if self.sb.pipe() == 1 {
+            // Nothing was in flight before this packet (it is counted
+            // already): Linux `tcp_event_data_sent`, from
+            // `__tcp_transmit_skb` for new data and retransmissions alike,
+            // raises CA_EVENT_TX_START (`tcp_packets_in_flight(tp) == 0`),
+            // with `tp->app_limited` as the rate estimator holds it; under
+            // every profile.
+            self.restart_from_idle(now_ns);
+        }
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
         if self.cfg.ecn {
             self.mark_ecn(r, &mut p);
@@ -565,6 +574,25 @@ impl SenderCore {
                 now_ns + self.rtt.backed_off_rto_ns(self.rto_backoff),
                 out,
             );
+        }
+    }
+
+    /// CA_EVENT_TX_START: the controller's `on_tx_start`; a rate it sets
+    /// in answer (BBR paces at 1.0 x bw after idle in PROBE_BW) applies to
+    /// this packet's departure already, as Linux's EDT for the skb is
+    /// computed after the event (`tcp_update_skb_after_send`).
+    #[cold]
+    fn restart_from_idle(&mut self, now_ns: u64) {
+        let app_limited = self.rate.as_deref().is_some_and(|r| r.app_limited());
+        self.cc.on_tx_start(now_ns, app_limited);
+        if let Some(pacer) = self.pacer.as_deref_mut() {
+            let mss = self.cfg.payload_bytes();
+            if let Some(rate) = self
+                .cc
+                .pacing_rate_bytes_per_sec(mss.min(u64::from(u32::MAX)) as u32)
+            {
+                pacer.set_rate(rate, mss);
+            }
         }
     }
 
