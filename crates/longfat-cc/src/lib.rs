@@ -347,6 +347,14 @@ pub trait CongestionControl: Send + CcClone {
     /// a global source.
     fn seed(&mut self, _seed: u64) {}
 
+    /// The transport paces this flow (`tcp.pacing`, or a rate the
+    /// controller sets): Linux's `sk->sk_pacing_status` is not
+    /// `SK_PACING_NONE`. Called once, when the connection is built, and
+    /// only for a paced flow. CUBIC's HyStart then keeps its ACK-train
+    /// threshold whole (tcp_cubic.c `hystart_update` halves it only
+    /// unpaced); the default ignores it.
+    fn set_paced(&mut self, _paced: bool) {}
+
     /// New data is sent with nothing in flight (Linux `tcp_event_data_sent`
     /// -> `tcp_ca_event(CA_EVENT_TX_START)`); `app_limited`: the
     /// connection's rate samples are app-limited then (`tp->app_limited`).

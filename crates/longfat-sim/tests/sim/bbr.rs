@@ -342,6 +342,30 @@ impl longfat_cc::CongestionControl for TxStartLog {
     fn on_tx_start(&mut self, now_ns: u64, app_limited: bool) {
         self.0.lock().unwrap().push((now_ns, app_limited));
     }
+    /// Logged as (u64::MAX, paced).
+    fn set_paced(&mut self, paced: bool) {
+        self.0.lock().unwrap().push((u64::MAX, paced));
+    }
+}
+
+/// The sender tells the controller it paces (`set_paced`, once, when the
+/// connection is built; Linux's `sk_pacing_status`), so that CUBIC's
+/// HyStart keeps its ACK-train threshold whole; an unpaced flow's
+/// controller is never told anything.
+#[test]
+fn a_paced_sender_tells_its_controller() {
+    use longfat_sim::tcp::sender::TcpSender;
+    use longfat_sim::tcp::{Profile, TcpConfig};
+    for (pacing, told) in [(true, vec![(u64::MAX, true)]), (false, vec![])] {
+        let log = TxStartLog(Default::default());
+        let cfg = TcpConfig {
+            profile: Profile::Linux,
+            pacing,
+            ..TcpConfig::default()
+        };
+        let _s = TcpSender::new(0, cfg, Box::new(log.clone()), None);
+        assert_eq!(*log.0.lock().unwrap(), told, "pacing {pacing}");
+    }
 }
 
 /// CA_EVENT_TX_START (Linux `tcp_event_data_sent`: a data packet leaves

@@ -422,7 +422,7 @@ impl SenderCore {
     pub(super) fn new(
         flow: u32,
         cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        mut cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
         sb: Scoreboard,
         rtt: RttEstimator,
@@ -435,6 +435,9 @@ impl SenderCore {
         let mss = cfg.payload_bytes().min(u64::from(u32::MAX)) as u32;
         let paced = cfg.pacing || cc.pacing_rate_bytes_per_sec(mss).is_some();
         let pacer = paced.then(|| Box::new(Pacer::new(cfg.profile == crate::tcp::Profile::Linux)));
+        if paced {
+            cc.set_paced(true);
+        }
         let cc_controls_recovery = cc.controls_recovery_window();
         Self {
             flow,
