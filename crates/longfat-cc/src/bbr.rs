@@ -580,6 +580,18 @@ impl Bbr {
     pub fn packet_conservation(&self) -> bool {
         self.packet_conservation
     }
+    /// `bbr->full_bw`: the max bw at the last round of 25 % growth.
+    pub fn full_bw(&self) -> u32 {
+        self.full_bw
+    }
+    /// `bbr->full_bw_cnt`: rounds since then without it.
+    pub fn full_bw_cnt(&self) -> u32 {
+        self.full_bw_cnt
+    }
+    /// `bbr->idle_restart`.
+    pub fn idle_restart(&self) -> bool {
+        self.idle_restart
+    }
 
     /// `bbr_extra_acked`.
     fn extra_acked(&self) -> u32 {
@@ -1138,10 +1150,6 @@ impl CongestionControl for Bbr {
         self.rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     }
 
-    fn as_any(&self) -> Option<&dyn core::any::Any> {
-        Some(self)
-    }
-
     fn on_send(&mut self, now_ns: u64, _seq: u64, _bytes: u32, _retransmit: bool) -> u32 {
         self.start(now_ns);
         0
@@ -1247,6 +1255,10 @@ impl CongestionControl for Bbr {
 
     fn app_limited_until(&self) -> Option<u64> {
         self.app_limited_mark.map(u64::from)
+    }
+
+    fn inspect(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
     }
 }
 

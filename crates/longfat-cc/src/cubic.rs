@@ -49,8 +49,15 @@ const LINUX_HZ: u32 = 1000;
 const NS_PER_JIFFY: u64 = 1_000_000;
 /// `BICTCP_HZ`: the curve's time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
-/// RFC 8511 §3 (ABE): beta_ecn for CUBIC, the fraction of the window kept
-/// at an ECN mark when the connection runs ABE (`LossEvent::abe`).
+/// ABE's beta_ecn for CUBIC: the fraction of the window kept at an ECN
+/// mark when the connection runs ABE (`LossEvent::abe`). RFC 8511 §3.1
+/// specifies beta_ecn = 0.8 only for standard TCP (RFC 5681) and leaves
+/// other controllers' value to them; for CUBIC it reports the tests it
+/// rests on ([ABE2017], Khademi et al., IFIP Networking 2017): "CUBIC
+/// connections benefit from beta_{ecn} of 0.85 (cf. beta_{loss} = 0.7)".
+/// Neither Linux nor FreeBSD's cc_cubic nor ns-3 3.44's TcpCubic
+/// implements ABE for CUBIC; Mozilla neqo's CUBIC uses 85/100, citing the
+/// same sentence.
 pub const ABE_BETA_ECN: f64 = 0.85;
 
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024.
@@ -409,7 +416,8 @@ impl HyStart {
 
     /// Linux `hystart_update`, for one RTT sample `delay_ns` taken in slow
     /// start, with `ack_delay_ns` from `hystart_ack_delay` (0 under RFC
-    /// rules). True when slow start should end here.
+    /// rules); `paced`: the flow is paced. True when slow start should end
+    /// here.
     fn update(
         &mut self,
         cfg: &HyStartConfig,
@@ -417,6 +425,7 @@ impl HyStart {
         delay_ns: u64,
         ack_delay_ns: u64,
         cwnd: f64,
+        paced: bool,
     ) -> bool {
         if self.round_ended(ack) {
             self.new_round(ack.now_ns);
@@ -430,9 +439,15 @@ impl HyStart {
             && now_ns.saturating_sub(self.last_ack_ns) <= cfg.ack_delta_ns
         {
             self.last_ack_ns = now_ns;
-            // threshold = delay_min + hystart_ack_delay(), halved when not
-            // paced (`SK_PACING_NONE`: we do not pace).
-            let threshold_ns = (self.delay_min_ns + ack_delay_ns) / 2;
+            // threshold = delay_min + hystart_ack_delay(), halved only when
+            // the flow is not paced (`sk->sk_pacing_status ==
+            // SK_PACING_NONE`): "Pacing might have delayed packets up to
+            // RTT/2 during slow start" (tcp_cubic.c `hystart_update`, v6.6).
+            // The delay rule below does not depend on pacing.
+            let mut threshold_ns = self.delay_min_ns + ack_delay_ns;
+            if !paced {
+                threshold_ns /= 2;
+            }
             let start = self.round_start_ns.unwrap_or(now_ns);
             found |= now_ns.saturating_sub(start) > threshold_ns;
         }
@@ -470,6 +485,9 @@ pub struct Cubic {
     /// Congestion avoidance in Linux's integers (only under `linux_rules`).
     linux: LinuxCa,
     linux_scale: LinuxScale,
+    /// The transport paces the flow ([`CongestionControl::set_paced`]):
+    /// Linux's `sk_pacing_status` is not `SK_PACING_NONE`.
+    paced: bool,
 }
 
 /// `tcp_cubic.c`'s constants from the parameters (`cubictcp_register`).
@@ -670,6 +688,7 @@ impl Cubic {
             mss_bytes: 0,
             linux: LinuxCa::default(),
             linux_scale: LinuxScale::new(&cfg),
+            paced: false,
         }
     }
 
@@ -842,7 +861,14 @@ impl Cubic {
         let h = &mut self.hystart;
         if !h.found
             && self.cwnd < self.ssthresh
-            && h.update(&self.cfg.hystart, ack, delay_ns, ack_delay_ns, self.cwnd)
+            && h.update(
+                &self.cfg.hystart,
+                ack,
+                delay_ns,
+                ack_delay_ns,
+                self.cwnd,
+                self.paced,
+            )
         {
             h.found = true;
             self.ssthresh = self.cwnd;
@@ -893,6 +919,10 @@ impl CongestionControl for Cubic {
     }
     fn ssthresh(&self) -> f64 {
         self.ssthresh
+    }
+
+    fn set_paced(&mut self, paced: bool) {
+        self.paced = paced;
     }
 
     fn on_send(&mut self, _now_ns: u64, _seq: u64, bytes: u32, retransmit: bool) -> u32 {
@@ -1223,6 +1253,57 @@ mod tests {
             "{}",
             p.cc.cwnd()
         );
+    }
+
+    #[test]
+    fn hystart_ack_train_of_a_paced_flow_must_outlast_the_whole_min_rtt() {
+        // tcp_cubic.c `hystart_update`: threshold = delay_min +
+        // hystart_ack_delay, halved only when `sk_pacing_status ==
+        // SK_PACING_NONE`. Paced (RFC rules: no ack delay) the threshold is
+        // the whole 40 ms. Train 6 (320 ACKs) lasts 319 * 120 us = 38.28 ms:
+        // no exit where the unpaced flow exits at k = 167. Train 7 starts
+        // with cwnd = 640 and k * 120 us > 40 ms first for k = 334
+        // (40.08 ms): ssthresh = 640 + 334 = 974.
+        let mut p = FakePath::new(&[("hystart", 1.0)]);
+        p.cc.set_paced(true);
+        for n in 1..=6 {
+            assert_eq!(p.train(|_| BASE_RTT), None, "train {n}");
+            assert_eq!(p.cc.cwnd(), 10.0 * 2f64.powi(n));
+        }
+        assert_eq!(p.train(|_| BASE_RTT), Some(334));
+        assert_eq!(p.cc.ssthresh(), 974.0);
+        // Under linux_rules the ack delay (capped at 1 ms: 4 x 65536 B at
+        // 2 x 1500 B x ~980 / 40 ms = 73.5 MB/s is 3.6 ms) adds to the
+        // whole threshold: 41 ms, k = 342 (41.04 ms), ssthresh 640 + 342.
+        let mut p = FakePath::new(&[("hystart", 1.0), ("linux_rules", 1.0)]);
+        p.cc.set_paced(true);
+        for n in 1..=6 {
+            assert_eq!(p.train(|_| BASE_RTT), None, "train {n}");
+        }
+        assert_eq!(p.train(|_| BASE_RTT), Some(342));
+        assert_eq!(p.cc.ssthresh(), 982.0);
+        // Pacing changes only the ACK train: the delay rule exits as
+        // unpaced (hystart_delay_rule_exits_... below), and an unpaced
+        // flow told so keeps the halved threshold.
+        let mut p = FakePath::new(&[("hystart", 1.0)]);
+        p.cc.set_paced(false);
+        for _ in 1..=5 {
+            assert_eq!(p.train(|_| BASE_RTT), None);
+        }
+        assert_eq!(p.train(|_| BASE_RTT), Some(167));
+    }
+
+    #[test]
+    fn hystart_delay_rule_of_a_paced_flow_is_the_unpaced_one() {
+        // HYSTART_DELAY does not read sk_pacing_status: the same rise of
+        // the round's minimum RTT ends slow start at the same ACK. Only the
+        // delay rule (hystart_detect = 2), RTT rising to 46 ms in train 4.
+        for paced in [false, true] {
+            let mut p = FakePath::new(&[("hystart", 1.0), ("hystart_detect", 2.0)]);
+            p.cc.set_paced(paced);
+            let exits = delay_run(&mut p, 4, 46 * MS, 5);
+            assert_eq!(exits, [None, None, None, Some(8), None], "paced {paced}");
+        }
     }
 
     /// RTT samples of 40 ms except in train `rise_in`, whose are `risen_ns`.
@@ -1801,8 +1882,9 @@ mod linux_integer_tests {
         assert_eq!((c.w_max(), c.ssthresh()), (41.0, 34.0)); // 49 * 717 / 1024 = 34.3
     }
 
-    /// RFC 8511 §3: an ECN episode on an ABE connection keeps beta_ecn =
-    /// 0.85 of the window, one without ABE (or a loss, ABE or not) keeps
+    /// RFC 8511 §3.1: an ECN episode on an ABE connection keeps beta_ecn =
+    /// 0.85 of the window (CUBIC's value from the tests §3.1 reports; 0.8
+    /// is the standard-TCP one, which Reno keeps), one without ABE (or a loss, ABE or not) keeps
     /// beta_cubic = 0.7; W_max is the window at the mark either way.
     /// Under linux_rules in 1/1024: 0.85 -> 870, 1000 * 870 / 1024 = 849.6
     /// -> 849 (against 1000 * 717 / 1024 = 700.2 -> 700).

@@ -347,6 +347,14 @@ pub trait CongestionControl: Send + CcClone {
     /// a global source.
     fn seed(&mut self, _seed: u64) {}
 
+    /// The transport paces this flow (`tcp.pacing`, or a rate the
+    /// controller sets): Linux's `sk->sk_pacing_status` is not
+    /// `SK_PACING_NONE`. Called once, when the connection is built, and
+    /// only for a paced flow. CUBIC's HyStart then keeps its ACK-train
+    /// threshold whole (tcp_cubic.c `hystart_update` halves it only
+    /// unpaced); the default ignores it.
+    fn set_paced(&mut self, _paced: bool) {}
+
     /// New data is sent with nothing in flight (Linux `tcp_event_data_sent`
     /// -> `tcp_ca_event(CA_EVENT_TX_START)`); `app_limited`: the
     /// connection's rate samples are app-limited then (`tp->app_limited`).
@@ -360,11 +368,12 @@ pub trait CongestionControl: Send + CcClone {
         None
     }
 
-    /// The controller itself, for diagnostics that read its internal state
-    /// (scripts/validation's BBR trace reads `Bbr`'s mode, bandwidth filter
-    /// and min_rtt through it). Never on a per-packet path. None (the
-    /// default): the controller offers none.
-    fn as_any(&self) -> Option<&dyn core::any::Any> {
+    /// The concrete controller, read-only, for a test or a diagnostic that
+    /// knows its type and downcasts it (the whole-run BBR tests read its
+    /// mode and round count; the `bbr_trace` example, which the ns-3
+    /// validation script runs, its bandwidth filter and min_rtt). None (the
+    /// default): the controller offers nothing; nothing in a run calls this.
+    fn inspect(&self) -> Option<&dyn std::any::Any> {
         None
     }
 }

@@ -18,10 +18,13 @@ struct SenderDriver {
 impl SenderDriver {
     /// The sender of a `[[flows]]` entry given as JSON (`cc`, `params`,
     /// `tcp`), checked as a scenario's (ScenarioError names the field).
+    /// `seed`: the run's seed (`run.seed`, default 1): the controller is
+    /// seeded as flow 0 of a simulated run with it (`CongestionControl::seed`).
     #[new]
-    fn new(flow_json: &str) -> PyResult<Self> {
+    #[pyo3(signature = (flow_json, seed = 1))]
+    fn new(flow_json: &str, seed: u64) -> PyResult<Self> {
         let flow = FlowSpec::from_json(flow_json).map_err(scenario_error)?;
-        let sender = tcp_sender("flow", flow.transport()).map_err(scenario_error)?;
+        let sender = tcp_sender("flow", flow.transport(), seed).map_err(scenario_error)?;
         Ok(Self {
             inner: Driver::new(sender),
         })

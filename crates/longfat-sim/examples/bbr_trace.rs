@@ -68,7 +68,7 @@ fn main() {
             row.push(cc.cwnd().to_string());
             row.push(sender.scoreboard().pipe().to_string());
             row.push(pacing.to_string());
-            match cc.as_any().and_then(|a| a.downcast_ref::<Bbr>()) {
+            match cc.inspect().and_then(|a| a.downcast_ref::<Bbr>()) {
                 Some(b) => {
                     let bw_bps =
                         (b.max_bw() as f64) * (mss * 8) as f64 * 1e6 / (1u64 << BW_SCALE) as f64;

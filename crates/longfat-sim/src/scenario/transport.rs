@@ -229,19 +229,27 @@ pub(super) fn tcp_setup(
 /// The TCP sender a flow entry with these fields gets (the same checks,
 /// defaults and controller), alone: for the conformance driver
 /// (`tcp::driver`), which plays its peer. PLT, two modules over one
-/// connection, is not one sender.
-pub fn tcp_sender(field: &str, t: TransportFields<'_>) -> Result<TcpSender, ScenarioError> {
+/// connection, is not one sender. `seed`: the run's seed (`run.seed`); the
+/// controller is seeded as flow 0 of a run with that seed is
+/// (`rng::cc_seed`), so a controller with randomness (BBR's PROBE_BW
+/// phase) runs the same in the driver as in the simulator.
+pub fn tcp_sender(
+    field: &str,
+    t: TransportFields<'_>,
+    seed: u64,
+) -> Result<TcpSender, ScenarioError> {
     let setup = tcp_setup(field, t, 1)?;
     if setup.is_plt() {
         return err(format!("{field}.transport"), "PLT is two senders over one connection; the driver runs one TCP sender: allowed \"tcp\"");
     }
-    let cc = longfat_cc::build(
+    let mut cc = longfat_cc::build(
         &setup.cc,
         &setup.params,
         setup.cfg.profile.cc_rules(),
         setup.cfg.initial_window,
     )
     .expect("checked in tcp_setup");
+    cc.seed(crate::rng::cc_seed(seed, 0));
     Ok(TcpSender::new(0, setup.cfg, cc, None))
 }
 

@@ -428,7 +428,7 @@ impl SenderCore {
     pub(super) fn new(
         flow: u32,
         cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        mut cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
         sb: Scoreboard,
         rtt: RttEstimator,
@@ -441,6 +441,9 @@ impl SenderCore {
         let mss = cfg.payload_bytes().min(u64::from(u32::MAX)) as u32;
         let paced = cfg.pacing || cc.pacing_rate_bytes_per_sec(mss).is_some();
         let pacer = paced.then(|| Box::new(Pacer::new(cfg.profile == crate::tcp::Profile::Linux)));
+        if paced {
+            cc.set_paced(true);
+        }
         let cc_controls_recovery = cc.controls_recovery_window();
         let extras = cfg.ecn || rate.is_some() || pacer.is_some() || cc_controls_recovery;
         Self {
@@ -555,6 +558,15 @@ impl SenderCore {
         p.class = self.cfg.class;
         p.ts_val = self.clock(now_ns);
         p.ts_ecr = self.ts_recent;
+        if self.sb.pipe() == 1 {
+            // Nothing was in flight before this packet (it is counted
+            // already): Linux `tcp_event_data_sent`, from
+            // `__tcp_transmit_skb` for new data and retransmissions alike,
+            // raises CA_EVENT_TX_START (`tcp_packets_in_flight(tp) == 0`),
+            // with `tp->app_limited` as the rate estimator holds it; under
+            // every profile.
+            self.restart_from_idle(now_ns);
+        }
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
         if X && self.cfg.ecn {
             self.mark_ecn(r, &mut p);
@@ -597,6 +609,25 @@ impl SenderCore {
         }
         if let Some(pacer) = self.pacer.as_deref_mut() {
             pacer.on_sent(now_ns, self.cfg.payload_bytes());
+        }
+    }
+
+    /// CA_EVENT_TX_START: the controller's `on_tx_start`; a rate it sets
+    /// in answer (BBR paces at 1.0 x bw after idle in PROBE_BW) applies to
+    /// this packet's departure already, as Linux's EDT for the skb is
+    /// computed after the event (`tcp_update_skb_after_send`).
+    #[cold]
+    fn restart_from_idle(&mut self, now_ns: u64) {
+        let app_limited = self.rate.as_deref().is_some_and(|r| r.app_limited());
+        self.cc.on_tx_start(now_ns, app_limited);
+        if let Some(pacer) = self.pacer.as_deref_mut() {
+            let mss = self.cfg.payload_bytes();
+            if let Some(rate) = self
+                .cc
+                .pacing_rate_bytes_per_sec(mss.min(u64::from(u32::MAX)) as u32)
+            {
+                pacer.set_rate(rate, mss);
+            }
         }
     }
 
