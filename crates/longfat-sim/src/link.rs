@@ -94,9 +94,11 @@ pub enum QueueDiscipline {
     /// An AQM over a buffer of `limit` (packets waiting, not counting the
     /// one being serialized; over it, CoDel drops the arrival, FQ-CoDel
     /// drops from its fattest flow). `ecn`: CE-mark ECN-capable packets
-    /// instead of dropping them when the AQM signals congestion.
+    /// instead of dropping them when the AQM signals congestion. Boxed:
+    /// every link keeps its spec, and RED's and PIE's parameters would
+    /// otherwise grow each host's access links, so each flow.
     Aqm {
-        aqm: Aqm,
+        aqm: Box<Aqm>,
         limit: QueueLimit,
         ecn: bool,
     },
@@ -479,7 +481,7 @@ impl Link {
                 }))
             }
             QueueDiscipline::Aqm { aqm, limit, ecn } => {
-                let state = match aqm {
+                let state = match &**aqm {
                     Aqm::Codel(p) => AqmState::Codel {
                         codel: Codel::new(*p),
                         q: VecDeque::new(),
@@ -1349,7 +1351,7 @@ mod tests {
         use crate::packet::{PacketKind, PacketPool};
         for ecn in [false, true] {
             let q = QueueDiscipline::Aqm {
-                aqm: Aqm::Codel(CodelParams::default()),
+                aqm: Box::new(Aqm::Codel(CodelParams::default())),
                 limit: QueueLimit::Packets(100_000),
                 ecn,
             };

@@ -675,7 +675,7 @@ impl Net {
                         classes: *classes,
                     },
                     Discipline::Aqm(q, aqm, ecn) => QueueDiscipline::Aqm {
-                        aqm: *aqm,
+                        aqm: Box::new(*aqm),
                         limit: resolve(*q, bdp, "network.bottleneck.queue", min_pkt)?,
                         ecn: *ecn,
                     },

@@ -548,7 +548,7 @@ fn aqm_defaults_and_where_they_apply() {
     ] {
         let sim = built(d);
         let want = QueueDiscipline::Aqm {
-            aqm,
+            aqm: Box::new(aqm),
             limit: QueueLimit::Packets(100),
             ecn,
         };
