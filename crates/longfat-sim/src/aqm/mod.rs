@@ -38,3 +38,28 @@ pub struct Queued {
 }
 pub mod pie;
 pub mod red;
+
+/// Test helpers the AQM machines share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use rand_core::RngCore;
+
+    /// An RNG whose draws are all the same value u (in [0, 1)).
+    pub struct Fixed(u64);
+    impl RngCore for Fixed {
+        fn next_u32(&mut self) -> u32 {
+            (self.0 >> 32) as u32
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0
+        }
+        fn fill_bytes(&mut self, dst: &mut [u8]) {
+            dst.fill(self.0 as u8);
+        }
+    }
+
+    /// A `Fixed` whose uniform draw (53 bits, as rand's f64) is `u`.
+    pub fn fixed(u: f64) -> Fixed {
+        Fixed(((u * (1u64 << 53) as f64) as u64) << 11)
+    }
+}

@@ -272,6 +272,7 @@ impl Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::testing::fixed;
     use rand_core::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -279,21 +280,6 @@ mod tests {
     const MS: u64 = 1_000_000;
     const BIG_Q: u64 = 100 * 1500;
 
-    struct Fixed(u64);
-    impl RngCore for Fixed {
-        fn next_u32(&mut self) -> u32 {
-            (self.0 >> 32) as u32
-        }
-        fn next_u64(&mut self) -> u64 {
-            self.0
-        }
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            dst.fill(self.0 as u8);
-        }
-    }
-    fn fixed(u: f64) -> Fixed {
-        Fixed(((u * (1u64 << 53) as f64) as u64) << 11)
-    }
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-9), "{a} != {b}");
     }

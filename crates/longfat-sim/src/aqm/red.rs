@@ -401,29 +401,11 @@ impl Red {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aqm::testing::fixed;
     use rand_core::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     const MBPS_100: Bandwidth = Bandwidth::from_bps(100_000_000);
-
-    /// An RNG whose draws are all the same value u (in [0, 1)).
-    struct Fixed(u64);
-    impl RngCore for Fixed {
-        fn next_u32(&mut self) -> u32 {
-            (self.0 >> 32) as u32
-        }
-        fn next_u64(&mut self) -> u64 {
-            self.0
-        }
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            for b in dst {
-                *b = self.0 as u8;
-            }
-        }
-    }
-    fn fixed(u: f64) -> Fixed {
-        Fixed(((u * (1u64 << 53) as f64) as u64) << 11)
-    }
 
     fn close(a: f64, b: f64) {
         assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} != {b}");
