@@ -132,7 +132,16 @@ def test_committed_suite_card_renders_in_a_browser(tmp_path):
     require_browser()
     card = ROOT / "docs" / "suite"
     doc = json.loads((card / "card.json").read_text())
-    assert doc["quick"] is False and len(doc["algorithms"]) == 13
+    assert doc["quick"] is False and len(doc["algorithms"]) == 14 and "bbr" in doc["algorithms"]
+    # The FQ-CoDel column: PLT has no cell (it needs priority classes); a
+    # loss-based flow that fills the 1-BDP FIFO (CUBIC, on both paths) waits
+    # less than CoDel's 5 ms target behind FQ-CoDel, and less than behind
+    # the FIFO. Not Reno at 1 Gbit/s: it never fills that buffer in the run.
+    aqm_delay, fifo_delay = doc["scores"]["aqm_queue_delay_ms"], doc["scores"]["queue_delay_ms"]
+    assert all(c["n"] == 0 for p in aqm_delay["plt"].values() for c in p.values())
+    for path in doc["paths"]:
+        cubic = aqm_delay["cubic"][path]["-"]
+        assert cubic["n"] == 3 and 0.0 < cubic["mean"] < 5.0 < fifo_delay["cubic"][path]["1"]["mean"], (path, cubic)
     page = check_page(card / "card.html", tmp_path / "card.png")
     assert page["problems"] == [], page["problems"]
     assert page["tables"][0]["rows"] >= 1 + len(doc["algorithms"]) * len(doc["paths"])
