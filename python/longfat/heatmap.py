@@ -180,6 +180,6 @@ def _layout(plt, columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, la
             ax.set_xticks([])
         # the panel's title above its first row, in the row labels' column
         if p.title:
-            fig.text(0.005, (bottom + h + 0.03) / height, p.title, ha="left", va="bottom", fontsize=font_pt + 1.5, fontweight="bold")
+            fig.text(0.005, (bottom + h + 0.03) / height, p.title, ha="left", va="bottom", fontsize=font_pt + 1, fontweight="bold")
         top = bottom
     return fig, header

@@ -806,7 +806,7 @@ _CSS = (
     "body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}"
     "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
     "th{background:#f3f3f3}td.v{white-space:nowrap;text-align:right}td.p{white-space:nowrap}td.cens{color:#8a5a00}td.na{color:#999}"
-    ".wide{overflow-x:auto}img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}.ci{color:#666;font-size:11px}"
+    ".wide{overflow-x:auto}img{max-width:100%}figure#heatmap{margin:1em 0}code{background:#f3f3f3;padding:1px 4px}.ci{color:#666;font-size:11px}"
     "p.note{background:#fff8e0;padding:.5em}"
 )
 
@@ -996,7 +996,9 @@ def heatmap_panels(card: Card) -> list[heatmap.Panel]:
 
 def _draw_heatmap(f: _Figures) -> None:
     """The summary table's means as a heat map, coloured by rank per column and path."""
-    fig = heatmap.draw([col for _, _, col in heatmap_columns(f.card)], heatmap_panels(f.card))
+    # 0.545 in cells at 110 dpi: 1243 px for the full card's 19 columns,
+    # shown unscaled on a 1280 px wide window (figure#heatmap has no side margins)
+    fig = heatmap.draw([col for _, _, col in heatmap_columns(f.card)], heatmap_panels(f.card), cell_w_in=0.545, label_w_in=0.9, font_pt=7.0)
     f.save(fig, HEATMAP_FILE, "The summary table's means, one panel per path: each cell coloured by its rank among the algorithms "
            "on that path in its column (blue: best, red: worst; equal values as shown share a colour; hatched: n/a); the arrow "
            "in each header says which way is better (↑ higher, ↓ lower, →1 closer to 1); '>' marks a lower bound (some seeds "
