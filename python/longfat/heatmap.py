@@ -126,9 +126,10 @@ def draw(columns: Sequence[Column], panels: Sequence[Panel], *, cell_w_in: float
     for p in panels:
         if len(p.values) != len(p.rows) or len(p.texts) != len(p.rows) or any(len(r) != len(columns) for r in list(p.values) + list(p.texts)):
             raise ValueError(f"panel {p.title!r}: values and texts must be {len(p.rows)} rows of {len(columns)} columns")
-    # Lay out with a guess at the headers' height, measure them, and lay out again.
+    # Lay out the headers alone with a guess at their height, measure them,
+    # then lay out the whole figure.
     args = (cell_w_in, cell_h_in, font_pt, label_w_in, header_rotation)
-    fig, header = _layout(plt, columns, panels, 1.5, *args)
+    fig, header = _layout(plt, columns, panels[:1], 1.5, *args, cells=False)
     fig.canvas.draw()
     dpi = fig.dpi
     need = max((t.get_window_extent().height / dpi for t in header), default=0.0) + 0.08
@@ -137,7 +138,7 @@ def draw(columns: Sequence[Column], panels: Sequence[Panel], *, cell_w_in: float
     return fig
 
 
-def _layout(plt, columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, label_w_in, rotation):
+def _layout(plt, columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, label_w_in, rotation, cells=True):
     from matplotlib.patches import Rectangle
 
     cmap = plt.get_cmap(CMAP)
@@ -155,7 +156,7 @@ def _layout(plt, columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, la
         ax.set_xlim(0, ncol)
         ax.set_ylim(len(p.rows), 0)
         fr = p.fractions(columns)
-        for i in range(len(p.rows)):
+        for i in range(len(p.rows) if cells else 0):
             for j in range(ncol):
                 f = fr[i][j]
                 if f is None:
