@@ -182,8 +182,8 @@ def cmd_compare(args) -> int:
     rows = summary_rows(results)
     r0 = rows[0]
     print_comparison(rows, f"{name}: each algorithm alone, measured {r0['measure_from_s']:g}-{r0['end_s']:g} s")
-    figures = "" if args.no_plot else ", comparison_summary.png (its figure), comparison.png"
-    console.print(f"results in {out}/ (comparison.md: the table{figures}; comparison.json, one directory per algorithm)")
+    md = "comparison.md (the table)" if args.no_plot else "comparison.md (the table, led by comparison_summary.png), comparison.png"
+    console.print(f"results in {out}/ ({md}, comparison.json, one directory per algorithm)")
     return 0
 
 
