@@ -179,12 +179,9 @@ def summary_panel(rows: list[dict]) -> tuple[list[heatmap.Column], heatmap.Panel
 def draw_summary(rows: list[dict], out: Path) -> Path:
     """The comparison's summary heat map (one row per algorithm, each cell
     coloured by its rank in its column) as a PNG at ``out``."""
-    import matplotlib.pyplot as plt
-
     cols, panel = summary_panel(rows)
     fig = heatmap.draw(cols, [panel], cell_w_in=0.95, cell_h_in=0.26, font_pt=8, label_w_in=0.9, header_rotation=0)
     fig.savefig(out, dpi=110)
-    plt.close(fig)
     return out
 
 

@@ -117,36 +117,34 @@ def draw(columns: Sequence[Column], panels: Sequence[Panel], *, cell_w_in: float
     column headers (at the top, upright, or with ``header_rotation`` 0
     level, for headers as narrow as a cell). Its size follows from the cells
     (``cell_w_in`` x ``cell_h_in`` inches each) and the longest header.
-    Returns the figure; the caller saves and closes it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    Returns the figure (not pyplot's: drawing changes no backend or pyplot
+    state, so a notebook's plots are left alone); the caller saves it."""
     for p in panels:
         if len(p.values) != len(p.rows) or len(p.texts) != len(p.rows) or any(len(r) != len(columns) for r in list(p.values) + list(p.texts)):
             raise ValueError(f"panel {p.title!r}: values and texts must be {len(p.rows)} rows of {len(columns)} columns")
     # Lay out the headers alone with a guess at their height, measure them,
     # then lay out the whole figure.
     args = (cell_w_in, cell_h_in, font_pt, label_w_in, header_rotation)
-    fig, header = _layout(plt, columns, panels[:1], 1.5, *args, cells=False)
+    fig, header = _layout(columns, panels[:1], 1.5, *args, cells=False)
     fig.canvas.draw()
-    dpi = fig.dpi
-    need = max((t.get_window_extent().height / dpi for t in header), default=0.0) + 0.08
-    plt.close(fig)
-    fig, _ = _layout(plt, columns, panels, need, *args)
+    need = max((t.get_window_extent().height / fig.dpi for t in header), default=0.0) + 0.08
+    fig, _ = _layout(columns, panels, need, *args)
     return fig
 
 
-def _layout(plt, columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, label_w_in, rotation, cells=True):
+def _layout(columns, panels, header_h_in, cell_w_in, cell_h_in, font_pt, label_w_in, rotation, cells=True):
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    cmap = plt.get_cmap(CMAP)
+    cmap = matplotlib.colormaps[CMAP]
     ncol = len(columns)
     width = label_w_in + cell_w_in * ncol + 0.05
     title_h = [0.25 if p.title else 0.04 for p in panels]  # room for each panel's title above it
     height = header_h_in + sum(title_h) + sum(cell_h_in * len(p.rows) for p in panels) + 0.05
-    fig = plt.figure(figsize=(width, height))
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
     top = height - header_h_in
     header = []
     for k, p in enumerate(panels):
