@@ -88,12 +88,12 @@ _IMAGES_JS = """async () => Promise.all([...document.images].map(async (img) => 
     const src = img.getAttribute("src") || "";
     return {src: src.length > 80 ? src.slice(0, 80) + "..." : src, complete: img.complete,
             naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight,
-            width: r.width, height: r.height, decoded, error};
+            width: r.width, height: r.height, top: r.top + window.scrollY, figure: img.closest("figure")?.id || "", decoded, error};
 }))"""
 
 _TABLES_JS = """() => [...document.querySelectorAll("table")].map((t) => {
     const r = t.getBoundingClientRect();
-    return {rows: t.rows.length, cells: t.querySelectorAll("td, th").length, width: r.width, height: r.height};
+    return {rows: t.rows.length, cells: t.querySelectorAll("td, th").length, width: r.width, height: r.height, top: r.top + window.scrollY, id: t.id};
 })"""
 
 
@@ -105,8 +105,9 @@ def check_page(html_path: str | Path, screenshot_path: str | Path, *, width: int
     - ``page_errors``: uncaught script exceptions;
     - ``failed_requests``: requests that failed (a missing file, ...);
     - ``outside_requests``: requests off the machine (http, ws, ...), all refused;
-    - ``tables``: per table, rows, cells and laid-out size;
-    - ``images``: per <img>, complete, naturalWidth/Height, decoded (``img.decode()``);
+    - ``tables``: per table, rows, cells, laid-out size, top (px from the page's top) and id;
+    - ``images``: per <img>, complete, naturalWidth/Height, laid-out size and top, the id
+      of the <figure> it is in ("" if none), decoded (``img.decode()``);
     - ``screenshot``: the full-page PNG at ``screenshot_path``, decoded: size, colours;
     - ``title``, ``text_length``;
     - ``problems``: one line per thing wrong (empty when the page is fine).

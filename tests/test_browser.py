@@ -97,6 +97,22 @@ def test_browser_check_catches_a_broken_page(tmp_path):
     assert [p.split(":")[0] for p in blank["problems"]] == ["table 0 is empty or not laid out", "screenshot is blank or tiny"], blank["problems"]
 
 
+def check_heatmap_leads_the_summary(page: dict, card_dir: Path) -> None:
+    """The suite card's heat map: the first image, in figure#heatmap, loaded
+    at the PNG's own size and shown at that size in a 1280 px window (so
+    its 7-point text stays legible: not scaled down), and laid out above
+    the summary table."""
+    from longfat.suite import HEATMAP_FILE
+
+    img = page["images"][0]
+    assert [i["figure"] for i in page["images"]].count("heatmap") == 1 and img["figure"] == "heatmap", page["images"]
+    w, h = png_size((card_dir / HEATMAP_FILE).read_bytes())
+    assert (img["naturalWidth"], img["naturalHeight"]) == (w, h) and 800 <= w <= 1400 and 300 <= h <= 1400, (img, w, h)
+    assert abs(img["width"] - w) < 1 and abs(img["height"] - h) < 1, img
+    summary = [t for t in page["tables"] if t["id"] == "summary"]
+    assert len(summary) == 1 and img["top"] + img["height"] <= summary[0]["top"], (img, summary)
+
+
 def test_suite_card_renders_in_a_browser(tmp_path):
     """`longfat suite --quick` end to end on the executor (2 local Dask
     workers) into a study; its card.html, loaded from disk in Chromium,
@@ -120,6 +136,7 @@ def test_suite_card_renders_in_a_browser(tmp_path):
     for img, fig in zip(page["images"], doc["figures"]):
         assert img["src"].startswith("data:image/png;base64,")
         assert (img["naturalWidth"], img["naturalHeight"]) == png_size((out / fig["file"]).read_bytes())
+    check_heatmap_leads_the_summary(page, out)
     assert page["screenshot"]["colors"] > 50
     # Again, into a new card: every run comes from the study.
     r = run_cli(*[a if a != str(out) else str(tmp_path / "card2") for a in args], timeout=600)
@@ -146,3 +163,6 @@ def test_committed_suite_card_renders_in_a_browser(tmp_path):
     assert page["problems"] == [], page["problems"]
     assert page["tables"][0]["rows"] >= 1 + len(doc["algorithms"]) * len(doc["paths"])
     assert len(page["images"]) == len(doc["figures"]) > 0
+    check_heatmap_leads_the_summary(page, card)
+    md = (card / "card.md").read_text()
+    assert md.index("## Summary") < md.index("](summary_heatmap.png)") < md.index("| algorithm | path |")

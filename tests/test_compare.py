@@ -1,6 +1,7 @@
 """`longfat compare`: one scenario per algorithm, side by side."""
 
 import json
+import struct
 
 import pyarrow.parquet as pq
 import pytest
@@ -80,6 +81,24 @@ measure_from = "2s"
     # busy link can read a few parts per million above 1.
     assert all(0.9 < r["utilization"] <= 1.0 + 1e-4 for r in rows), rows
     assert (out / "comparison.png").stat().st_size > 10_000
+    # comparison.md: the summary figure, then the table it shows, with each column's better direction
+    png = (out / "comparison_summary.png").read_bytes()
+    w, h = struct.unpack(">II", png[16:24])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and 500 <= w <= 1400 and 100 <= h <= 600, (w, h)
+    md = (out / "comparison.md").read_text()
+    assert md.startswith("# cmp: each algorithm alone, measured 2-10 s\n")
+    assert md.count("](comparison_summary.png)") == 1 and md.index("](comparison_summary.png)") < md.index("| algorithm |")
+    table = [r for r in md.splitlines() if r.startswith("| ")]
+    assert table[0] == "| algorithm | utilization (%) ↑ | goodput (Mbit/s) ↑ | loss rate (%) ↓ | mean queue (pkts) ↓ | retransmits ↓ | RTOs ↓ | Jain index ↑ |"
+    for r, line in zip(rows, table[1:]):
+        assert line.startswith(f"| {r['algorithm']} | {100 * r['utilization']:.4g} | {r['goodput_bps'] / 1e6:.3g} | ")
+        assert line.endswith(f" | {r['retransmits']} | {r['timeouts']} | 1 |")  # one flow: Jain's index is 1
+    assert "comparison.md" in p.stdout
+    # without plots: the table alone
+    p = run_cli("compare", str(path), "--cc", "reno,ltcp", "--out", str(tmp_path / "np"), "--no-plot", "-q")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in (tmp_path / "np").glob("comparison*")) == ["comparison.json", "comparison.md"]
+    assert "| algorithm |" in (tmp_path / "np" / "comparison.md").read_text() and ".png" not in (tmp_path / "np" / "comparison.md").read_text()
 
 
 @pytest.mark.parametrize(

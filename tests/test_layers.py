@@ -27,8 +27,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
         "the testbed's own processes, "
-        "the criteria and figures of reports",
-        ("runner", "plot", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
+        "the criteria and figures of reports, rank heat maps",
+        ("runner", "plot", "heatmap", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
     ),
     ("many runs of one scenario, where runs are kept, what a scenario becomes on the testbed", ("compare", "store", "testbed.planning")),
     ("where runs are made: the executor (in this process or on Dask), the testbed's namespaces; its samples read", ("executor", "testbed.namespaces", "testbed.samples")),

@@ -255,6 +255,40 @@ def test_card_files_and_summary_table(quick_card):
     assert len(text.encode()) < 3_000_000
 
 
+def test_heatmap_leads_the_summary_and_shows_the_tables_values(quick_card):
+    """The heat map comes right before the summary table, in card.md and in
+    card.html, once; its cells print the table's means (ranked on them)."""
+    import struct
+
+    _, card, out = quick_card
+    doc = json.loads((out / "card.json").read_text())
+    assert doc["figures"][0]["file"] == suite.HEATMAP_FILE
+    png = (out / suite.HEATMAP_FILE).read_bytes()
+    w, h = struct.unpack(">II", png[16:24])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and 800 <= w <= 1400 and 300 <= h <= 1400, (w, h)
+    md = (out / "card.md").read_text()
+    link = f"]({suite.HEATMAP_FILE})"
+    summary, table, figures = md.index("## Summary"), md.index("| algorithm | path |"), md.index("## Figures")
+    assert md.count(link) == 1 and summary < md.index(link) < table, "the heat map leads the summary table"
+    assert figures > table
+    text = (out / "card.html").read_text()
+    assert text.count("<figure id='heatmap'>") == 1
+    assert text.index("<h2>Summary</h2>") < text.index("<figure id='heatmap'>") < text.index("<table id='summary'>")
+    # every cell of the map prints what the table's cell begins with: the mean ('> ' before a lower bound)
+    rows = [r for r in md[table:].splitlines() if r.startswith("| ")][1:1 + len(card.algorithms) * len(card.paths)]
+    cells = {tuple(r.split(" | ")[:2]): [c.strip() for c in r.strip("| ").split(" | ")[2:]] for r in rows}
+    panels = suite.heatmap_panels(card)
+    assert [p.title for p in panels] == card.paths
+    for p in panels:
+        assert p.rows == card.algorithms
+        for cc, texts, values in zip(p.rows, p.texts, p.values):
+            table_cells = cells[("| " + cc, p.title)]
+            assert len(texts) == len(table_cells) == len(suite.heatmap_columns(card))
+            for t, v, c in zip(texts, values, table_cells):
+                assert c == t if t == "n/a" else c.startswith(t + " "), (cc, p.title, t, c)
+                assert v == float(t.removeprefix("> "))
+
+
 def _scores(card, key):
     for cc, per in card.scores[key].items():
         for path, subs in per.items():

@@ -182,7 +182,8 @@ def cmd_compare(args) -> int:
     rows = summary_rows(results)
     r0 = rows[0]
     print_comparison(rows, f"{name}: each algorithm alone, measured {r0['measure_from_s']:g}-{r0['end_s']:g} s")
-    console.print(f"results in {out}/ (comparison.json{'' if args.no_plot else ', comparison.png'}, one directory per algorithm)")
+    md = "comparison.md (the table)" if args.no_plot else "comparison.md (the table, led by comparison_summary.png), comparison.png"
+    console.print(f"results in {out}/ ({md}, comparison.json, one directory per algorithm)")
     return 0
 
 
@@ -700,7 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, help="random seed (overrides run.seed)")
     c.add_argument("--out", help="result directory (default results/<scenario name>-compare)")
     c.add_argument("--force", action="store_true", help="replace the output directory if it holds an earlier longfat result (never anything else)")
-    c.add_argument("--no-plot", action="store_true", help="skip comparison.png")
+    c.add_argument("--no-plot", action="store_true", help="skip comparison.png and comparison_summary.png")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     c.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     c.set_defaults(func=cmd_compare)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
 from longfat._native import ScenarioError, algorithms
+from longfat import heatmap
 from longfat.catalogue import what_it_does
 from longfat.outdir import atomic_dir, write_marker
 from longfat.runner import RESULT_SHARE_OF_SERIES, RunResult, execute, human_bytes, memory_budget, prepare
@@ -116,18 +119,116 @@ def summary_rows(results: dict[str, RunResult]) -> list[dict]:
     return rows
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A column of the comparison's summary (comparison.md and its heat map):
+    the summary_rows key, its label and unit, which way is better, and how
+    it is shown (times ``scale``, ``digits`` significant digits; 0: a count)."""
+
+    key: str
+    label: str
+    unit: str
+    better: str  # "higher" or "lower" (longfat.heatmap.direction)
+    scale: float = 1.0
+    digits: int = 3
+
+    def text(self, v: float | int | None) -> str:
+        if v is None or (isinstance(v, float) and not math.isfinite(v)):
+            return heatmap.NA_TEXT
+        if self.digits == 0:
+            return f"{int(v)}"
+        x = v * self.scale
+        if x != 0 and (abs(x) >= 10**self.digits or abs(x) < 10**-self.digits):
+            return f"{x:.{self.digits - 1}e}"
+        return f"{x:.{self.digits}g}"
+
+    @property
+    def header(self) -> str:
+        return self.label + (f" ({self.unit})" if self.unit else "")
+
+
+#: The comparison's summary columns, each with its better direction (declared here only).
+SUMMARY_METRICS = (
+    Metric("utilization", "utilization", "%", "higher", scale=100.0, digits=4),
+    Metric("goodput_bps", "goodput", "Mbit/s", "higher", scale=1e-6),
+    Metric("loss_rate", "loss rate", "%", "lower", scale=100.0),
+    Metric("mean_queue_pkts", "mean queue", "pkts", "lower"),
+    Metric("retransmits", "retransmits", "", "lower", digits=0),
+    Metric("timeouts", "RTOs", "", "lower", digits=0),
+    Metric("jain_fairness", "Jain index", "", "higher"),
+)
+#: The summary figure (a heat map of SUMMARY_METRICS), shown above comparison.md's table.
+SUMMARY_FIGURE = "comparison_summary.png"
+
+
+def summary_metrics(rows: list[dict]) -> list[Metric]:
+    """SUMMARY_METRICS without the columns every row lacks (a single flow has no Jain index)."""
+    return [m for m in SUMMARY_METRICS if any(r.get(m.key) is not None for r in rows)]
+
+
+def summary_panel(rows: list[dict]) -> tuple[list[heatmap.Column], heatmap.Panel]:
+    """The heat map's columns and its one panel: a row per algorithm, each
+    cell's value as comparison.md shows it."""
+    metrics = summary_metrics(rows)
+    cols = [heatmap.Column(m.header.replace(" (", "\n("), m.better) for m in metrics]  # the unit on a second line
+    texts = [[m.text(r.get(m.key)) for m in metrics] for r in rows]
+    values = [[None if t == heatmap.NA_TEXT else float(t) for t in row] for row in texts]
+    return cols, heatmap.Panel("", [r["algorithm"] for r in rows], values, texts)
+
+
+def draw_summary(rows: list[dict], out: Path) -> Path:
+    """The comparison's summary heat map (one row per algorithm, each cell
+    coloured by its rank in its column) as a PNG at ``out``."""
+    cols, panel = summary_panel(rows)
+    fig = heatmap.draw(cols, [panel], cell_w_in=0.95, cell_h_in=0.26, font_pt=8, label_w_in=0.9, header_rotation=0)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def comparison_markdown(rows: list[dict], title: str, figure: str | None) -> str:
+    """comparison.md: the summary figure (when drawn), then the table it
+    shows, then what each algorithm does."""
+    metrics = summary_metrics(rows)
+    L = [f"# {title}", ""]
+    if figure:
+        L += [f"![summary: each algorithm's metrics, coloured by rank per column]({figure})", "",
+              "*Each cell coloured by the algorithm's rank in its column (blue: best, red: worst; hatched: n/a); the arrow in each "
+              "header says which way is better (↑ higher, ↓ lower). The table below holds the same values.*", ""]
+    head = ["algorithm"] + [f"{m.header} {heatmap.arrow(m.better)}" for m in metrics]
+    L.append("| " + " | ".join(head) + " |")
+    L.append("|" + "---|" * len(head))
+    for r in rows:
+        L.append("| " + " | ".join([r["algorithm"]] + [m.text(r.get(m.key)) for m in metrics]) + " |")
+    L.append("")
+    for r in rows:
+        if r.get("what"):
+            L.append(f"- **{r['algorithm']}**: {r['what']}")
+    return "\n".join(L).rstrip() + "\n"
+
+
 def save_comparison(results: dict[str, RunResult], out_dir: str | Path, plot: bool = True, force: bool = False) -> Path:
-    """Writes ``comparison.json``, ``comparison.png`` and one result directory
-    per algorithm, atomically, under the same rules as RunResult.save
-    (``out_dir`` missing or empty, or with ``force`` an earlier longfat result)."""
+    """Writes ``comparison.json``, ``comparison.md`` (the summary table, led
+    by the figure ``comparison_summary.png``), ``comparison.png`` and one
+    result directory per algorithm, atomically, under the same rules as
+    RunResult.save (``out_dir`` missing or empty, or with ``force`` an
+    earlier longfat result); with ``plot`` False, no PNGs."""
+    rows = summary_rows(results)
+    name = "comparison"
+    for algo, r in results.items():  # the scenario's name, without the algorithm with_algorithm added
+        name = str(r.scenario.get("name") or "run")
+        name = name[: -len(algo) - 1] if name.endswith(f"-{algo}") else name
+        break
+    title = f"{name}: each algorithm alone" + (f", measured {rows[0]['measure_from_s']:g}-{rows[0]['end_s']:g} s" if rows else "")
     with atomic_dir(out_dir, force=force, kind="compare") as tmp:
         for algo, r in results.items():
             (tmp / algo).mkdir()
             r.write_into(tmp / algo)
             write_marker(tmp / algo, "run")  # each is a result directory of its own
-        (tmp / "comparison.json").write_text(json.dumps(summary_rows(results), indent=2) + "\n")
+        (tmp / "comparison.json").write_text(json.dumps(rows, indent=2) + "\n")
         if plot:
             from longfat.plot import plot_comparison  # matplotlib only when drawing
 
             plot_comparison(results, tmp / "comparison.png")
+            draw_summary(rows, tmp / SUMMARY_FIGURE)
+        (tmp / "comparison.md").write_text(comparison_markdown(rows, title, SUMMARY_FIGURE if plot else None), encoding="utf-8")
     return Path(out_dir)

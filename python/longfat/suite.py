@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from longfat import heatmap
 from longfat.reproduce.measure import ci95, jain
 from longfat.units import rate_bps, seconds
 
@@ -473,6 +474,10 @@ class Criterion:
     digits: int = 3
     bounds: tuple = (0.0, math.inf)  # the metric's range; intervals are clipped to it
     censored_means: str = "not reached"  # what a censored run means, for the table
+    #: For "closer to 1": how far from 1 a value is, for the summary heat
+    #: map's ranks (longfat.heatmap.CLOSENESS): "difference" |x - 1|, or
+    #: "ratio" max(x, 1/x) for a ratio of two goodputs.
+    closeness: str = "difference"
 
 
 def _per_path(paths, f) -> str:
@@ -535,7 +540,7 @@ def _criteria(paths=FULL_PATHS) -> list[Criterion]:
                   f"short-RTT flow / that of the long-RTT flow over [measure_from, end] ({rtt_win}). "
                   "Reno's textbook range is k (synchronised losses) to k^2. If the long-RTT flow delivered nothing in the window, "
                   "the run counts as a lower bound (its goodput taken as one packet in the window): '> m (k/n long flow starved)'.",
-                  subcase="rtt_ratio", censored_means="long flow starved"),
+                  subcase="rtt_ratio", censored_means="long flow starved", closeness="ratio"),
         Criterion("reno_share", "friendliness", "Friendliness to Reno", "Reno's share / fair share", "", "closer to 1 (below 1: Reno loses)",
                   f"One flow of the algorithm and one Reno flow, same RTT, starting together, buffer {PAIR_BUFFER:g} BDP. "
                   "Score: 2 g_reno / (g_reno + g_alg), mean goodputs over [measure_from, end] (as for RTT unfairness); "
@@ -767,6 +772,9 @@ def _write_md(card: Card, path: Path, meta: dict, figures: list[tuple[str, str]]
     L += ["## Summary", "", "Each cell: mean over seeds [95 % confidence interval]. Per path a row; per sub-case (buffer size, RTT ratio) a column. "
           "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables below. "
           "The FQ-CoDel columns compare with the 100 % BDP drop-tail ones.", ""]
+    for f, cap in figures:
+        if f == HEATMAP_FILE:
+            L += [f"![{_md_cell(cap)}]({f})", "", f"*{cap}*", ""]
     head = ["algorithm", "path"] + [f"{c.title}" + (f": {_sub_label(c, s)}" if c.subcase else "") + (f" ({c.unit})" if c.unit else "") for c, s in cols]
     L.append("| " + " | ".join(_md_cell(h) for h in head) + " |")
     L.append("|" + "---|" * len(head))
@@ -787,7 +795,7 @@ def _write_md(card: Card, path: Path, meta: dict, figures: list[tuple[str, str]]
             L.append("| " + " | ".join([cc] + [_md_cell(_score_cell(card, c, cc, p, s)) for p in card.paths for s in subs]) + " |")
         L.append("")
     L += ["## Figures", ""]
-    for f, cap in figures:
+    for f, cap in [x for x in figures if x[0] != HEATMAP_FILE]:
         L += [f"![{_md_cell(cap)}]({f})", "", f"*{cap}*", ""]
     if card.notes:
         L += ["## Notes", ""] + [f"- {n}" for n in card.notes] + [""]
@@ -798,7 +806,7 @@ _CSS = (
     "body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}"
     "table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
     "th{background:#f3f3f3}td.v{white-space:nowrap;text-align:right}td.p{white-space:nowrap}td.cens{color:#8a5a00}td.na{color:#999}"
-    ".wide{overflow-x:auto}img{max-width:100%}code{background:#f3f3f3;padding:1px 4px}.ci{color:#666;font-size:11px}"
+    ".wide{overflow-x:auto}img{max-width:100%}figure#heatmap{margin:1em 0}code{background:#f3f3f3;padding:1px 4px}.ci{color:#666;font-size:11px}"
     "p.note{background:#fff8e0;padding:.5em}"
 )
 
@@ -817,6 +825,14 @@ def _html_score(card: Card, c: Criterion, cc: str, p: str, sub: str) -> str:
     return f"<td class='v'>{e(f(s.mean))}<br><span class='ci'>[{e(f(s.lo))}, {e(f(s.hi))}]{few}</span></td>"
 
 
+def _html_figure(png: Path, caption: str, ident: str | None = None) -> str:
+    """A figure with its PNG inlined (the page stands alone)."""
+    e = html.escape
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    at = f" id='{e(ident)}'" if ident else ""
+    return f"<figure{at}><img alt='{e(caption)}' src='data:image/png;base64,{data}'><figcaption>{e(caption)}</figcaption></figure>"
+
+
 def _write_html(card: Card, path: Path, fig_dir: Path, meta: dict, figures: list[tuple[str, str]]) -> None:
     e = html.escape
     o = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>", "<title>longfat suite: report card</title>",
@@ -831,8 +847,11 @@ def _write_html(card: Card, path: Path, fig_dir: Path, meta: dict, figures: list
     o += ["<h2>Summary</h2>", "<p>Each cell: mean over seeds, and below it the 95 % confidence interval [lo, hi]; "
           "&gt; T: a lower bound, some seeds did not get there within the run. Per path a row; per sub-case a column. "
           "The loss rate and queueing delay columns show the 20 % and 100 % BDP buffers; every buffer is in the detail tables. "
-          "The FQ-CoDel columns compare with the 100 % BDP drop-tail ones.</p>",
-          "<div class='wide'><table id='summary'>"]
+          "The FQ-CoDel columns compare with the 100 % BDP drop-tail ones.</p>"]
+    for f, cap in figures:
+        if f == HEATMAP_FILE:
+            o.append(_html_figure(fig_dir / f, cap, "heatmap"))
+    o.append("<div class='wide'><table id='summary'>")
     # two header rows: criterion (colspan), then sub-case
     groups: list[tuple[Criterion, int]] = []
     for c, _ in cols:
@@ -855,8 +874,8 @@ def _write_html(card: Card, path: Path, fig_dir: Path, meta: dict, figures: list
     o.append("</tbody></table>")
     o.append("<h2>Figures</h2>")
     for f, cap in figures:
-        data = base64.b64encode((fig_dir / f).read_bytes()).decode("ascii")
-        o.append(f"<figure><img alt='{e(cap)}' src='data:image/png;base64,{data}'><figcaption>{e(cap)}</figcaption></figure>")
+        if f != HEATMAP_FILE:
+            o.append(_html_figure(fig_dir / f, cap))
     o.append("<h2>Detail tables</h2>")
     for c in card.criteria:
         subs = _detail_columns(card, c)
@@ -917,13 +936,15 @@ class _Figures:
 
 
 def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
-    """Draws the card's figures as PNGs into ``out_dir``; returns (file, caption)."""
+    """Draws the card's figures as PNGs into ``out_dir``; returns (file,
+    caption), the summary's heat map (HEATMAP_FILE) first."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     f = _Figures(card, out_dir, plt)
+    _draw_heatmap(f)
     _draw_efficiency(f)
     _draw_fairness(f)
     _draw_rtt_unfairness(f)
@@ -932,6 +953,56 @@ def draw_figures(card: Card, out_dir: Path) -> list[tuple[str, str]]:
     _draw_examples(f, "responsiveness", "responsiveness_examples.png", "Responsiveness examples (lowest seed): bottleneck utilization; a constant-rate UDP "
                    "source takes half of the link between the dotted lines.")
     return f.saved
+
+
+#: The summary's heat map: shown above the summary table, not among the figures.
+HEATMAP_FILE = "summary_heatmap.png"
+#: Units longer than this stay out of the heat map's headers (the table has them).
+HEATMAP_UNIT_CHARS = 10
+
+
+def heatmap_columns(card: Card) -> list[tuple[Criterion, str, heatmap.Column]]:
+    """The summary table's columns (criterion, sub-case) as heat map columns:
+    the criterion's title, the sub-case, a short unit, and the criterion's
+    own better direction (its arrow in the header)."""
+    out = []
+    for c, sub in _summary_columns(card):
+        label = c.title + (f", {_sub_label(c, sub)}" if c.subcase else "")
+        if c.unit and len(c.unit) <= HEATMAP_UNIT_CHARS:
+            label += f" ({c.unit})"
+        out.append((c, sub, heatmap.Column(label, c.better, c.closeness)))
+    return out
+
+
+def heatmap_cell(card: Card, c: Criterion, cc: str, path: str, sub: str) -> tuple[float | None, str]:
+    """(the value the cell ranks by, what it prints): the mean as the table
+    formats it ('> ' before a lower bound), or (None, 'n/a')."""
+    s = card.scores.get(c.key, {}).get(cc, {}).get(path, {}).get(sub)
+    if s is None or s.n == 0 or s.mean is None:
+        return None, heatmap.NA_TEXT
+    text = _fmt(s.mean * c.scale, c.digits)
+    return float(text), ("> " if s.censored else "") + text
+
+
+def heatmap_panels(card: Card) -> list[heatmap.Panel]:
+    """One panel per path: a row per algorithm, ranked among the algorithms on that path."""
+    cols = heatmap_columns(card)
+    panels = []
+    for p in card.paths:
+        cells = [[heatmap_cell(card, c, cc, p, sub) for c, sub, _ in cols] for cc in card.algorithms]
+        panels.append(heatmap.Panel(p, list(card.algorithms), [[v for v, _ in r] for r in cells], [[t for _, t in r] for r in cells]))
+    return panels
+
+
+def _draw_heatmap(f: _Figures) -> None:
+    """The summary table's means as a heat map, coloured by rank per column and path."""
+    # 0.545 in cells at 110 dpi: 1243 px for the full card's 19 columns,
+    # shown unscaled on a 1280 px wide window (figure#heatmap has no side margins)
+    fig = heatmap.draw([col for _, _, col in heatmap_columns(f.card)], heatmap_panels(f.card), cell_w_in=0.545, label_w_in=0.9, font_pt=7.0)
+    f.save(fig, HEATMAP_FILE, "The summary table's means, one panel per path: each cell coloured by its rank among the algorithms "
+           "on that path in its column (blue: best, red: worst; equal values as shown share a colour; hatched: n/a); the arrow "
+           "in each header says which way is better (↑ higher, ↓ lower, →1 closer to 1); '>' marks a lower bound (some seeds "
+           "never got there), ranked at its value. The intervals are in the table below.", at=110)
 
 
 def _draw_efficiency(f: _Figures) -> None:
