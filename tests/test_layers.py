@@ -23,7 +23,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "longfat"
 #: Bottom up: a module imports only modules on floors below its own.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
-    ("inputs and outputs: units, the controllers' catalogue, scenario files, result directories", ("units", "catalogue", "scenario", "outdir")),
+    (
+        "inputs and outputs: units, the controllers' catalogue, scenario files, result directories, results as a notebook shows them",
+        ("units", "catalogue", "scenario", "outdir", "display"),
+    ),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
         "the testbed's own processes, "
