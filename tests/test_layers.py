@@ -38,8 +38,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sweeps, a paper's scenario files expanded into runs, one testbed run", ("sweep", "reproduce.core", "testbed.runs")),
     ("measures over a paper's runs, a standing testbed", ("reproduce.measure", "testbed.standing")),
     (
-        "analyses: each paper's report, the suite's card; the testbed's public names",
-        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed"),
+        "analyses: each paper's report, the suite's card; the testbed's public names; a study as a notebook opens it",
+        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study"),
     ),
     ("commands' libraries: longfat reproduce, the testbed against the simulator", ("reproduce", "testbed.agree")),
     ("the command line", ("cli",)),
