@@ -210,7 +210,9 @@ def plot_png(flows: pa.Table) -> bytes | None:
     ids = np.unique(fidx)
     shown = ids[:PLOT_FLOWS]
     names = flows["flow_name"].combine_chunks()
-    fig = Figure(figsize=(7.2, 2.6), constrained_layout=True)
+    # Fixed margins: constrained layout took two thirds of the drawing time.
+    fig = Figure(figsize=(7.2, 2.6))
+    fig.subplots_adjust(left=0.1, right=0.99, bottom=0.17, top=0.92, wspace=0.3)
     FigureCanvasAgg(fig)
     ax_c, ax_g = fig.subplots(1, 2, sharex=True)
     cwnd = flows["cwnd_pkts"].to_numpy(zero_copy_only=False).astype(float)
