@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from longfat._native import ScenarioError
 from longfat.display import html_table, to_pandas
-from longfat.store import RESERVED_COLUMNS, is_study, open_study as check_study, scan, session
+from longfat.store import RESERVED_COLUMNS, open_study as check_study, scan, session
 
 #: Statements ``query`` runs: reading only (SELECT covers WITH, VALUES,
 #: FROM-first queries, DESCRIBE, SHOW and SUMMARIZE).
@@ -50,10 +50,7 @@ class Study:
     """A study's runs as pandas DataFrames; read-only (see the module)."""
 
     def __init__(self, path: str | Path):
-        p = check_study(path, "PATH", create=False)
-        if not is_study(p):  # pragma: no cover - check_study refuses it first
-            raise ScenarioError(f"PATH: {path} is not a longfat study", "PATH")
-        self.path = p
+        self.path = check_study(path, "PATH", create=False)
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -95,8 +92,10 @@ class Study:
         how many runs are done (this build's, whole), pending (planned by a
         sweep of this build and not stored), failed, damaged, or of other
         builds."""
+        return self._describe(self._runs_table())
+
+    def _describe(self, runs: pa.Table | None) -> dict:
         s = scan(self.path)
-        runs = self._runs_table()
         meta = _meta(self.path)
         planned = meta.get("planned", {}).get(s.build) if isinstance(meta.get("planned"), dict) else None
         done = s.chosen()
@@ -129,7 +128,8 @@ class Study:
         return f"<Study {d['path']}: {', '.join(d['scenarios']) or 'no runs yet'}; axes {axes}; {_counts(d)}>"
 
     def _repr_html_(self) -> str:
-        d = self.describe()
+        runs = self._runs_table()
+        d = self._describe(runs)
         parts = [
             "<div class='longfat-study'>",
             f"<p style='margin:0.2em 0'><b>Study</b> <code>{html.escape(d['path'])}</code>: "
@@ -137,7 +137,6 @@ class Study:
         ]
         if d["axes"]:
             parts.append(html_table(["axis", "values"], [[html.escape(k), html.escape(_values(v))] for k, v in d["axes"].items()]))
-        runs = self._runs_table()
         if runs is not None:
             labels = self._axes_of(runs.column_names)
             metrics = [(c, h, k) for c, h, k in HTML_METRICS if c in runs.column_names]
@@ -190,7 +189,7 @@ def _meta(path: Path) -> dict:
 def _counts(d: dict) -> str:
     pending = "pending unknown (no sweep of this build recorded its plan)" if d["pending"] is None else f"{d['pending']} pending"
     out = f"{d['done']} runs done, {pending}"
-    for key, what in (("failed", "failed"), ("damaged", "damaged (run again by the next sweep)"), ("other_builds", "of other longfat builds (all_runs)")):
+    for key, what in (("failed", "failed (run again by the next sweep)"), ("damaged", "damaged (run again by the next sweep)"), ("other_builds", "of other longfat builds (all_runs)")):
         if d[key]:
             out += f", {d[key]} {what}"
     return out
