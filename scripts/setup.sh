@@ -38,4 +38,5 @@ if command -v dpkg-query >/dev/null 2>&1; then
         fi
     fi
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# notebook: pandas and the Jupyter kernel the notebook tests execute docs/notebooks with.
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,notebook]'

@@ -23,7 +23,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "longfat"
 #: Bottom up: a module imports only modules on floors below its own.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
-    ("inputs and outputs: units, the controllers' catalogue, scenario files, result directories", ("units", "catalogue", "scenario", "outdir")),
+    (
+        "inputs and outputs: units, the controllers' catalogue, scenario files, result directories, results as a notebook shows them",
+        ("units", "catalogue", "scenario", "outdir", "display"),
+    ),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
         "the testbed's own processes, "
@@ -35,8 +38,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sweeps, a paper's scenario files expanded into runs, one testbed run", ("sweep", "reproduce.core", "testbed.runs")),
     ("measures over a paper's runs, a standing testbed", ("reproduce.measure", "testbed.standing")),
     (
-        "analyses: each paper's report, the suite's card; the testbed's public names",
-        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed"),
+        "analyses: each paper's report, the suite's card; the testbed's public names; a study as a notebook opens it",
+        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study"),
     ),
     ("commands' libraries: longfat reproduce, the testbed against the simulator", ("reproduce", "testbed.agree")),
     ("the command line", ("cli",)),

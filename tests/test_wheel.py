@@ -134,3 +134,34 @@ def test_installed_sweep_query_and_suite_work_outside_the_clone(installed, tmp_p
     r = _run([longfat, "suite", "--cc", "reno", "--quick", "--seeds", "1", "--workers", "1", "--out", tmp_path / "card", "--study", tmp_path / "suite-study", "-q"], cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "card" / "card.html").stat().st_size > 10_000
+
+
+def test_installed_base_shows_results_and_names_the_notebook_extra(installed, tmp_path):
+    """The base install (no extras) has no pandas; a run's and a study's
+    reprs work without it, and the DataFrames name the extra."""
+    code = f"""
+import importlib.util, longfat
+from longfat.sweep import Grid, expand, run_cells
+assert importlib.util.find_spec("pandas") is None, "the base install pulled pandas in"
+spec = {{"name": "w", "network": {{"topology": "dumbbell", "bottleneck": {{"rate": "10Mbps", "delay": "5ms", "queue": "1bdp"}}}},
+        "flows": [{{"cc": "reno"}}], "run": {{"duration": "2s", "seed": 1}}}}
+r = longfat.run(spec)
+print(repr(r).splitlines()[0])
+assert "<img src='data:image/png;base64," in r._repr_html_()
+run_cells(expand(spec, Grid(ccs=["reno", "cubic"])), {str(tmp_path / "st")!r}, workers=1)
+study = longfat.open_study({str(tmp_path / "st")!r})
+print(repr(study).split(": ", 1)[1])
+for call in (r.flows_df, lambda: study.runs):
+    try:
+        call()
+    except ImportError as e:
+        print(e)
+"""
+    r = _run([installed["bin"] / "python", "-c", code], cwd=installed["work"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "<RunResult w: 2 s simulated (measured from 0 s), seed 1, 1 flow",
+        "w; axes cc (2), seed (1); 2 runs done, 0 pending>",
+        "RunResult.flows_df() needs pandas, which the base install of longfat leaves out: pip install 'longfat[notebook]'",
+        "Study.runs needs pandas, which the base install of longfat leaves out: pip install 'longfat[notebook]'",
+    ], r.stdout

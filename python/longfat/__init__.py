@@ -14,7 +14,7 @@ the heavy imports start.
 
 from importlib import import_module
 
-__all__ = ["ScenarioError", "RunResult", "algorithms", "load_scenario", "run"]
+__all__ = ["ScenarioError", "RunResult", "algorithms", "load_scenario", "open_study", "run"]
 
 _WHERE = {
     "ScenarioError": "longfat._native",
@@ -22,6 +22,7 @@ _WHERE = {
     "RunResult": "longfat.runner",
     "run": "longfat.runner",
     "load_scenario": "longfat.scenario",
+    "open_study": "longfat.study",
 }
 
 

@@ -33,6 +33,48 @@ class RunResult:
     #: One row per generated transfer (short flows, web objects), if any.
     transfers: pa.Table | None = None
 
+    def __repr__(self) -> str:
+        """A few lines: scenario, duration, each flow's algorithm and goodput
+        (see ``longfat.display.result_repr``); never the tables."""
+        from longfat.display import result_repr
+
+        return result_repr(self.summary, self.scenario, self._transfer_rows())
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a table per flow with units and a small plot of
+        cwnd and goodput (see ``longfat.display.result_html``)."""
+        from longfat.display import result_html
+
+        return result_html(self.summary, self.scenario, self.flows, self._transfer_rows())
+
+    def _transfer_rows(self) -> int:
+        return 0 if self.transfers is None else self.transfers.num_rows
+
+    def flows_df(self):
+        """The flows table as a pandas DataFrame: one row per flow and
+        sample, the table's column names (units in them: ``time_s``,
+        ``rtt_ns``, ``goodput_bps``, ``cwnd_pkts``). Numeric columns are
+        zero-copy views of the table (see ``longfat.display.to_pandas``).
+        Needs pandas: ``pip install 'longfat[notebook]'``."""
+        from longfat.display import to_pandas
+
+        return to_pandas(self.flows, "RunResult.flows_df()")
+
+    def links_df(self):
+        """The links table as a pandas DataFrame (as ``flows_df``)."""
+        from longfat.display import to_pandas
+
+        return to_pandas(self.links, "RunResult.links_df()")
+
+    def transfers_df(self):
+        """The generated transfers (short flows, web objects) as a pandas
+        DataFrame (as ``flows_df``); ValueError for a run without any."""
+        from longfat.display import to_pandas
+
+        if not self._transfer_rows():
+            raise ValueError("this run has no transfers: only a scenario with generated traffic (short flows, web objects) makes them")
+        return to_pandas(self.transfers, "RunResult.transfers_df()")
+
     def save(self, out_dir: str | Path, force: bool = False, draw: Callable[[Path], object] | None = None) -> Path:
         """Writes flows.parquet, links.parquet, summary.json and scenario.json
         into ``out_dir`` atomically: the directory appears complete or not

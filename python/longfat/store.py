@@ -111,10 +111,13 @@ def column_name(key: str) -> str:
 # ---- writing --------------------------------------------------------------------
 
 
-def open_study(path: str | Path, field: str = "--out", *, create: bool = True, command: str | None = None) -> Path:
+def open_study(path: str | Path, field: str = "--out", *, create: bool = True, command: str | None = None, planned: Iterable[str] = ()) -> Path:
     """Checks (and with ``create`` makes) a study directory: missing, empty,
     or an earlier study (resumed); anything else is refused with a
-    ScenarioError naming ``field``. Returns the absolute path."""
+    ScenarioError naming ``field``. Returns the absolute path. ``planned``
+    (run ids) are recorded in ``study.json`` under this build (``planned``:
+    build -> sorted run ids), so that a reader can tell the runs a sweep
+    meant to make from those it stored (``longfat.open_study``)."""
     p = normalize_path(path, field)
     if p.is_symlink():
         raise ScenarioError(f"{field}: {path} is a symbolic link; longfat does not write through links, choose another directory", field)
@@ -145,8 +148,16 @@ def open_study(path: str | Path, field: str = "--out", *, create: bool = True, c
         clean_stale(p / t)
     meta_path = p / "study.json"
     meta = _read_meta(meta_path, field)
+    changed = False
     if command and command not in meta["commands"]:
         meta["commands"].append(command)
+        changed = True
+    plan = meta.get("planned") if isinstance(meta.get("planned"), dict) else {}
+    mine = set(plan.get(build_id(), [])) if isinstance(plan.get(build_id()), list) else set()
+    if not set(planned) <= mine:
+        meta["planned"] = {**plan, build_id(): sorted(mine | set(planned))}
+        changed = True
+    if changed:
         _write_atomic(meta_path, (json.dumps(meta, indent=2) + "\n").encode())
     elif not meta_path.exists():
         _write_atomic(meta_path, (json.dumps(meta, indent=2) + "\n").encode())
@@ -424,6 +435,25 @@ class Session:
         a ScenarioError naming it."""
         import duckdb
 
+        rel = self._relation(sql)
+        return list(rel.columns), self._batches(rel, batch_rows)
+
+    def table(self, sql: str) -> pa.Table:
+        """Runs ``sql``; its whole answer as one Arrow table (errors as
+        ``execute``'s)."""
+        import duckdb
+
+        rel = self._relation(sql)
+        try:
+            return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.fetch_arrow_table()
+        except duckdb.Error as e:
+            raise ScenarioError("SQL: " + " ".join(str(e).split()), "SQL") from None
+        except (OSError, pa.ArrowException) as e:
+            raise ScenarioError(f"STUDY: reading {self.scan.study} failed: " + " ".join(str(e).split()), "STUDY") from None
+
+    def _relation(self, sql: str):
+        import duckdb
+
         if not sql.strip():
             raise ScenarioError('SQL: empty; give a query, e.g. "SELECT cc, avg(utilization) FROM runs GROUP BY cc"', "SQL")
         try:
@@ -435,7 +465,7 @@ class Session:
             raise ScenarioError("SQL: " + " ".join(str(e).split()), "SQL") from None
         if rel is None:  # only comments or semicolons
             raise ScenarioError('SQL: no statement (only comments or semicolons); give a query, e.g. "SELECT count(*) FROM runs"', "SQL")
-        return list(rel.columns), self._batches(rel, batch_rows)
+        return rel
 
     def _batches(self, rel, batch_rows: int) -> Iterator[pa.RecordBatch]:
         import duckdb

@@ -352,7 +352,7 @@ def run_cells(
     # The executor (a cluster reached, workers started) before the study is
     # made: an unreachable scheduler leaves nothing behind.
     with Executor(scheduler, workers) if todo else contextlib.nullcontext() as ex:
-        study = open_study(study, field, command=command)
+        study = open_study(study, field, command=command, planned=by_id)
         if todo:
             tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types, budget), c.cost) for c in todo]
             for rid, ok, value in ex.run(tasks, on_status):
