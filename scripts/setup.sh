@@ -38,4 +38,4 @@ if command -v dpkg-query >/dev/null 2>&1; then
         fi
     fi
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,gym]'
