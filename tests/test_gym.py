@@ -251,6 +251,18 @@ def test_bad_actions_are_refused_with_the_bounds(action, message):
     assert env.step(np.array([10.0]))[0].shape == (len(FEATURES),)
 
 
+def test_the_example_writes_only_its_png(tmp_path):
+    from longfat.examples import gym_aimd
+
+    out = tmp_path / "aimd.png"
+    assert gym_aimd.main([str(out), "--steps", "40"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["aimd.png"]
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cols = gym_aimd.aimd(steps=40)
+    # +4 packets per step from 10 until the first loss (none in 40 steps).
+    assert list(cols["cwnd_pkts"]) == [10.0 + 4 * (i + 1) for i in range(40)]
+
+
 def test_without_gymnasium_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "gymnasium", None)
     monkeypatch.delitem(sys.modules, "longfat.gym")
