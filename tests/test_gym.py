@@ -115,6 +115,41 @@ def test_a_fixed_window_gives_w_packets_per_round_trip():
     assert abs(delivered_bits / span_s - expected_bps) <= w * MSS * 8 / span_s
 
 
+def test_a_window_above_the_bdp_shows_its_standing_queue():
+    """W = 300 packets on a path whose pipe holds R x C / packet = 167.9:
+    the link is saturated, the other 132.1 packets wait at the bottleneck
+    (132 or 133 at a given moment), every RTT is W packets' serialization
+    at the bottleneck (36 ms), and behind CoDel with ECN every packet's
+    sojourn is that RTT less the unqueued one, marked and not dropped."""
+    w = 300
+    rtt_ns = w * PACKET_BYTES * 8 / RATE_BPS * 1e9
+    pipe_pkts = unqueued_rtt_ns() / 1e9 * RATE_BPS / (8 * PACKET_BYTES)
+    for aqm in (False, True):
+        s = path()
+        s["network"]["bottleneck"]["queue"] = "1000pkt"
+        if aqm:
+            s["network"]["bottleneck"].update({"discipline": "codel", "aqm": {"ecn": True}})
+            s["flows"][0]["tcp"]["ecn"] = True
+        env = CongestionEnv(s, flow="a", step="10rtt")
+        env.reset(seed=1)
+        rows = [env.step(np.array([float(w)]))[0] for _ in range(6)]
+        for obs in rows[1:]:
+            assert feature(obs, "rtt_mean_ns") == rtt_ns
+            assert np.floor(w - pipe_pkts) <= feature(obs, "queue_pkts") <= np.ceil(w - pipe_pkts)
+            assert feature(obs, "queue_bytes") == feature(obs, "queue_pkts") * PACKET_BYTES
+            assert feature(obs, "queue_delay_ns") == pytest.approx(feature(obs, "queue_bytes") * 8 / RATE_BPS * 1e9, rel=1e-12)
+            assert feature(obs, "drops_pkts") == 0 and feature(obs, "loss_events") == 0
+            if aqm:
+                assert feature(obs, "sojourn_mean_ns") == pytest.approx(rtt_ns - unqueued_rtt_ns(), rel=1e-9)
+                assert feature(obs, "ece_acks") > 0
+            else:
+                assert feature(obs, "sojourn_mean_ns") == 0 and feature(obs, "ece_acks") == 0
+        # The link is busy: goodput is the payload share of its rate.
+        span_s = 5 * env.step_ns / 1e9
+        delivered_bits = sum(feature(o, "goodput_bps") * env.step_ns / 1e9 for o in rows[1:])
+        assert abs(delivered_bits / span_s - RATE_BPS * MSS / PACKET_BYTES) <= MSS * 8 / span_s
+
+
 def test_the_agents_window_holds_through_loss_recovery():
     """Under the linux profile PRR would shrink the window in fast recovery;
     the agent's window holds there (the controller controls the recovery
