@@ -102,6 +102,14 @@ def test_a_fixed_window_gives_w_packets_per_round_trip():
     env.reset(seed=1)
     rows = [env.step(np.array([float(w)]))[0] for _ in range(12)]
     rtt = unqueued_rtt_ns()
+    # The first step's mean RTT: the first window leaves in one burst, so
+    # packet i waits i x (120 - 12) us at the bottleneck (it serializes ten
+    # times slower than the access link); every later packet is ACK-clocked
+    # and waits nowhere. The mean of all the step's samples lies above the
+    # unqueued RTT and below the burst's own mean.
+    burst_mean_ns = rtt + (w - 1) / 2 * PACKET_BYTES * 8e9 * (1 / RATE_BPS - 1 / ACCESS_BPS)
+    assert rtt < feature(rows[0], "rtt_mean_ns") < burst_mean_ns
+    assert feature(rows[0], "rtt_ns") == rtt
     for obs in rows[1:]:
         assert feature(obs, "min_rtt_ns") == rtt
         assert feature(obs, "rtt_mean_ns") == rtt
