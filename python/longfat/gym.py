@@ -33,7 +33,11 @@ from longfat._native import AgentRun, parse_duration_ns
 from longfat.runner import memory_budget
 from longfat.scenario import apply_overrides, load_scenario, seed_of, set_path
 
-__all__ = ["CongestionEnv", "FEATURES", "ACTIONS", "DEFAULT_REWARD_WEIGHTS", "default_reward"]
+__all__ = ["CongestionEnv", "ENV_ID", "FEATURES", "ACTIONS", "DEFAULT_REWARD_WEIGHTS", "default_reward"]
+
+#: The id ``gymnasium.make`` knows the environment by once longfat.gym is
+#: imported: ``gymnasium.make(ENV_ID, scenario=..., flow=..., step=...)``.
+ENV_ID = "longfat/Congestion-v0"
 
 #: Every observation feature, in the order of the engine's row (docs/gym.md
 #: gives each one's meaning and unit; the unit is in the name).
@@ -292,3 +296,7 @@ class CongestionEnv(gymnasium.Env):
     def feature(self, name: str, obs: np.ndarray) -> float:
         """One feature's value from an observation of this environment."""
         return float(obs[self.features.index(name)])
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="longfat.gym:CongestionEnv")
