@@ -251,9 +251,15 @@ def test_only_the_chosen_flow_is_driven_by_the_agent():
     env.reset(seed=1)
     assert env.flow_index == 1
     assert env._run.controllers() == ["cubic", "agent", "reno"]
+    # A flow that starts later: reset runs the others up to just before it.
+    two["flows"][1]["start"] = "500ms"
     env = CongestionEnv(two, flow="other", step="1rtt")
-    env.reset(seed=1)
+    obs, info = env.reset(seed=1)
     assert env._run.controllers() == ["cubic", "cubic", "agent"]
+    assert info["time_ns"] == 500_000_000 - 1
+    assert feature(obs, "sent_pkts") == 0 and feature(obs, "queue_pkts") > 0
+    obs, *_ = env.step(np.array([7.0]))
+    assert feature(obs, "sent_pkts") == 7
 
 
 @pytest.mark.parametrize(
