@@ -38,5 +38,6 @@ if command -v dpkg-query >/dev/null 2>&1; then
         fi
     fi
 fi
-# notebook: pandas and the Jupyter kernel the notebook tests execute docs/notebooks with.
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,notebook]'
+# notebook: pandas and the Jupyter kernel the notebook tests execute docs/notebooks with;
+# gym: gymnasium for longfat.gym's tests.
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,notebook,gym]'

@@ -33,13 +33,16 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "the criteria and figures of reports, rank heat maps",
         ("runner", "plot", "heatmap", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
     ),
-    ("many runs of one scenario, where runs are kept, what a scenario becomes on the testbed", ("compare", "store", "testbed.planning")),
+    (
+        "many runs of one scenario, where runs are kept, what a scenario becomes on the testbed, the Gymnasium environment",
+        ("compare", "store", "testbed.planning", "gym"),
+    ),
     ("where runs are made: the executor (in this process or on Dask), the testbed's namespaces; its samples read", ("executor", "testbed.namespaces", "testbed.samples")),
     ("sweeps, a paper's scenario files expanded into runs, one testbed run", ("sweep", "reproduce.core", "testbed.runs")),
     ("measures over a paper's runs, a standing testbed", ("reproduce.measure", "testbed.standing")),
     (
         "analyses: each paper's report, the suite's card; the testbed's public names; a study as a notebook opens it",
-        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study"),
+        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study", "examples.gym_aimd"),
     ),
     ("commands' libraries: longfat reproduce, the testbed against the simulator", ("reproduce", "testbed.agree")),
     ("the command line", ("cli",)),

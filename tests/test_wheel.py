@@ -165,3 +165,21 @@ for call in (r.flows_df, lambda: study.runs):
         "RunResult.flows_df() needs pandas, which the base install of longfat leaves out: pip install 'longfat[notebook]'",
         "Study.runs needs pandas, which the base install of longfat leaves out: pip install 'longfat[notebook]'",
     ], r.stdout
+
+
+def test_installed_gym_extra_and_example_work_outside_the_clone(installed, tmp_path):
+    """The gym extra: without it longfat.gym names it; with it (installed
+    as a user would, wheel[gym]) the shipped example runs its scripted
+    policy and writes its PNG."""
+    assert "longfat/examples/gym_aimd.py" in set(zipfile.ZipFile(installed["wheel"]).namelist())
+    py, work = installed["bin"] / "python", installed["work"]
+    r = _run([py, "-c", "import gymnasium"], cwd=work, timeout=60)
+    if r.returncode != 0:
+        r = _run([py, "-c", "import longfat.gym"], cwd=work, timeout=60)
+        assert r.returncode != 0 and "pip install 'longfat[gym]'" in r.stderr, r.stderr
+    r = _run([py, "-m", "pip", "install", "-q", f"{installed['wheel']}[gym]"], cwd=work, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = tmp_path / "aimd.png"
+    r = _run([py, "-m", "longfat.examples.gym_aimd", out, "--steps", "100"], cwd=work, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("100 steps:") and out.read_bytes()[:4] == b"\x89PNG", r.stdout

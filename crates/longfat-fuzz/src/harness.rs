@@ -367,6 +367,7 @@ fn run_inner(
     // estimate lets through must then stay under the cap.
     let opts = longfat_sim::BuildOptions {
         memory_budget_bytes: limits.mem_cap as u64,
+        ..Default::default()
     };
     let built = caught(|| {
         longfat_sim::build_with(&scenario, &opts, &mut || t0.elapsed() > limits.time_limit)

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod driver;
+mod gym;
 mod kernel;
 mod testbed;
 
@@ -484,6 +485,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     kernel::register(m)?;
     driver::register(m)?;
+    gym::register(m)?;
     m.add(
         "DEFAULT_MEMORY_BUDGET_BYTES",
         longfat_sim::budget::DEFAULT_MEMORY_BUDGET_BYTES,

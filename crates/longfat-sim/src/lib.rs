@@ -24,5 +24,8 @@ pub mod traffic;
 pub mod udp;
 pub mod units;
 
-pub use scenario::{build, build_with, BuildOptions, Scenario, ScenarioError};
+pub use scenario::{
+    build, build_with, BuildOptions, ControllerFactory, ControllerRequest, ExternalControllers,
+    Scenario, ScenarioError,
+};
 pub use sim::Simulation;

@@ -6,6 +6,7 @@ use crate::budget::{self, RunShape, DEFAULT_MEMORY_BUDGET_BYTES};
 use crate::sim::{SimSetup, Simulation};
 
 use super::error::{err, ScenarioError};
+use super::external::ExternalControllers;
 use super::fields::limits::*;
 use super::network::{run_settings, Net};
 use super::placement::Placer;
@@ -17,12 +18,16 @@ use super::validate::check_name;
 pub struct BuildOptions {
     /// Refuse a run whose estimated memory is above this.
     pub memory_budget_bytes: u64,
+    /// Controllers the embedder supplies, which `cc` may name besides the
+    /// catalogue's (none by default).
+    pub controllers: ExternalControllers,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
         Self {
             memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
+            controllers: ExternalControllers::default(),
         }
     }
 }
@@ -68,7 +73,7 @@ pub fn build_with(
 
     // Each entry has its own random streams, so adding one leaves the
     // others' draws unchanged; the order of entries fixes host ids.
-    let mut placer = Placer::new(net, &run, &s.run.duration, interrupted);
+    let mut placer = Placer::new(net, &run, &s.run.duration, &opts.controllers, interrupted);
     for (i, f) in s.flows.iter().enumerate() {
         placer.flows(i, f)?;
     }

@@ -2,6 +2,8 @@
 //! those listed before it:
 //!
 //! - `error`: [`ScenarioError`], and how a serde error names its field;
+//! - `external`: [`ExternalControllers`], the controllers an embedder
+//!   registers by name next to the catalogue's;
 //! - [`fields`]: every field declared once (kind, unit, range, default,
 //!   meaning), with the [`limits`] the ranges use;
 //! - `schema`: the serde structs ([`Scenario`] and its tables);
@@ -15,6 +17,7 @@
 
 mod build;
 mod error;
+mod external;
 pub mod fields;
 mod network;
 mod parse;
@@ -25,9 +28,12 @@ mod validate;
 
 pub use build::{build, build_with, BuildOptions};
 pub use error::{interrupted_error, ScenarioError};
+pub use external::{
+    ControllerFactory, ControllerRequest, ExternalControllers, MAX_EXTERNAL_NAME_LEN,
+};
 pub use fields::limits;
 pub use schema::{
     AccessCfg, AqmCfg, FlowSpec, LinkCfg, Network, PltCfg, Run, Scenario, ShortFlowSpec, TcpCfg,
     TransportFields, UdpSpec, WebSpec,
 };
-pub use transport::tcp_sender;
+pub use transport::{tcp_sender, tcp_sender_with};

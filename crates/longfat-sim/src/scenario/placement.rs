@@ -12,6 +12,7 @@ use crate::traffic::{self, WebModel};
 use crate::udp::UdpFlow;
 
 use super::error::{err, interrupted_error, ScenarioError};
+use super::external::ExternalControllers;
 use super::fields;
 use super::fields::limits::*;
 use super::network::{Net, PathInfo, RunSettings};
@@ -52,11 +53,11 @@ fn generated_flow(
     size_bytes: f64,
     generator: u32,
     cc_seed: u64,
-) -> Flow {
+) -> Result<Flow, ScenarioError> {
     let bytes = size_bytes.ceil().clamp(1.0, MAX_TRANSFER_BYTES as f64) as u64;
     let pkts = bytes.div_ceil(t.cfg.payload_bytes());
-    let endpoints = t.endpoints(idx, Some(pkts), path, bottleneck, cc_seed);
-    path.flow(
+    let endpoints = t.endpoints(idx, Some(pkts), path, bottleneck, cc_seed)?;
+    Ok(path.flow(
         name,
         t.label.clone(),
         start_ns,
@@ -66,7 +67,7 @@ fn generated_flow(
             generator,
             size_bytes: bytes,
         }),
-    )
+    ))
 }
 
 /// What every entry kind checks first, in this order: its label, its
@@ -118,6 +119,8 @@ pub(super) struct Placer<'a> {
     pending: Vec<Pending>,
     pub(super) generators: Vec<String>,
     generated_total: u64,
+    /// The names `cc` may take besides the catalogue's.
+    controllers: &'a ExternalControllers,
     interrupted: &'a mut dyn FnMut() -> bool,
 }
 
@@ -126,6 +129,7 @@ impl<'a> Placer<'a> {
         net: Net,
         run: &'a RunSettings,
         run_duration: &'a str,
+        controllers: &'a ExternalControllers,
         interrupted: &'a mut dyn FnMut() -> bool,
     ) -> Self {
         Placer {
@@ -135,6 +139,7 @@ impl<'a> Placer<'a> {
             pending: vec![],
             generators: vec![],
             generated_total: 0,
+            controllers,
             interrupted,
         }
     }
@@ -281,7 +286,7 @@ impl<'a> Placer<'a> {
                 format!("the last of {count} flows could start at {latest:.3}s, at or after the end of the run ({})", self.run_duration),
             );
         };
-        let tr = tcp_setup(&field, f.transport(), self.net.n_classes)?;
+        let tr = tcp_setup(&field, f.transport(), self.net.n_classes, self.controllers)?;
         let total_pkts = match &f.size {
             None => None,
             Some(sz) => Some(transfer_pkts(
@@ -311,7 +316,7 @@ impl<'a> Placer<'a> {
                 &path,
                 self.net.bottleneck_rate,
                 cc_seed(self.run.seed, idx as u64),
-            );
+            )?;
             let flow = path.flow(name, tr.label.clone(), start, e.stop_ns, endpoints, None);
             self.push(flow, true);
         }
@@ -391,7 +396,7 @@ impl<'a> Placer<'a> {
                 size_bytes,
                 gen_id,
                 cc_seed(self.run.seed, idx as u64),
-            );
+            )?;
             self.push(flow, false);
             n += 1;
         }
@@ -423,7 +428,7 @@ impl<'a> Placer<'a> {
         if self.generated_total as f64 + expected > MAX_GENERATED as f64 {
             return err(format!("{field}.arrival_rate"), format!("about {expected:.0} transfers; at most {MAX_GENERATED} generated transfers in all; lower the rate or shorten the window"));
         }
-        let tr = tcp_setup(&field, g.transport(), self.net.n_classes)?;
+        let tr = tcp_setup(&field, g.transport(), self.net.n_classes, self.controllers)?;
         let mean = size_mean_bytes(
             &format!("{field}.size_mean"),
             &g.size_mean,
@@ -461,7 +466,7 @@ impl<'a> Placer<'a> {
     pub(super) fn web(&mut self, i: usize, w: &WebSpec) -> Result<(), ScenarioError> {
         let field = format!("web[{i}]");
         let e = self.entry(&field, &w.name, None, w.from, w.to, &w.start, &w.stop)?;
-        let tr = tcp_setup(&field, w.transport(), self.net.n_classes)?;
+        let tr = tcp_setup(&field, w.transport(), self.net.n_classes, self.controllers)?;
         let model = self.web_model(&field, w, &e, &tr)?;
         let end = e
             .stop_ns

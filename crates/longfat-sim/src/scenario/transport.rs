@@ -13,6 +13,7 @@ use crate::tcp::TcpConfig;
 use crate::units::{parse_duration_ns, parse_size, Bandwidth, SizeSpec};
 
 use super::error::{err, ScenarioError};
+use super::external::{ControllerRequest, ControllerSource, ExternalControllers};
 use super::fields::limits::*;
 use super::fields::{self, fmt_ns, fmt_real};
 use super::network::PathInfo;
@@ -27,6 +28,12 @@ use super::validate::class;
 pub(super) struct TransportSetup {
     pub(super) cfg: TcpConfig,
     cc: String,
+    /// Where `cc` comes from: the catalogue, or the embedder's registry.
+    source: ControllerSource,
+    /// The entry (`flows[0]`), and the field that names its controller
+    /// (`flows[0].cc`, `flows[0].plt.hcm`).
+    entry: String,
+    cc_field: String,
     params: CcParams,
     pub(super) label: String,
     plt: Option<PltSetup>,
@@ -51,6 +58,41 @@ impl TransportSetup {
         self.plt.is_some()
     }
 
+    /// The controller for flow `idx` (None: the check `tcp_setup` makes).
+    /// A built-in one was checked in `tcp_setup`; a registered factory may
+    /// still refuse (its code is the embedder's), with the entry's field.
+    fn controller(
+        &self,
+        idx: Option<usize>,
+    ) -> Result<Box<dyn longfat_cc::CongestionControl>, ScenarioError> {
+        let rules = self.cfg.profile.cc_rules();
+        let init = self.cfg.initial_window;
+        match &self.source {
+            ControllerSource::Builtin => Ok(longfat_cc::build(&self.cc, &self.params, rules, init)
+                .expect("checked in tcp_setup")),
+            ControllerSource::External(factory) => factory(&ControllerRequest {
+                params: &self.params,
+                rules,
+                init,
+                flow: idx,
+            })
+            .map_err(|e| ScenarioError {
+                field: self.cc_error_field(&e),
+                message: e.message,
+            }),
+        }
+    }
+
+    /// The scenario field a controller's error names: the entry's `cc`
+    /// field for `cc`, `<entry>.params.<name>` for a parameter.
+    fn cc_error_field(&self, e: &longfat_cc::CcError) -> String {
+        if e.field == "cc" {
+            self.cc_field.clone()
+        } else {
+            format!("{}.{}", self.entry, e.field)
+        }
+    }
+
     /// The endpoints of flow `idx` on `path` (whose links run at `bottleneck`);
     /// `cc_seed`: the controller's seed (`rng::cc_seed`).
     pub(super) fn endpoints(
@@ -60,17 +102,11 @@ impl TransportSetup {
         path: &PathInfo,
         bottleneck: Bandwidth,
         cc_seed: u64,
-    ) -> Endpoints {
-        let mut cc = longfat_cc::build(
-            &self.cc,
-            &self.params,
-            self.cfg.profile.cc_rules(),
-            self.cfg.initial_window,
-        )
-        .expect("checked in tcp_setup");
+    ) -> Result<Endpoints, ScenarioError> {
+        let mut cc = self.controller(Some(idx))?;
         cc.seed(cc_seed);
         let flow = idx as u32;
-        match &self.plt {
+        Ok(match &self.plt {
             None => Endpoints::Tcp {
                 sender: Box::new(TcpSender::new(flow, self.cfg.clone(), cc, total_pkts)),
                 // One NAPI poll lasts as long as `gro_segments` packets take
@@ -94,16 +130,18 @@ impl TransportSetup {
                     receiver: Box::new(PltReceiver::new(flow, self.cfg.clone(), &plt)),
                 }
             }
-        }
+        })
     }
 }
 
 /// The TCP settings, checked controller parameters and PLT settings of one
-/// flow entry.
+/// flow entry. `controllers`: the names `cc` may take besides the
+/// catalogue's.
 pub(super) fn tcp_setup(
     field: &str,
     t: TransportFields<'_>,
     n_classes: u32,
+    controllers: &ExternalControllers,
 ) -> Result<TransportSetup, ScenarioError> {
     let TransportFields {
         cc,
@@ -187,9 +225,41 @@ pub(super) fn tcp_setup(
     // (Linux's modules) their defaults; an error names those the scenario
     // did not set itself.
     let rules = cfg.profile.cc_rules();
-    longfat_cc::build(cc, &params, rules, cfg.initial_window).map_err(|e| {
+    let source = match controllers.get(cc) {
+        Some(factory) => ControllerSource::External(factory.clone()),
+        None if longfat_cc::algorithm(cc).is_some_and(|a| a.build.is_some()) => {
+            ControllerSource::Builtin
+        }
+        None => {
+            return err(
+                &cc_field,
+                format!("unknown algorithm {cc:?}; known: {}", controllers.known()),
+            )
+        }
+    };
+    let label = match &plt {
+        None => cc.to_string(),
+        Some(_) if cc == "reno" => "plt".to_string(),
+        Some(_) => format!("plt-{cc}"),
+    };
+    let setup = TransportSetup {
+        cfg,
+        cc: cc.to_string(),
+        source,
+        entry: field.to_string(),
+        cc_field,
+        params,
+        label,
+        plt,
+    };
+    if let ControllerSource::External(_) = setup.source {
+        setup.controller(None)?;
+        return Ok(setup);
+    }
+    let (cfg, params, cc_field) = (&setup.cfg, &setup.params, &setup.cc_field);
+    longfat_cc::build(cc, params, rules, cfg.initial_window).map_err(|e| {
         let implied: Vec<String> = longfat_cc::algorithm(cc)
-            .map(|a| a.implied(rules, &params))
+            .map(|a| a.implied(rules, params))
             .unwrap_or_default()
             .iter()
             .map(|(k, v)| format!("{k} = {v}"))
@@ -212,18 +282,7 @@ pub(super) fn tcp_setup(
             },
         }
     })?;
-    let label = match &plt {
-        None => cc.to_string(),
-        Some(_) if cc == "reno" => "plt".to_string(),
-        Some(_) => format!("plt-{cc}"),
-    };
-    Ok(TransportSetup {
-        cfg,
-        cc: cc.to_string(),
-        params,
-        label,
-        plt,
-    })
+    Ok(setup)
 }
 
 /// The TCP sender a flow entry with these fields gets (the same checks,
@@ -238,17 +297,21 @@ pub fn tcp_sender(
     t: TransportFields<'_>,
     seed: u64,
 ) -> Result<TcpSender, ScenarioError> {
-    let setup = tcp_setup(field, t, 1)?;
+    tcp_sender_with(field, t, seed, &ExternalControllers::default())
+}
+
+/// [`tcp_sender`], `cc` also naming one of `controllers`.
+pub fn tcp_sender_with(
+    field: &str,
+    t: TransportFields<'_>,
+    seed: u64,
+    controllers: &ExternalControllers,
+) -> Result<TcpSender, ScenarioError> {
+    let setup = tcp_setup(field, t, 1, controllers)?;
     if setup.is_plt() {
         return err(format!("{field}.transport"), "PLT is two senders over one connection; the driver runs one TCP sender: allowed \"tcp\"");
     }
-    let mut cc = longfat_cc::build(
-        &setup.cc,
-        &setup.params,
-        setup.cfg.profile.cc_rules(),
-        setup.cfg.initial_window,
-    )
-    .expect("checked in tcp_setup");
+    let mut cc = setup.controller(Some(0))?;
     cc.seed(crate::rng::cc_seed(seed, 0));
     Ok(TcpSender::new(0, setup.cfg, cc, None))
 }

@@ -10,6 +10,7 @@ mod common;
 mod algorithms;
 mod aqm;
 mod bbr;
+mod external;
 mod golden;
 mod layering;
 mod pacing;

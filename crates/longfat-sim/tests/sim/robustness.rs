@@ -292,6 +292,7 @@ fn a_run_past_its_memory_budget_stops_cleanly() {
     let e = build(&scenario).unwrap().estimate.clone();
     let opts = BuildOptions {
         memory_budget_bytes: e.memory_bytes + 50 * PACKET_BYTES,
+        ..Default::default()
     };
     let mut sim = build_with(&scenario, &opts, &mut || false).unwrap();
     assert_eq!(sim.run(), RunStatus::OverBudget);
@@ -325,6 +326,7 @@ fn a_run_over_the_memory_budget_is_refused_with_the_numbers() {
         &s,
         &BuildOptions {
             memory_budget_bytes: 64 << 30,
+            ..Default::default()
         },
         &mut || false,
     )
@@ -477,6 +479,7 @@ fn late_starters_do_not_lower_the_estimate_of_early_flows() {
         let s = Scenario::from_json(&v.to_string()).unwrap();
         let opts = BuildOptions {
             memory_budget_bytes: 1 << 40,
+            ..Default::default()
         };
         build_with(&s, &opts, &mut || false)
             .unwrap()
