@@ -23,12 +23,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "longfat"
 #: Bottom up: a module imports only modules on floors below its own.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
-    ("inputs and outputs: units, the controllers' catalogue, scenario files, result directories", ("units", "catalogue", "scenario", "outdir")),
+    ("inputs and outputs: units, the controllers' catalogue, controllers written in Python, scenario files, result directories", ("units", "catalogue", "scenario", "outdir", "controller")),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
         "the testbed's own processes, "
         "the criteria and figures of reports",
-        ("runner", "plot", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
+        ("runner", "plot", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs", "examples", "examples.reno"),
     ),
     ("many runs of one scenario, where runs are kept, what a scenario becomes on the testbed", ("compare", "store", "testbed.planning")),
     ("where runs are made: the executor (in this process or on Dask), the testbed's namespaces; its samples read", ("executor", "testbed.namespaces", "testbed.samples")),
