@@ -3,8 +3,10 @@
 //! methods, registered with the simulator through its hook for controllers
 //! the embedder supplies (`longfat_sim::ExternalControllers`).
 //!
-//! The run loop runs without the GIL; each call takes it for the call. The
-//! controller's `cwnd` and `ssthresh` attributes (and, for a class with
+//! A simulation with Python controllers runs its slices holding the GIL
+//! (each call would otherwise take it afresh: about 0.5 us more per ACK,
+//! benches/python_controller.py); other threads get it while the
+//! controllers' Python code runs. The controller's `cwnd` and `ssthresh` attributes (and, for a class with
 //! `PACES = True`, `pacing_rate_bytes_per_sec`) are read once after each
 //! call and cached, so the transport's many reads of the window cost no
 //! Python. Hooks the class does not override (`on_send`, `on_tx_start`,
