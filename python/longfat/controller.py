@@ -21,7 +21,7 @@ it in a flow's ``cc``::
             self.ssthresh, self.cwnd = max(self.cwnd * self.beta, 2.0), 1.0
 
     longfat.register("aimd", Aimd)
-    longfat.run("canonical", overrides=['flows[0].cc="aimd"'])
+    longfat.run("scenarios/canonical.toml", overrides=['flows[0].cc="aimd"'])
 
 The events are the Rust trait's (crates/longfat-cc/src/lib.rs), with the
 same fields and units; docs/python-controllers.md lists them, their call

@@ -6,9 +6,10 @@ equal under the rfc, ns2 and linux profiles)::
 
     import longfat
     from longfat.examples.reno import Reno
+    from longfat.scenario import find_scenario
 
     longfat.register("pyreno", Reno)
-    result = longfat.run("canonical", overrides=['flows[0].cc="pyreno"'])
+    result = longfat.run(find_scenario("canonical"), overrides=['flows[0].cc="pyreno"'])
 
 Congestion avoidance adds one packet per window (RFC 5681 eq. (3)); a loss
 episode halves the window (eq. (4)); a timeout restarts from one packet
