@@ -276,6 +276,52 @@ def test_unknown_parameters_names_and_bad_classes_are_refused():
         longfat.unregister("nothing")
 
 
+class Paced(Fixed):
+    """A wide window, paced at ``rate_bytes_per_sec``."""
+
+    PARAMS = {"window": 1000.0, "rate_bytes_per_sec": 1_250_000.0}
+    PACES = True
+
+    def __init__(self, setup, window, rate_bytes_per_sec):
+        super().__init__(setup, window)
+        self.pacing_rate_bytes_per_sec = rate_bytes_per_sec
+
+
+def test_a_pacing_rate_below_the_bottleneck_sets_the_goodput():
+    """Paced at R bytes of payload per second with a window that never
+    binds, on a 100 Mbit/s path, a flow's goodput is 8 R bit/s."""
+    with registered("paced", Paced):
+        for rate in (1_250_000.0, 5_000_000.0):  # 10 and 40 Mbit/s
+            res = run(small("paced", params={"rate_bytes_per_sec": rate}))
+            assert res.summary["flows"][0]["goodput_bps"] == pytest.approx(8 * rate, rel=0.01)
+
+
+class Sampler(Fixed):
+    """Counts its ACKs and those whose delivery-rate sample is valid, in
+    ``COUNTS`` (the instance the run uses is not reachable from outside)."""
+
+    COUNTS: dict = {}
+
+    def on_ack(self, ack):
+        if self.flow is None:
+            return
+        c = self.COUNTS.setdefault(type(self).__name__, [0, 0])
+        c[0] += 1
+        if ack.rate.valid:
+            assert ack.rate.delivered_pkts > 0 and ack.rate.interval_ns > 0, ack.rate
+            c[1] += 1
+
+
+def test_rate_samples_reach_a_class_that_asks_for_them_only():
+    for wants in (False, True):
+        cls = type(f"Wants{wants}", (Sampler,), {"WANTS_RATE_SAMPLES": wants})
+        with registered("sampler", cls):
+            run(small("sampler"))
+    (acks_off, valid_off), (acks_on, valid_on) = Sampler.COUNTS["WantsFalse"], Sampler.COUNTS["WantsTrue"]
+    assert acks_off == acks_on > 300  # 10 packets per 50 ms RTT for 2 s
+    assert valid_off == 0 and valid_on > 0.9 * acks_on
+
+
 # ---- errors --------------------------------------------------------------------------
 
 
