@@ -272,6 +272,8 @@ def test_unknown_parameters_names_and_bad_classes_are_refused():
         longfat.register("my cc", Fixed)
     with pytest.raises(ScenarioError, match="is not a subclass of longfat.Controller"):
         longfat.register("x", dict)
+    with pytest.raises(ScenarioError, match="Half must define on_congestion_event, on_rto"):
+        longfat.register("x", type("Half", (Controller,), {"on_ack": lambda self, ack: None}))
     with pytest.raises(ScenarioError, match="not registered"):
         longfat.unregister("nothing")
 

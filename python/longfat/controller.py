@@ -165,7 +165,10 @@ class Controller:
 _REGISTRY: dict[str, type[Controller]] = {}
 
 
-def _check(name: str, cls: object, field: str) -> None:
+def check_controller(name: str, cls: object, field: str) -> None:
+    """Refuses (ScenarioError naming ``field``) a name registration would
+    refuse, a class that is not a Controller or lacks a required event, and
+    a malformed PARAMS."""
     if not isinstance(name, str):
         raise ScenarioError(f"{field}: the name must be a string, not {type(name).__name__}", field)
     problem = controller_name_error(name)
@@ -173,6 +176,9 @@ def _check(name: str, cls: object, field: str) -> None:
         raise ScenarioError(f"{field}: {problem}", field)
     if not (isinstance(cls, type) and issubclass(cls, Controller)):
         raise ScenarioError(f"{field}: {cls!r} is not a subclass of longfat.Controller", field)
+    missing = [m for m in ("on_ack", "on_congestion_event", "on_rto") if getattr(cls, m) is getattr(Controller, m)]
+    if missing:
+        raise ScenarioError(f"{field}: {cls.__qualname__} must define {', '.join(missing)} (docs/python-controllers.md)", field)
     params = getattr(cls, "PARAMS", None)
     if not isinstance(params, Mapping) or not all(isinstance(k, str) and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))) for k, v in params.items()):
         raise ScenarioError(f"{field}: {cls.__qualname__}.PARAMS must map parameter names to numbers (their defaults) or None (no default)", field)
@@ -182,7 +188,7 @@ def register(name: str, cls: type[Controller]) -> None:
     """Makes ``name`` a value of ``cc`` that runs ``cls``. A built-in
     algorithm's name is refused; registering a name again replaces its class
     (a notebook cell run twice)."""
-    _check(name, cls, "longfat.register")
+    check_controller(name, cls, "longfat.register")
     _REGISTRY[name] = cls
 
 
@@ -263,7 +269,7 @@ def load_spec(text: str, field: str = "--register") -> tuple[str, type[Controlle
     cls = getattr(module, attr, None)
     if cls is None:
         raise ScenarioError(f"{field}: {where!r} has no {attr!r}", field)
-    _check(name, cls, field)
+    check_controller(name, cls, field)
     return name, cls
 
 

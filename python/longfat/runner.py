@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation
-from longfat.controller import registry
+from longfat.controller import check_controller, registry
 from longfat.outdir import atomic_dir
 from longfat.scenario import apply_overrides, load_scenario, seed_of, set_path
 
@@ -175,7 +175,12 @@ def prepare(
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
         set_path(spec, "run.seed", seed, name="--seed")
-    return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes), registry() if controllers is None else dict(controllers))
+    if controllers is None:
+        controllers = registry()
+    else:
+        for name, cls in controllers.items():
+            check_controller(name, cls, "controllers")
+    return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes), dict(controllers))
 
 
 def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None] | None = None, slices: int = 200) -> RunResult:
