@@ -164,7 +164,7 @@ def test_installed_package_runs_a_python_controller_outside_the_clone(installed,
         "        self.cwnd = 1.0\n"
     )
     study = tmp_path / "study"
-    r = _run([longfat, "sweep", "dumbbell_reno", "--cc", "aimd", "--seeds", "2", "--register", "aimd=aimd.py:Aimd", "--set", 'run.duration="5s"', "--set", 'run.measure_from="1s"',
+    r = _run([longfat, "sweep", "dumbbell_reno", "--cc", "aimd", "--seeds", "2", "--register", "aimd=aimd.py:Aimd", "--set", 'flows[0].count=1', "--set", 'run.duration="5s"', "--set", 'run.measure_from="1s"',
               "--workers", "2", "--out", study, "-q"], cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "2 runs in the grid: 2 ran now" in " ".join(r.stdout.split()), r.stdout
