@@ -477,3 +477,20 @@ def test_sweep_on_worker_processes_runs_a_class_defined_here(tmp_path):
     for f in r_halver.summary["flows"]:
         f["algorithm"] = "reno"
     assert r_halver.summary["flows"] == r_reno.summary["flows"]
+
+
+def test_the_suite_plans_and_validates_a_registered_controller():
+    """The suite's cells for a registered controller are the built-in's,
+    and they validate only while it is registered (the whole quick suite
+    with the Python Reno, 18 runs, takes about 10 s: not run here)."""
+    from longfat import suite
+    from longfat.sweep import cells_of
+
+    planned = suite.cells(["pyreno"], quick=True, seeds=1)
+    assert len(planned) == len(suite.cells(["reno"], quick=True, seeds=1)) > 10
+    assert {c.labels["cc"] for c in planned} == {"pyreno"}
+    with registered("pyreno", Reno):
+        cells = cells_of((c.labels, c.scenario) for c in planned)
+    assert len(cells) == len(planned)
+    with pytest.raises(ScenarioError, match='unknown algorithm "pyreno"'):
+        cells_of((c.labels, c.scenario) for c in planned)
