@@ -24,14 +24,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "python" / "longfat"
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
     (
-        "inputs and outputs: units, the controllers' catalogue, scenario files, result directories, results as a notebook shows them",
-        ("units", "catalogue", "scenario", "outdir", "display"),
+        "inputs and outputs: units, the controllers' catalogue, controllers written in Python, scenario files, result directories, "
+        "results as a notebook shows them",
+        ("units", "catalogue", "scenario", "outdir", "controller", "display"),
     ),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
         "the testbed's own processes, "
         "the criteria and figures of reports, rank heat maps",
-        ("runner", "plot", "heatmap", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs"),
+        ("runner", "plot", "heatmap", "kernel", "conformance", "testbed.agent", "testbed.delayline", "reproduce.criteria", "reproduce.figs", "examples", "examples.reno"),
     ),
     (
         "many runs of one scenario, where runs are kept, what a scenario becomes on the testbed, the Gymnasium environment",

@@ -183,3 +183,37 @@ def test_installed_gym_extra_and_example_work_outside_the_clone(installed, tmp_p
     r = _run([py, "-m", "longfat.examples.gym_aimd", out, "--steps", "100"], cwd=work, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("100 steps:") and out.read_bytes()[:4] == b"\x89PNG", r.stdout
+
+
+def test_installed_package_runs_a_python_controller_outside_the_clone(installed, tmp_path):
+    """The wheel's own example (longfat.examples.reno) and a controller in a
+    file of the user's, through --register: the Python Reno gives the
+    built-in reno's summary; a sweep on 2 local workers (separate processes)
+    runs the user's file's class."""
+    work, longfat = installed["work"], installed["bin"] / "longfat"
+    summaries = {}
+    for cc in ("reno", "pyreno"):
+        out = tmp_path / cc
+        r = _run([longfat, "run", "canonical", "--register", "pyreno=longfat.examples.reno:Reno", "--set", f'flows[0].cc="{cc}"', "--set", 'flows[0].name="f"',
+                  "--set", 'run.duration="2s"', "--out", out, "-q", "--no-plot"], cwd=work, timeout=300)
+        assert r.returncode == 0, r.stderr
+        summaries[cc] = json.loads((out / "summary.json").read_text())
+    assert summaries["pyreno"]["flows"][0].pop("algorithm") == "pyreno"
+    assert summaries["reno"]["flows"][0].pop("algorithm") == "reno"
+    assert summaries["pyreno"] == summaries["reno"]
+    ctl = work / "aimd.py"
+    ctl.write_text(
+        "import longfat\n"
+        "class Aimd(longfat.Controller):\n"
+        "    def on_ack(self, ack):\n"
+        "        self.cwnd += ack.growth_pkts / self.cwnd\n"
+        "    def on_congestion_event(self, loss):\n"
+        "        self.ssthresh = self.cwnd = max(self.cwnd / 2, 2.0)\n"
+        "    def on_rto(self, rto):\n"
+        "        self.cwnd = 1.0\n"
+    )
+    study = tmp_path / "study"
+    r = _run([longfat, "sweep", "dumbbell_reno", "--cc", "aimd", "--seeds", "2", "--register", "aimd=aimd.py:Aimd", "--set", 'flows[0].count=1', "--set", 'run.duration="5s"', "--set", 'run.measure_from="1s"',
+              "--workers", "2", "--out", study, "-q"], cwd=work, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "2 runs in the grid: 2 ran now" in " ".join(r.stdout.split()), r.stdout

@@ -14,10 +14,15 @@ the heavy imports start.
 
 from importlib import import_module
 
-__all__ = ["ScenarioError", "RunResult", "algorithms", "load_scenario", "open_study", "run"]
+__all__ = ["ScenarioError", "RunResult", "algorithms", "load_scenario", "open_study", "run", "Controller", "ControllerError", "register", "registered", "unregister"]
 
 _WHERE = {
     "ScenarioError": "longfat._native",
+    "Controller": "longfat.controller",
+    "ControllerError": "longfat.controller",
+    "register": "longfat.controller",
+    "registered": "longfat.controller",
+    "unregister": "longfat.controller",
     "algorithms": "longfat._native",
     "RunResult": "longfat.runner",
     "run": "longfat.runner",

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from longfat import outdir
-from longfat._native import ScenarioError, algorithms
+from longfat._native import ControllerError, ScenarioError, algorithms
 
 err_console = Console(stderr=True, soft_wrap=True)
 
@@ -671,12 +671,21 @@ def cmd_conformance(args) -> int:
     return 1 if any(r.status == "FAIL" for r in results) else 0
 
 
+def _register_argument(p: argparse.ArgumentParser) -> None:
+    """--register: controllers written in Python (docs/python-controllers.md)."""
+    p.add_argument(
+        "--register", action="append", metavar="NAME=FILE.py:CLASS",
+        help="make NAME a value of cc that runs the longfat.Controller subclass CLASS of FILE.py (or of an importable MODULE: NAME=MODULE:CLASS); repeatable; also $LONGFAT_CONTROLLERS, comma-separated",
+    )
+
+
 def _executor_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of the commands that run on the executor (sweep, suite)."""
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://HOST:8786) instead of a local one")
     p.add_argument("--workers", type=int, help="local worker processes (default: number of cores; 1 runs in this process)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    _register_argument(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -692,6 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plot", action="store_true", help="skip plot.png")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
     r.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    _register_argument(r)
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="run a scenario once per algorithm; print and plot them side by side")
@@ -704,6 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-plot", action="store_true", help="skip comparison.png and comparison_summary.png")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     c.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
+    _register_argument(c)
     c.set_defaults(func=cmd_compare)
 
     pl = sub.add_parser("plot", help="draw goodput, cwnd and queue of a result directory")
@@ -903,6 +914,10 @@ def main(argv: list[str] | None = None) -> int:
                 # an argument to every part of the command, down to the tasks
                 # sent to Dask workers, whose environment is not ours.
                 args.memory_budget_bytes = memory_budget(args.memory_budget)
+            if hasattr(args, "register"):
+                from longfat.controller import register_specs
+
+                register_specs(args.register or ())
             code = args.func(args)
             if code < 128:  # 128 + N: the command reported its interruption itself
                 outdir.check_interrupted()  # a signal swallowed on the way is no success
@@ -910,6 +925,13 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         err_console.print("error: " + str(e.args[0]), style="red", highlight=False, markup=False)
         return 2
+    except ControllerError as e:
+        # A controller written in Python raised: its own traceback, then
+        # which controller, flow and simulated time (nothing was written).
+        cause = e.__cause__ or e
+        sys.stderr.write("".join(traceback.format_exception(type(cause), cause, cause.__traceback__)))
+        err_console.print("error: " + str(e), style="red", highlight=False, markup=False)
+        return 1
     except BrokenPipeError:
         # The reader went away (`longfat query ... | head`): end quietly, as
         # a tool killed by SIGPIPE does, and keep the final flush of stdout

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from longfat._native import ScenarioError, algorithms
+from longfat._native import ScenarioError
 from longfat import heatmap
 from longfat.catalogue import what_it_does
+from longfat.controller import known_algorithms
 from longfat.outdir import atomic_dir, write_marker
 from longfat.runner import RESULT_SHARE_OF_SERIES, RunResult, execute, human_bytes, memory_budget, prepare
 from longfat.scenario import apply_overrides, load_scenario
@@ -31,11 +32,12 @@ def with_algorithm(spec: dict, algorithm: str) -> dict:
 
 
 def parse_algorithms(text: str) -> list[str]:
-    """``"reno,ltcp"`` -> ["reno", "ltcp"]; refuses unknown or repeated names."""
+    """``"reno,ltcp"`` -> ["reno", "ltcp"]; refuses unknown or repeated names
+    (known: the built-in algorithms, then the registered controllers)."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
         raise ScenarioError("--cc: give at least one algorithm, e.g. --cc reno,ltcp,htcp", "--cc")
-    known = algorithms()
+    known = known_algorithms()
     for n in names:
         if n not in known:
             raise ScenarioError(f"--cc: unknown algorithm {n!r}; known: {', '.join(known)}", "--cc")

@@ -8,13 +8,14 @@ import re
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation
+from longfat.controller import check_controller, registry
 from longfat.outdir import atomic_dir
 from longfat.scenario import apply_overrides, load_scenario, seed_of, set_path
 
@@ -205,15 +206,23 @@ def prepare(
     seed: int | None = None,
     overrides: Iterable[str] = (),
     memory_budget_bytes: str | int | None = None,
+    controllers: Mapping[str, type] | None = None,
 ) -> tuple[dict, Simulation]:
     """Loads, overrides and validates a scenario; returns it with a ready
     simulation. Raises ScenarioError naming the offending field, or the
     estimated memory and the budget (see ``memory_budget``) when the run
-    would need more."""
+    would need more. ``controllers``: {name: class} of controllers written
+    in Python that ``cc`` may name (default: those registered with
+    ``longfat.register``)."""
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
         set_path(spec, "run.seed", seed, name="--seed")
-    return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes))
+    if controllers is None:
+        controllers = registry()
+    else:
+        for name, cls in controllers.items():
+            check_controller(name, cls, "controllers")
+    return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes), dict(controllers))
 
 
 def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None] | None = None, slices: int = 200) -> RunResult:
@@ -260,12 +269,15 @@ def run(
     overrides: Iterable[str] = (),
     progress: Callable[[float, float], None] | None = None,
     memory_budget_bytes: str | int | None = None,
+    controllers: Mapping[str, type] | None = None,
 ) -> RunResult:
     """Runs a scenario (TOML path or dict) to its end and returns its results.
     ``memory_budget_bytes`` (e.g. "8GiB"; default LONGFAT_MEMORY_BUDGET or
     4 GiB) refuses a run estimated to need more, and stops one whose packets
-    pass it."""
-    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes), progress)
+    pass it. ``controllers``: as for ``prepare``. A controller written in
+    Python that raises stops the run with ControllerError (the simulated
+    time in its message, the controller's exception as its cause)."""
+    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes, controllers=controllers), progress)
 
 
 def wall_time_note(sim: Simulation, threshold_s: float = 180.0) -> str | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from longfat._native import ScenarioError, Simulation
+from longfat.controller import pack, registry, unpack
 from longfat.outdir import check_interrupted
 from longfat.scenario import apply_overrides, check_document, check_key, display, key_path, kind_of, load_scenario, parse_value, seed_of, set_path, split_key
 from longfat.store import result_files, run_id
@@ -257,7 +258,7 @@ def validate(labels: dict, spec: dict, where: str, budget: int) -> float:
     returns its estimated events. A refusal is re-raised naming ``where``
     and the cell's labels."""
     try:
-        sim = Simulation(json.dumps(spec), budget)
+        sim = Simulation(json.dumps(spec), budget, registry())
     except ScenarioError as e:
         raise ScenarioError(f"{where} ({_describe(labels)}): {e.args[0]}", e.args[1]) from None
     cost = float(sim.estimate()["events"])
@@ -290,14 +291,17 @@ def load_sweep(path: str | Path, overrides: Iterable[str] = ()) -> tuple[dict, G
 # ---- running ---------------------------------------------------------------------
 
 
-def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict, memory_budget_bytes: int) -> dict[str, bytes]:
+def run_cell(scenario_json: str, rid: str, labels: dict, label_types: dict, memory_budget_bytes: int, controllers: bytes | None = None) -> dict[str, bytes]:
     """Worker: one run under the command's memory budget, returned as the
     Parquet files the store keeps. The budget travels with the task: a
-    worker started elsewhere does not share the command's environment."""
+    worker started elsewhere does not share the command's environment; so
+    do the controllers written in Python the command registered
+    (``longfat.controller.pack``), which the run gets without touching the
+    worker's own registry."""
     from longfat.runner import run
 
     t0 = time.perf_counter()
-    res = run(json.loads(scenario_json), memory_budget_bytes=memory_budget_bytes)
+    res = run(json.loads(scenario_json), memory_budget_bytes=memory_budget_bytes, controllers=unpack(controllers))
     return result_files(rid, labels, res, time.perf_counter() - t0, label_types)
 
 
@@ -354,7 +358,8 @@ def run_cells(
     with Executor(scheduler, workers) if todo else contextlib.nullcontext() as ex:
         study = open_study(study, field, command=command, planned=by_id)
         if todo:
-            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types, budget), c.cost) for c in todo]
+            controllers = pack()  # once: every task carries the same bytes
+            tasks = [Task(c.run_id, run_cell, (json.dumps(c.scenario), c.run_id, c.labels, c.label_types, budget, controllers), c.cost) for c in todo]
             for rid, ok, value in ex.run(tasks, on_status):
                 if ok:
                     write_run(study, rid, value)

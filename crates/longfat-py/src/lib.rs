@@ -11,6 +11,7 @@ use pyo3::types::PyDict;
 mod driver;
 mod gym;
 mod kernel;
+mod pycc;
 mod testbed;
 
 create_exception!(
@@ -23,6 +24,9 @@ create_exception!(
 #[pyclass(unsendable, module = "longfat._native")]
 struct Simulation {
     inner: longfat_sim::Simulation,
+    /// Set when the scenario runs controllers written in Python: their
+    /// first exception (pycc.rs).
+    python_failure: Option<std::sync::Arc<pycc::FailureSlot>>,
 }
 
 fn scenario_error(e: longfat_sim::ScenarioError) -> PyErr {
@@ -32,23 +36,62 @@ fn scenario_error(e: longfat_sim::ScenarioError) -> PyErr {
 /// Events run between two checks for Ctrl-C / SIGTERM (about 50 ms of work).
 const EVENTS_PER_SIGNAL_CHECK: u64 = 1_000_000;
 
+/// Events run between two checks for a Python controller's exception
+/// (a few ms of work with Python in the loop): the run stops soon after.
+const EVENTS_PER_CONTROLLER_CHECK: u64 = 10_000;
+
+impl Simulation {
+    /// What `run_events` returns for the engine's status.
+    fn status(&self, status: longfat_sim::sim::RunStatus) -> PyResult<bool> {
+        use longfat_sim::sim::RunStatus;
+        match status {
+            RunStatus::Reached => Ok(true),
+            RunStatus::EventLimit => Ok(false),
+            RunStatus::OverBudget => {
+                let sim = &self.inner;
+                let held = longfat_sim::budget::human(
+                    sim.peak_packets_held()
+                        .saturating_mul(longfat_sim::budget::PACKET_BYTES),
+                );
+                Err(ScenarioError::new_err((
+                    format!(
+                        "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {held}), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+                        sim.now_ns() as f64 / 1e9,
+                        sim.peak_packets_held(),
+                    ),
+                    "memory budget",
+                )))
+            }
+        }
+    }
+}
+
 #[pymethods]
 impl Simulation {
     /// Validates the scenario (a JSON object) and builds the simulation,
     /// refusing one whose estimated memory is above `memory_budget_bytes`
     /// (default 4 GiB). Ctrl-C and other Python signal handlers are honoured
-    /// while a large scenario is set up.
+    /// while a large scenario is set up. `controllers`: {name: class} of
+    /// controllers written in Python (subclasses of longfat.Controller)
+    /// that `cc` may name besides the built-in ones.
     #[new]
-    #[pyo3(signature = (scenario_json, memory_budget_bytes = None))]
+    #[pyo3(signature = (scenario_json, memory_budget_bytes = None, controllers = None))]
     fn new(
         py: Python<'_>,
         scenario_json: &str,
         memory_budget_bytes: Option<u64>,
+        controllers: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let scenario = longfat_sim::Scenario::from_json(scenario_json).map_err(scenario_error)?;
         let mut opts = longfat_sim::BuildOptions::default();
         if let Some(b) = memory_budget_bytes {
             opts.memory_budget_bytes = b;
+        }
+        let mut python_failure = None;
+        if let Some(c) = controllers.filter(|c| !c.is_empty()) {
+            let slot = std::sync::Arc::new(pycc::FailureSlot::default());
+            opts.controllers = pycc::registry(&c, &slot)?;
+            python_failure = Some(slot);
         }
         let mut signal: Option<PyErr> = None;
         let built = longfat_sim::build_with(&scenario, &opts, &mut || match py.check_signals() {
@@ -63,6 +106,7 @@ impl Simulation {
         }
         Ok(Self {
             inner: built.map_err(scenario_error)?,
+            python_failure,
         })
     }
 
@@ -130,23 +174,26 @@ impl Simulation {
     fn run_events(&mut self, py: Python<'_>, until_ns: u64, max_events: u64) -> PyResult<bool> {
         use longfat_sim::sim::RunStatus;
         let inner = &mut self.inner;
-        match py.detach(|| inner.run_until_limited(until_ns, max_events)) {
-            RunStatus::Reached => Ok(true),
-            RunStatus::EventLimit => Ok(false),
-            RunStatus::OverBudget => {
-                let sim = &self.inner;
-                let held = longfat_sim::budget::human(
-                    sim.peak_packets_held()
-                        .saturating_mul(longfat_sim::budget::PACKET_BYTES),
-                );
-                Err(ScenarioError::new_err((
-                    format!(
-                        "memory budget: the run stopped at {:.3} s simulated: its links held {} packets (about {held}), more than the memory budget allows; use smaller queues or windows (tcp.rwnd), or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
-                        sim.now_ns() as f64 / 1e9,
-                        sim.peak_packets_held(),
-                    ),
-                    "memory budget",
-                )))
+        let Some(failure) = &self.python_failure else {
+            let status = py.detach(|| inner.run_until_limited(until_ns, max_events));
+            return self.status(status);
+        };
+        // Python controllers: short slices, checked for an exception after
+        // each (raised as ControllerError naming the controller and time).
+        // The slices keep the GIL: each controller call would take it
+        // anyway (about 0.2 us each time it is taken afresh), and other
+        // threads still get it while the controllers' Python code runs
+        // (the interpreter hands it over on its switch interval).
+        let mut left = max_events;
+        loop {
+            let slice = left.min(EVENTS_PER_CONTROLLER_CHECK);
+            let status = inner.run_until_limited(until_ns, slice);
+            if let Some(e) = failure.error(py) {
+                return Err(e);
+            }
+            left -= slice;
+            if status != RunStatus::EventLimit || left == 0 {
+                return self.status(status);
             }
         }
     }
@@ -482,6 +529,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
     testbed::register(m)?;
+    pycc::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     kernel::register(m)?;
     driver::register(m)?;

@@ -1,0 +1,2 @@
+"""Examples shipped with the package: controllers written in Python
+(``longfat.examples.reno``), importable from an installed wheel."""
