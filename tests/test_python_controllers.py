@@ -494,3 +494,45 @@ def test_the_suite_plans_and_validates_a_registered_controller():
     assert len(cells) == len(planned)
     with pytest.raises(ScenarioError, match='unknown algorithm "pyreno"'):
         cells_of((c.labels, c.scenario) for c in planned)
+
+
+def test_a_study_keys_a_python_controllers_runs_by_its_code(tmp_path):
+    """Rerunning a sweep reuses a Python controller's runs only while its
+    code is unchanged: the same file again is skipped, an edited file (one
+    constant) under the same name runs again and gives other results, and
+    the built-in controller's keys are those of a study without it."""
+    from longfat import store
+    from longfat.controller import code_fingerprint, load_spec
+    from longfat.sweep import Grid, expand, run_cells
+
+    src = tmp_path / "ctl.py"
+    text = textwrap.dedent(
+        """
+        from longfat.examples.reno import Reno
+
+        class Mine(Reno):
+            FACTOR = 1.0
+
+            def on_congestion_event(self, loss):
+                super().on_congestion_event(loss)
+                self.ssthresh = self.cwnd = max(2.0, self.cwnd * self.FACTOR)
+        """
+    )
+    base = small("reno")
+    base["name"] = "code"
+    study = tmp_path / "study"
+    outcomes = []
+    for factor in ("1.0", "1.0", "0.9"):
+        src.write_text(text.replace("FACTOR = 1.0", f"FACTOR = {factor}"))
+        name, cls = load_spec(f"mine={src}:Mine")
+        with registered(name, cls):
+            cells = expand(base, Grid(ccs=["reno", "mine"]))
+            prints = [c.code for c in cells]
+            assert prints == [code_fingerprint(c.scenario) for c in cells]
+            outcomes.append((run_cells(cells, study, workers=1), [c.run_id for c in cells], prints))
+    (first, ids1, fp1), (again, ids2, _), (edited, ids3, fp3) = outcomes
+    assert (first.ran, again.ran, again.skipped, edited.ran, edited.skipped) == (2, 0, 2, 1, 1)
+    assert fp1[0] == fp3[0] == {} and set(fp1[1]) == {"mine"} and fp1[1] != fp3[1]
+    assert ids1 == ids2 and ids3[0] == ids1[0] == store.run_id(cells[0].scenario) and ids3[1] != ids1[1]
+    old, new = (store.load_result(study, i).flows.column("cwnd_pkts").to_pylist() for i in (ids1[1], ids3[1]))
+    assert old != new

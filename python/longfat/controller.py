@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -230,16 +232,22 @@ def _load_file(path: Path, field: str):
     file's absolute path hashed), and pickled by value: a Dask worker
     elsewhere gets its code with the task, not a name it cannot import."""
     path = path.resolve()
-    name = f"longfat_user_{path.stem}_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    source = path.read_bytes()
+    # Named by the path and the content: the same file again is the same
+    # module, an edited one a new module with the new code.
+    digest = hashlib.sha256(str(path).encode() + b"\0" + source).hexdigest()[:12]
+    name = f"longfat_user_{path.stem}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ScenarioError(f"{field}: cannot load {str(path)!r} as Python", field)
     module = importlib.util.module_from_spec(spec)
+    # The bytes the module runs, for code_fingerprint (the file may change after).
+    module.__longfat_source__ = source
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(compile(source, str(path), "exec"), module.__dict__)
     except BaseException:
         del sys.modules[name]
         raise
@@ -302,3 +310,53 @@ def unpack(blob: bytes | None) -> dict[str, type[Controller]]:
     import cloudpickle
 
     return cloudpickle.loads(blob)
+
+
+@functools.lru_cache(maxsize=None)
+def _class_code(cls: type) -> bytes:
+    """The code a registered class runs, as bytes to hash: for each class in
+    its MRO above :class:`Controller`, the whole source of the module that
+    defines it (helpers beside the class count; for a file loaded by
+    ``--register``, the bytes it was run from), else the class's own source
+    (a notebook cell), else its cloudpickle (a class with no source to read,
+    whose bytes may differ from one process to the next: a rerun then runs
+    again rather than reuse a stale result)."""
+    parts = []
+    for k in cls.__mro__:
+        if k in (Controller, object):
+            continue
+        module = sys.modules.get(k.__module__)
+        loaded = getattr(module, "__longfat_source__", None)
+        if loaded is not None:  # a --register file: the bytes it was run from
+            parts.append(f"{k.__module__}.{k.__qualname__}\n".encode() + loaded)
+            continue
+        try:
+            src = inspect.getsource(module) if module is not None and k.__module__ != "__main__" else inspect.getsource(k)
+        except (OSError, TypeError):
+            try:
+                src = inspect.getsource(k)
+            except (OSError, TypeError):
+                import cloudpickle
+
+                parts.append(cloudpickle.dumps(k))
+                continue
+        parts.append(f"{k.__module__}.{k.__qualname__}\n{src}".encode())
+    return b"\0".join(parts)
+
+
+def code_fingerprint(scenario: Mapping, controllers: Mapping[str, type[Controller]] | None = None) -> dict[str, str]:
+    """For each registered controller a resolved scenario names (a flow's
+    ``cc`` or PLT's ``plt.hcm``): SHA-256 of its code (``_class_code``). A
+    study keys a run by its scenario and this, so a sweep rerun after a
+    class was edited runs it again instead of reusing the old class's
+    results; {} for a scenario of built-in controllers only, whose keys stay
+    what they were."""
+    controllers = registry() if controllers is None else controllers
+    names = set()
+    for flow in scenario.get("flows", []) or []:
+        if isinstance(flow, Mapping):
+            names.add(flow.get("cc"))
+            plt = flow.get("plt")
+            if isinstance(plt, Mapping):
+                names.add(plt.get("hcm"))
+    return {n: hashlib.sha256(_class_code(controllers[n])).hexdigest()[:20] for n in sorted(x for x in names if isinstance(x, str) and x in controllers)}

@@ -95,10 +95,16 @@ def build_id() -> str:
     return f"{longfat_version()}+{h.hexdigest()[:12]}"
 
 
-def run_id(scenario: dict, build: str | None = None) -> str:
+def run_id(scenario: dict, build: str | None = None, code: dict[str, str] | None = None) -> str:
     """The key of a run: 20 hex digits of SHA-256 over the resolved scenario
-    (canonical JSON, keys sorted; the seed is in it) and the build."""
-    text = json.dumps({"scenario": scenario, "build": build or build_id()}, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    (canonical JSON, keys sorted; the seed is in it) and the build, and
+    ``code``, the fingerprints of the Python controllers it names
+    (``longfat.controller.code_fingerprint``; none for built-in ones, whose
+    keys are unchanged by it)."""
+    doc = {"scenario": scenario, "build": build or build_id()}
+    if code:
+        doc["code"] = code
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from longfat._native import ScenarioError, Simulation
-from longfat.controller import pack, registry, unpack
+from longfat.controller import code_fingerprint, pack, registry, unpack
 from longfat.outdir import check_interrupted
 from longfat.scenario import apply_overrides, check_document, check_key, display, key_path, kind_of, load_scenario, parse_value, seed_of, set_path, split_key
 from longfat.store import result_files, run_id
@@ -54,10 +54,14 @@ class Cell:
     scenario: dict
     cost: float = 1.0
     label_types: dict = field(default_factory=dict)
+    #: The code of the Python controllers it names, when the cell was made
+    #: (controller.code_fingerprint): part of its key, so that an edited
+    #: class runs again; {} for built-in controllers only.
+    code: dict = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
-        return run_id(self.scenario)
+        return run_id(self.scenario, code=self.code)
 
     def describe(self) -> str:
         return _describe(self.labels)
@@ -247,7 +251,7 @@ def expand(base: dict, grid: Grid, *, memory_budget_bytes: int | None = None, on
         cost = validate(labels, spec, where, budget)
         if cc is None:  # the flows' own algorithms, known valid now
             labels = {**{k: v for k, v in labels.items() if k != "seed"}, "cc": _flows_label(spec), "seed": seed}
-        cells.append(Cell(labels, spec, cost, types))
+        cells.append(Cell(labels, spec, cost, types, code_fingerprint(spec)))
         if on_cell:
             on_cell(i + 1, n)
     return cells
@@ -273,7 +277,7 @@ def cells_of(pairs: Iterable[tuple[dict, dict]], *, memory_budget_bytes: int | N
 
     budget = memory_budget(memory_budget_bytes)
     pairs = list(pairs)
-    return [Cell(dict(labels), spec, validate(labels, spec, f"cell {i + 1} of {len(pairs)}", budget)) for i, (labels, spec) in enumerate(pairs)]
+    return [Cell(dict(labels), spec, validate(labels, spec, f"cell {i + 1} of {len(pairs)}", budget), code=code_fingerprint(spec)) for i, (labels, spec) in enumerate(pairs)]
 
 
 def _describe(labels: dict) -> str:
