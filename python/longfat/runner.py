@@ -32,6 +32,16 @@ class RunResult:
     stats: dict = field(default_factory=dict)
     #: One row per generated transfer (short flows, web objects), if any.
     transfers: pa.Table | None = None
+    #: Packet captures (``run.pcap``): flow name -> pcapng bytes, in the
+    #: order ``run.pcap`` lists them; saved as ``pcap/<flow>.pcapng``.
+    captures: dict[str, bytes] = field(default_factory=dict)
+    #: Where the captures' tap was (``run.pcap_tap``: "sender" or
+    #: "bottleneck"); None without captures.
+    capture_tap: str | None = None
+
+    def capture_paths(self) -> dict[str, Path]:
+        """Flow name -> the capture's path relative to the run's directory."""
+        return capture_paths(list(self.captures))
 
     def save(self, out_dir: str | Path, force: bool = False, draw: Callable[[Path], object] | None = None) -> Path:
         """Writes flows.parquet, links.parquet, summary.json and scenario.json
@@ -57,6 +67,46 @@ class RunResult:
             pq.write_table(self.transfers, directory / "transfers.parquet")
         (directory / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (directory / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        if self.captures:
+            (directory / CAPTURE_DIR).mkdir()
+            for name, rel in self.capture_paths().items():
+                (directory / rel).write_bytes(self.captures[name])
+
+
+#: Where a run's directory keeps its packet captures.
+CAPTURE_DIR = "pcap"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._#+=@-]")
+
+
+def capture_paths(names: list[str]) -> dict[str, Path]:
+    """Each flow name's capture file, relative to the run's directory:
+    ``pcap/<name>.pcapng``, with characters a file name should not hold
+    replaced by ``_`` (a flow name may hold any printable character) and a
+    leading dot by ``_``; names that then collide get ``-<k>``."""
+    out: dict[str, Path] = {}
+    taken: set[str] = set()
+    for name in names:
+        stem = _UNSAFE.sub("_", name)
+        if stem.startswith("."):
+            stem = "_" + stem[1:]
+        base, k = stem, 1
+        while stem in taken:
+            stem = f"{base}-{k}"
+            k += 1
+        taken.add(stem)
+        out[name] = Path(CAPTURE_DIR) / f"{stem}.pcapng"
+    return out
+
+
+def pcap_names(pcap: str | Iterable[str], field: str = "pcap") -> list[str]:
+    """``"a,b"`` or ``["a", "b"]`` -> the flow names to capture."""
+    if isinstance(pcap, str):
+        return [n for n in pcap.split(",") if n]
+    names = list(pcap)
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise ScenarioError(f"{field}: {bad[0]!r} is not a flow name; give the names as in flows.parquet's flow_name (strings)", field)
+    return names
 
 
 def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
@@ -163,14 +213,23 @@ def prepare(
     seed: int | None = None,
     overrides: Iterable[str] = (),
     memory_budget_bytes: str | int | None = None,
+    pcap: str | Iterable[str] | None = None,
+    pcap_tap: str | None = None,
+    pcap_field: str = "pcap",
 ) -> tuple[dict, Simulation]:
     """Loads, overrides and validates a scenario; returns it with a ready
     simulation. Raises ScenarioError naming the offending field, or the
     estimated memory and the budget (see ``memory_budget``) when the run
-    would need more."""
+    would need more. ``pcap`` and ``pcap_tap`` override ``run.pcap`` and
+    ``run.pcap_tap`` (their errors name ``pcap_field`` and
+    ``pcap_field``'s ``_tap`` spelling)."""
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
         set_path(spec, "run.seed", seed, name="--seed")
+    if pcap is not None:
+        set_path(spec, "run.pcap", pcap_names(pcap, pcap_field), name=pcap_field)
+    if pcap_tap is not None:
+        set_path(spec, "run.pcap_tap", pcap_tap, name=f"{pcap_field}-tap" if pcap_field.startswith("--") else f"{pcap_field}_tap")
     return spec, Simulation(json.dumps(spec), memory_budget(memory_budget_bytes))
 
 
@@ -201,7 +260,8 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
         summary["seed"] = seed_of(spec)
         summary["events"] = sim.events_processed
         flows, links = _tables(sim)
-        return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
+        captures, tap = sim.captures()
+        return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets(), **dict(zip(("acks_sent", "acks_received"), sim.ack_counts()))}, _transfers(sim), dict(captures), tap)
     except BaseException as e:
         # The frames below this one are done: their locals (the engine
         # among them) go; the traceback keeps their lines.
@@ -218,12 +278,17 @@ def run(
     overrides: Iterable[str] = (),
     progress: Callable[[float, float], None] | None = None,
     memory_budget_bytes: str | int | None = None,
+    pcap: str | Iterable[str] | None = None,
+    pcap_tap: str | None = None,
 ) -> RunResult:
     """Runs a scenario (TOML path or dict) to its end and returns its results.
     ``memory_budget_bytes`` (e.g. "8GiB"; default LONGFAT_MEMORY_BUDGET or
     4 GiB) refuses a run estimated to need more, and stops one whose packets
-    pass it."""
-    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes), progress)
+    pass it. ``pcap`` (flow names, a list or "a,b") captures those flows'
+    packets at ``pcap_tap`` ("sender", the default, or "bottleneck"),
+    overriding ``run.pcap``/``run.pcap_tap``: ``result.captures`` holds the
+    pcapng bytes, which ``save`` writes to ``pcap/<flow>.pcapng``."""
+    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes, pcap=pcap, pcap_tap=pcap_tap), progress)
 
 
 def wall_time_note(sim: Simulation, threshold_s: float = 180.0) -> str | None:
