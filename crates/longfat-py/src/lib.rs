@@ -177,10 +177,22 @@ impl Simulation {
         };
         let mut out = Vec::new();
         for (slot, t) in c.flows().enumerate() {
-            let bytes = c
-                .write_pcapng(slot, Vec::new())
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            out.push((t.name.clone(), pyo3::types::PyBytes::new(py, &bytes)));
+            // Written straight into the bytes object, whose length is known:
+            // one copy of the file in memory, not two.
+            let len = usize::try_from(c.pcapng_len(slot)).expect("a capture fits in memory");
+            let bytes = pyo3::types::PyBytes::new_with(py, len, |buf| {
+                let rest = c
+                    .write_pcapng(slot, &mut buf[..])
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                if rest.is_empty() {
+                    Ok(())
+                } else {
+                    Err(PyValueError::new_err(
+                        "a capture came out shorter than computed",
+                    ))
+                }
+            })?;
+            out.push((t.name.clone(), bytes));
         }
         Ok((out, Some(c.tap.name())))
     }

@@ -13,7 +13,7 @@
 //! bottleneck's receiver-side router. A packet dropped before the tap is
 //! not seen; one dropped after it is.
 //!
-//! What is modelled and what is synthesised is in docs/results.md
+//! What is modelled and what is synthesised is in docs/scenarios.md
 //! ("Packet captures").
 
 use std::borrow::Cow;
@@ -204,6 +204,22 @@ impl Captures {
     pub fn write_pcapng<W: Write>(&self, slot: usize, w: W) -> std::io::Result<W> {
         let (t, records) = &self.flows[slot];
         write_pcapng(t, self.tap, records, w)
+    }
+
+    /// The length of [`Captures::write_pcapng`]'s file, in bytes, computed
+    /// without writing it (so a front end can fill a buffer of exactly that
+    /// size instead of growing one and copying it).
+    pub fn pcapng_len(&self, slot: usize) -> u64 {
+        let (t, records) = &self.flows[slot];
+        let head = write_pcapng(t, self.tap, &[], Vec::new()).map_or(0, |v| v.len() as u64);
+        let epb = |header_bytes: u64| 32 + header_bytes.next_multiple_of(4);
+        head + records
+            .iter()
+            .map(|r| {
+                let sack = usize::from((r.bits >> SACK_SHIFT) & 3) as u64;
+                epb(14 + 20 + 32 + if sack > 0 { 4 + 8 * sack } else { 0 })
+            })
+            .sum::<u64>()
     }
 }
 
@@ -702,7 +718,12 @@ mod tests {
             data.seq = k;
             caps.record(0, 1_000_000 + k, &data, 0);
         }
+        let mut ack = Packet::new(3, PacketKind::Ack, Dir::Backward, 40);
+        ack.seq = 1;
+        ack.push_sack((2, 3));
+        caps.record(0, 1_000_010, &ack, 10);
         let bytes = caps.write_pcapng(0, Vec::new()).unwrap();
+        assert_eq!(bytes.len() as u64, caps.pcapng_len(0));
         assert_eq!(&bytes[0..4], &[0x0a, 0x0d, 0x0d, 0x0a]);
         let mut reader = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
         let mut n = 0;
@@ -712,6 +733,6 @@ mod tests {
                 assert!(p.original_len as usize >= p.data.len());
             }
         }
-        assert_eq!(n, 2 + 3);
+        assert_eq!(n, 2 + 3 + 1);
     }
 }
