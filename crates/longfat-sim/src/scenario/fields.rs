@@ -1242,7 +1242,7 @@ pub const PCAP: Field = opt(
     "",
     Range::Described("names of TCP flows (flows.parquet's `flow_name`), each once"),
     "`[]`",
-    "flows whose packets are written as pcapng, one file each (`pcap/<flow>.pcapng` in the run's directory; `longfat run --pcap` overrides). Headers only, nanosecond timestamps, at `pcap_tap`; PLT connections and UDP sources are refused (docs/results.md, \"Packet captures\"). Counts against the memory budget: 190 bytes per packet captured",
+    "flows whose packets are written as pcapng, one file each (`pcap/<flow>.pcapng` in the run's directory; `longfat run --pcap` overrides). Headers only, nanosecond timestamps, at `pcap_tap`; PLT connections and UDP sources are refused (docs/scenarios.md, \"Packet captures\"). Counts against the memory budget: 190 bytes per packet captured",
 );
 pub const PCAP_TAP: Field = opt(
     "pcap_tap",
