@@ -285,3 +285,33 @@ def test_a_capture_over_the_memory_budget_is_refused_before_the_run():
     with pytest.raises(ScenarioError, match=r"packet captures: 3\.2 GiB.*memory budget of 1\.0 GiB.*capture fewer flows \(run.pcap") as e:
         prepare(big, memory_budget_bytes="1GiB", pcap=["bulk"])
     assert e.value.args[1] == "run.pcap"
+
+
+def test_ecn_bits_are_the_ones_the_simulator_used(tmp_path):
+    """An ECN flow behind CoDel that marks: at the sender, new data carries
+    ECT(0) and retransmissions Not-ECT (RFC 3168 §6.1.5), and the ACKs with
+    ECE are the sender's ece_acks; at the bottleneck's far end the CE-marked
+    data are the receiver's ce_marks (only the receiver's access link, no
+    delay, lies between)."""
+    require_tools()
+    s = {
+        "name": "pcap-ecn",
+        "network": {"topology": "dumbbell", "bottleneck": {"rate": "20Mbps", "delay": "10ms", "queue": "200pkt", "discipline": "codel", "aqm": {"ecn": True}}},
+        "flows": [{"name": "bulk", "cc": "reno", "start": "1ms", "tcp": {"ecn": True}}],
+        "run": {"duration": "3s", "sample_interval": "10ms"},
+    }
+
+    def count(result, display_filter: str) -> int:
+        path = tmp_path / f"{result.capture_tap}.pcapng"
+        path.write_bytes(result.captures["bulk"])
+        return tshark(path, "-Y", display_filter).count("\n")
+
+    at_sender = longfat.run(s, pcap=["bulk"])
+    f = at_sender.summary["flows"][0]
+    assert f["ece_acks"] > 100 and f["ce_marks"] > 5 and f["retransmits"] > 0
+    assert count(at_sender, "ip.src==10.128.0.1 && tcp.flags.ece==1 && tcp.flags.syn==0") == f["ece_acks"]
+    assert count(at_sender, "ip.src==10.64.0.1 && tcp.len>0 && ip.dsfield.ecn==2") == f["sent_pkts"] - f["retransmits"]
+    assert count(at_sender, "ip.src==10.64.0.1 && tcp.len>0 && ip.dsfield.ecn==0") == f["retransmits"]
+    assert count(at_sender, "ip.dsfield.ecn==3") == 0
+    at_bottleneck = longfat.run(s, pcap=["bulk"], pcap_tap="bottleneck")
+    assert count(at_bottleneck, "ip.dsfield.ecn==3") == at_bottleneck.summary["flows"][0]["ce_marks"]
