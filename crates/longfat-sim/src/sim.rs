@@ -323,16 +323,18 @@ impl Simulation {
     fn forward(&mut self, id: PacketId) {
         let p = self.packets.get_mut(id);
         let next = usize::from(p.hop) + 1;
-        if self.capture.is_some() {
-            self.tap(id, next);
-        }
-        let p = self.packets.get_mut(id);
         let l = self.routes.at(p.flow, p.dir, next);
         if l != RouteTable::END {
             p.hop = next as u8;
             let (size, class) = (p.size_bytes, p.class);
+            if self.capture.is_some() {
+                self.tap(id, next);
+            }
             self.enqueue(l as usize, id, size, class);
         } else {
+            if self.capture.is_some() {
+                self.tap(id, next);
+            }
             self.deliver(id);
         }
     }
@@ -481,8 +483,9 @@ impl Simulation {
     fn flush(&mut self, f: usize) {
         // By index, not by moving the outbox out and back: copying the
         // struct around cost more than the work.
+        let capturing = self.capture.is_some();
         for i in 0..self.out.packets.len() {
-            if self.capture.is_some() {
+            if capturing {
                 self.tap_sent(i);
             }
             let p = &self.out.packets[i];
