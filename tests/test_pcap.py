@@ -315,3 +315,25 @@ def test_ecn_bits_are_the_ones_the_simulator_used(tmp_path):
     assert count(at_sender, "ip.dsfield.ecn==3") == 0
     at_bottleneck = longfat.run(s, pcap=["bulk"], pcap_tap="bottleneck")
     assert count(at_bottleneck, "ip.dsfield.ecn==3") == at_bottleneck.summary["flows"][0]["ce_marks"]
+
+
+def test_cli_writes_the_capture_and_names_the_field_of_a_bad_one(tmp_path):
+    """`longfat run --pcap` writes pcap/<flow>.pcapng with the other files
+    and says so; a name no flow has is an error naming run.pcap[0] and the
+    flows' names, with no traceback and no directory."""
+    from conftest import run_cli
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'name = "cli-pcap"\n[network]\ntopology = "dumbbell"\n[network.bottleneck]\nrate = "10Mbps"\ndelay = "5ms"\nqueue = "20pkt"\n'
+        '[[flows]]\nname = "a/b"\ncc = "cubic"\n[run]\nduration = "0.5s"\n'
+    )
+    out = tmp_path / "res"
+    r = run_cli("run", str(scenario), "--out", str(out), "--no-plot", "--pcap", "a/b", "--pcap-tap", "bottleneck")
+    assert r.returncode == 0, r.stderr
+    assert "pcap/a_b.pcapng" in r.stdout
+    assert (out / "pcap" / "a_b.pcapng").read_bytes()[:4] == b"\x0a\x0d\x0d\x0a"
+    r = run_cli("run", str(scenario), "--out", str(tmp_path / "no"), "--pcap", "b")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert 'run.pcap[0]: no flow is named "b"' in r.stderr and "a/b" in r.stderr
+    assert not (tmp_path / "no").exists()
