@@ -109,7 +109,7 @@ def scenario_schema() -> dict[str, list[tuple[str, dict]]]:
     """The scenario field catalogue (crates/longfat-sim/src/scenario/fields.rs,
     through the bindings): serde struct name -> [(field, declaration)], each
     declaration a dict with ``kind`` (duration, rate, size, float, u32, u64,
-    bool, text, word, cc, size_list, params, table, tables), ``required``,
+    bool, text, word, cc, size_list, name_list, params, table, tables), ``required``,
     and ``words`` or ``table`` where the kind has them."""
     from longfat._native import scenario_fields
 
@@ -314,6 +314,8 @@ def good_value(rng: random.Random, field: str, kind: str, algos: list[str], word
         return random_params(rng)
     if kind == "size_list":
         return [rng.choice(["10pkt", "100pkt", "0.5bdp"])] * rng.choice([1, 2, 3])
+    if kind == "name_list":
+        return []  # flow names: valid whatever the flows are called
     return rng.choice(["x", "1s", "10Mbps"])
 
 

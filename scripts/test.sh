@@ -28,6 +28,25 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${LONGFAT_CHROMIUM:-}" ]; then
     fi
 fi
 stage browser-install
+# The packet-capture checks (tests/test_pcap.py) read the captures with
+# Debian's tshark and tcptrace. LONGFAT_REQUIRE_PCAP_TOOLS (on unless set
+# empty) makes missing tools fail them instead of skipping. tshark's
+# package asks whether non-root users may capture: answered "no" up front.
+export LONGFAT_REQUIRE_PCAP_TOOLS="${LONGFAT_REQUIRE_PCAP_TOOLS-1}"
+if ! command -v tshark >/dev/null || ! command -v tcptrace >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "test: installing tshark and tcptrace for the packet-capture checks" >&2
+        echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark tcptrace >/dev/null
+    elif [ -n "$LONGFAT_REQUIRE_PCAP_TOOLS" ]; then
+        echo "test: the packet-capture checks need tshark and tcptrace: run 'apt-get install tshark tcptrace'" \
+            "as root, or set LONGFAT_REQUIRE_PCAP_TOOLS= to skip them" >&2
+        exit 1
+    else
+        echo "test: no tshark or tcptrace; the packet-capture checks will be skipped" >&2
+    fi
+fi
+stage pcap-tools-install
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --workspace --release
 stage "cargo-release"

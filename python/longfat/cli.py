@@ -80,7 +80,15 @@ def cmd_run(args) -> int:
     from longfat.runner import execute, prepare, wall_time_note
     from longfat.scenario import find_scenario
 
-    spec, sim = prepare(find_scenario(args.scenario), seed=args.seed, overrides=args.set or (), memory_budget_bytes=args.memory_budget_bytes)
+    spec, sim = prepare(
+        find_scenario(args.scenario),
+        seed=args.seed,
+        overrides=args.set or (),
+        memory_budget_bytes=args.memory_budget_bytes,
+        pcap=args.pcap,
+        pcap_tap=args.pcap_tap,
+        pcap_field="--pcap",
+    )
     note = wall_time_note(sim)
     if note and not args.quiet:
         err_console.print(note, highlight=False, markup=False)
@@ -111,7 +119,8 @@ def cmd_run(args) -> int:
         result.save(out, force=args.force, draw=plot_into(result))
     if not args.quiet:
         print_summary(result.summary)
-    console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'})")
+    pcaps = "".join(f", {p}" for p in result.capture_paths().values())
+    console.print(f"results in {out}/ (flows.parquet, links.parquet, summary.json{'' if args.no_plot else ', plot.png'}{pcaps})")
     return 0
 
 
@@ -702,6 +711,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary table")
     r.add_argument("--memory-budget", metavar="SIZE", help="refuse a run estimated to need more memory, and stop one whose packets pass it (e.g. 8GiB; default $LONGFAT_MEMORY_BUDGET or 4GiB)")
     _register_argument(r)
+    r.add_argument("--pcap", metavar="FLOW[,FLOW...]", help="write these TCP flows' packets (names as in flows.parquet's flow_name) to pcap/<flow>.pcapng, headers only (overrides run.pcap)")
+    r.add_argument("--pcap-tap", choices=("sender", "bottleneck"), help="where the captures see the flow: the sender's host (default) or the flow's bottleneck link (overrides run.pcap_tap)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="run a scenario once per algorithm; print and plot them side by side")

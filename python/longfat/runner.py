@@ -33,6 +33,16 @@ class RunResult:
     stats: dict = field(default_factory=dict)
     #: One row per generated transfer (short flows, web objects), if any.
     transfers: pa.Table | None = None
+    #: Packet captures (``run.pcap``): flow name -> pcapng bytes, in the
+    #: order ``run.pcap`` lists them; saved as ``pcap/<flow>.pcapng``.
+    captures: dict[str, bytes] = field(default_factory=dict)
+    #: Where the captures' tap was (``run.pcap_tap``: "sender" or
+    #: "bottleneck"); None without captures.
+    capture_tap: str | None = None
+
+    def capture_paths(self) -> dict[str, Path]:
+        """Flow name -> the capture's path relative to the run's directory."""
+        return capture_paths(list(self.captures))
 
     def __repr__(self) -> str:
         """A few lines: scenario, duration, each flow's algorithm and goodput
@@ -100,6 +110,46 @@ class RunResult:
             pq.write_table(self.transfers, directory / "transfers.parquet")
         (directory / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (directory / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        if self.captures:
+            (directory / CAPTURE_DIR).mkdir()
+            for name, rel in self.capture_paths().items():
+                (directory / rel).write_bytes(self.captures[name])
+
+
+#: Where a run's directory keeps its packet captures.
+CAPTURE_DIR = "pcap"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._#+=@-]")
+
+
+def capture_paths(names: list[str]) -> dict[str, Path]:
+    """Each flow name's capture file, relative to the run's directory:
+    ``pcap/<name>.pcapng``, with characters a file name should not hold
+    replaced by ``_`` (a flow name may hold any printable character) and a
+    leading dot by ``_``; names that then collide get ``-<k>``."""
+    out: dict[str, Path] = {}
+    taken: set[str] = set()
+    for name in names:
+        stem = _UNSAFE.sub("_", name)
+        if stem.startswith("."):
+            stem = "_" + stem[1:]
+        base, k = stem, 1
+        while stem in taken:
+            stem = f"{base}-{k}"
+            k += 1
+        taken.add(stem)
+        out[name] = Path(CAPTURE_DIR) / f"{stem}.pcapng"
+    return out
+
+
+def pcap_names(pcap: str | Iterable[str], field: str = "pcap") -> list[str]:
+    """``"a,b"`` or ``["a", "b"]`` -> the flow names to capture."""
+    if isinstance(pcap, str):
+        return [n for n in pcap.split(",") if n]
+    names = list(pcap)
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise ScenarioError(f"{field}: {bad[0]!r} is not a flow name; give the names as in flows.parquet's flow_name (strings)", field)
+    return names
 
 
 def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
@@ -207,16 +257,25 @@ def prepare(
     overrides: Iterable[str] = (),
     memory_budget_bytes: str | int | None = None,
     controllers: Mapping[str, type] | None = None,
+    pcap: str | Iterable[str] | None = None,
+    pcap_tap: str | None = None,
+    pcap_field: str = "pcap",
 ) -> tuple[dict, Simulation]:
     """Loads, overrides and validates a scenario; returns it with a ready
     simulation. Raises ScenarioError naming the offending field, or the
     estimated memory and the budget (see ``memory_budget``) when the run
     would need more. ``controllers``: {name: class} of controllers written
     in Python that ``cc`` may name (default: those registered with
-    ``longfat.register``)."""
+    ``longfat.register``). ``pcap`` and ``pcap_tap`` override ``run.pcap``
+    and ``run.pcap_tap`` (their errors name ``pcap_field`` and
+    ``pcap_field``'s ``_tap`` spelling)."""
     spec = apply_overrides(load_scenario(scenario), overrides)
     if seed is not None:
         set_path(spec, "run.seed", seed, name="--seed")
+    if pcap is not None:
+        set_path(spec, "run.pcap", pcap_names(pcap, pcap_field), name=pcap_field)
+    if pcap_tap is not None:
+        set_path(spec, "run.pcap_tap", pcap_tap, name=f"{pcap_field}-tap" if pcap_field.startswith("--") else f"{pcap_field}_tap")
     if controllers is None:
         controllers = registry()
     else:
@@ -252,7 +311,8 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
         summary["seed"] = seed_of(spec)
         summary["events"] = sim.events_processed
         flows, links = _tables(sim)
-        return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets()}, _transfers(sim))
+        captures, tap = sim.captures()
+        return RunResult(spec, summary, flows, links, {"bottleneck_packets": sim.bottleneck_packets(), **dict(zip(("acks_sent", "acks_received"), sim.ack_counts()))}, _transfers(sim), dict(captures), tap)
     except BaseException as e:
         # The frames below this one are done: their locals (the engine
         # among them) go; the traceback keeps their lines.
@@ -270,14 +330,20 @@ def run(
     progress: Callable[[float, float], None] | None = None,
     memory_budget_bytes: str | int | None = None,
     controllers: Mapping[str, type] | None = None,
+    pcap: str | Iterable[str] | None = None,
+    pcap_tap: str | None = None,
 ) -> RunResult:
     """Runs a scenario (TOML path or dict) to its end and returns its results.
     ``memory_budget_bytes`` (e.g. "8GiB"; default LONGFAT_MEMORY_BUDGET or
     4 GiB) refuses a run estimated to need more, and stops one whose packets
     pass it. ``controllers``: as for ``prepare``. A controller written in
     Python that raises stops the run with ControllerError (the simulated
-    time in its message, the controller's exception as its cause)."""
-    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes, controllers=controllers), progress)
+    time in its message, the controller's exception as its cause).
+    ``pcap`` (flow names, a list or "a,b") captures those flows' packets at
+    ``pcap_tap`` ("sender", the default, or "bottleneck"), overriding
+    ``run.pcap``/``run.pcap_tap``: ``result.captures`` holds the pcapng
+    bytes, which ``save`` writes to ``pcap/<flow>.pcapng``."""
+    return execute(*prepare(scenario, seed=seed, overrides=overrides, memory_budget_bytes=memory_budget_bytes, controllers=controllers, pcap=pcap, pcap_tap=pcap_tap), progress)
 
 
 def wall_time_note(sim: Simulation, threshold_s: float = 180.0) -> str | None:

@@ -914,6 +914,13 @@ pub fn structured(g: &mut G) -> Value {
         let d = *s.g.pick(&[1u64, 10, 100, 1000, 10000]);
         s.duration((s.dur / d).max(1))
     });
+    // A capture of no flow: valid whatever the flows are named (a
+    // capture's names are checked against the flows; its bytes against the
+    // memory budget).
+    s.field(&mut run, "pcap", Kind::NameList, 0.1, |_| json!([]));
+    s.field(&mut run, "pcap_tap", Kind::Word(schema::TAPS), 0.2, |s| {
+        json!(*s.g.pick(schema::TAPS))
+    });
     s.extra(&mut run, Table::Run);
 
     // ---- traffic ----

@@ -23,6 +23,7 @@ pub const ACK_CLASSES: &[&str] = words(catalogue::LCM_ACK_CLASS);
 pub const BUFFERS: &[&str] = words(catalogue::BUFFER);
 pub const HOSTS: &[&str] = words(catalogue::HOST);
 pub const TRANSPORTS: &[&str] = words(catalogue::TRANSPORT);
+pub const TAPS: &[&str] = words(catalogue::PCAP_TAP);
 /// `cc` values: the controllers, then PLT (the catalogue's names).
 pub const CCS: &[&str] = longfat_cc::NAMES;
 

@@ -526,6 +526,10 @@ pub fn interesting(g: &mut G, k: Kind) -> Value {
             let n = *g.pick(&[0u64, 1, 2, 3, 8, 9, 64]);
             Value::Array((0..n).map(|_| interesting(g, Kind::Size)).collect())
         }
+        Kind::NameList => {
+            let n = *g.pick(&[0u64, 1, 2, 3]);
+            Value::Array((0..n).map(|_| interesting(g, Kind::Text)).collect())
+        }
         Kind::Float => {
             if g.chance(0.1) {
                 let tok = *g.pick(&[

@@ -33,6 +33,12 @@ fn scenario_error(e: longfat_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), e.field))
 }
 
+/// Per captured flow its name and pcapng bytes, and the tap's name.
+type Captures<'py> = (
+    Vec<(String, Bound<'py, pyo3::types::PyBytes>)>,
+    Option<&'static str>,
+);
+
 /// Events run between two checks for Ctrl-C / SIGTERM (about 50 ms of work).
 const EVENTS_PER_SIGNAL_CHECK: u64 = 1_000_000;
 
@@ -111,7 +117,7 @@ impl Simulation {
     }
 
     /// What the run was estimated to cost: {"memory_bytes", "packets_bytes",
-    /// "series_bytes", "flows_bytes", "max_packets_held", "series_rows",
+    /// "series_bytes", "flows_bytes", "capture_bytes", "max_packets_held", "series_rows",
     /// "bottleneck_packets", "events", "wall_s"}.
     fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let e = &self.inner.estimate;
@@ -120,6 +126,7 @@ impl Simulation {
         d.set_item("packets_bytes", e.packets_bytes)?;
         d.set_item("series_bytes", e.series_bytes)?;
         d.set_item("flows_bytes", e.flows_bytes)?;
+        d.set_item("capture_bytes", e.capture_bytes)?;
         d.set_item("max_packets_held", e.max_packets_held)?;
         d.set_item("series_rows", e.series_rows)?;
         d.set_item("bottleneck_packets", e.bottleneck_packets)?;
@@ -207,6 +214,50 @@ impl Simulation {
             .filter(|&&l| !sim.links[l].spec.name.ends_with(".reverse"))
             .map(|&l| sim.links[l].counters.departed_pkts)
             .sum()
+    }
+
+    /// The packet captures (`run.pcap`): [(flow name, pcapng bytes)] in
+    /// the order `run.pcap` lists them, and the tap ("sender" or
+    /// "bottleneck"); empty without captures.
+    fn captures<'py>(&self, py: Python<'py>) -> PyResult<Captures<'py>> {
+        let Some(c) = self.inner.capture.as_deref() else {
+            return Ok((Vec::new(), None));
+        };
+        let mut out = Vec::new();
+        for (slot, t) in c.flows().enumerate() {
+            // Written straight into the bytes object, whose length is known:
+            // one copy of the file in memory, not two.
+            let len = usize::try_from(c.pcapng_len(slot)).expect("a capture fits in memory");
+            let bytes = pyo3::types::PyBytes::new_with(py, len, |buf| {
+                let rest = c
+                    .write_pcapng(slot, &mut buf[..])
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                if rest.is_empty() {
+                    Ok(())
+                } else {
+                    Err(PyValueError::new_err(
+                        "a capture came out shorter than computed",
+                    ))
+                }
+            })?;
+            out.push((t.name.clone(), bytes));
+        }
+        Ok((out, Some(c.tap.name())))
+    }
+
+    /// Per flow, the ACKs its receiver sent and those its sender received
+    /// (TCP flows; 0 for others): what a capture counts as pure ACKs.
+    fn ack_counts(&self) -> (Vec<u64>, Vec<u64>) {
+        self.inner
+            .flows
+            .iter()
+            .map(|f| match &f.endpoints {
+                longfat_sim::flow::Endpoints::Tcp { sender, receiver } => {
+                    (receiver.counters.acks_sent, sender.counters.acks_received)
+                }
+                _ => (0, 0),
+            })
+            .unzip()
     }
 
     /// Flow and link names, in index order.

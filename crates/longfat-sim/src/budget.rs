@@ -62,6 +62,8 @@ pub struct Estimate {
     pub series_rows: u64,
     pub series_bytes: u64,
     pub flows_bytes: u64,
+    /// Packet captures (`run.pcap`): their records and files.
+    pub capture_bytes: u64,
     /// Upper bound on the run's memory: the sum of the parts.
     pub memory_bytes: u64,
     /// Data packets the bottleneck links carry if they stay busy.
@@ -73,6 +75,21 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// Adds the packet captures' memory; they become the dominant part if
+    /// they are the largest.
+    pub fn add_capture(&mut self, bytes: u64) {
+        self.capture_bytes = bytes;
+        self.memory_bytes = self.memory_bytes.saturating_add(bytes);
+        if bytes
+            > self
+                .packets_bytes
+                .max(self.series_bytes)
+                .max(self.flows_bytes)
+        {
+            self.dominant_field = "run.pcap".into();
+        }
+    }
+
     /// Wall seconds the run will take at `EVENTS_PER_WALL_SECOND`.
     pub fn wall_s(&self) -> f64 {
         self.events / EVENTS_PER_WALL_SECOND
@@ -270,6 +287,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         series_rows: state.series_rows,
         series_bytes: state.series_bytes,
         flows_bytes: state.flows_bytes,
+        capture_bytes: 0,
         memory_bytes,
         bottleneck_packets,
         events: bottleneck_packets * EVENTS_PER_BOTTLENECK_PACKET,
@@ -531,13 +549,19 @@ pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
     let hint = match e.dominant_field.as_str() {
         "run.sample_interval" => "use a longer run.sample_interval or a shorter run",
         "flows" => "use fewer flows",
+        "run.pcap" => "capture fewer flows (run.pcap, --pcap) or a shorter run",
         "plt.receive_buffer" => "give the PLT flows a smaller plt.receive_buffer (each may hold that many packets out of order) or use fewer of them",
         _ => "use smaller queues, shorter delays or smaller tcp.rwnd windows",
+    };
+    let capture = if e.capture_bytes > 0 {
+        format!("; packet captures: {}", human(e.capture_bytes))
+    } else {
+        String::new()
     };
     Err((
         e.dominant_field.clone(),
         format!(
-            "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+            "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}{capture}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
             human(e.memory_bytes),
             human(e.packets_bytes),
             e.max_packets_held,

@@ -147,6 +147,15 @@ impl Endpoints {
         }
     }
 
+    /// The window a TCP receiver advertises now, in packets (others:
+    /// unlimited). Read only by packet captures.
+    pub fn advertised_window_pkts(&self) -> u64 {
+        match self {
+            Self::Tcp { receiver, .. } => receiver.window_pkts(),
+            _ => u64::MAX,
+        }
+    }
+
     /// Packets of a fixed-size transfer (None: bulk, or UDP).
     pub fn total_pkts(&self) -> Option<u64> {
         match self {

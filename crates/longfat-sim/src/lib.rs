@@ -7,6 +7,7 @@
 
 pub mod aqm;
 pub mod budget;
+pub mod capture;
 pub mod event;
 pub mod flow;
 pub mod link;

@@ -3,6 +3,7 @@
 //! `Simulation` is self-contained, so many run in one process.
 
 use crate::budget::Estimate;
+use crate::capture::Captures;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
 use crate::link::{AqmService, Enqueued, Link};
@@ -61,6 +62,8 @@ pub struct SimSetup {
     /// The most packets links may hold at once (the memory budget left after
     /// series and flows): a run that passes it stops, see `RunStatus`.
     pub packet_limit: u64,
+    /// Packet captures (`run.pcap`), if any.
+    pub capture: Option<Box<Captures>>,
 }
 
 /// How a call to [`Simulation::run_until_limited`] ended.
@@ -96,6 +99,9 @@ pub struct Simulation {
     peak_packets_held: u64,
     packet_limit: u64,
     pub estimate: Estimate,
+    /// Packet captures (`run.pcap`): None costs one predictable branch per
+    /// packet-hop and nothing else.
+    pub capture: Option<Box<Captures>>,
 }
 
 impl Simulation {
@@ -111,6 +117,7 @@ impl Simulation {
             generators,
             estimate,
             packet_limit,
+            capture,
         } = setup;
         let links: Vec<Link> = topology
             .links
@@ -153,6 +160,7 @@ impl Simulation {
             peak_packets_held: 0,
             packet_limit,
             estimate,
+            capture,
         }
     }
 
@@ -319,9 +327,54 @@ impl Simulation {
         if l != RouteTable::END {
             p.hop = next as u8;
             let (size, class) = (p.size_bytes, p.class);
+            if self.capture.is_some() {
+                self.tap(id, next);
+            }
             self.enqueue(l as usize, id, size, class);
         } else {
+            if self.capture.is_some() {
+                self.tap(id, next);
+            }
             self.deliver(id);
+        }
+    }
+
+    /// A capture records packet `id` if its tap is where the packet is
+    /// handed to hop `hop` of its route.
+    #[cold]
+    #[inline(never)]
+    fn tap(&mut self, id: PacketId, hop: usize) {
+        let Some(c) = self.capture.as_deref_mut() else {
+            return;
+        };
+        let p = self.packets.get(id);
+        if let Some(slot) = c.wants(p, hop) {
+            let window = match p.kind {
+                PacketKind::Ack => self.flows[p.flow as usize]
+                    .endpoints
+                    .advertised_window_pkts(),
+                _ => 0,
+            };
+            c.record(slot, self.now_ns, p, window);
+        }
+    }
+
+    /// The same for the outbox's packet `i`, handed to its route's first hop.
+    #[cold]
+    #[inline(never)]
+    fn tap_sent(&mut self, i: usize) {
+        let Some(c) = self.capture.as_deref_mut() else {
+            return;
+        };
+        let p = &self.out.packets[i];
+        if let Some(slot) = c.wants(p, 0) {
+            let window = match p.kind {
+                PacketKind::Ack => self.flows[p.flow as usize]
+                    .endpoints
+                    .advertised_window_pkts(),
+                _ => 0,
+            };
+            c.record(slot, self.now_ns, p, window);
         }
     }
 
@@ -430,7 +483,11 @@ impl Simulation {
     fn flush(&mut self, f: usize) {
         // By index, not by moving the outbox out and back: copying the
         // struct around cost more than the work.
+        let capturing = self.capture.is_some();
         for i in 0..self.out.packets.len() {
+            if capturing {
+                self.tap_sent(i);
+            }
             let p = &self.out.packets[i];
             let (dir, size_bytes, class) = (p.dir, p.size_bytes, p.class);
             let id = self.packets.insert_copy(p);

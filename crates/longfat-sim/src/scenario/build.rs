@@ -3,7 +3,10 @@
 //! checked.
 
 use crate::budget::{self, RunShape, DEFAULT_MEMORY_BUDGET_BYTES};
+use crate::capture::{self, Captures, FlowTap, Tap};
+use crate::flow::{Endpoints, Flow};
 use crate::sim::{SimSetup, Simulation};
+use crate::units::NS_PER_SEC;
 
 use super::error::{err, ScenarioError};
 use super::external::ExternalControllers;
@@ -89,7 +92,8 @@ pub fn build_with(
     let (net, flows, generators) = placer.finish()?;
 
     let monitored_links = net.monitored_links();
-    let estimate = budget::estimate(&RunShape {
+    let capture = captures(&s.run, &flows, &net, run.duration_ns)?;
+    let mut estimate = budget::estimate(&RunShape {
         links: &net.topo.links,
         flows: &flows,
         duration_ns: run.duration_ns,
@@ -97,11 +101,14 @@ pub fn build_with(
         monitored_links: &monitored_links,
         bottleneck_links: &monitored_links,
     });
+    if let Some((_, bytes)) = &capture {
+        estimate.add_capture(*bytes);
+    }
     budget::check(&estimate, opts.memory_budget_bytes)
         .map_err(|(field, message)| ScenarioError { field, message })?;
     let packet_limit = opts
         .memory_budget_bytes
-        .saturating_sub(estimate.series_bytes + estimate.flows_bytes)
+        .saturating_sub(estimate.series_bytes + estimate.flows_bytes + estimate.capture_bytes)
         / budget::PACKET_BYTES;
     Ok(Simulation::new(SimSetup {
         topology: net.topo,
@@ -114,5 +121,115 @@ pub fn build_with(
         generators,
         estimate,
         packet_limit,
+        capture: capture.map(|(c, _)| Box::new(c)),
     }))
+}
+
+/// The captures `run.pcap` asks for, at `run.pcap_tap`, with the memory
+/// they can take: per captured flow, the data packets its slowest link
+/// carries over the flow's life, 10 % more for packets dropped and sent
+/// again, and 1,024 more for a first window; at most as many ACKs (a
+/// receiver ACKs at most every packet); each held as a record
+/// ([`capture::RECORD_BYTES`]) and then as its bytes in the file
+/// ([`capture::FILE_BYTES_PER_PACKET`]).
+fn captures(
+    run: &super::schema::Run,
+    flows: &[Flow],
+    net: &Net,
+    duration_ns: u64,
+) -> Result<Option<(Captures, u64)>, ScenarioError> {
+    let names = match &run.pcap {
+        Some(n) if !n.is_empty() => n,
+        _ => return Ok(None),
+    };
+    let tap = match run.pcap_tap.as_deref() {
+        None | Some("sender") => Tap::Sender,
+        Some("bottleneck") => Tap::Bottleneck,
+        Some(other) => {
+            return err(
+                "run.pcap_tap",
+                format!("{other:?} is not a tap; allowed: \"sender\", \"bottleneck\""),
+            )
+        }
+    };
+    let mut taps: Vec<FlowTap> = Vec::with_capacity(names.len());
+    let mut bytes = 0u64;
+    for (k, name) in names.iter().enumerate() {
+        let field = format!("run.pcap[{k}]");
+        let Some(i) = flows.iter().position(|f| &f.name == name) else {
+            let some: Vec<&str> = flows.iter().take(5).map(|f| f.name.as_str()).collect();
+            return err(
+                &field,
+                format!(
+                    "no flow is named {name:?}; the flows are named as in flows.parquet's flow_name ({}{})",
+                    some.join(", "),
+                    if flows.len() > 5 { ", ..." } else { "" }
+                ),
+            );
+        };
+        if taps.iter().any(|t| t.flow == i as u32) {
+            return err(&field, format!("flow {name:?} is listed twice"));
+        }
+        let f = &flows[i];
+        let cfg = match &f.endpoints {
+            Endpoints::Tcp { sender, .. } => sender.config(),
+            Endpoints::Plt { .. } => {
+                return err(&field, format!("flow {name:?} is a PLT connection; captures cover TCP flows only (a PLT connection's two modules share one sequence space that no TCP dissector reads)"))
+            }
+            Endpoints::Udp(_) => {
+                return err(&field, format!("flow {name:?} is a UDP source; captures cover TCP flows only"))
+            }
+        };
+        let (data_hop, ack_hop) = match tap {
+            Tap::Sender => (0, f.bwd.len()),
+            Tap::Bottleneck => {
+                let hop = f.fwd.iter().enumerate().find_map(|(h, &l)| {
+                    net.hop_links
+                        .iter()
+                        .find(|&&(fl, _)| fl == l as usize)
+                        .map(|&(_, rl)| (h, rl))
+                });
+                let back = hop.and_then(|(h, rl)| {
+                    f.bwd
+                        .iter()
+                        .position(|&l| l as usize == rl)
+                        .map(|b| (h + 1, b))
+                });
+                match back {
+                    Some(hb) => hb,
+                    None => return err(&field, format!("flow {name:?} crosses no bottleneck link in both directions; use pcap_tap = \"sender\"")),
+                }
+            }
+        };
+        let active_ns = f
+            .stop_ns
+            .unwrap_or(duration_ns)
+            .min(duration_ns)
+            .saturating_sub(f.start_ns);
+        let rate = f
+            .fwd
+            .iter()
+            .map(|&l| net.topo.links[l as usize].rate.bps())
+            .min()
+            .unwrap_or(0) as f64;
+        let data_pkts = 1.1 * rate * active_ns as f64
+            / (8.0 * NS_PER_SEC as f64 * f64::from(cfg.packet_size_bytes))
+            + 1024.0;
+        let per_pkt = capture::RECORD_BYTES + capture::FILE_BYTES_PER_PACKET;
+        let b = (2.0 * data_pkts * per_pkt as f64).min(u64::MAX as f64 / 4.0) as u64
+            + capture::FILE_HEADER_BYTES;
+        bytes = bytes.saturating_add(b);
+        taps.push(FlowTap {
+            flow: i as u32,
+            name: name.clone(),
+            data_hop: u8::try_from(data_hop).expect("routes are short"),
+            ack_hop: u8::try_from(ack_hop).expect("routes are short"),
+            payload_bytes: u32::try_from(cfg.payload_bytes()).expect("packet sizes are u16"),
+            rwnd_pkts: cfg.rwnd_pkts,
+            start_ns: f.start_ns,
+            base_rtt_ns: f.base_rtt_ns,
+            ecn: cfg.ecn,
+        });
+    }
+    Ok(Some((Captures::new(tap, flows.len(), taps), bytes)))
 }

@@ -118,6 +118,8 @@ pub enum Kind {
     Cc,
     /// An array of size strings.
     SizeList,
+    /// An array of flow names.
+    NameList,
     /// A table of named f64 parameters.
     Params,
     /// A nested table.
@@ -1234,6 +1236,22 @@ pub const SAMPLE_INTERVAL: Field = opt(
     "duration / 1000 (at least 1 ms)",
     "spacing of the time series",
 );
+pub const PCAP: Field = opt(
+    "pcap",
+    Kind::NameList,
+    "",
+    Range::Described("names of TCP flows (flows.parquet's `flow_name`), each once"),
+    "`[]`",
+    "flows whose packets are written as pcapng, one file each (`pcap/<flow>.pcapng` in the run's directory; `longfat run --pcap` overrides). Headers only, nanosecond timestamps, at `pcap_tap`; PLT connections and UDP sources are refused (docs/scenarios.md, \"Packet captures\"). Counts against the memory budget: 190 bytes per packet captured",
+);
+pub const PCAP_TAP: Field = opt(
+    "pcap_tap",
+    Kind::Word(crate::capture::TAPS),
+    "",
+    Range::Any,
+    "`\"sender\"`",
+    "where the captures see the flow: `\"sender\"`: the sender's host (data as it is handed to the access link, ACKs as they arrive); `\"bottleneck\"`: the flow's first bottleneck link at its receiver-side router (data as it leaves the bottleneck, ACKs as they enter its reverse link)",
+);
 
 impl Table {
     /// The fields, in the serde struct's order.
@@ -1402,7 +1420,14 @@ impl Table {
                 RECEIVE_BUFFER,
                 LCM_RESEND,
             ],
-            Table::Run => &[DURATION, SEED, MEASURE_FROM, SAMPLE_INTERVAL],
+            Table::Run => &[
+                DURATION,
+                SEED,
+                MEASURE_FROM,
+                SAMPLE_INTERVAL,
+                PCAP,
+                PCAP_TAP,
+            ],
         }
     }
 
@@ -1466,6 +1491,7 @@ fn kind_name(k: Kind) -> String {
             .join(", "),
         Kind::Cc => "controller".into(),
         Kind::SizeList => "list of sizes".into(),
+        Kind::NameList => "list of flow names".into(),
         Kind::Params => "table of numbers".into(),
         Kind::Table(t) => format!("table `[{}]`", t.path()),
         Kind::Tables(t) => format!("array of tables `[[{}]]`", t.path()),
@@ -1518,6 +1544,7 @@ pub fn json() -> Value {
                         Kind::Word(words) => ("word", json!({ "words": words })),
                         Kind::Cc => ("cc", Value::Null),
                         Kind::SizeList => ("size_list", Value::Null),
+                        Kind::NameList => ("name_list", Value::Null),
                         Kind::Params => ("params", Value::Null),
                         Kind::Table(t) => ("table", json!({ "table": t.struct_name() })),
                         Kind::Tables(t) => ("tables", json!({ "table": t.struct_name() })),

@@ -269,6 +269,8 @@ pub struct Run {
     pub seed: Option<u64>,
     pub measure_from: Option<String>,
     pub sample_interval: Option<String>,
+    pub pcap: Option<Vec<String>>,
+    pub pcap_tap: Option<String>,
 }
 
 impl Scenario {

@@ -44,6 +44,8 @@ const SIM_FLOORS: &[(&str, u32)] = &[
     // what endpoints send through, and the links
     ("outbox", 2),
     ("link", 2),
+    // packet captures: records of packets, written as pcapng
+    ("capture", 2),
     // the paths, and the transports' endpoints
     ("topology", 3),
     ("tcp", 3),
