@@ -124,6 +124,11 @@ def test_shipped_scenarios_are_found_by_name(tmp_path):
     mine.mkdir()
     (mine / "canonical").write_text("name = 'mine'\n")
     assert find_scenario(mine / "canonical") == mine / "canonical"
+    # The Python API reads names as the command line does (longfat.run("canonical")).
+    from longfat.scenario import load_scenario
+
+    assert load_scenario("canonical") == load_scenario(shipped_dir() / "canonical.toml")
+    assert load_scenario(mine / "canonical")["name"] == "mine"
     for arg in ("nope", "../canonical", "ltcp/../canonical", "/etc/passwd.toml", "ltcp", "x" * 5000, "cano\0nical"):
         assert find_scenario(arg) == Path(arg), arg
     r = run_cli("scenarios")

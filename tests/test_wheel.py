@@ -217,3 +217,52 @@ def test_installed_package_runs_a_python_controller_outside_the_clone(installed,
               "--workers", "2", "--out", study, "-q"], cwd=work, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "2 runs in the grid: 2 ran now" in " ".join(r.stdout.split()), r.stdout
+
+
+def test_installed_extras_run_a_capture_a_notebook_and_the_gym_outside_the_clone(installed, tmp_path):
+    """Issue 32's four pieces from the wheel, as a user gets them: a packet
+    capture that tshark reads with the run's retransmission count, the
+    quickstart notebook executed by a kernel of the wheel's venv (with
+    longfat[notebook]), the Gymnasium environment (longfat[gym]) through
+    gymnasium.make, and a Python controller (the test above). Runs last:
+    it installs the extras, which the base-install test must not see."""
+    import shutil
+
+    py, longfat, work = installed["bin"] / "python", installed["bin"] / "longfat", installed["work"]
+    r = _run([py, "-m", "pip", "install", "-q", f"{installed['wheel']}[notebook,gym]"], cwd=work, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    # A capture of a lossy flow, read back by tshark.
+    out = tmp_path / "cap"
+    r = _run([longfat, "run", "dumbbell_reno", "--set", "flows[0].count=1", "--set", 'flows[0].name="f"', "--set", "network.bottleneck.loss=0.002",
+              "--set", 'run.duration="3s"', "--pcap", "f", "--out", out, "-q", "--no-plot"], cwd=work, timeout=300)
+    assert r.returncode == 0, r.stderr
+    capture = out / "pcap" / "f.pcapng"
+    retransmits = json.loads((out / "summary.json").read_text())["flows"][0]["retransmits"]
+    assert capture.stat().st_size > 10_000 and retransmits > 0
+    if shutil.which("tshark") or os.environ.get("LONGFAT_REQUIRE_TSHARK"):
+        t = subprocess.run(["tshark", "-r", str(capture), "-Y", "tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, timeout=120)
+        assert t.returncode == 0, t.stderr
+        assert len(t.stdout.split()) == retransmits, (t.stdout, retransmits)
+    # The quickstart notebook, executed by the wheel's venv's own kernel.
+    nb = work / "quickstart.ipynb"
+    shutil.copy(ROOT / "docs" / "notebooks" / "quickstart.ipynb", nb)
+    code = (
+        "import nbformat, longfat; from nbclient import NotebookClient\n"
+        f"nb = nbformat.read({str(nb)!r}, as_version=4)\n"
+        f"NotebookClient(nb, timeout=300, kernel_name='python3', resources={{'metadata': {{'path': {str(work)!r}}}}}).execute()\n"
+        "print(sum(1 for c in nb.cells if c.cell_type == 'code'), longfat.__file__)\n"
+    )
+    r = _run([py, "-c", code], cwd=work, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    cells, module = r.stdout.split()
+    assert int(cells) >= 4 and Path(module).is_relative_to(installed["venv"]), r.stdout
+    # The gym environment, built by gymnasium from its registered id.
+    code = (
+        "import gymnasium, longfat.gym as g, numpy as np\n"
+        "env = gymnasium.make(g.ENV_ID, scenario='canonical', step='10ms')\n"
+        "obs, _ = env.reset(seed=3)\n"
+        "for _ in range(20): obs, r, term, trunc, info = env.step(np.array([500.0], dtype=np.float32))\n"
+        "print(obs.shape[0] > 0, np.isfinite(r))\n"
+    )
+    r = _run([py, "-c", code], cwd=work, timeout=300)
+    assert r.returncode == 0 and r.stdout.split() == ["True", "True"], r.stdout + r.stderr

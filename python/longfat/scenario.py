@@ -232,7 +232,10 @@ def find_scenario(arg: str | os.PathLike) -> Path:
 
 
 def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False, keep_sweep: bool = False) -> dict:
-    """Reads a scenario: a path to a TOML file, or an already-parsed dict.
+    """Reads a scenario: a path to a TOML file, a shipped scenario's name
+    (``canonical``, ``scenarios/ltcp/fig5.toml``: ``find_scenario``, as the
+    command line resolves them, so the README's examples work from any
+    directory), or an already-parsed dict.
     A ``[reproduce]`` table (the sweep ``longfat reproduce`` runs) is dropped
     unless ``keep_reproduce``, and a ``[sweep]`` table (the grid of
     ``longfat sweep``) unless ``keep_sweep``: the rest is the base point.
@@ -248,7 +251,7 @@ def load_scenario(source: str | Path | dict, *, keep_reproduce: bool = False, ke
         return copy.deepcopy(doc)
     if not isinstance(source, (str, os.PathLike)):
         raise ScenarioError(f"scenario: expected a TOML file path or a dict, not {kind_of(source)}", "")
-    path = Path(source)
+    path = find_scenario(source)
     doc = _read_toml(path)
     if not keep_reproduce:
         doc.pop("reproduce", None)
