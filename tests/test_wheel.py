@@ -234,7 +234,7 @@ def test_installed_extras_run_a_capture_a_notebook_and_the_gym_outside_the_clone
     # A capture of a lossy flow, read back by tshark.
     out = tmp_path / "cap"
     r = _run([longfat, "run", "dumbbell_reno", "--set", "flows[0].count=1", "--set", 'flows[0].name="f"', "--set", "network.bottleneck.loss=0.002",
-              "--set", 'run.duration="3s"', "--pcap", "f", "--out", out, "-q", "--no-plot"], cwd=work, timeout=300)
+              "--set", 'run.duration="3s"', "--set", 'run.measure_from="0s"', "--pcap", "f", "--out", out, "-q", "--no-plot"], cwd=work, timeout=300)
     assert r.returncode == 0, r.stderr
     capture = out / "pcap" / "f.pcapng"
     retransmits = json.loads((out / "summary.json").read_text())["flows"][0]["retransmits"]
