@@ -347,16 +347,7 @@ impl Simulation {
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
-        let p = self.packets.get(id);
-        if let Some(slot) = c.wants(p, hop) {
-            let window = match p.kind {
-                PacketKind::Ack => self.flows[p.flow as usize]
-                    .endpoints
-                    .advertised_window_pkts(),
-                _ => 0,
-            };
-            c.record(slot, self.now_ns, p, window);
-        }
+        tap_one(c, &self.flows, self.now_ns, self.packets.get(id), hop);
     }
 
     /// The same for the outbox's packet `i`, handed to its route's first hop.
@@ -366,16 +357,7 @@ impl Simulation {
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
-        let p = &self.out.packets[i];
-        if let Some(slot) = c.wants(p, 0) {
-            let window = match p.kind {
-                PacketKind::Ack => self.flows[p.flow as usize]
-                    .endpoints
-                    .advertised_window_pkts(),
-                _ => 0,
-            };
-            c.record(slot, self.now_ns, p, window);
-        }
+        tap_one(c, &self.flows, self.now_ns, &self.out.packets[i], 0);
     }
 
     /// Offers packet `id` to link `l`. The caller passes the packet's size
@@ -513,5 +495,17 @@ impl Simulation {
             }
         }
         self.out.timers.clear();
+    }
+}
+
+/// Records `p` in the capture if its tap is where the packet is handed to
+/// hop `hop` of its route; an ACK carries its receiver's advertised window.
+fn tap_one(c: &mut Captures, flows: &[Flow], now_ns: u64, p: &crate::packet::Packet, hop: usize) {
+    if let Some(slot) = c.wants(p, hop) {
+        let window = match p.kind {
+            PacketKind::Ack => flows[p.flow as usize].endpoints.advertised_window_pkts(),
+            _ => 0,
+        };
+        c.record(slot, now_ns, p, window);
     }
 }
