@@ -239,7 +239,7 @@ def test_installed_extras_run_a_capture_a_notebook_and_the_gym_outside_the_clone
     capture = out / "pcap" / "f.pcapng"
     retransmits = json.loads((out / "summary.json").read_text())["flows"][0]["retransmits"]
     assert capture.stat().st_size > 10_000 and retransmits > 0
-    if shutil.which("tshark") or os.environ.get("LONGFAT_REQUIRE_TSHARK"):
+    if shutil.which("tshark") or os.environ.get("LONGFAT_REQUIRE_PCAP_TOOLS"):
         t = subprocess.run(["tshark", "-r", str(capture), "-Y", "tcp.analysis.retransmission", "-T", "fields", "-e", "frame.number"], capture_output=True, text=True, timeout=120)
         assert t.returncode == 0, t.stderr
         assert len(t.stdout.split()) == retransmits, (t.stdout, retransmits)
