@@ -1328,6 +1328,16 @@ def _self_test(doc: Any) -> None:
         del blob
     elif what == "abort":
         os.abort()
+    elif what in ("tls-once", "tls-always"):
+        # glibc's exit when malloc fails giving a thread its TLS (dl-tls.c);
+        # "tls-once" dies on its first attempt only (a file the test names
+        # records the attempt), "tls-always" on every attempt.
+        marker = Path(doc["__marker__"])
+        if what == "tls-always" or not marker.exists():
+            marker.touch()
+            sys.stderr.write("cannot allocate memory for thread-local data: ABORT\n")
+            sys.stderr.flush()
+            os._exit(127)
 
 
 #: Where Python hands a scenario to the Rust validator: a ScenarioError
@@ -1494,7 +1504,18 @@ def run_inputs(
                     code = w.proc.exitcode
                     tail = w.stderr_tail()
                     if w.job is not None:
-                        finish(w, _death(code, tail, time.monotonic() - w.started))
+                        res = _death(code, tail, time.monotonic() - w.started)
+                        if res["outcome"] == MEMORY and not w.job.get("retried"):
+                            # Once more, in a fresh worker: a run is
+                            # deterministic, so an input that blows the
+                            # limit dies again and is reported; one that
+                            # died because the machine was short of memory
+                            # (mmap refused under host pressure: glibc's
+                            # TLS allocator exits 127) does not.
+                            queue.appendleft({**w.job, "retried": True})
+                            w.job = None
+                        else:
+                            finish(w, res)
                     elif not w.ready:
                         deaths_before_ready += 1
                         if deaths_before_ready > 20:
@@ -1527,7 +1548,9 @@ def run_inputs(
 
 def _death(code: int | None, stderr: str, seconds: float) -> dict:
     """The outcome of a worker that died on an input."""
-    memoryish = "memory allocation of" in stderr or "MemoryError" in stderr or "out of memory" in stderr.lower() or "Cannot allocate memory" in stderr
+    # "cannot allocate memory for thread-local data: ABORT" is glibc's
+    # (dl-tls.c) when malloc fails giving a thread its TLS: exit 127.
+    memoryish = "memory allocation of" in stderr or "MemoryError" in stderr or "out of memory" in stderr.lower() or "cannot allocate memory" in stderr.lower()
     if code == -9 or memoryish:
         return {"outcome": MEMORY, "detail": f"worker died (exit {code}) allocating", "traceback": "", "stderr": stderr, "seconds": seconds}
     return {"outcome": BUG, "detail": f"worker died (exit {code})", "traceback": "", "stderr": stderr, "seconds": seconds}

@@ -203,6 +203,21 @@ def test_hang_and_memory_are_caught():
     assert res["mem"]["outcome"] == fuzz_py.MEMORY
 
 
+def test_a_worker_that_dies_allocating_is_tried_once_more(tmp_path):
+    """A worker that dies allocating (glibc's TLS exit 127 here) runs its
+    input once more in a fresh worker: an input that dies again is MEMORY,
+    one that died once (the machine short of memory, not the input) gives
+    its own outcome."""
+    base = {"source": "schema", "kind": "scenario", "text": None, "path": None, "seed": None, "overrides": []}
+    once = {**base, "id": "once", "doc": {"__fuzz_test__": "tls-once", "__marker__": str(tmp_path / "once")}}
+    always = {**base, "id": "always", "doc": {"__fuzz_test__": "tls-always", "__marker__": str(tmp_path / "always")}}
+    res = {i["id"]: (i, r) for i, r in fuzz_py.run_inputs([once, always], jobs=2, timeout=30)}
+    assert set(res) == {"once", "always"}
+    (i_always, r_always), (i_once, r_once) = res["always"], res["once"]
+    assert r_always["outcome"] == fuzz_py.MEMORY and "exit 127" in r_always["detail"] and i_always["retried"], r_always
+    assert r_once["outcome"] != fuzz_py.MEMORY and i_once["retried"], r_once
+
+
 # ---- the user's files and studies (scripts/fuzz_files.py) --------------------------
 
 
