@@ -901,6 +901,24 @@ impl Link {
             }
             AqmState::FqCodel(f) => {
                 let b = f.bucket_of(key);
+                if a.in_service.is_none()
+                    && f.is_idle()
+                    && !a.limit.exceeded_by(1, u64::from(size_bytes))
+                {
+                    // An idle link: `enqueue` and `start_service`'s dequeue
+                    // in one (`FqCodel::serve_idle`).
+                    let markable = a.ecn && pool.get(id).is_ect();
+                    let counters = &mut self.counters;
+                    let d = f.serve_idle(now_ns, b, queued, markable, |v| {
+                        counters.drops_aqm += 1;
+                        pool.remove(PacketId(v.handle));
+                        out.freed += 1;
+                    });
+                    if let Some(d) = d {
+                        out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+                    }
+                    return out;
+                }
                 f.enqueue(b, queued);
                 let (n, bytes) = f.len();
                 if a.limit.exceeded_by(n, bytes) {
@@ -1096,9 +1114,19 @@ impl Link {
             }),
         };
         let (p, mark) = next?;
+        Some(self.begin_service(now_ns, p, mark, pool))
+    }
+
+    /// AQM link: `p`, just dequeued (`mark`: CE-mark it), enters service;
+    /// returns when it finishes serializing.
+    #[inline]
+    fn begin_service(&mut self, now_ns: u64, p: Queued, mark: bool, pool: &mut PacketPool) -> u64 {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
         if mark {
             pool.get_mut(PacketId(p.handle)).set_ecn(Ecn::Ce);
-            counters.ce_marks += 1;
+            self.counters.ce_marks += 1;
         }
         let sojourn = now_ns - p.enqueue_ns;
         for s in [&mut a.sojourn, &mut a.total] {
@@ -1107,7 +1135,7 @@ impl Link {
             s.max_ns = s.max_ns.max(sojourn);
         }
         a.in_service = Some(p);
-        Some(now_ns + self.tx_time(p.size_bytes))
+        now_ns + self.tx_time(p.size_bytes)
     }
 
     /// The head of the pipe reached the far end: its packet and whether it
