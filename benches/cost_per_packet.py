@@ -4,6 +4,7 @@
     python3 benches/cost_per_packet.py                    # CPU time, 5 alternating rounds, this tree
     python3 benches/cost_per_packet.py --callgrind        # instructions (valgrind), 20 s runs
     python3 benches/cost_per_packet.py --base HEAD~3      # the same for another commit, side by side
+    python3 benches/cost_per_packet.py --base-bin OLD/run_scenario --bin NEW/run_scenario
     python3 benches/cost_per_packet.py --only reno cubic_paced
 
 Runs one `run_scenario` binary on the matched scenarios `benches/cost_*.toml`
@@ -129,6 +130,7 @@ def main() -> int:
     ap.add_argument("--duration", help="cut every run to this simulated duration (default: 60s; 20s with --callgrind)")
     ap.add_argument("--base", help="also measure this commit, side by side")
     ap.add_argument("--bin", type=Path, help="measure this run_scenario binary instead of building this tree")
+    ap.add_argument("--base-bin", type=Path, help="also measure this run_scenario binary, side by side (as --base)")
     ap.add_argument("--only", nargs="+", choices=SCENARIOS, help="run only these scenarios")
     args = ap.parse_args()
     if args.rounds < 1:
@@ -137,11 +139,15 @@ def main() -> int:
     names = args.only or SCENARIOS
 
     builds: dict[str, Path] = {}
+    if args.base and args.base_bin:
+        ap.error("--base and --base-bin exclude each other")
     if args.base:
         export(args.base)
     builds["head"] = args.bin or build(ROOT, ROOT / "target")
     if args.base:
         builds["base"] = build_commit(args.base)
+    elif args.base_bin:
+        builds["base"] = args.base_bin
 
     # cost[build][scenario] -> list over rounds of cost per packet
     cost: dict[str, dict[str, list[float]]] = {b: {s: [] for s in names} for b in builds}
@@ -168,20 +174,20 @@ def main() -> int:
                         f"  round {r + 1}/{rounds} {bname} {s}: {x / pkts:.1f} {unit} per packet ({pkts} packets)",
                         file=sys.stderr,
                     )
-    if args.base and counts["head"] != counts["base"]:
+    if "base" in builds and counts["head"] != counts["base"]:
         differ = [s for s in names if counts["head"][s] != counts["base"][s]]
         print(f"warning: events or packets differ between the builds on {differ}", file=sys.stderr)
 
     what = f"callgrind, {duration} runs" if args.callgrind else f"median of {rounds} alternating rounds, {duration or '60s'} runs"
     print(f"\ncost per bottleneck packet (both directions), {unit}; {what}")
     hdr = f"{'scenario':<13} {'packets':>9} {'events/pkt':>10}" + "".join(f" {b:>10}" for b in builds)
-    if args.base:
+    if "base" in builds:
         hdr += f" {'head/base':>10}"
     print(hdr)
     for s in names:
         ev, pkts = counts["head"][s]
         line = f"{s:<13} {pkts:>9} {ev / pkts:>10.2f}" + "".join(f" {statistics.median(cost[b][s]):>10.1f}" for b in builds)
-        if args.base:
+        if "base" in builds:
             line += f" {statistics.median(cost['head'][s]) / statistics.median(cost['base'][s]):>9.3f}x"
         print(line)
 
