@@ -587,7 +587,7 @@ mod tests {
                         let size = [54, 1500, 1514, 1515, 3000][draw(5) as usize];
                         let p = pkt(next, size, t.saturating_sub(draw(2 * MS)));
                         next += 1;
-                        let m = p.handle % 3 == 0;
+                        let m = p.handle.is_multiple_of(3);
                         let (mut da, mut db) = (vec![], vec![]);
                         let ra = a.serve_idle(t, bucket, p, m, |p| da.push(p));
                         b.enqueue(bucket, p);
@@ -600,8 +600,9 @@ mod tests {
                         if a.pkts == 0 || a.old_flows.len() == 1 {
                             shortcuts += 1;
                         }
-                        let ra = a.dequeue(t, |p| p.handle % 3 == 0, |p| da.push(p));
-                        let rb = b.dequeue_by_loop(t, |p| p.handle % 3 == 0, |p| db.push(p));
+                        let ra = a.dequeue(t, |p| p.handle.is_multiple_of(3), |p| da.push(p));
+                        let rb =
+                            b.dequeue_by_loop(t, |p| p.handle.is_multiple_of(3), |p| db.push(p));
                         assert_eq!((ra, &da), (rb, &db), "case {case}");
                     }
                 }
