@@ -1075,10 +1075,12 @@ impl Link {
                     |p| markable(pool_ro, p.handle),
                     |p| dropped.push(p.handle),
                 );
-                for h in dropped.drain(..) {
-                    counters.drops_aqm += 1;
-                    pool.remove(PacketId(h));
-                    *freed += 1;
+                if !dropped.is_empty() {
+                    for h in dropped.drain(..) {
+                        counters.drops_aqm += 1;
+                        pool.remove(PacketId(h));
+                        *freed += 1;
+                    }
                 }
                 d.map(|d| (d.packet, d.mark))
             }
