@@ -1030,6 +1030,17 @@ impl Link {
             arrival_ns: was_empty.then_some(arrive_ns),
             ..AqmService::default()
         };
+        if let Queue::Aqm(a) = &mut self.queue {
+            if let AqmState::FqCodel(f) = &mut a.state {
+                if f.is_empty() {
+                    // What `start_service`'s dequeue does with nothing
+                    // queued, and all it does: the buckets leave the
+                    // lists, and the link goes idle.
+                    f.go_idle();
+                    return out;
+                }
+            }
+        }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
     }

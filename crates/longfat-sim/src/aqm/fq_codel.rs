@@ -319,7 +319,7 @@ impl FqCodel {
         }
     }
 
-    /// `dequeue` with nothing queued, in one pass: the loop would visit
+    /// `dequeue` with nothing queued (`is_empty`), in one pass: the loop would visit
     /// every listed bucket, find it empty and take it off the lists (a new
     /// flow by way of the old list, a bucket short of deficit after one or
     /// more new quanta), calling its CoDel's `on_empty` on the way. The end
@@ -327,8 +327,7 @@ impl FqCodel {
     /// visited CoDel emptied. Only the deficits of the buckets left off the
     /// lists differ, and a bucket's deficit is read only while it is on a
     /// list (`enqueue` sets it afresh when the bucket joins one).
-    #[cold]
-    fn go_idle(&mut self) {
+    pub fn go_idle(&mut self) {
         while let Some(b) = self.new_flows.pop_front() {
             let bk = &mut self.buckets[b as usize];
             bk.codel.on_empty();
