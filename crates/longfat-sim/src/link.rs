@@ -901,6 +901,24 @@ impl Link {
             }
             AqmState::FqCodel(f) => {
                 let b = f.bucket_of(key);
+                if a.in_service.is_none()
+                    && f.is_idle()
+                    && !a.limit.exceeded_by(1, u64::from(size_bytes))
+                {
+                    // An idle link: `enqueue` and `start_service`'s dequeue
+                    // in one (`FqCodel::serve_idle`).
+                    let markable = a.ecn && pool.get(id).is_ect();
+                    let counters = &mut self.counters;
+                    let d = f.serve_idle(now_ns, b, queued, markable, |v| {
+                        counters.drops_aqm += 1;
+                        pool.remove(PacketId(v.handle));
+                        out.freed += 1;
+                    });
+                    if let Some(d) = d {
+                        out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+                    }
+                    return out;
+                }
                 f.enqueue(b, queued);
                 let (n, bytes) = f.len();
                 if a.limit.exceeded_by(n, bytes) {
@@ -1012,6 +1030,17 @@ impl Link {
             arrival_ns: was_empty.then_some(arrive_ns),
             ..AqmService::default()
         };
+        if let Queue::Aqm(a) = &mut self.queue {
+            if let AqmState::FqCodel(f) = &mut a.state {
+                if f.is_empty() {
+                    // What `start_service`'s dequeue does with nothing
+                    // queued, and all it does: the buckets leave the
+                    // lists, and the link goes idle.
+                    f.go_idle();
+                    return out;
+                }
+            }
+        }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
     }
@@ -1057,10 +1086,12 @@ impl Link {
                     |p| markable(pool_ro, p.handle),
                     |p| dropped.push(p.handle),
                 );
-                for h in dropped.drain(..) {
-                    counters.drops_aqm += 1;
-                    pool.remove(PacketId(h));
-                    *freed += 1;
+                if !dropped.is_empty() {
+                    for h in dropped.drain(..) {
+                        counters.drops_aqm += 1;
+                        pool.remove(PacketId(h));
+                        *freed += 1;
+                    }
                 }
                 d.map(|d| (d.packet, d.mark))
             }
@@ -1096,9 +1127,19 @@ impl Link {
             }),
         };
         let (p, mark) = next?;
+        Some(self.begin_service(now_ns, p, mark, pool))
+    }
+
+    /// AQM link: `p`, just dequeued (`mark`: CE-mark it), enters service;
+    /// returns when it finishes serializing.
+    #[inline]
+    fn begin_service(&mut self, now_ns: u64, p: Queued, mark: bool, pool: &mut PacketPool) -> u64 {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
         if mark {
             pool.get_mut(PacketId(p.handle)).set_ecn(Ecn::Ce);
-            counters.ce_marks += 1;
+            self.counters.ce_marks += 1;
         }
         let sojourn = now_ns - p.enqueue_ns;
         for s in [&mut a.sojourn, &mut a.total] {
@@ -1107,7 +1148,7 @@ impl Link {
             s.max_ns = s.max_ns.max(sojourn);
         }
         a.in_service = Some(p);
-        Some(now_ns + self.tx_time(p.size_bytes))
+        now_ns + self.tx_time(p.size_bytes)
     }
 
     /// The head of the pipe reached the far end: its packet and whether it

@@ -188,6 +188,80 @@ impl FqCodel {
         mut markable: impl FnMut(&Queued) -> bool,
         mut dropped: impl FnMut(Queued),
     ) -> Option<Dequeued> {
+        if self.pkts == 0 {
+            self.go_idle();
+            return None;
+        }
+        loop {
+            let from_new = !self.new_flows.is_empty();
+            let b = *if from_new {
+                self.new_flows.front()
+            } else {
+                self.old_flows.front()
+            }?;
+            let bk = &mut self.buckets[b as usize];
+            if bk.deficit <= 0 {
+                // DRR: a new quantum, and to the back of the old flows.
+                bk.deficit += i64::from(self.p.quantum_bytes);
+                bk.list = List::Old;
+                // To the back of the old flows; when it is the only old
+                // flow (one flow, the common case) it is there already.
+                if from_new || self.old_flows.len() > 1 {
+                    self.pop_head(from_new);
+                    self.old_flows.push_back(b);
+                }
+                continue;
+            }
+            // This bucket's CoDel decides on its packets, one by one.
+            let out = loop {
+                let Some(p) = bk.q.pop_front() else {
+                    bk.codel.on_empty();
+                    break None;
+                };
+                let size = u64::from(p.size_bytes);
+                bk.bytes -= size;
+                self.bytes -= size;
+                self.pkts -= 1;
+                let sojourn = now_ns.saturating_sub(p.enqueue_ns);
+                let m = markable(&p);
+                match bk
+                    .codel
+                    .on_dequeue(now_ns, sojourn, self.bytes, u32::from(p.size_bytes), m)
+                {
+                    Verdict::Pass => break Some((p, false)),
+                    Verdict::Congested if m => break Some((p, true)),
+                    Verdict::Congested | Verdict::Drop => dropped(p),
+                }
+            };
+            match out {
+                Some((packet, mark)) => {
+                    bk.deficit -= i64::from(packet.size_bytes);
+                    return Some(Dequeued { packet, mark });
+                }
+                None => {
+                    // Empty: a new flow goes to the old list if there is
+                    // one (so it cannot starve the old flows by emptying
+                    // and re-entering as new, RFC 8290 §4.2), else leaves.
+                    let to_old = from_new && !self.old_flows.is_empty();
+                    bk.list = if to_old { List::Old } else { List::None };
+                    self.pop_head(from_new);
+                    if to_old {
+                        self.old_flows.push_back(b);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `dequeue` before its shortcuts (`go_idle`, the lone old flow's
+    /// new quantum), for the test that they change nothing.
+    #[cfg(test)]
+    fn dequeue_by_loop(
+        &mut self,
+        now_ns: u64,
+        mut markable: impl FnMut(&Queued) -> bool,
+        mut dropped: impl FnMut(Queued),
+    ) -> Option<Dequeued> {
         loop {
             let from_new = !self.new_flows.is_empty();
             let b = *if from_new {
@@ -243,6 +317,75 @@ impl FqCodel {
                 }
             }
         }
+    }
+
+    /// `dequeue` with nothing queued (`is_empty`), in one pass: the loop would visit
+    /// every listed bucket, find it empty and take it off the lists (a new
+    /// flow by way of the old list, a bucket short of deficit after one or
+    /// more new quanta), calling its CoDel's `on_empty` on the way. The end
+    /// state is the same: both lists empty, every bucket off them, each
+    /// visited CoDel emptied. Only the deficits of the buckets left off the
+    /// lists differ, and a bucket's deficit is read only while it is on a
+    /// list (`enqueue` sets it afresh when the bucket joins one).
+    pub fn go_idle(&mut self) {
+        while let Some(b) = self.new_flows.pop_front() {
+            let bk = &mut self.buckets[b as usize];
+            bk.codel.on_empty();
+            bk.list = List::None;
+        }
+        while let Some(b) = self.old_flows.pop_front() {
+            let bk = &mut self.buckets[b as usize];
+            bk.codel.on_empty();
+            bk.list = List::None;
+        }
+    }
+
+    /// Nothing is queued and no bucket is on a list (so the link is idle:
+    /// the last `dequeue` found nothing).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.pkts == 0 && self.new_flows.is_empty() && self.old_flows.is_empty()
+    }
+
+    /// `enqueue(b, packet)` then `dequeue(now_ns, ..)` on an idle FQ-CoDel
+    /// (`is_idle`), without the packet passing through the bucket's queue:
+    /// the bucket joins the new flows with a full quantum, its CoDel
+    /// decides on the packet with a sojourn of `now_ns - enqueue_ns` and
+    /// nothing left behind it, and the packet is sent (less its size from
+    /// the deficit) or dropped (then the bucket, empty, leaves the lists:
+    /// there are no old flows). The same calls in the same order as the
+    /// two calls make.
+    #[inline]
+    pub fn serve_idle(
+        &mut self,
+        now_ns: u64,
+        b: u32,
+        packet: Queued,
+        markable: bool,
+        mut dropped: impl FnMut(Queued),
+    ) -> Option<Dequeued> {
+        debug_assert!(self.is_idle());
+        let quantum = i64::from(self.p.quantum_bytes);
+        let bk = &mut self.buckets[b as usize];
+        // `dequeue` on a bucket with a full quantum (`quantum_bytes` >= 1):
+        // no new quantum before its packet.
+        let sojourn = now_ns.saturating_sub(packet.enqueue_ns);
+        let v = bk
+            .codel
+            .on_dequeue(now_ns, sojourn, 0, u32::from(packet.size_bytes), markable);
+        let mark = match v {
+            Verdict::Pass => false,
+            Verdict::Congested if markable => true,
+            Verdict::Congested | Verdict::Drop => {
+                dropped(packet);
+                bk.codel.on_empty();
+                return None;
+            }
+        };
+        bk.list = List::New;
+        bk.deficit = quantum - i64::from(packet.size_bytes);
+        self.new_flows.push_back(b);
+        Some(Dequeued { packet, mark })
     }
 
     fn pop_head(&mut self, from_new: bool) {
@@ -368,6 +511,106 @@ mod tests {
         let mut n = 0;
         f.drop_from_fattest(|_| n += 1);
         assert_eq!(n, 64);
+    }
+
+    /// Everything `dequeue` leaves that can matter later: the lists in
+    /// order, and each bucket's list, packets and CoDel, and its deficit
+    /// while it is on a list (`go_idle`'s doc).
+    fn observable(f: &FqCodel) -> String {
+        let buckets: Vec<String> = f
+            .buckets
+            .iter()
+            .map(|b| {
+                let deficit = (b.list != List::None).then_some(b.deficit);
+                format!(
+                    "{:?} {:?} {} {:?} {:?}",
+                    b.list, deficit, b.bytes, b.q, b.codel
+                )
+            })
+            .collect();
+        format!(
+            "{:?} {:?} {} {} {buckets:?}",
+            f.new_flows, f.old_flows, f.pkts, f.bytes
+        )
+    }
+
+    /// `dequeue`'s shortcuts and `serve_idle` change nothing: random
+    /// arrivals (1 to 4 buckets of 8, sizes across the quantum, sojourns
+    /// around CoDel's target), dequeues, overflow drops and arrivals at an
+    /// idle queue served at once, each applied to two copies, one through
+    /// `dequeue` and `serve_idle` and one through `enqueue` and the loop
+    /// without shortcuts, give the same packets, drops and state after
+    /// every step.
+    #[test]
+    fn dequeue_shortcuts_match_the_plain_loop() {
+        const MS: u64 = 1_000_000;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = |n: u64| {
+            rng = mix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            rng % n
+        };
+        let mut served_idle = 0;
+        for case in 0..40 {
+            let p = FqCodelParams {
+                flows: 8,
+                ..FqCodelParams::default()
+            };
+            let mut a = FqCodel::new(p, case);
+            let mut b = a.clone();
+            let active = 1 + draw(4) as u32;
+            let mut t = 0u64;
+            let mut next = 0u32;
+            let mut shortcuts = 0;
+            for _ in 0..2000 {
+                t += draw(3 * MS);
+                match draw(10) {
+                    0..=4 => {
+                        let bucket = draw(u64::from(active)) as u32;
+                        let size = [54, 100, 1000, 1500, 1514, 1515, 3000][draw(7) as usize];
+                        let enq = t.saturating_sub(draw(40 * MS));
+                        for f in [&mut a, &mut b] {
+                            f.enqueue(bucket, pkt(next, size, enq));
+                        }
+                        next += 1;
+                    }
+                    5 => {
+                        let (mut da, mut db) = (vec![], vec![]);
+                        if a.pkts > 0 {
+                            a.drop_from_fattest(|p| da.push(p));
+                            b.drop_from_fattest(|p| db.push(p));
+                        }
+                        assert_eq!(da, db);
+                    }
+                    6 if a.is_idle() => {
+                        // An arrival at an idle link, served at once.
+                        let bucket = draw(u64::from(active)) as u32;
+                        let size = [54, 1500, 1514, 1515, 3000][draw(5) as usize];
+                        let p = pkt(next, size, t.saturating_sub(draw(2 * MS)));
+                        next += 1;
+                        let m = p.handle.is_multiple_of(3);
+                        let (mut da, mut db) = (vec![], vec![]);
+                        let ra = a.serve_idle(t, bucket, p, m, |p| da.push(p));
+                        b.enqueue(bucket, p);
+                        let rb = b.dequeue_by_loop(t, |_| m, |p| db.push(p));
+                        assert_eq!((ra, &da), (rb, &db), "case {case}");
+                        served_idle += 1;
+                    }
+                    _ => {
+                        let (mut da, mut db) = (vec![], vec![]);
+                        if a.pkts == 0 || a.old_flows.len() == 1 {
+                            shortcuts += 1;
+                        }
+                        let ra = a.dequeue(t, |p| p.handle.is_multiple_of(3), |p| da.push(p));
+                        let rb =
+                            b.dequeue_by_loop(t, |p| p.handle.is_multiple_of(3), |p| db.push(p));
+                        assert_eq!((ra, &da), (rb, &db), "case {case}");
+                    }
+                }
+                assert_eq!(observable(&a), observable(&b), "case {case}");
+            }
+            assert!(shortcuts > 100, "case {case}: {shortcuts} shortcuts");
+        }
+        assert!(served_idle > 300, "{served_idle} idle arrivals");
     }
 
     /// Each bucket has its own CoDel: a standing queue in one bucket is

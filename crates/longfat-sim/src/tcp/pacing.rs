@@ -81,6 +81,16 @@ impl Pacer {
         if srtt_ns == 0 {
             return u64::MAX;
         }
+        // The same integer quotient in 64 bits when the numerator fits
+        // (every realistic window: about 1.8e19 / (1448 x 200 % x 1e9) =
+        // 6.4 million packets), the u128 division (`__udivti3`) otherwise.
+        let num = mss_bytes
+            .checked_mul(u64::from(ratio_pct))
+            .and_then(|x| x.checked_mul(cwnd_pkts.max(packets_out)))
+            .and_then(|x| x.checked_mul(NS_PER_SEC));
+        if let (Some(num), Some(den)) = (num, srtt_ns.checked_mul(100)) {
+            return num / den;
+        }
         let r = u128::from(mss_bytes)
             * u128::from(ratio_pct)
             * u128::from(cwnd_pkts.max(packets_out))
@@ -147,8 +157,7 @@ impl Pacer {
         }
         let rate = self.rate_bytes_per_sec;
         if rate != u64::MAX && rate > 0 && (!self.linux || self.segs_out >= UNPACED_SEGS) {
-            let mut len_ns =
-                (u128::from(self.skb_bytes) * u128::from(NS_PER_SEC) / u128::from(rate)) as u64;
+            let mut len_ns = skb_len_ns(self.skb_bytes, rate);
             if self.linux {
                 len_ns -= (len_ns / 2).min(self.skb_credit_ns);
             }
@@ -160,9 +169,71 @@ impl Pacer {
     }
 }
 
+/// `bytes` x 1e9 / `rate` (floor), in 64 bits when the product fits (an
+/// skb is at most 64 KB, so always in practice), else in 128; the same
+/// quotient either way.
+#[inline]
+fn skb_len_ns(bytes: u64, rate_bytes_per_sec: u64) -> u64 {
+    match bytes.checked_mul(NS_PER_SEC) {
+        Some(num) => num / rate_bytes_per_sec,
+        None => {
+            (u128::from(bytes) * u128::from(NS_PER_SEC) / u128::from(rate_bytes_per_sec)) as u64
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The 64-bit paths give the u128 quotient: at the edges where the
+    /// products stop fitting and on a spread of values.
+    #[test]
+    fn narrow_divisions_match_u128() {
+        let wide_len =
+            |b: u64, r: u64| (u128::from(b) * u128::from(NS_PER_SEC) / u128::from(r)) as u64;
+        let edge = u64::MAX / NS_PER_SEC;
+        for b in [
+            0,
+            1,
+            1448,
+            65_536,
+            edge - 1,
+            edge,
+            edge + 1,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
+            for r in [1, 7, 1_000_000, 12_500_000, 1_250_000_000, u64::MAX - 1] {
+                assert_eq!(skb_len_ns(b, r), wide_len(b, r), "{b} {r}");
+            }
+        }
+        let wide_rate = |m: u64, c: u64, o: u64, s: u64, p: u32| {
+            (u128::from(m) * u128::from(p) * u128::from(c.max(o)) * u128::from(NS_PER_SEC)
+                / (100 * u128::from(s)))
+            .min(u128::from(u64::MAX)) as u64
+        };
+        let mut x = 1u64;
+        for _ in 0..100_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let m = 1 + (x >> 48) % 9000;
+            let c = 1 + (x >> 20) % [10, 10_000, 10_000_000, 1 << 40][(x % 4) as usize];
+            let o = (x >> 8) % 20_000;
+            let s = 1
+                + (x >> 30) % [1_000, 100_000_000, 1 << 62, u64::MAX - 1][((x >> 2) % 4) as usize];
+            let p = [0u32, 1, 120, 200, 1000][((x >> 4) % 5) as usize];
+            assert_eq!(
+                Pacer::linux_rate(m, c, o, s, p),
+                wide_rate(m, c, o, s, p),
+                "{m} {c} {o} {s} {p}"
+            );
+            let b = (x >> 3) % [1_500, 65_536, edge + 10, u64::MAX][((x >> 6) % 4) as usize];
+            let r = 1 + (x >> 11) % [1_000, 1 << 40, u64::MAX - 1][((x >> 9) % 3) as usize];
+            assert_eq!(skb_len_ns(b, r), wide_len(b, r), "{b} {r}");
+        }
+    }
 
     /// Linux's formula with hand-derived numbers: MSS 1448, cwnd 10, SRTT
     /// 100 ms: 144,800 bytes per second at 100 %.
