@@ -271,19 +271,18 @@ impl Simulation {
     /// The packet at the head of link `l`'s pipe reaches the far end.
     #[inline(always)]
     fn on_link_arrival(&mut self, l: u32) {
-        let link = &mut self.links[l as usize];
-        let (id, intact) = link.pop_arrival(self.now_ns);
-        if let Some(soon) = link.upcoming() {
+        let a = self.links[l as usize].pop_arrival(self.now_ns);
+        if let Some(soon) = a.upcoming {
             self.packets.prefetch(soon);
         }
-        if let Some(t) = link.next_arrival_ns() {
+        if let Some(t) = a.next_arrival_ns {
             self.events.schedule(t, Event::LinkArrival(l));
         }
         self.packets_held -= 1;
-        if intact {
-            self.forward(id);
+        if a.intact {
+            self.forward(a.id);
         } else {
-            self.packets.remove(id);
+            self.packets.remove(a.id);
         }
     }
 
