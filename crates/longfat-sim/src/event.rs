@@ -93,11 +93,16 @@ impl PackedEvent {
     }
 }
 
-/// The order key of an event: (time, sequence) as one 128-bit number, so
+/// The heap's order key: (time, sequence) as one 128-bit number, so
 /// comparing two is a single comparison.
 #[inline(always)]
 fn key(time_ns: u64, seq: u64) -> u128 {
     (u128::from(time_ns) << 64) | u128::from(seq)
+}
+
+#[inline(always)]
+fn key_time(k: u128) -> u64 {
+    (k >> 64) as u64
 }
 
 /// Most entries the near list holds (see `EventQueue`).
@@ -105,7 +110,7 @@ const NEAR_CAP: usize = 64;
 
 /// How many pending events a new one may have to pass to enter the near
 /// list; one that would go deeper goes to the heap. At most `NEAR_CAP / 2`
-/// (a spill keeps the insertion point, see `EventQueue::spill`).
+/// (a spill leaves at most that many, see `EventQueue::spill`).
 const NEAR_DEPTH: usize = 32;
 
 /// Pending events ordered by (time, sequence).
@@ -119,24 +124,36 @@ const NEAR_DEPTH: usize = 32;
 /// walks back from the end past the few earlier events, and popping takes
 /// the last entry. An event that would have to pass more than `NEAR_DEPTH`
 /// entries (a timer, an arrival over a long pipe) goes to a 4-ary heap
-/// instead, and so do the later half of the list when it fills up. The
-/// two overlap in time: `pop` takes the lesser of the list's last entry and
-/// the heap's root, compared on the full (time, sequence) key, so the order
-/// is exactly (time, sequence).
+/// instead, and so do the later half of the list when it fills up.
+///
+/// The near list holds times only, no sequence numbers: a new event's
+/// sequence number would be the highest yet, so it goes after every entry
+/// at its time, and the list's order among equal times is the order of
+/// scheduling. The heap, which takes events out of that order, keys them
+/// on (time, sequence). Between the two the queue keeps one rule: **at
+/// any time, every heap entry comes before every near-list entry** (in
+/// scheduling order). An event bound for the heap takes the near list's
+/// entries at its time with it (they were scheduled before it), and a
+/// spill moves every entry at the time where the halves meet. The entries
+/// moved get fresh sequence numbers in their order, above every one in the
+/// heap, which is where that rule puts them. So `pop` takes the near
+/// list's next entry only if it is strictly earlier than the heap's root,
+/// and the order is exactly (time, scheduling order).
 #[derive(Debug)]
 pub struct EventQueue {
     /// Descending: the next event is the last.
-    near_keys: [u128; NEAR_CAP],
+    near_times: [u64; NEAR_CAP],
     near_events: [u64; NEAR_CAP],
     near_len: usize,
     heap: Heap,
+    /// The next sequence number a heap entry gets.
     next_seq: u64,
 }
 
 impl Default for EventQueue {
     fn default() -> Self {
         Self {
-            near_keys: [0; NEAR_CAP],
+            near_times: [0; NEAR_CAP],
             near_events: [0; NEAR_CAP],
             near_len: 0,
             heap: Heap::default(),
@@ -152,68 +169,98 @@ impl EventQueue {
 
     #[inline(always)]
     pub fn schedule(&mut self, time_ns: u64, event: Event) {
-        let k = key(time_ns, self.next_seq);
-        self.next_seq += 1;
         let ev = event.pack();
         // Room for one more (`n` is then provably below NEAR_CAP, so the
         // walk below needs no bounds checks).
         let n = if self.near_len < NEAR_CAP {
             self.near_len
         } else {
-            self.spill();
-            NEAR_CAP - NEAR_CAP / 2
+            self.spill().min(NEAR_CAP / 2)
         };
-        // Its sequence number is the highest yet, so `k` goes after every
-        // entry at a later time and before every entry at the same time or
-        // earlier: a comparison of times alone places it.
-        let time = |k: u128| (k >> 64) as u64;
-        if n >= NEAR_DEPTH && time(self.near_keys[n - NEAR_DEPTH]) <= time_ns {
-            self.heap.push(k, ev);
+        // It is the newest event, so it goes after every entry at a later
+        // time and before every entry at the same time or earlier: a
+        // comparison of times alone places it.
+        if n >= NEAR_DEPTH && self.near_times[n - NEAR_DEPTH] <= time_ns {
+            self.push_deep(time_ns, ev);
             return;
         }
         let mut i = n;
-        while i > 0 && time(self.near_keys[i - 1]) <= time_ns {
-            self.near_keys[i] = self.near_keys[i - 1];
+        while i > 0 && self.near_times[i - 1] <= time_ns {
+            self.near_times[i] = self.near_times[i - 1];
             self.near_events[i] = self.near_events[i - 1];
             i -= 1;
         }
-        self.near_keys[i] = k;
+        self.near_times[i] = time_ns;
         self.near_events[i] = ev;
         self.near_len = n + 1;
     }
 
-    /// Moves the later half of the full near list to the heap.
+    /// Gives the near list's entries `lo..hi` to the heap in their
+    /// scheduling order (the list is descending: from `hi - 1` down to
+    /// `lo`), with fresh sequence numbers; the caller closes the gap.
+    fn move_to_heap(&mut self, lo: usize, hi: usize) {
+        for i in (lo..hi).rev() {
+            self.heap
+                .push(key(self.near_times[i], self.next_seq), self.near_events[i]);
+            self.next_seq += 1;
+        }
+    }
+
+    /// Puts a new event at `time_ns` in the heap (it would pass too many
+    /// near entries), after the near list's entries at that time, which
+    /// were scheduled before it and go first.
     #[cold]
     #[inline(never)]
-    fn spill(&mut self) {
-        const HALF: usize = NEAR_CAP / 2;
-        for i in 0..HALF {
-            self.heap.push(self.near_keys[i], self.near_events[i]);
+    fn push_deep(&mut self, time_ns: u64, ev: u64) {
+        let n = self.near_len;
+        let lo = self.near_times[..n].partition_point(|&t| t > time_ns);
+        let hi = self.near_times[..n].partition_point(|&t| t >= time_ns);
+        if hi > lo {
+            self.move_to_heap(lo, hi);
+            self.near_times.copy_within(hi..n, lo);
+            self.near_events.copy_within(hi..n, lo);
+            self.near_len = n - (hi - lo);
         }
-        self.near_keys.copy_within(HALF..NEAR_CAP, 0);
-        self.near_events.copy_within(HALF..NEAR_CAP, 0);
-        self.near_len = NEAR_CAP - HALF;
+        self.heap.push(key(time_ns, self.next_seq), ev);
+        self.next_seq += 1;
+    }
+
+    /// Moves the later half of the full near list to the heap, with every
+    /// entry at the time where the halves meet (so that none at that time
+    /// stays behind in the list). Returns the list's new length, at most
+    /// `NEAR_CAP / 2`.
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self) -> usize {
+        const HALF: usize = NEAR_CAP / 2;
+        let meet = self.near_times[HALF - 1];
+        let upto = self.near_times.partition_point(|&t| t >= meet);
+        self.move_to_heap(0, upto);
+        self.near_times.copy_within(upto..NEAR_CAP, 0);
+        self.near_events.copy_within(upto..NEAR_CAP, 0);
+        self.near_len = NEAR_CAP - upto;
+        self.near_len
     }
 
     /// Whether the next event is the near list's (else the heap's; the
-    /// list is then empty or its next entry later).
+    /// list is then empty, or its next entry no earlier than the heap's
+    /// root, which at an equal time goes first).
     #[inline(always)]
     fn next_is_near(&self) -> bool {
         self.near_len > 0
             && self
                 .heap
                 .min_key()
-                .is_none_or(|m| self.near_keys[self.near_len - 1] < m)
+                .is_none_or(|m| self.near_times[self.near_len - 1] < key_time(m))
     }
 
     #[inline]
     pub fn peek_time(&mut self) -> Option<u64> {
-        let k = if self.next_is_near() {
-            self.near_keys[self.near_len - 1]
+        if self.next_is_near() {
+            Some(self.near_times[self.near_len - 1])
         } else {
-            self.heap.min_key()?
-        };
-        Some((k >> 64) as u64)
+            self.heap.min_key().map(key_time)
+        }
     }
 
     /// Pops the next event if it is due at or before `until_ns`: one look
@@ -221,12 +268,11 @@ impl EventQueue {
     #[inline(always)]
     pub fn pop_due(&mut self, until_ns: u64) -> Option<(u64, PackedEvent)> {
         let near = self.next_is_near();
-        let k = if near {
-            self.near_keys[self.near_len - 1]
+        let t = if near {
+            self.near_times[self.near_len - 1]
         } else {
-            self.heap.min_key()?
+            key_time(self.heap.min_key()?)
         };
-        let t = (k >> 64) as u64;
         if t > until_ns {
             return None;
         }
@@ -248,16 +294,17 @@ impl EventQueue {
     /// link arrivals (`PackedEvent::link_arrival`).
     #[inline]
     pub fn pop_packed(&mut self) -> Option<(u64, PackedEvent)> {
-        let (k, ev) = if self.next_is_near() {
+        let (t, ev) = if self.next_is_near() {
             self.near_len -= 1;
             (
-                self.near_keys[self.near_len],
+                self.near_times[self.near_len],
                 self.near_events[self.near_len],
             )
         } else {
-            self.heap.pop()?
+            let (k, ev) = self.heap.pop()?;
+            (key_time(k), ev)
         };
-        Some(((k >> 64) as u64, PackedEvent(ev)))
+        Some((t, PackedEvent(ev)))
     }
 
     pub fn len(&self) -> usize {
@@ -461,6 +508,33 @@ mod tests {
             assert_eq!(q.pop(), Some((1000 - u64::from(i), Event::LinkArrival(i))));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_spill_takes_every_entry_at_the_time_where_the_halves_meet() {
+        // A full list: 20 events at 9, 20 at 7, 24 at 5 (each group goes
+        // at the list's end). Its halves meet inside the run at 7, so the
+        // next schedule spills the 9s and every 7 (spilling exactly half
+        // would leave the 8 earliest 7s in the list, behind the heap's
+        // later ones). 7s scheduled after the spill come after them all.
+        let mut q = EventQueue::new();
+        for (time, ids) in [(9, 0..20), (7, 20..40), (5, 40..64)] {
+            for i in ids {
+                q.schedule(time, Event::LinkArrival(i));
+            }
+        }
+        assert_eq!(q.heap.len(), 0, "all 64 in the list");
+        for i in 64..70 {
+            q.schedule(7, Event::LinkArrival(i));
+        }
+        assert_eq!(q.heap.len(), 40, "the spill took the 9s and the 7s");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let want: Vec<_> = (40..64)
+            .map(|i| (5, Event::LinkArrival(i)))
+            .chain((20..40).chain(64..70).map(|i| (7, Event::LinkArrival(i))))
+            .chain((0..20).map(|i| (9, Event::LinkArrival(i))))
+            .collect();
+        assert_eq!(order, want);
     }
 }
 

@@ -597,8 +597,9 @@ impl Link {
     /// tail drop (a packet that finds the link idle goes straight into
     /// service). Priority links report no limit: they are never host queues.
     /// Asked before every ACK a sender handles, so it reads the FIFO state
-    /// directly rather than through `queue_len`.
-    #[inline]
+    /// directly rather than through `queue_len`, and is inlined (its call
+    /// cost about 11 instructions an ACK).
+    #[inline(always)]
     pub fn room_pkts(&mut self, now_ns: u64, size_bytes: u64) -> u64 {
         self.advance(now_ns);
         let Queue::Fifo {
@@ -1151,10 +1152,11 @@ impl Link {
         now_ns + self.tx_time(p.size_bytes)
     }
 
-    /// The head of the pipe reached the far end: its packet and whether it
-    /// arrived intact (false: corrupted on the wire, to be discarded).
+    /// The head of the pipe reached the far end: what it carried, and what
+    /// the engine does next on this link (the next arrival to schedule and
+    /// the packet body to start loading), read from the ring in one go.
     #[inline(always)]
-    pub fn pop_arrival(&mut self, now_ns: u64) -> (PacketId, bool) {
+    pub fn pop_arrival(&mut self, now_ns: u64) -> Arrival {
         let head = self
             .ring
             .pop_front()
@@ -1182,19 +1184,32 @@ impl Link {
         if head.corrupted {
             self.counters.drops_random += 1;
         }
-        (head.id, !head.corrupted)
+        let len = self.ring.len();
+        Arrival {
+            id: head.id,
+            intact: !head.corrupted,
+            next_arrival_ns: (len > 0).then(|| self.ring[0].arrive_ns),
+            upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
+        }
     }
 
     /// When the head of the pipe reaches the far end (None: pipe empty).
     pub fn next_arrival_ns(&self) -> Option<u64> {
         self.ring.front().map(|e| e.arrive_ns)
     }
+}
 
-    /// The packet `PREFETCH_AHEAD / 2` places behind the pipe's head, whose
+/// What `Link::pop_arrival` hands the engine.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    pub id: PacketId,
+    /// False: corrupted on the wire, to be discarded.
+    pub intact: bool,
+    /// When the new head of the pipe arrives (None: pipe empty).
+    pub next_arrival_ns: Option<u64>,
+    /// The packet `PREFETCH_AHEAD / 2` places behind the new head, whose
     /// body the engine should start loading.
-    pub fn upcoming(&self) -> Option<PacketId> {
-        self.ring.get(PREFETCH_AHEAD / 2).map(|e| e.id)
-    }
+    pub upcoming: Option<PacketId>,
 }
 
 #[cfg(test)]
@@ -1260,8 +1275,13 @@ mod tests {
 
     /// The head's arrival: (its sequence number if intact, next arrival).
     fn arrive(l: &mut Link, now_ns: u64) -> (Option<u32>, Option<u64>) {
-        let (id, intact) = l.pop_arrival(now_ns);
-        (intact.then_some(id.0), l.next_arrival_ns())
+        let a = l.pop_arrival(now_ns);
+        assert_eq!(
+            a.next_arrival_ns,
+            l.next_arrival_ns(),
+            "the new head's arrival"
+        );
+        (a.intact.then_some(a.id.0), a.next_arrival_ns)
     }
 
     #[test]
@@ -1417,7 +1437,7 @@ mod tests {
             }
             let mut sent = vec![];
             while let Some(a) = l.next_arrival_ns() {
-                sent.push(l.pop_arrival(a).0 .0);
+                sent.push(l.pop_arrival(a).id.0);
             }
             if ecn {
                 assert_eq!(
