@@ -56,9 +56,11 @@ cargo test --workspace
 stage "cargo-debug"
 # The kernel's own check that each BPF program computes what the userspace
 # build of the same C computes (needs root to run BPF programs; skipped
-# with its reason otherwise).
+# with its reason otherwise). --workspace, not -p longfat-kernel: the test
+# binary is then the one cargo-release built (with -p, features resolve for
+# longfat-kernel alone and longfat-cc and longfat-kernel compile again, ~60 s).
 if [ "$(id -u)" = 0 ]; then
-    cargo test --release -p longfat-kernel --test kernel -- --ignored bpf_equals_userspace::
+    cargo test --workspace --release --test kernel -- --ignored bpf_equals_userspace::
 else
     echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
 fi
@@ -81,7 +83,7 @@ if [ "$(id -u)" = 0 ]; then
             echo "test: could not install$missing: the LTS kernel checks may skip" >&2
         fi
     fi
-    cargo test --release -p longfat-kernel --test kernel -- --ignored lts_kernels:: --nocapture
+    cargo test --workspace --release --test kernel -- --ignored lts_kernels:: --nocapture
 else
     echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
 fi
