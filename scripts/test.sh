@@ -11,6 +11,18 @@ stage() { STAGES="$STAGES $1 $((SECONDS - stage_start))s,"; stage_start=$SECONDS
 trap 'echo "test: stage times:${STAGES%,} (total ${SECONDS}s)" >&2' EXIT
 bash scripts/setup.sh
 stage setup
+# maturin (setup.sh's editable install; tests/test_wheel.py's wheel) gives
+# pyo3 the interpreter's configuration in a file, PYO3_CONFIG_FILE, and
+# pyo3's build script reruns whenever that variable changes: cargo without
+# it and maturin with it rebuilt pyo3-ffi, pyo3, numpy and longfat-py in
+# release by turns (in cargo-release, then in the wheel's build). cargo gets
+# the file maturin wrote, for the venv's Python.
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+py_version="$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+for f in "$target_dir"/maturin/pyo3-config-*-"$py_version"-abi3.txt; do
+    if [ -f "$f" ]; then export PYO3_CONFIG_FILE="$f"; fi
+done
 # The browser checks (tests/browser.py) need headless Chromium: Debian's
 # package, never Playwright's own download. LONGFAT_REQUIRE_BROWSER (on
 # unless set empty) makes a missing browser fail them instead of skipping.
