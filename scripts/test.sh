@@ -100,8 +100,21 @@ else
     echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
 fi
 stage lts-kernels
-.venv/bin/python -m pytest -q --durations=12
-stage pytest
+# pytest in two parts (tests/conftest.py): first every test not marked
+# exclusive, on two pytest-xdist workers, a module's tests on one worker in
+# their order (--dist loadfile: module-scoped fixtures such as the wheel's
+# build are made once; --dist loadgroup would not do: pytest 9.2 ignores
+# the nodeid pytest-xdist 3.8 rewrites for its groups); then the exclusive
+# ones (real-time TCP in the kernel and on the namespace testbed, held to the
+# simulator's throughput; the fuzz harness's time limits) on their own, so
+# that nothing competes with them for the CPU. Both parts always run; the
+# stage fails if either did.
+pytest_status=0
+.venv/bin/python -m pytest -q --durations=12 -n 2 --dist loadfile -m "not exclusive" || pytest_status=$?
+stage pytest-parallel
+.venv/bin/python -m pytest -q --durations=12 -m exclusive || pytest_status=$?
+stage pytest-exclusive
+[ "$pytest_status" = 0 ] || exit "$pytest_status"
 # The packetdrill suite's counts per profile, for CI's tail. pytest
 # (tests/test_conformance.py) is what holds them to docs/conformance.md;
 # rfc and ns2 are not expected to pass (exit status 1), so only the counts.
