@@ -11,6 +11,18 @@ stage() { STAGES="$STAGES $1 $((SECONDS - stage_start))s,"; stage_start=$SECONDS
 trap 'echo "test: stage times:${STAGES%,} (total ${SECONDS}s)" >&2' EXIT
 bash scripts/setup.sh
 stage setup
+# maturin (setup.sh's editable install; tests/test_wheel.py's wheel) gives
+# pyo3 the interpreter's configuration in a file, PYO3_CONFIG_FILE, and
+# pyo3's build script reruns whenever that variable changes: cargo without
+# it and maturin with it rebuilt pyo3-ffi, pyo3, numpy and longfat-py in
+# release by turns (in cargo-release, then in the wheel's build). cargo gets
+# the file maturin wrote, for the venv's Python.
+target_dir="${CARGO_TARGET_DIR:-target}"
+case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+py_version="$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+for f in "$target_dir"/maturin/pyo3-config-*-"$py_version"-abi3.txt; do
+    if [ -f "$f" ]; then export PYO3_CONFIG_FILE="$f"; fi
+done
 # The browser checks (tests/browser.py) need headless Chromium: Debian's
 # package, never Playwright's own download. LONGFAT_REQUIRE_BROWSER (on
 # unless set empty) makes a missing browser fail them instead of skipping.
@@ -56,9 +68,11 @@ cargo test --workspace
 stage "cargo-debug"
 # The kernel's own check that each BPF program computes what the userspace
 # build of the same C computes (needs root to run BPF programs; skipped
-# with its reason otherwise).
+# with its reason otherwise). --workspace, not -p longfat-kernel: the test
+# binary is then the one cargo-release built (with -p, features resolve for
+# longfat-kernel alone and longfat-cc and longfat-kernel compile again, ~60 s).
 if [ "$(id -u)" = 0 ]; then
-    cargo test --release -p longfat-kernel --test kernel -- --ignored bpf_equals_userspace::
+    cargo test --workspace --release --test kernel -- --ignored bpf_equals_userspace::
 else
     echo "test: not root: skipping bpf_equals_userspace (runs the BPF programs in the kernel)" >&2
 fi
@@ -81,13 +95,26 @@ if [ "$(id -u)" = 0 ]; then
             echo "test: could not install$missing: the LTS kernel checks may skip" >&2
         fi
     fi
-    cargo test --release -p longfat-kernel --test kernel -- --ignored lts_kernels:: --nocapture
+    cargo test --workspace --release --test kernel -- --ignored lts_kernels:: --nocapture
 else
     echo "test: not root: skipping lts_kernels (boots Debian's LTS kernels under QEMU)" >&2
 fi
 stage lts-kernels
-.venv/bin/python -m pytest -q --durations=12
-stage pytest
+# pytest in two parts (tests/conftest.py): first every test not marked
+# exclusive, on two pytest-xdist workers, a module's tests on one worker in
+# their order (--dist loadfile: module-scoped fixtures such as the wheel's
+# build are made once; --dist loadgroup would not do: pytest 9.2 ignores
+# the nodeid pytest-xdist 3.8 rewrites for its groups); then the exclusive
+# ones (real-time TCP in the kernel and on the namespace testbed, held to the
+# simulator's throughput; the fuzz harness's time limits) on their own, so
+# that nothing competes with them for the CPU. Both parts always run; the
+# stage fails if either did.
+pytest_status=0
+.venv/bin/python -m pytest -q --durations=12 -n 2 --dist loadfile -m "not exclusive" || pytest_status=$?
+stage pytest-parallel
+.venv/bin/python -m pytest -q --durations=12 -m exclusive || pytest_status=$?
+stage pytest-exclusive
+[ "$pytest_status" = 0 ] || exit "$pytest_status"
 # The packetdrill suite's counts per profile, for CI's tail. pytest
 # (tests/test_conformance.py) is what holds them to docs/conformance.md;
 # rfc and ns2 are not expected to pass (exit status 1), so only the counts.

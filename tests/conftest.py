@@ -8,6 +8,35 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Modules whose tests need the machine to themselves. test_kernel,
+#: test_testbed, test_testbed_algorithms: real TCP through the kernel and the
+#: namespace testbed (its delay line is a userspace process), throughput held
+#: to the simulator's or to Reno's, and runs the testbed finds unfaithful
+#: retried and at last skipped when the machine is too busy to emulate the
+#: path. test_corpus_py, test_fuzz_py: the fuzz harness (scripts/fuzz_py.py)
+#: calls an input that takes longer than its time limit a HANG, on two worker
+#: processes of its own. scripts/test.sh runs every other test on two
+#: pytest-xdist workers (`-m "not exclusive" -n 2 --dist loadfile`: a module's
+#: tests on one worker, in order, so a module-scoped fixture such as the
+#: wheel's build and install is made once), then these alone (`-m exclusive`),
+#: so no other test competes with them for the CPU. A plain `pytest` runs
+#: everything in one process, as before.
+EXCLUSIVE_MODULES = ("test_kernel.py", "test_testbed.py", "test_testbed_algorithms.py", "test_corpus_py.py", "test_fuzz_py.py")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "exclusive: needs the machine to itself (real-time TCP in the kernel and on the namespace testbed, "
+        "the fuzz harness's time limit per input); scripts/test.sh runs these after the others, never beside another test",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in EXCLUSIVE_MODULES:
+            item.add_marker(pytest.mark.exclusive)
+
 
 def small_scenario(**run) -> dict:
     """Two Reno flows on a 20 Mbit/s, 40 ms dumbbell: runs in a fraction of a second."""
