@@ -125,7 +125,9 @@ impl Simulation {
             .enumerate()
             .map(|(i, spec)| Link::new(spec, component_rng(seed, RNG_LINK, i as u64)))
             .collect();
-        let mut events = EventQueue::new();
+        // Pending events: about one per link with packets on its wire and
+        // one per flow timer.
+        let mut events = EventQueue::for_pending(links.len() + flows.len());
         for (i, f) in flows.iter().enumerate() {
             events.schedule(f.start_ns, Event::Timer(i as u32, TimerKind::Start));
             if let Some(stop) = f.stop_ns {
