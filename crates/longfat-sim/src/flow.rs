@@ -14,8 +14,12 @@ use crate::tcp::TcpConfig;
 use crate::udp::UdpFlow;
 
 pub enum Endpoints {
+    /// The sender is held in place, next to the receiver, not boxed: with
+    /// very many flows each ACK then costs one cache miss fewer (the flow's
+    /// record no longer has to be read before the sender's address is
+    /// known).
     Tcp {
-        sender: Box<TcpSender>,
+        sender: TcpSender,
         receiver: TcpReceiver,
     },
     /// A priority-layered connection (`plt/`).
