@@ -328,11 +328,21 @@ impl Far {
     }
 }
 
-/// An entry of the radix heap: its (time, sequence) key and the event.
+/// An entry of the radix heap: its (time, sequence) key and the event, in
+/// 24 bytes (a `u128` field would align the entry to 32: with 500,000
+/// pending events and vectors that grow by doubling, 8 MB more at the peak).
 #[derive(Clone, Copy, Debug)]
 struct RadixEntry {
-    key: u128,
+    time_ns: u64,
+    seq: u64,
     ev: u64,
+}
+
+impl RadixEntry {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        key(self.time_ns, self.seq)
+    }
 }
 
 /// A radix heap on (time, sequence) keys (Ahuja, Mehlhorn, Orlin and
@@ -394,7 +404,11 @@ impl RadixHeap {
         debug_assert!(k > self.last || k == 0);
         let b = Self::bucket(self.last, k);
         let bucket = &mut self.buckets[b];
-        bucket.push(RadixEntry { key: k, ev });
+        bucket.push(RadixEntry {
+            time_ns: (k >> 64) as u64,
+            seq: k as u64,
+            ev,
+        });
         self.occupied |= 1 << b;
         if k < self.min {
             (self.min, self.min_bucket, self.min_pos) = (k, b, bucket.len() - 1);
@@ -434,7 +448,7 @@ impl RadixHeap {
     fn redistribute(&mut self, b: usize) {
         let mut moving = std::mem::take(&mut self.buckets[b]);
         for e in moving.drain(..) {
-            let to = Self::bucket(self.last, e.key);
+            let to = Self::bucket(self.last, e.key());
             debug_assert!(to < b);
             self.buckets[to].push(e);
             self.occupied |= 1 << to;
@@ -452,10 +466,10 @@ impl RadixHeap {
         }
         let b = self.occupied.trailing_zeros() as usize;
         let bucket = &self.buckets[b];
-        let (mut pos, mut min) = (0, bucket[0].key);
+        let (mut pos, mut min) = (0, bucket[0].key());
         for (i, e) in bucket.iter().enumerate().skip(1) {
-            if e.key < min {
-                (pos, min) = (i, e.key);
+            if e.key() < min {
+                (pos, min) = (i, e.key());
             }
         }
         (self.min, self.min_bucket, self.min_pos) = (min, b, pos);
