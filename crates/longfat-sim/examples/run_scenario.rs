@@ -76,5 +76,5 @@ fn memory_budget_bytes(text: &str) -> Option<u64> {
         (t, 1)
     };
     let v: f64 = number.trim().parse().ok()?;
-    (v > 0.0).then(|| (v * scale as f64) as u64)
+    (v > 0.0).then_some((v * scale as f64) as u64)
 }
