@@ -1,5 +1,7 @@
 //! Runs a scenario file and prints its summary and speed:
 //! `cargo run --release -p longfat-sim --example run_scenario -- scenarios/canonical.toml`
+//! The memory budget is the engine's default, or `LONGFAT_MEMORY_BUDGET`
+//! (bytes, or a number of `GiB` or `MiB`), as for the Python front end.
 
 use std::time::Instant;
 
@@ -13,15 +15,27 @@ fn main() {
         std::process::exit(2)
     });
     let t_build = Instant::now();
-    let mut sim = longfat_sim::build(&scenario).unwrap_or_else(|e| {
+    let mut opts = longfat_sim::BuildOptions::default();
+    if let Ok(text) = std::env::var("LONGFAT_MEMORY_BUDGET") {
+        opts.memory_budget_bytes = memory_budget_bytes(&text).unwrap_or_else(|| {
+            eprintln!("error: LONGFAT_MEMORY_BUDGET: malformed size {text:?}; write e.g. 8GiB or a number of bytes");
+            std::process::exit(2)
+        });
+    }
+    let mut sim = longfat_sim::build_with(&scenario, &opts, &mut || false).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
     eprintln!(
-        "build {:.3} s ({} flows, {} links)",
+        "build {:.3} s ({} flows, {} links); estimated memory {} (packets {}, flows {}, series {}), budget {}",
         t_build.elapsed().as_secs_f64(),
         sim.flows.len(),
-        sim.links.len()
+        sim.links.len(),
+        longfat_sim::budget::human(sim.estimate.memory_bytes),
+        longfat_sim::budget::human(sim.estimate.packets_bytes),
+        longfat_sim::budget::human(sim.estimate.flows_bytes),
+        longfat_sim::budget::human(sim.estimate.series_bytes),
+        longfat_sim::budget::human(opts.memory_budget_bytes),
     );
     let t0 = Instant::now();
     sim.run();
@@ -44,4 +58,23 @@ fn main() {
         bottleneck_pkts,
         bottleneck_pkts as f64 / wall / 1e6
     );
+    eprintln!(
+        "packets held at most {} (estimated bound {})",
+        sim.peak_packets_held(),
+        sim.estimate.max_packets_held
+    );
+}
+
+/// `"20GiB"`, `"512MiB"` or a number of bytes.
+fn memory_budget_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("GiB") {
+        (n, 1u64 << 30)
+    } else if let Some(n) = t.strip_suffix("MiB") {
+        (n, 1 << 20)
+    } else {
+        (t, 1)
+    };
+    let v: f64 = number.trim().parse().ok()?;
+    (v > 0.0).then_some((v * scale as f64) as u64)
 }

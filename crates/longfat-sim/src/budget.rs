@@ -27,16 +27,18 @@ const FLOW_ROW_BYTES: u64 = 76 * 4;
 const LINK_ROW_BYTES: u64 = 52 * 4;
 /// Per flow: sender with scoreboard and controller, receiver, routes, names,
 /// two hosts and their four access-link directions (measured by
-/// `tests/memory.rs`: 4,031 bytes per idle CUBIC flow on 2026-11-27 with
-/// issue 31's sender, 4,111 paced; rounded up). A paced flow adds its
-/// `Pacer` (under 100 bytes, one per flow whatever its window: the pacing
-/// timer is one slot of the engine's per-flow timer array, not a timer per
-/// packet).
-pub const FLOW_BYTES: u64 = 4608;
+/// `tests/memory.rs`: 3,768 bytes per idle CUBIC flow on 2026-11-28 with the
+/// sender held in the flow's record and the flows' vector without spare
+/// capacity, 3,848 paced; 4,379 and 4,459 before; rounded up). A paced flow
+/// adds its `Pacer` (under 100 bytes, one per flow whatever its window: the
+/// pacing timer is one slot of the engine's per-flow timer array, not a
+/// timer per packet).
+pub const FLOW_BYTES: u64 = 4096;
 /// Per PLT connection: the same plus the LCM and packet manager and a
-/// second receiver (measured by `tests/memory.rs`: 4,413 bytes per idle
-/// PLT flow; rounded up).
-pub const PLT_FLOW_BYTES: u64 = 6144;
+/// second receiver (measured by `tests/memory.rs`: 6,228 bytes per idle
+/// PLT flow on 2026-11-28, 4,413 before: its record in the flows' vector is
+/// as large as a TCP flow's, which holds its sender in place; rounded up).
+pub const PLT_FLOW_BYTES: u64 = 6656;
 /// Per packet of a PLT connection's window: its state in the packet
 /// manager (1 byte, 8 more while queued for the HCM), the LCM's record (16)
 /// and the receiver's reassembly (1), with room for vector doubling.

@@ -13,9 +13,15 @@ use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
 use crate::udp::UdpFlow;
 
+// The TCP variant is the large one on purpose: see its comment.
+#[allow(clippy::large_enum_variant)]
 pub enum Endpoints {
+    /// The sender is held in place, next to the receiver, not boxed: with
+    /// very many flows each ACK then costs one cache miss fewer (the flow's
+    /// record no longer has to be read before the sender's address is
+    /// known).
     Tcp {
-        sender: Box<TcpSender>,
+        sender: TcpSender,
         receiver: TcpReceiver,
     },
     /// A priority-layered connection (`plt/`).

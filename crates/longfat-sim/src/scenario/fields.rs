@@ -49,7 +49,7 @@ pub mod limits {
     /// A fixed-size transfer or a mean transfer size.
     pub const MAX_TRANSFER_BYTES: u64 = 1_000_000_000_000_000;
     pub const MAX_CLASSES: u32 = 8;
-    pub const MAX_FLOWS: u64 = 100_000;
+    pub const MAX_FLOWS: u64 = 1_000_000;
     pub const MAX_GENERATED: u64 = 300_000;
     /// A host's queue when `network.access.queue` is not given: Linux's
     /// default `txqueuelen`.

@@ -108,7 +108,7 @@ impl TransportSetup {
         let flow = idx as u32;
         Ok(match &self.plt {
             None => Endpoints::Tcp {
-                sender: Box::new(TcpSender::new(flow, self.cfg.clone(), cc, total_pkts)),
+                sender: TcpSender::new(flow, self.cfg.clone(), cc, total_pkts),
                 // One NAPI poll lasts as long as `gro_segments` packets take
                 // at the bottleneck (docs/algorithms.md, "Linux's receiver").
                 receiver: TcpReceiver::new(flow, self.cfg.clone()).with_gro(bottleneck.tx_time_ns(
