@@ -54,6 +54,23 @@ def test_bad_input_is_refused_with_the_field_named(scenario_file, tmp_path, over
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("budget", "phrase"),
+    [("8 gib", "malformed size"), ("1e9", "malformed size"), ("512KiB", "allowed 1MiB..=1024TiB")],
+)
+def test_a_bad_memory_budget_is_refused_with_the_option_named(scenario_file, tmp_path, monkeypatch, budget, phrase):
+    """The engine's one parser of budgets (budget::parse_memory_budget)
+    answers for the option and for LONGFAT_MEMORY_BUDGET alike."""
+    out = tmp_path / "never"
+    r = run_cli("run", str(scenario_file), "--memory-budget", budget, "--out", str(out))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("error: --memory-budget:") and phrase in r.stderr, r.stderr
+    monkeypatch.setenv("LONGFAT_MEMORY_BUDGET", budget)
+    r = run_cli("run", str(scenario_file), "--out", str(out))
+    assert r.returncode == 2 and r.stderr.startswith("error: LONGFAT_MEMORY_BUDGET:") and phrase in r.stderr, r.stderr
+    assert not out.exists()
+
+
 def test_missing_and_broken_files(tmp_path):
     r = run_cli("run", str(tmp_path / "nope.toml"))
     assert r.returncode == 2 and r.stderr.strip() == f"error: scenario file '{tmp_path / 'nope.toml'}' does not exist", r.stderr

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation
+from longfat._native import DEFAULT_MEMORY_BUDGET_BYTES, ScenarioError, Simulation, parse_memory_budget as _parse_memory_budget
 from longfat.controller import check_controller, registry
 from longfat.outdir import atomic_dir
 from longfat.scenario import apply_overrides, load_scenario, seed_of, set_path
@@ -206,19 +206,13 @@ def _transfers(sim: Simulation) -> pa.Table | None:
 #: Environment variable holding the memory budget of a run (e.g. "8GiB").
 BUDGET_ENV = "LONGFAT_MEMORY_BUDGET"
 
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$")
-_SIZE_UNITS = {None: 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
-
-
 def parse_memory_budget(text: str | int, field: str = "--memory-budget") -> int:
-    """``"8GiB"``, ``"500MB"`` or a number of bytes -> bytes (at least 1 MiB)."""
-    m = _SIZE.match(str(text))
-    if not m:
-        raise ScenarioError(f"{field}: malformed size {str(text)!r}; write e.g. 8GiB, 500MB or a number of bytes", field)
-    value = int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
-    if not (2**20 <= value <= 2**50):
-        raise ScenarioError(f"{field}: {text!r} is out of range; allowed 1MiB..=1024TiB", field)
-    return value
+    """``"8GiB"``, ``"500MB"`` or a number of bytes -> bytes (1 MiB to
+    1024 TiB): the engine's parser (``budget::parse_memory_budget``)."""
+    try:
+        return _parse_memory_budget(str(text))
+    except ValueError as e:
+        raise ScenarioError(f"{field}: {e}", field) from None
 
 
 def human_bytes(b: float) -> str:

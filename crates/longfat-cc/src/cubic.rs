@@ -602,7 +602,8 @@ impl LinuxCa {
             let t = ((u64::from(now.wrapping_sub(epoch_start)) + delay_min_j) << BICTCP_HZ)
                 / u64::from(LINUX_HZ);
             let bic_k = u64::from(self.k);
-            let offs = if t < bic_k { bic_k - t } else { t - bic_k };
+            // |t - K|: Linux's `if (t < ca->bic_K) offs = ca->bic_K - t; else offs = t - ca->bic_K;`
+            let offs = bic_k.abs_diff(t);
             // c/rtt * (t-K)^3
             let delta = (u64::from(k.cube_rtt_scale)
                 .wrapping_mul(offs)

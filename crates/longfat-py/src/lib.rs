@@ -500,6 +500,13 @@ fn jain_index(xs: Vec<f64>) -> Option<f64> {
     longfat_sim::metrics::jain_index(&xs)
 }
 
+/// A memory budget as users write it (`"8GiB"`, `"500MB"`, bytes) in
+/// bytes: `budget::parse_memory_budget`; ValueError with its message.
+#[pyfunction]
+fn parse_memory_budget(text: &str) -> PyResult<u64> {
+    longfat_sim::budget::parse_memory_budget(text).map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// Names of the congestion-control algorithms this build knows: the window
 /// controllers, then PLT (a transport whose HCM runs one of them).
 #[pyfunction]
@@ -579,6 +586,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_fields, m)?)?;
     m.add_function(wrap_pyfunction!(epoch_growth, m)?)?;
     m.add_function(wrap_pyfunction!(jain_index, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_memory_budget, m)?)?;
     testbed::register(m)?;
     pycc::register(m)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;

@@ -1,7 +1,7 @@
 //! Runs a scenario file and prints its summary and speed:
 //! `cargo run --release -p longfat-sim --example run_scenario -- scenarios/canonical.toml`
 //! The memory budget is the engine's default, or `LONGFAT_MEMORY_BUDGET`
-//! (bytes, or a number of `GiB` or `MiB`), as for the Python front end.
+//! (`budget::parse_memory_budget`: e.g. `20GiB`), as for the Python front end.
 
 use std::time::Instant;
 
@@ -17,10 +17,11 @@ fn main() {
     let t_build = Instant::now();
     let mut opts = longfat_sim::BuildOptions::default();
     if let Ok(text) = std::env::var("LONGFAT_MEMORY_BUDGET") {
-        opts.memory_budget_bytes = memory_budget_bytes(&text).unwrap_or_else(|| {
-            eprintln!("error: LONGFAT_MEMORY_BUDGET: malformed size {text:?}; write e.g. 8GiB or a number of bytes");
-            std::process::exit(2)
-        });
+        opts.memory_budget_bytes =
+            longfat_sim::budget::parse_memory_budget(&text).unwrap_or_else(|e| {
+                eprintln!("error: LONGFAT_MEMORY_BUDGET: {e}");
+                std::process::exit(2)
+            });
     }
     let mut sim = longfat_sim::build_with(&scenario, &opts, &mut || false).unwrap_or_else(|e| {
         eprintln!("error: {e}");
@@ -63,18 +64,4 @@ fn main() {
         sim.peak_packets_held(),
         sim.estimate.max_packets_held
     );
-}
-
-/// `"20GiB"`, `"512MiB"` or a number of bytes.
-fn memory_budget_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("GiB") {
-        (n, 1u64 << 30)
-    } else if let Some(n) = t.strip_suffix("MiB") {
-        (n, 1 << 20)
-    } else {
-        (t, 1)
-    };
-    let v: f64 = number.trim().parse().ok()?;
-    (v > 0.0).then_some((v * scale as f64) as u64)
 }

@@ -126,6 +126,46 @@ pub fn human(b: u64) -> String {
     format!("{b} B")
 }
 
+/// The smallest and largest memory budget a user may set.
+pub const MEMORY_BUDGET_RANGE_BYTES: (u64, u64) = (1 << 20, 1 << 50);
+
+/// A memory budget as users write it (`--memory-budget`,
+/// `LONGFAT_MEMORY_BUDGET`): `"8GiB"`, `"500MB"` or a number of bytes, in
+/// `MEMORY_BUDGET_RANGE_BYTES`. Units: B, KB, MB, GB, TB (powers of 1000),
+/// KiB, MiB, GiB, TiB (powers of 1024). The one parser of it: the Python
+/// front end calls this through its bindings.
+pub fn parse_memory_budget(text: &str) -> Result<u64, String> {
+    let malformed =
+        || format!("malformed size {text:?}; write e.g. 8GiB, 500MB or a number of bytes");
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = (&t[..split], t[split..].trim());
+    if !number.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(malformed());
+    }
+    let value: f64 = number.parse().map_err(|_| malformed())?;
+    let scale: f64 = match unit {
+        "" | "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => (1u64 << 30) as f64,
+        "TiB" => (1u64 << 40) as f64,
+        _ => return Err(malformed()),
+    };
+    let bytes = value * scale;
+    let (lo, hi) = MEMORY_BUDGET_RANGE_BYTES;
+    if !(lo as f64..=hi as f64).contains(&bytes) {
+        return Err(format!("{text:?} is out of range; allowed 1MiB..=1024TiB"));
+    }
+    Ok(bytes as u64)
+}
+
 /// Packets a link can hold given only its own queue and wire.
 /// Packets a link that is not a bottleneck holds in its queue, per flow
 /// crossing it: a burst of a few packets.
@@ -573,4 +613,30 @@ pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
             human(budget_bytes),
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_budget_units_and_range() {
+        assert_eq!(parse_memory_budget("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_memory_budget(" 1.5 MiB "), Ok(3 << 19));
+        assert_eq!(parse_memory_budget("500MB"), Ok(500_000_000));
+        assert_eq!(parse_memory_budget("2TB"), Ok(2_000_000_000_000));
+        assert_eq!(parse_memory_budget("1048576"), Ok(1 << 20));
+        assert_eq!(parse_memory_budget("1048576B"), Ok(1 << 20));
+        assert_eq!(parse_memory_budget("1024TiB"), Ok(1 << 50));
+        for bad in [
+            "", "GiB", "-1GiB", "8 gib", "1e9", "1.2.3MB", "8GiBs", "+4GiB",
+        ] {
+            let e = parse_memory_budget(bad).unwrap_err();
+            assert!(e.starts_with("malformed size"), "{bad:?}: {e}");
+        }
+        for out in ["1048575", "0", "1025TiB"] {
+            let e = parse_memory_budget(out).unwrap_err();
+            assert!(e.ends_with("allowed 1MiB..=1024TiB"), "{out:?}: {e}");
+        }
+    }
 }
