@@ -368,10 +368,11 @@ struct AqmQueue {
     limit: QueueLimit,
     ecn: bool,
     in_service: Option<Queued>,
-    /// Sojourn times of the packets dequeued since the last sample, and
-    /// since the start.
+    /// Sojourn times of the packets dequeued since the last sample, and of
+    /// those dequeued before it (`sojourn_total` adds the two: one
+    /// accumulator per packet, not two).
     sojourn: SojournStats,
-    total: SojournStats,
+    before: SojournStats,
     /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
@@ -407,6 +408,17 @@ pub struct SojournStats {
     pub pkts: u64,
     pub sum_ns: u64,
     pub max_ns: u64,
+}
+
+impl SojournStats {
+    /// The stats of two intervals together.
+    fn plus(self, o: Self) -> Self {
+        Self {
+            pkts: self.pkts + o.pkts,
+            sum_ns: self.sum_ns + o.sum_ns,
+            max_ns: self.max_ns.max(o.max_ns),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -512,7 +524,7 @@ impl Link {
                     ecn: *ecn,
                     in_service: None,
                     sojourn: SojournStats::default(),
-                    total: SojournStats::default(),
+                    before: SojournStats::default(),
                     dropped: Vec::new(),
                 }))
             }
@@ -643,6 +655,10 @@ impl Link {
     pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
         let size = u64::from(size_bytes);
         if !matches!(self.queue, Queue::Fifo { .. }) {
+            // Without a call: every packet an AQM link carries asks this.
+            if matches!(self.queue, Queue::Aqm(_)) {
+                return Enqueued::Aqm;
+            }
             return self.enqueue_not_fifo(now_ns, id, size_bytes, class);
         }
         self.counters.offered_pkts += 1;
@@ -704,9 +720,6 @@ impl Link {
         size_bytes: u16,
         class: u8,
     ) -> Enqueued {
-        if let Queue::Aqm(_) = self.queue {
-            return Enqueued::Aqm;
-        }
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let tx_ns = self.tx_time(size_bytes);
@@ -849,7 +862,11 @@ impl Link {
     /// links; None for others), and starts a new interval.
     pub fn take_sojourn(&mut self) -> Option<SojournStats> {
         match &mut self.queue {
-            Queue::Aqm(a) => Some(std::mem::take(&mut a.sojourn)),
+            Queue::Aqm(a) => {
+                let s = std::mem::take(&mut a.sojourn);
+                a.before = a.before.plus(s);
+                Some(s)
+            }
             _ => None,
         }
     }
@@ -857,7 +874,7 @@ impl Link {
     /// The sojourn times of every packet dequeued so far (AQM links).
     pub fn sojourn_total(&self) -> Option<SojournStats> {
         match &self.queue {
-            Queue::Aqm(a) => Some(a.total),
+            Queue::Aqm(a) => Some(a.before.plus(a.sojourn)),
             _ => None,
         }
     }
@@ -1143,11 +1160,10 @@ impl Link {
             self.counters.ce_marks += 1;
         }
         let sojourn = now_ns - p.enqueue_ns;
-        for s in [&mut a.sojourn, &mut a.total] {
-            s.pkts += 1;
-            s.sum_ns += sojourn;
-            s.max_ns = s.max_ns.max(sojourn);
-        }
+        let s = &mut a.sojourn;
+        s.pkts += 1;
+        s.sum_ns += sojourn;
+        s.max_ns = s.max_ns.max(sojourn);
         a.in_service = Some(p);
         now_ns + self.tx_time(p.size_bytes)
     }
