@@ -883,13 +883,19 @@ impl Link {
     /// AQM decide; what is dropped is freed from `pool` and counted in
     /// `freed` (the arrival too, if it is dropped). A packet that finds the
     /// link idle is dequeued at once (sojourn 0), as a qdisc's.
+    #[inline]
     pub fn enqueue_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
-        let p = pool.get(id);
-        let size_bytes = p.size_bytes;
-        // FQ-CoDel's flow key: flow id, direction and PLT module.
-        let key = (u64::from(p.flow) << 16)
-            | (u64::from(p.dir == Dir::Backward) << 8)
-            | u64::from(p.module);
+        if matches!(&self.queue, Queue::Aqm(a) if matches!(a.state, AqmState::FqCodel(_))) {
+            self.enqueue_fq_codel(now_ns, id, pool)
+        } else {
+            self.enqueue_fifo_aqm(now_ns, id, pool)
+        }
+    }
+
+    /// `enqueue_aqm` on a CoDel, RED or PIE link (one FIFO).
+    #[inline(never)]
+    fn enqueue_fifo_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
+        let size_bytes = pool.get(id).size_bytes;
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let corrupted = self.draw_corrupted();
@@ -917,37 +923,7 @@ impl Link {
                     out.freed += 1;
                 }
             }
-            AqmState::FqCodel(f) => {
-                let b = f.bucket_of(key);
-                if a.in_service.is_none()
-                    && f.is_idle()
-                    && !a.limit.exceeded_by(1, u64::from(size_bytes))
-                {
-                    // An idle link: `enqueue` and `start_service`'s dequeue
-                    // in one (`FqCodel::serve_idle`).
-                    let markable = a.ecn && pool.get(id).is_ect();
-                    let counters = &mut self.counters;
-                    let d = f.serve_idle(now_ns, b, queued, markable, |v| {
-                        counters.drops_aqm += 1;
-                        pool.remove(PacketId(v.handle));
-                        out.freed += 1;
-                    });
-                    if let Some(d) = d {
-                        out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
-                    }
-                    return out;
-                }
-                f.enqueue(b, queued);
-                let (n, bytes) = f.len();
-                if a.limit.exceeded_by(n, bytes) {
-                    let counters = &mut self.counters;
-                    f.drop_from_fattest(|v| {
-                        counters.drops_overflow += 1;
-                        pool.remove(PacketId(v.handle));
-                        out.freed += 1;
-                    });
-                }
-            }
+            AqmState::FqCodel(_) => unreachable!("FQ-CoDel: enqueue_fq_codel"),
             AqmState::Red { red, q, bytes, rng } => {
                 // aqm/red.rs: RED sees every arrival, before the buffer's
                 // limit (ns-3 RedQueueDisc::DoEnqueue, then its internal
@@ -982,6 +958,67 @@ impl Link {
                 };
                 Self::admit_fifo(to, queued, q, bytes, id, pool, &mut self.counters, &mut out);
             }
+        }
+        if a.in_service.is_none() {
+            out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
+        }
+        out
+    }
+
+    /// `enqueue_aqm` on an FQ-CoDel link, apart from the other
+    /// disciplines' arms (the path every packet takes: hash, bucket,
+    /// limit; or, on an idle link, `serve_idle` and `begin_service`) and
+    /// inlined, with them, into the engine's out-of-line `enqueue_aqm`.
+    #[inline(always)]
+    fn enqueue_fq_codel(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
+        let p = pool.get(id);
+        let size_bytes = p.size_bytes;
+        // FQ-CoDel's flow key: flow id, direction and PLT module.
+        let key = (u64::from(p.flow) << 16)
+            | (u64::from(p.dir == Dir::Backward) << 8)
+            | u64::from(p.module);
+        let ect = p.is_ect();
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += u64::from(size_bytes);
+        let corrupted = self.draw_corrupted();
+        let queued = Queued {
+            handle: id.0,
+            size_bytes,
+            corrupted,
+            enqueue_ns: now_ns,
+        };
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let AqmState::FqCodel(f) = &mut a.state else {
+            unreachable!("an FQ-CoDel link")
+        };
+        let mut out = AqmService::default();
+        let b = f.bucket_of(key);
+        if a.in_service.is_none() && f.is_idle() && !a.limit.exceeded_by(1, u64::from(size_bytes)) {
+            // An idle link: `enqueue` and `start_service`'s dequeue in one
+            // (`FqCodel::serve_idle`).
+            let markable = a.ecn && ect;
+            let counters = &mut self.counters;
+            let d = f.serve_idle(now_ns, b, queued, markable, |v| {
+                counters.drops_aqm += 1;
+                pool.remove(PacketId(v.handle));
+                out.freed += 1;
+            });
+            if let Some(d) = d {
+                out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+            }
+            return out;
+        }
+        f.enqueue(b, queued);
+        let (n, bytes) = f.len();
+        if a.limit.exceeded_by(n, bytes) {
+            let counters = &mut self.counters;
+            f.drop_from_fattest(|v| {
+                counters.drops_overflow += 1;
+                pool.remove(PacketId(v.handle));
+                out.freed += 1;
+            });
         }
         if a.in_service.is_none() {
             out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
@@ -1055,12 +1092,49 @@ impl Link {
                     // queued, and all it does: the buckets leave the
                     // lists, and the link goes idle.
                     f.go_idle();
-                    return out;
+                } else {
+                    out.tx_done_ns = self.start_fq_codel_service(now_ns, pool, &mut out.freed);
                 }
+                return out;
             }
         }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
+    }
+
+    /// `start_service` on an FQ-CoDel link, inlined into `tx_done_aqm`
+    /// (where every FQ-CoDel packet with others queued behind it enters
+    /// service) without `start_service`'s match.
+    #[inline(always)]
+    fn start_fq_codel_service(
+        &mut self,
+        now_ns: u64,
+        pool: &mut PacketPool,
+        freed: &mut u64,
+    ) -> Option<u64> {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let AqmState::FqCodel(f) = &mut a.state else {
+            unreachable!("an FQ-CoDel link")
+        };
+        let ecn = a.ecn;
+        let pool_ro: &PacketPool = pool;
+        let dropped = &mut a.dropped;
+        let d = f.dequeue(
+            now_ns,
+            |p| ecn && pool_ro.get(PacketId(p.handle)).is_ect(),
+            |p| dropped.push(p.handle),
+        );
+        if !dropped.is_empty() {
+            for h in dropped.drain(..) {
+                self.counters.drops_aqm += 1;
+                pool.remove(PacketId(h));
+                *freed += 1;
+            }
+        }
+        let d = d?;
+        Some(self.begin_service(now_ns, d.packet, d.mark, pool))
     }
 
     /// Dequeues the next packet into service, if any; returns when it
@@ -1150,7 +1224,7 @@ impl Link {
 
     /// AQM link: `p`, just dequeued (`mark`: CE-mark it), enters service;
     /// returns when it finishes serializing.
-    #[inline]
+    #[inline(always)]
     fn begin_service(&mut self, now_ns: u64, p: Queued, mark: bool, pool: &mut PacketPool) -> u64 {
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
