@@ -368,10 +368,11 @@ struct AqmQueue {
     limit: QueueLimit,
     ecn: bool,
     in_service: Option<Queued>,
-    /// Sojourn times of the packets dequeued since the last sample, and
-    /// since the start.
+    /// Sojourn times of the packets dequeued since the last sample, and of
+    /// those dequeued before it (`sojourn_total` adds the two: one
+    /// accumulator per packet, not two).
     sojourn: SojournStats,
-    total: SojournStats,
+    before: SojournStats,
     /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
@@ -407,6 +408,17 @@ pub struct SojournStats {
     pub pkts: u64,
     pub sum_ns: u64,
     pub max_ns: u64,
+}
+
+impl SojournStats {
+    /// The stats of two intervals together.
+    fn plus(self, o: Self) -> Self {
+        Self {
+            pkts: self.pkts + o.pkts,
+            sum_ns: self.sum_ns + o.sum_ns,
+            max_ns: self.max_ns.max(o.max_ns),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -512,7 +524,7 @@ impl Link {
                     ecn: *ecn,
                     in_service: None,
                     sojourn: SojournStats::default(),
-                    total: SojournStats::default(),
+                    before: SojournStats::default(),
                     dropped: Vec::new(),
                 }))
             }
@@ -643,6 +655,10 @@ impl Link {
     pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
         let size = u64::from(size_bytes);
         if !matches!(self.queue, Queue::Fifo { .. }) {
+            // Without a call: every packet an AQM link carries asks this.
+            if matches!(self.queue, Queue::Aqm(_)) {
+                return Enqueued::Aqm;
+            }
             return self.enqueue_not_fifo(now_ns, id, size_bytes, class);
         }
         self.counters.offered_pkts += 1;
@@ -704,9 +720,6 @@ impl Link {
         size_bytes: u16,
         class: u8,
     ) -> Enqueued {
-        if let Queue::Aqm(_) = self.queue {
-            return Enqueued::Aqm;
-        }
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let tx_ns = self.tx_time(size_bytes);
@@ -849,7 +862,11 @@ impl Link {
     /// links; None for others), and starts a new interval.
     pub fn take_sojourn(&mut self) -> Option<SojournStats> {
         match &mut self.queue {
-            Queue::Aqm(a) => Some(std::mem::take(&mut a.sojourn)),
+            Queue::Aqm(a) => {
+                let s = std::mem::take(&mut a.sojourn);
+                a.before = a.before.plus(s);
+                Some(s)
+            }
             _ => None,
         }
     }
@@ -857,7 +874,7 @@ impl Link {
     /// The sojourn times of every packet dequeued so far (AQM links).
     pub fn sojourn_total(&self) -> Option<SojournStats> {
         match &self.queue {
-            Queue::Aqm(a) => Some(a.total),
+            Queue::Aqm(a) => Some(a.before.plus(a.sojourn)),
             _ => None,
         }
     }
@@ -866,13 +883,19 @@ impl Link {
     /// AQM decide; what is dropped is freed from `pool` and counted in
     /// `freed` (the arrival too, if it is dropped). A packet that finds the
     /// link idle is dequeued at once (sojourn 0), as a qdisc's.
+    #[inline]
     pub fn enqueue_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
-        let p = pool.get(id);
-        let size_bytes = p.size_bytes;
-        // FQ-CoDel's flow key: flow id, direction and PLT module.
-        let key = (u64::from(p.flow) << 16)
-            | (u64::from(p.dir == Dir::Backward) << 8)
-            | u64::from(p.module);
+        if matches!(&self.queue, Queue::Aqm(a) if matches!(a.state, AqmState::FqCodel(_))) {
+            self.enqueue_fq_codel(now_ns, id, pool)
+        } else {
+            self.enqueue_fifo_aqm(now_ns, id, pool)
+        }
+    }
+
+    /// `enqueue_aqm` on a CoDel, RED or PIE link (one FIFO).
+    #[inline(never)]
+    fn enqueue_fifo_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
+        let size_bytes = pool.get(id).size_bytes;
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let corrupted = self.draw_corrupted();
@@ -900,37 +923,7 @@ impl Link {
                     out.freed += 1;
                 }
             }
-            AqmState::FqCodel(f) => {
-                let b = f.bucket_of(key);
-                if a.in_service.is_none()
-                    && f.is_idle()
-                    && !a.limit.exceeded_by(1, u64::from(size_bytes))
-                {
-                    // An idle link: `enqueue` and `start_service`'s dequeue
-                    // in one (`FqCodel::serve_idle`).
-                    let markable = a.ecn && pool.get(id).is_ect();
-                    let counters = &mut self.counters;
-                    let d = f.serve_idle(now_ns, b, queued, markable, |v| {
-                        counters.drops_aqm += 1;
-                        pool.remove(PacketId(v.handle));
-                        out.freed += 1;
-                    });
-                    if let Some(d) = d {
-                        out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
-                    }
-                    return out;
-                }
-                f.enqueue(b, queued);
-                let (n, bytes) = f.len();
-                if a.limit.exceeded_by(n, bytes) {
-                    let counters = &mut self.counters;
-                    f.drop_from_fattest(|v| {
-                        counters.drops_overflow += 1;
-                        pool.remove(PacketId(v.handle));
-                        out.freed += 1;
-                    });
-                }
-            }
+            AqmState::FqCodel(_) => unreachable!("FQ-CoDel: enqueue_fq_codel"),
             AqmState::Red { red, q, bytes, rng } => {
                 // aqm/red.rs: RED sees every arrival, before the buffer's
                 // limit (ns-3 RedQueueDisc::DoEnqueue, then its internal
@@ -965,6 +958,67 @@ impl Link {
                 };
                 Self::admit_fifo(to, queued, q, bytes, id, pool, &mut self.counters, &mut out);
             }
+        }
+        if a.in_service.is_none() {
+            out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
+        }
+        out
+    }
+
+    /// `enqueue_aqm` on an FQ-CoDel link, apart from the other
+    /// disciplines' arms (the path every packet takes: hash, bucket,
+    /// limit; or, on an idle link, `serve_idle` and `begin_service`) and
+    /// inlined, with them, into the engine's out-of-line `enqueue_aqm`.
+    #[inline(always)]
+    fn enqueue_fq_codel(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
+        let p = pool.get(id);
+        let size_bytes = p.size_bytes;
+        // FQ-CoDel's flow key: flow id, direction and PLT module.
+        let key = (u64::from(p.flow) << 16)
+            | (u64::from(p.dir == Dir::Backward) << 8)
+            | u64::from(p.module);
+        let ect = p.is_ect();
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += u64::from(size_bytes);
+        let corrupted = self.draw_corrupted();
+        let queued = Queued {
+            handle: id.0,
+            size_bytes,
+            corrupted,
+            enqueue_ns: now_ns,
+        };
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let AqmState::FqCodel(f) = &mut a.state else {
+            unreachable!("an FQ-CoDel link")
+        };
+        let mut out = AqmService::default();
+        let b = f.bucket_of(key);
+        if a.in_service.is_none() && f.is_idle() && !a.limit.exceeded_by(1, u64::from(size_bytes)) {
+            // An idle link: `enqueue` and `start_service`'s dequeue in one
+            // (`FqCodel::serve_idle`).
+            let markable = a.ecn && ect;
+            let counters = &mut self.counters;
+            let d = f.serve_idle(now_ns, b, queued, markable, |v| {
+                counters.drops_aqm += 1;
+                pool.remove(PacketId(v.handle));
+                out.freed += 1;
+            });
+            if let Some(d) = d {
+                out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+            }
+            return out;
+        }
+        f.enqueue(b, queued);
+        let (n, bytes) = f.len();
+        if a.limit.exceeded_by(n, bytes) {
+            let counters = &mut self.counters;
+            f.drop_from_fattest(|v| {
+                counters.drops_overflow += 1;
+                pool.remove(PacketId(v.handle));
+                out.freed += 1;
+            });
         }
         if a.in_service.is_none() {
             out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
@@ -1038,12 +1092,49 @@ impl Link {
                     // queued, and all it does: the buckets leave the
                     // lists, and the link goes idle.
                     f.go_idle();
-                    return out;
+                } else {
+                    out.tx_done_ns = self.start_fq_codel_service(now_ns, pool, &mut out.freed);
                 }
+                return out;
             }
         }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
+    }
+
+    /// `start_service` on an FQ-CoDel link, inlined into `tx_done_aqm`
+    /// (where every FQ-CoDel packet with others queued behind it enters
+    /// service) without `start_service`'s match.
+    #[inline(always)]
+    fn start_fq_codel_service(
+        &mut self,
+        now_ns: u64,
+        pool: &mut PacketPool,
+        freed: &mut u64,
+    ) -> Option<u64> {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let AqmState::FqCodel(f) = &mut a.state else {
+            unreachable!("an FQ-CoDel link")
+        };
+        let ecn = a.ecn;
+        let pool_ro: &PacketPool = pool;
+        let dropped = &mut a.dropped;
+        let d = f.dequeue(
+            now_ns,
+            |p| ecn && pool_ro.get(PacketId(p.handle)).is_ect(),
+            |p| dropped.push(p.handle),
+        );
+        if !dropped.is_empty() {
+            for h in dropped.drain(..) {
+                self.counters.drops_aqm += 1;
+                pool.remove(PacketId(h));
+                *freed += 1;
+            }
+        }
+        let d = d?;
+        Some(self.begin_service(now_ns, d.packet, d.mark, pool))
     }
 
     /// Dequeues the next packet into service, if any; returns when it
@@ -1133,7 +1224,7 @@ impl Link {
 
     /// AQM link: `p`, just dequeued (`mark`: CE-mark it), enters service;
     /// returns when it finishes serializing.
-    #[inline]
+    #[inline(always)]
     fn begin_service(&mut self, now_ns: u64, p: Queued, mark: bool, pool: &mut PacketPool) -> u64 {
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
@@ -1143,11 +1234,10 @@ impl Link {
             self.counters.ce_marks += 1;
         }
         let sojourn = now_ns - p.enqueue_ns;
-        for s in [&mut a.sojourn, &mut a.total] {
-            s.pkts += 1;
-            s.sum_ns += sojourn;
-            s.max_ns = s.max_ns.max(sojourn);
-        }
+        let s = &mut a.sojourn;
+        s.pkts += 1;
+        s.sum_ns += sojourn;
+        s.max_ns = s.max_ns.max(sojourn);
         a.in_service = Some(p);
         now_ns + self.tx_time(p.size_bytes)
     }

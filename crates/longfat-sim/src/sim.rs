@@ -428,11 +428,20 @@ impl Simulation {
         self.packets_held += 1;
         self.peak_packets_held = self.peak_packets_held.max(self.packets_held);
         let s = self.links[l].enqueue_aqm(self.now_ns, id, &mut self.packets);
-        self.aqm_service(l as u32, s);
+        self.aqm_service_inline(l as u32, s);
     }
 
     /// Schedules what an AQM link asks for and forgets the packets it freed.
     fn aqm_service(&mut self, l: u32, s: AqmService) {
+        self.aqm_service_inline(l, s);
+    }
+
+    /// `aqm_service`, forced inline into `enqueue_aqm` (out of the event
+    /// loop). The event loop's call is left to the compiler: forcing it
+    /// there too, or moving the loop's AQM tx-done into one call, moved
+    /// the loop's code and cost DropTail runs 0.2-0.3 % (callgrind).
+    #[inline(always)]
+    fn aqm_service_inline(&mut self, l: u32, s: AqmService) {
         self.packets_held -= s.freed;
         if let Some(t) = s.tx_done_ns {
             self.events.schedule(t, Event::LinkTxDone(l));

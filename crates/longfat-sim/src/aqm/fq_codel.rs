@@ -355,7 +355,7 @@ impl FqCodel {
     /// the deficit) or dropped (then the bucket, empty, leaves the lists:
     /// there are no old flows). The same calls in the same order as the
     /// two calls make.
-    #[inline]
+    #[inline(always)]
     pub fn serve_idle(
         &mut self,
         now_ns: u64,

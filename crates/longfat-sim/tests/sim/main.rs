@@ -9,6 +9,7 @@ mod common;
 
 mod algorithms;
 mod aqm;
+mod aqm_pinned;
 mod bbr;
 mod external;
 mod golden;
