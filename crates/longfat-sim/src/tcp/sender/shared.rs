@@ -496,13 +496,19 @@ impl SenderCore {
     }
 
     pub(super) fn cwnd_pkts(&self) -> u64 {
+        /// 2^63: below it the window converts through i64, one signed
+        /// conversion instruction (x86-64 has no unsigned one, so `as u64`
+        /// tests and adjusts around two of them on every ACK).
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
         let c = self.cc.cwnd();
-        if c.is_finite() && c >= 1.0 {
-            // Truncation is floor for c >= 1, without the libm call
-            // (baseline x86-64 has no rounding instruction).
+        // Truncation is floor for c >= 1, without the libm call
+        // (baseline x86-64 has no rounding instruction).
+        if c >= 1.0 && c < TWO_63 {
+            c as i64 as u64
+        } else if c >= TWO_63 && c.is_finite() {
             c as u64
         } else {
-            1
+            1 // below 1, NaN or infinite
         }
     }
 
