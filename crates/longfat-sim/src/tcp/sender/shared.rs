@@ -944,10 +944,10 @@ impl SenderCore {
     }
 
     /// Linux `tcp_is_cwnd_limited`: cwnd-limited this round, or in slow start
-    /// below twice the most packets that were out.
-    fn is_cwnd_limited(&self) -> bool {
-        let cwnd = self.cc.cwnd();
-        self.cwnd_limited || (cwnd < self.cc.ssthresh() && cwnd < 2.0 * self.max_packets_out as f64)
+    /// below twice the most packets that were out (`cwnd`, `ssthresh`: the
+    /// controller's, read once by the caller).
+    fn is_cwnd_limited(&self, cwnd: f64, ssthresh: f64) -> bool {
+        self.cwnd_limited || (cwnd < ssthresh && cwnd < 2.0 * self.max_packets_out as f64)
     }
 
     pub(super) fn loss_event<R: LossRecovery>(
@@ -1278,13 +1278,15 @@ impl SenderCore {
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
         // advances the cumulative point may grow the window; RFC 7661 / Linux
         // `tcp_is_cwnd_limited`: only while the window limits the sender.
-        let may_grow = progress
-            && !in_fast_recovery
-            && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
-        let growth = if may_grow {
-            self.cfg
-                .profile
-                .growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+        // The controller's window and threshold, read once (two calls
+        // through its vtable, not four).
+        let growth = if progress && !in_fast_recovery {
+            let (cwnd, ssthresh) = (self.cc.cwnd(), self.cc.ssthresh());
+            if !self.cfg.profile.validates_cwnd() || self.is_cwnd_limited(cwnd, ssthresh) {
+                self.cfg.profile.growth_pkts(delivered, cwnd < ssthresh)
+            } else {
+                0
+            }
         } else {
             0
         };
