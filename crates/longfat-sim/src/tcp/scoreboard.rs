@@ -392,6 +392,10 @@ impl Scoreboard {
     }
 
     /// Applies one SACK block [start, end); returns packets newly SACKed.
+    /// Inlined into the ACK path up to the test for a block already held,
+    /// which answers most blocks (a receiver repeats its older ones on
+    /// every ACK): those no longer pay a call.
+    #[inline(always)]
     pub fn sack_block(&mut self, start: u64, end: u64) -> u64 {
         let s = start.max(self.base);
         let e = end.min(self.next);
@@ -402,6 +406,13 @@ impl Scoreboard {
             // Already SACKed: the block a receiver repeats on every ACK.
             return 0;
         }
+        self.sack_new(s, e)
+    }
+
+    /// `sack_block` for a block [s, e) within base..next that is not wholly
+    /// in a held range.
+    #[inline(never)]
+    fn sack_new(&mut self, s: u64, e: u64) -> u64 {
         // The newest block usually extends the highest SACKed range (data
         // above every hole arrives in order): no other range can merge.
         if let Some((a, b)) = self.sacked.last() {
