@@ -358,6 +358,8 @@ impl Scoreboard {
         });
     }
 
+    /// Inlined into `sack_new`'s loops (once per packet newly SACKed).
+    #[inline(always)]
     fn mark_sacked(&mut self, seq: u64) {
         let f = self.flag_mut(seq);
         let old = *f;
