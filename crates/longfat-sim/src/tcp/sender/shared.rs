@@ -503,7 +503,7 @@ impl SenderCore {
         let c = self.cc.cwnd();
         // Truncation is floor for c >= 1, without the libm call
         // (baseline x86-64 has no rounding instruction).
-        if c >= 1.0 && c < TWO_63 {
+        if (1.0..TWO_63).contains(&c) {
             c as i64 as u64
         } else if c >= TWO_63 && c.is_finite() {
             c as u64
