@@ -217,6 +217,21 @@ impl Packet {
         self.bits += 1;
         true
     }
+
+    /// `push_sack` for a block the caller knows the ACK does not carry yet
+    /// and has room for (a receiver's recent blocks are distinct and at
+    /// most `MAX_SACK_BLOCKS`): no search of the blocks already pushed.
+    #[inline]
+    pub fn push_distinct_sack(&mut self, (start, end): (u64, u64)) {
+        debug_assert!(self.seq <= start && start < end);
+        let off =
+            |x: u64| u32::try_from(x - self.seq).expect("a SACK block lies within one window");
+        let block = (off(start), off(end));
+        let n = usize::from(self.n_sack());
+        debug_assert!(!self.sack[..n].contains(&block), "a distinct block");
+        self.sack[n] = block;
+        self.bits += 1;
+    }
 }
 
 /// A packet's handle in a [`PacketPool`].

@@ -106,6 +106,11 @@ pub struct Simulation {
     packets_held: u64,
     peak_packets_held: u64,
     packet_limit: u64,
+    /// Events `run_until_limited` may still take: its `max_events`, cut to
+    /// 0 by the packet that passes the packet limit (`new_peak`), so the
+    /// event loop tests one number per event instead of the limit and the
+    /// budget apart.
+    events_left: u64,
     pub estimate: Estimate,
     /// Packet captures (`run.pcap`): None costs one predictable branch per
     /// packet-hop and nothing else.
@@ -172,6 +177,7 @@ impl Simulation {
             packets_held: 0,
             peak_packets_held: 0,
             packet_limit,
+            events_left: 0,
             estimate,
             capture,
         }
@@ -210,26 +216,25 @@ impl Simulation {
     /// honour Ctrl-C and show progress however dense the events are.
     pub fn run_until_limited(&mut self, until_ns: u64, max_events: u64) -> RunStatus {
         let until = until_ns.min(self.end_ns);
-        let mut budget = max_events;
+        self.events_left = if self.over_budget() { 0 } else { max_events };
         loop {
             // Checked before the next event is taken, so a stop leaves it
             // pending.
-            if self.over_budget() {
+            if self.events_left == 0 {
+                let status = if self.over_budget() {
+                    RunStatus::OverBudget
+                } else {
+                    RunStatus::EventLimit
+                };
                 if self.events.peek_time().is_some_and(|t| t <= until) {
-                    return RunStatus::OverBudget;
-                }
-                break;
-            }
-            if budget == 0 {
-                if self.events.peek_time().is_some_and(|t| t <= until) {
-                    return RunStatus::EventLimit;
+                    return status;
                 }
                 break;
             }
             let Some((t, ev)) = self.events.pop_due(until) else {
                 break;
             };
-            budget -= 1;
+            self.events_left -= 1;
             self.now_ns = t;
             self.events_processed += 1;
             match ev.link_arrival() {
@@ -402,7 +407,20 @@ impl Simulation {
         };
         if accepted {
             self.packets_held += 1;
-            self.peak_packets_held = self.peak_packets_held.max(self.packets_held);
+            if self.packets_held > self.peak_packets_held {
+                self.new_peak();
+            }
+        }
+    }
+
+    /// The links hold more packets than ever before: the new peak, and past
+    /// the packet limit the event loop stops before its next event.
+    #[cold]
+    #[inline(never)]
+    fn new_peak(&mut self) {
+        self.peak_packets_held = self.packets_held;
+        if self.over_budget() {
+            self.events_left = 0;
         }
     }
 
@@ -426,7 +444,9 @@ impl Simulation {
     #[inline(never)]
     fn enqueue_aqm(&mut self, l: usize, id: PacketId) {
         self.packets_held += 1;
-        self.peak_packets_held = self.peak_packets_held.max(self.packets_held);
+        if self.packets_held > self.peak_packets_held {
+            self.new_peak();
+        }
         let s = self.links[l].enqueue_aqm(self.now_ns, id, &mut self.packets);
         self.aqm_service_inline(l as u32, s);
     }
@@ -534,5 +554,53 @@ fn tap_one(c: &mut Captures, flows: &[Flow], now_ns: u64, p: &crate::packet::Pac
             _ => 0,
         };
         c.record(slot, now_ns, p, window);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical_for(duration: &str) -> Simulation {
+        let text = format!(
+            "[network]\ntopology = \"dumbbell\"\n[network.bottleneck]\nrate = \"1Gbps\"\n\
+             delay = \"35ms\"\nqueue = \"6000pkt\"\n[[flows]]\ncc = \"reno\"\n\
+             [run]\nduration = \"{duration}\"\nseed = 1\n"
+        );
+        let s = crate::Scenario::from_toml(&text).expect("scenario");
+        crate::build(&s).expect("build")
+    }
+
+    /// The run stops before the first event after the packet limit is
+    /// passed, as if it checked the peak before every event: the same
+    /// event count as a run taken one event at a time and checked.
+    #[test]
+    fn the_packet_limit_stops_the_run_before_the_next_event() {
+        const LIMIT: u64 = 2_000;
+        let mut stepped = canonical_for("2s");
+        let mut steps = 0;
+        while stepped.peak_packets_held() <= LIMIT {
+            assert_eq!(stepped.run_until_limited(u64::MAX, 1), RunStatus::EventLimit);
+            steps += 1;
+        }
+        let mut limited = canonical_for("2s");
+        limited.packet_limit = LIMIT;
+        assert_eq!(limited.run(), RunStatus::OverBudget);
+        assert_eq!(limited.events_processed(), steps);
+        assert_eq!(limited.peak_packets_held(), stepped.peak_packets_held());
+        // It stays stopped, and a budget of events is no way around it.
+        assert_eq!(limited.run_until_limited(u64::MAX, 5), RunStatus::OverBudget);
+        assert_eq!(limited.events_processed(), steps);
+    }
+
+    /// A budget of events stops the run after exactly that many.
+    #[test]
+    fn an_event_budget_takes_exactly_that_many_events() {
+        let mut sim = canonical_for("1s");
+        assert_eq!(sim.run_until_limited(u64::MAX, 0), RunStatus::EventLimit);
+        assert_eq!(sim.events_processed(), 0);
+        assert_eq!(sim.run_until_limited(u64::MAX, 1_234), RunStatus::EventLimit);
+        assert_eq!(sim.events_processed(), 1_234);
+        assert_eq!(sim.run(), RunStatus::Reached);
     }
 }

@@ -529,7 +529,7 @@ impl TcpReceiver {
         for i in 0..self.n_recent {
             let block = self.recent[i];
             if block.0 >= self.rcv_nxt {
-                ack.push_sack(block);
+                ack.push_distinct_sack(block);
             }
         }
         self.counters.acks_sent += 1;

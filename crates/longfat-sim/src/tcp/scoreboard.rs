@@ -358,6 +358,8 @@ impl Scoreboard {
         });
     }
 
+    /// Inlined into `sack_new`'s loops (once per packet newly SACKed).
+    #[inline(always)]
     fn mark_sacked(&mut self, seq: u64) {
         let f = self.flag_mut(seq);
         let old = *f;
@@ -392,6 +394,10 @@ impl Scoreboard {
     }
 
     /// Applies one SACK block [start, end); returns packets newly SACKed.
+    /// Inlined into the ACK path up to the test for a block already held,
+    /// which answers most blocks (a receiver repeats its older ones on
+    /// every ACK): those no longer pay a call.
+    #[inline(always)]
     pub fn sack_block(&mut self, start: u64, end: u64) -> u64 {
         let s = start.max(self.base);
         let e = end.min(self.next);
@@ -402,6 +408,13 @@ impl Scoreboard {
             // Already SACKed: the block a receiver repeats on every ACK.
             return 0;
         }
+        self.sack_new(s, e)
+    }
+
+    /// `sack_block` for a block [s, e) within base..next that is not wholly
+    /// in a held range.
+    #[inline(never)]
+    fn sack_new(&mut self, s: u64, e: u64) -> u64 {
         // The newest block usually extends the highest SACKed range (data
         // above every hole arrives in order): no other range can merge.
         if let Some((a, b)) = self.sacked.last() {

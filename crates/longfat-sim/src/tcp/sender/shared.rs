@@ -496,13 +496,19 @@ impl SenderCore {
     }
 
     pub(super) fn cwnd_pkts(&self) -> u64 {
+        /// 2^63: below it the window converts through i64, one signed
+        /// conversion instruction (x86-64 has no unsigned one, so `as u64`
+        /// tests and adjusts around two of them on every ACK).
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
         let c = self.cc.cwnd();
-        if c.is_finite() && c >= 1.0 {
-            // Truncation is floor for c >= 1, without the libm call
-            // (baseline x86-64 has no rounding instruction).
+        // Truncation is floor for c >= 1, without the libm call
+        // (baseline x86-64 has no rounding instruction).
+        if (1.0..TWO_63).contains(&c) {
+            c as i64 as u64
+        } else if c >= TWO_63 && c.is_finite() {
             c as u64
         } else {
-            1
+            1 // below 1, NaN or infinite
         }
     }
 
@@ -938,10 +944,10 @@ impl SenderCore {
     }
 
     /// Linux `tcp_is_cwnd_limited`: cwnd-limited this round, or in slow start
-    /// below twice the most packets that were out.
-    fn is_cwnd_limited(&self) -> bool {
-        let cwnd = self.cc.cwnd();
-        self.cwnd_limited || (cwnd < self.cc.ssthresh() && cwnd < 2.0 * self.max_packets_out as f64)
+    /// below twice the most packets that were out (`cwnd`, `ssthresh`: the
+    /// controller's, read once by the caller).
+    fn is_cwnd_limited(&self, cwnd: f64, ssthresh: f64) -> bool {
+        self.cwnd_limited || (cwnd < ssthresh && cwnd < 2.0 * self.max_packets_out as f64)
     }
 
     pub(super) fn loss_event<R: LossRecovery>(
@@ -1272,13 +1278,15 @@ impl SenderCore {
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
         // advances the cumulative point may grow the window; RFC 7661 / Linux
         // `tcp_is_cwnd_limited`: only while the window limits the sender.
-        let may_grow = progress
-            && !in_fast_recovery
-            && (!self.cfg.profile.validates_cwnd() || self.is_cwnd_limited());
-        let growth = if may_grow {
-            self.cfg
-                .profile
-                .growth_pkts(delivered, self.cc.cwnd() < self.cc.ssthresh())
+        // The controller's window and threshold, read once (two calls
+        // through its vtable, not four).
+        let growth = if progress && !in_fast_recovery {
+            let (cwnd, ssthresh) = (self.cc.cwnd(), self.cc.ssthresh());
+            if !self.cfg.profile.validates_cwnd() || self.is_cwnd_limited(cwnd, ssthresh) {
+                self.cfg.profile.growth_pkts(delivered, cwnd < ssthresh)
+            } else {
+                0
+            }
         } else {
             0
         };
