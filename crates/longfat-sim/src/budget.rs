@@ -483,8 +483,8 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
         .collect();
     let mut by_link = 0u64;
     let (mut worst_link, mut worst_held) = (None, 0u64);
-    for i in 0..links.len() {
-        let held = capacity[i].min(loads.feed[i]);
+    for (i, (&cap, &feed)) in capacity.iter().zip(&loads.feed).enumerate() {
+        let held = cap.min(feed);
         by_link = by_link.saturating_add(held);
         if held > worst_held {
             (worst_link, worst_held) = (Some(i), held);

@@ -42,7 +42,7 @@ impl Event {
     #[inline(always)]
     fn pack(self) -> u64 {
         match self {
-            Event::LinkArrival(l) => (u64::from(l) << 8) | 0,
+            Event::LinkArrival(l) => u64::from(l) << 8, // kind 0
             Event::LinkTxDone(l) => (u64::from(l) << 8) | 1,
             Event::Timer(f, k) => ((k as u64) << 56) | (u64::from(f) << 8) | 2,
             Event::Sample => 3,
@@ -623,10 +623,10 @@ impl Heap {
             } else if first < n {
                 let mut b = first;
                 let mut bk = keys[first];
-                for c in first + 1..n {
-                    if keys[c] < bk {
+                for (c, &k) in keys.iter().enumerate().take(n).skip(first + 1) {
+                    if k < bk {
                         b = c;
-                        bk = keys[c];
+                        bk = k;
                     }
                 }
                 (b, bk)

@@ -580,7 +580,10 @@ mod tests {
         let mut stepped = canonical_for("2s");
         let mut steps = 0;
         while stepped.peak_packets_held() <= LIMIT {
-            assert_eq!(stepped.run_until_limited(u64::MAX, 1), RunStatus::EventLimit);
+            assert_eq!(
+                stepped.run_until_limited(u64::MAX, 1),
+                RunStatus::EventLimit
+            );
             steps += 1;
         }
         let mut limited = canonical_for("2s");
@@ -589,7 +592,10 @@ mod tests {
         assert_eq!(limited.events_processed(), steps);
         assert_eq!(limited.peak_packets_held(), stepped.peak_packets_held());
         // It stays stopped, and a budget of events is no way around it.
-        assert_eq!(limited.run_until_limited(u64::MAX, 5), RunStatus::OverBudget);
+        assert_eq!(
+            limited.run_until_limited(u64::MAX, 5),
+            RunStatus::OverBudget
+        );
         assert_eq!(limited.events_processed(), steps);
     }
 
@@ -599,7 +605,10 @@ mod tests {
         let mut sim = canonical_for("1s");
         assert_eq!(sim.run_until_limited(u64::MAX, 0), RunStatus::EventLimit);
         assert_eq!(sim.events_processed(), 0);
-        assert_eq!(sim.run_until_limited(u64::MAX, 1_234), RunStatus::EventLimit);
+        assert_eq!(
+            sim.run_until_limited(u64::MAX, 1_234),
+            RunStatus::EventLimit
+        );
         assert_eq!(sim.events_processed(), 1_234);
         assert_eq!(sim.run(), RunStatus::Reached);
     }

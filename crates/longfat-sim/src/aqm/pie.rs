@@ -505,7 +505,7 @@ mod tests {
             derandomize: true,
             ..PieParams::default()
         };
-        let mut pie = Pie::new(p.clone(), RATE);
+        let mut pie = Pie::new(p, RATE);
         pie.burst_allow_ns = 0;
         pie.drop_prob = 0.25;
         pie.qdelay_ns = 20 * MS;

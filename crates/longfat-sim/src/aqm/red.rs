@@ -605,7 +605,7 @@ mod tests {
             weight: 1.0,
             ..RedParams::default()
         };
-        let mut red = Red::new(p.clone(), MBPS_100, 500);
+        let mut red = Red::new(p, MBPS_100, 500);
         let mut rng = fixed(0.999_999);
         red.on_enqueue(1, 14, 0, 1500, &mut rng);
         // One event at 2.6 s runs the five updates at 0.5, 1.0, ..., 2.5 s.
@@ -618,7 +618,7 @@ mod tests {
         close(want, 0.058828125);
         // The same events, but also one per ms: the same max_p (lazy updates
         // are exact).
-        let mut red2 = Red::new(p.clone(), MBPS_100, 500);
+        let mut red2 = Red::new(p, MBPS_100, 500);
         red2.on_enqueue(1, 14, 0, 1500, &mut rng);
         for t in 1..2600u64 {
             red2.on_dequeue(t * 1_000_000, 14, 0);
@@ -627,17 +627,17 @@ mod tests {
 
         // avg 6 < target_min 9: max_p *= 0.9 per interval while >= 0.01:
         // 0.02 x 0.9^7 = 0.00956 < 0.01 stops it after 7 updates.
-        let mut red = Red::new(p.clone(), MBPS_100, 500);
+        let mut red = Red::new(p, MBPS_100, 500);
         red.on_enqueue(1, 6, 0, 1500, &mut rng);
         red.on_dequeue(10_000_000_000, 6, 0);
         close(red.max_p(), 0.02 * 0.9f64.powi(7));
         // avg 10 in the target band: unchanged.
-        let mut red = Red::new(p.clone(), MBPS_100, 500);
+        let mut red = Red::new(p, MBPS_100, 500);
         red.on_enqueue(1, 10, 0, 1500, &mut rng);
         red.on_dequeue(10_000_000_000, 10, 0);
         close(red.max_p(), 0.02);
         // Increase stops once max_p > top 0.5: the last step from <= 0.5.
-        let mut red = Red::new(p.clone(), MBPS_100, 500);
+        let mut red = Red::new(p, MBPS_100, 500);
         red.on_enqueue(1, 14, 0, 1500, &mut rng);
         red.on_dequeue(100_000_000_000, 14, 0);
         let mut want = 0.02;
@@ -670,7 +670,7 @@ mod tests {
             (10.9, 0.02),
             (11.1, 0.02 + 0.005),
         ] {
-            let mut red = Red::new(p.clone(), MBPS_100, 500);
+            let mut red = Red::new(p, MBPS_100, 500);
             red.idle = false;
             red.avg = avg;
             red.on_dequeue(500_000_000, 20, 0);
@@ -686,7 +686,7 @@ mod tests {
             auto_params: true,
             ..RedParams::default()
         };
-        let red = Red::new(p.clone(), MBPS_100, 500);
+        let red = Red::new(p, MBPS_100, 500);
         let (lo, hi, w) = red.thresholds();
         close(lo, 62.5);
         close(hi, 187.5);

@@ -208,7 +208,7 @@ impl Range {
 
 /// `1500000000ns` -> `"1.5s"`: a duration as a user would write it.
 pub fn fmt_ns(ns: u64) -> String {
-    let (v, unit) = if ns >= 60 * NS_PER_SEC && ns % (60 * NS_PER_SEC) == 0 {
+    let (v, unit) = if ns >= 60 * NS_PER_SEC && ns.is_multiple_of(60 * NS_PER_SEC) {
         (ns as f64 / 60e9, "min")
     } else if ns >= NS_PER_SEC {
         (ns as f64 / 1e9, "s")
@@ -232,7 +232,7 @@ pub fn fmt_bps(bps: u64) -> String {
     ];
     match units
         .iter()
-        .find(|(scale, _)| bps >= *scale && bps % scale == 0)
+        .find(|(scale, _)| bps >= *scale && bps.is_multiple_of(*scale))
     {
         Some((scale, unit)) => format!("{}{unit}", bps / scale),
         None => format!("{bps}bps"),

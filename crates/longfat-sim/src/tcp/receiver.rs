@@ -940,11 +940,12 @@ mod tests {
     /// Feeds `arrivals` ((time, seq), in time order) to `r`, firing the GRO
     /// and delayed-ACK timers it arms when they come due (until `end_ns`);
     /// returns each ACK as (time, cumulative ACK, SACK blocks).
-    fn run_gro(
-        r: &mut TcpReceiver,
-        arrivals: &[(u64, u64)],
-        end_ns: u64,
-    ) -> Vec<(u64, u64, Vec<(u64, u64)>)> {
+    /// An ACK seen by the tests: (time, cumulative ACK, SACK blocks).
+    type SeenAck = (u64, u64, Vec<(u64, u64)>);
+    /// Timers a receiver armed: (kind, due time).
+    type Armed = Vec<(TimerKind, u64)>;
+
+    fn run_gro(r: &mut TcpReceiver, arrivals: &[(u64, u64)], end_ns: u64) -> Vec<SeenAck> {
         let mut acks = Vec::new();
         let mut timers: Vec<(TimerKind, u64)> = Vec::new();
         let mut take = |now: u64, out: Outbox, timers: &mut Vec<(TimerKind, u64)>| {
@@ -955,24 +956,23 @@ mod tests {
             );
             timers.extend(out.timers);
         };
-        let fire_until =
-            |r: &mut TcpReceiver,
-             until: u64,
-             timers: &mut Vec<(TimerKind, u64)>,
-             take: &mut dyn FnMut(u64, Outbox, &mut Vec<(TimerKind, u64)>)| {
-                while let Some(i) = (0..timers.len())
-                    .filter(|&i| timers[i].1 <= until)
-                    .min_by_key(|&i| timers[i].1)
-                {
-                    let (kind, t) = timers.swap_remove(i);
-                    let mut out = Outbox::default();
-                    match kind {
-                        TimerKind::GroFlush => r.on_gro_timer(t, &mut out),
-                        _ => r.on_delack_timer(t, &mut out),
-                    }
-                    take(t, out, timers);
+        let fire_until = |r: &mut TcpReceiver,
+                          until: u64,
+                          timers: &mut Vec<(TimerKind, u64)>,
+                          take: &mut dyn FnMut(u64, Outbox, &mut Armed)| {
+            while let Some(i) = (0..timers.len())
+                .filter(|&i| timers[i].1 <= until)
+                .min_by_key(|&i| timers[i].1)
+            {
+                let (kind, t) = timers.swap_remove(i);
+                let mut out = Outbox::default();
+                match kind {
+                    TimerKind::GroFlush => r.on_gro_timer(t, &mut out),
+                    _ => r.on_delack_timer(t, &mut out),
                 }
-            };
+                take(t, out, timers);
+            }
+        };
         for &(now, seq) in arrivals {
             fire_until(r, now.saturating_sub(1), &mut timers, &mut take);
             let mut out = Outbox::default();

@@ -27,6 +27,10 @@ const HELD: usize = crate::packet::MAX_SACK_BLOCKS + 1;
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: usize = 3;
 
+/// A delivered packet: (transmission time in ns, packet number, ever
+/// retransmitted).
+pub type LoggedDelivery = (u64, u64, bool);
+
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     /// SND.UNA: the oldest unacknowledged packet.
@@ -63,8 +67,8 @@ pub struct Scoreboard {
     /// The packets delivered since the last `clear_delivered`, SACKed and
     /// cumulatively acknowledged apart: (transmission time, packet, ever
     /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
-    sack_log: Vec<(u64, u64, bool)>,
-    cum_log: Vec<(u64, u64, bool)>,
+    sack_log: Vec<LoggedDelivery>,
+    cum_log: Vec<LoggedDelivery>,
     /// Retransmissions found lost (RACK), to be sent again before anything else.
     relost: VecDeque<u64>,
     /// Keep `xmit_ns` and the delivery logs (only RACK needs them; the
@@ -256,7 +260,7 @@ impl Scoreboard {
     /// acknowledged (`tcp_clean_rtx_queue`). Both empty unless the
     /// scoreboard keeps send times.
     /// Call [`Scoreboard::sort_delivered`] first.
-    pub fn delivered(&self) -> (&[(u64, u64, bool)], &[(u64, u64, bool)]) {
+    pub fn delivered(&self) -> (&[LoggedDelivery], &[LoggedDelivery]) {
         (&self.sack_log, &self.cum_log)
     }
 

@@ -161,8 +161,8 @@ fn rwnd_limited_flow_does_not_inflate_cwnd() {
 /// Issue 28 item 11. ns-2.35 starts ssthresh at the advertised window
 /// (tcp.cc `TcpAgent::reset()`: `ssthresh_ = int(wnd_)`), so slow start
 /// ends at rwnd = 64; ns-2 has no cwnd validation, so `opencwnd()` then
-/// goes on adding 1/cwnd per new ACK (`windowOption_` 1, `increase_num_`
-/// 1) while rwnd limits the sender. Every ACK advances the cumulative point
+/// goes on adding 1/cwnd per new ACK (`windowOption_` 1,
+/// `increase_num_` 1) while rwnd limits the sender. Every ACK advances the cumulative point
 /// (no loss, no delayed ACKs): cwnd = 2 (`windowInit_`) + 1 per ACK up to 64
 /// (62 ACKs), then cwnd += 1/cwnd for each of the rest, i.e. close to
 /// sqrt(64^2 + 2 (ACKs - 62)) (cwnd^2 grows by 2 + 1/cwnd^2 per ACK).
