@@ -211,7 +211,7 @@ impl Simulation {
         sim.metrics
             .monitored_links
             .iter()
-            .filter(|&&l| !sim.links[l].spec.name.ends_with(".reverse"))
+            .filter(|&&l| !sim.link_specs[l].name.ends_with(".reverse"))
             .map(|&l| sim.links[l].counters.departed_pkts)
             .sum()
     }
@@ -273,9 +273,9 @@ impl Simulation {
     }
     fn link_names(&self) -> Vec<String> {
         self.inner
-            .links
+            .link_specs
             .iter()
-            .map(|l| l.spec.name.clone())
+            .map(|l| l.name.clone())
             .collect()
     }
 

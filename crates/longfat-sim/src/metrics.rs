@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::flow::{Flow, FlowCounters};
-use crate::link::Link;
+use crate::link::{Link, LinkSpec};
 use crate::units::NS_PER_SEC;
 
 /// Per-flow rows, one per flow per sample (long format).
@@ -154,7 +154,7 @@ impl Metrics {
         self.summary.as_ref()
     }
 
-    pub fn sample(&mut self, now_ns: u64, links: &mut [Link], flows: &[Flow]) {
+    pub fn sample(&mut self, now_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
         if self.last_link.is_empty() {
             self.last_link = vec![LinkSnap::default(); links.len()];
         }
@@ -225,7 +225,7 @@ impl Metrics {
             let (qp, qb) = link.queue_len(now_ns);
             let s = link_snap(link);
             let prev = self.last_link[l];
-            let cap = link.spec.rate.bps() as f64 / per_sec;
+            let cap = specs[l].rate.bps() as f64 / per_sec;
             let ls = &mut self.links;
             ls.time_ns.push(now_ns);
             ls.link.push(l as u32);
@@ -261,7 +261,7 @@ impl Metrics {
     }
 
     /// Closes the measurement window and builds the summary.
-    pub fn finish(&mut self, end_ns: u64, links: &mut [Link], flows: &[Flow]) {
+    pub fn finish(&mut self, end_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
         if self.window_start.is_none() {
             self.start_window(self.measure_from_ns.min(end_ns), links, flows);
         }
@@ -339,19 +339,19 @@ impl Metrics {
             flow_rows.push(row);
         }
         let mut link_rows = vec![];
-        for (i, l) in links.iter().enumerate() {
+        for (i, (l, spec)) in links.iter().zip(specs).enumerate() {
             let s = link_snap(l);
             let p = l0[i];
             let offered = s.offered_pkts - p.offered_pkts;
             let drops = (s.drops_overflow - p.drops_overflow)
                 + (s.drops_random - p.drops_random)
                 + (s.drops_aqm - p.drops_aqm);
-            let cap = l.spec.rate.bps() as f64 * secs;
+            let cap = spec.rate.bps() as f64 * secs;
             let mut row = json!({
                 "link": i,
-                "name": l.spec.name,
-                "rate_bps": l.spec.rate.bps(),
-                "delay_ms": l.spec.delay_ns as f64 / 1e6,
+                "name": spec.name,
+                "rate_bps": spec.rate.bps(),
+                "delay_ms": spec.delay_ns as f64 / 1e6,
                 "utilization": if cap > 0.0 { (s.departed_bytes - p.departed_bytes) as f64 * 8.0 / cap } else { 0.0 },
                 "offered_pkts": offered,
                 "drops_overflow": s.drops_overflow - p.drops_overflow,
