@@ -309,7 +309,10 @@ impl Simulation {
 
     /// The summary as a JSON string (None until the run reached its end).
     fn summary_json(&self) -> Option<String> {
-        self.inner.metrics.summary().map(|v| v.to_string())
+        self.inner
+            .metrics
+            .summary_rows()
+            .map(|s| serde_json::to_string(s).expect("a summary serializes"))
     }
 
     /// Time series as {"flows": {column: ndarray}, "links": {column: ndarray}}.
