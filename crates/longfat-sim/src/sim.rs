@@ -134,7 +134,9 @@ impl Simulation {
         // Flows are large (a TCP flow holds its sender in place): no spare
         // capacity left over from building.
         flows.shrink_to_fit();
-        let link_specs = topology.links;
+        let mut link_specs = topology.links;
+        // Built by pushes: no spare capacity kept for the run.
+        link_specs.shrink_to_fit();
         let links: Vec<Link> = link_specs
             .iter()
             .enumerate()
