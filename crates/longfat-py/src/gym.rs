@@ -442,7 +442,7 @@ impl AgentRun {
             .fwd
             .iter()
             .map(|&l| l as usize)
-            .min_by_key(|&l| probe.links[l].spec.rate.bps())
+            .min_by_key(|&l| probe.link_specs[l].rate.bps())
             .expect("a route has links");
         let original = std::mem::replace(&mut scenario.flows[entry].cc, AGENT_CC.to_string());
         let shared = Arc::new(Shared::default());
@@ -451,7 +451,7 @@ impl AgentRun {
             .register(AGENT_CC, factory(shared.clone(), mode, idx, original))
             .map_err(scenario_error)?;
         Ok(Self {
-            bottleneck_bps: probe.links[bottleneck_link].spec.rate.bps(),
+            bottleneck_bps: probe.link_specs[bottleneck_link].rate.bps(),
             base_rtt_ns: f.base_rtt_ns,
             mss_bytes: cfg.payload_bytes(),
             start_ns: f.start_ns,
@@ -557,7 +557,7 @@ impl AgentRun {
     fn bottleneck_link(&self) -> String {
         self.sim
             .as_ref()
-            .map(|s| s.links[self.bottleneck_link].spec.name.clone())
+            .map(|s| s.link_specs[self.bottleneck_link].name.clone())
             .unwrap_or_default()
     }
     /// The flow's propagation-only round-trip time.

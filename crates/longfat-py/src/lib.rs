@@ -211,7 +211,7 @@ impl Simulation {
         sim.metrics
             .monitored_links
             .iter()
-            .filter(|&&l| !sim.links[l].spec.name.ends_with(".reverse"))
+            .filter(|&&l| !sim.link_specs[l].name.ends_with(".reverse"))
             .map(|&l| sim.links[l].counters.departed_pkts)
             .sum()
     }
@@ -273,9 +273,9 @@ impl Simulation {
     }
     fn link_names(&self) -> Vec<String> {
         self.inner
-            .links
+            .link_specs
             .iter()
-            .map(|l| l.spec.name.clone())
+            .map(|l| l.name.clone())
             .collect()
     }
 
@@ -309,7 +309,10 @@ impl Simulation {
 
     /// The summary as a JSON string (None until the run reached its end).
     fn summary_json(&self) -> Option<String> {
-        self.inner.metrics.summary().map(|v| v.to_string())
+        self.inner
+            .metrics
+            .summary_rows()
+            .map(|s| serde_json::to_string(s).expect("a summary serializes"))
     }
 
     /// Time series as {"flows": {column: ndarray}, "links": {column: ndarray}}.

@@ -117,8 +117,10 @@ pub struct LinkSpec {
     pub name: String,
 }
 
-/// Counters since the start of the run.
+/// Counters since the start of the run. In C order: the ones every packet
+/// moves come first (see `Link`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct LinkCounters {
     pub offered_pkts: u64,
     pub offered_bytes: u64,
@@ -433,33 +435,43 @@ struct PriorityQueue {
     pushed_out: Vec<PacketId>,
 }
 
-/// The fields every packet reads or writes come first, in C order, so a
-/// link's per-packet work touches its first two cache lines (the ring's
-/// header, queue state, delay, transmit-time cache, loss threshold and the
-/// offered/departed counters); the spec, names and random stream follow.
-/// With thousands of links these lines are most of the engine's cache
-/// misses.
+/// Random corruption on the wire: the threshold a draw of the link's random
+/// stream must fall below. Boxed, and only on links with a loss
+/// probability: the stream is 32 bytes that other links never read.
+#[derive(Debug)]
+struct Corruption {
+    threshold: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+/// A link's state during the run: three cache lines, in C order. An
+/// arrival reads the first two (the ring's header, the queue state and the
+/// departed and drop counters), an enqueue those and the third (delay,
+/// transmit-time cache, rate, corruption). With many links these lines are
+/// most of the engine's cache misses, so what only the set-up and the
+/// metrics read, the `LinkSpec` with its name, is kept apart
+/// (`Simulation::link_specs`, indexed like `links`).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
     /// FIFO: every packet held; priority: packets propagating.
     ring: SlotRing,
     queue: Queue,
-    /// Propagation delay (a copy of `spec.delay_ns`, kept with the hot fields).
+    pub counters: LinkCounters,
+    /// Propagation delay (a copy of the spec's `delay_ns`).
     delay_ns: u64,
     /// The last packet size serialized and its transmission time: packets of
     /// a link nearly all have one or two sizes, and this saves a 128-bit
     /// division per packet.
     tx_time_ns: u64,
+    rate: Bandwidth,
+    /// None: the link corrupts nothing (no draw).
+    corruption: Option<Box<Corruption>>,
     tx_size_bytes: u16,
-    loss_threshold: u64,
-    pub counters: LinkCounters,
-    rng: Xoshiro256PlusPlus,
-    pub spec: LinkSpec,
 }
 
 impl Link {
-    pub fn new(spec: LinkSpec, rng: Xoshiro256PlusPlus) -> Self {
+    pub fn new(spec: &LinkSpec, rng: Xoshiro256PlusPlus) -> Self {
         let loss_threshold = if spec.loss_prob <= 0.0 {
             0
         } else if spec.loss_prob >= 1.0 {
@@ -530,14 +542,18 @@ impl Link {
             }
         };
         Self {
-            loss_threshold,
-            rng,
+            corruption: (loss_threshold != 0).then(|| {
+                Box::new(Corruption {
+                    threshold: loss_threshold,
+                    rng,
+                })
+            }),
             queue,
             ring: SlotRing::default(),
             tx_size_bytes: 0,
             tx_time_ns: spec.rate.tx_time_ns(0),
             delay_ns: spec.delay_ns,
-            spec,
+            rate: spec.rate,
             counters: LinkCounters::default(),
         }
     }
@@ -548,13 +564,16 @@ impl Link {
     fn tx_time(&mut self, size_bytes: u16) -> u64 {
         if size_bytes != self.tx_size_bytes {
             self.tx_size_bytes = size_bytes;
-            self.tx_time_ns = self.spec.rate.tx_time_ns(u64::from(size_bytes));
+            self.tx_time_ns = self.rate.tx_time_ns(u64::from(size_bytes));
         }
         self.tx_time_ns
     }
 
     fn draw_corrupted(&mut self) -> bool {
-        self.loss_threshold != 0 && self.rng.next_u64() < self.loss_threshold
+        match self.corruption.as_deref_mut() {
+            Some(c) => c.rng.next_u64() < c.threshold,
+            None => false,
+        }
     }
 
     /// Moves the FIFO departure pointer to `now_ns`.
@@ -1343,9 +1362,20 @@ mod tests {
         assert!(popped > 0 && ring.buf.len().is_power_of_two());
     }
 
+    #[test]
+    fn a_link_is_three_cache_lines_its_arrival_fields_in_the_first_two() {
+        use std::mem::offset_of;
+        assert_eq!(std::mem::size_of::<Link>(), 192);
+        // What `pop_arrival` reads or writes: the ring's header, the FIFO
+        // state, the departed counters and `drops_random`.
+        let counters = offset_of!(Link, counters);
+        assert!(offset_of!(Link, queue) + std::mem::size_of::<Queue>() <= 128);
+        assert!(counters + offset_of!(LinkCounters, drops_random) + 8 <= 128);
+    }
+
     fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
         Link::new(
-            LinkSpec {
+            &LinkSpec {
                 from: 0,
                 to: 1,
                 rate: Bandwidth::from_bps(1_000_000_000),

@@ -2,10 +2,11 @@
 //! interval (memory grows with duration / interval, never with packets),
 //! and counters captured at the start and end of the measurement window.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value};
 
-use crate::flow::{Flow, FlowCounters};
-use crate::link::Link;
+use crate::flow::{EcnCounters, Flow, FlowCounters};
+use crate::link::{Link, LinkSpec};
 use crate::units::NS_PER_SEC;
 
 /// Per-flow rows, one per flow per sample (long format).
@@ -114,7 +115,7 @@ pub struct Metrics {
     last_link: Vec<LinkSnap>,
     last_sample_ns: u64,
     window_start: Option<(u64, Vec<FlowCounters>, Vec<LinkSnap>)>,
-    summary: Option<Value>,
+    summary: Option<Summary>,
     /// Names of the traffic generators, by `Generated::generator`.
     generators: Vec<String>,
 }
@@ -150,11 +151,20 @@ impl Metrics {
     pub fn finished(&self) -> bool {
         self.summary.is_some()
     }
-    pub fn summary(&self) -> Option<&Value> {
+    /// The summary as a JSON value (built on each call: front ends that
+    /// print it use `summary_rows` and serialize it straight to text).
+    pub fn summary(&self) -> Option<Value> {
+        self.summary
+            .as_ref()
+            .map(|s| serde_json::to_value(s).expect("a summary serializes"))
+    }
+    /// The summary, to serialize (`serde_json::to_writer` and the like give
+    /// the text `summary` would).
+    pub fn summary_rows(&self) -> Option<&Summary> {
         self.summary.as_ref()
     }
 
-    pub fn sample(&mut self, now_ns: u64, links: &mut [Link], flows: &[Flow]) {
+    pub fn sample(&mut self, now_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
         if self.last_link.is_empty() {
             self.last_link = vec![LinkSnap::default(); links.len()];
         }
@@ -225,7 +235,7 @@ impl Metrics {
             let (qp, qb) = link.queue_len(now_ns);
             let s = link_snap(link);
             let prev = self.last_link[l];
-            let cap = link.spec.rate.bps() as f64 / per_sec;
+            let cap = specs[l].rate.bps() as f64 / per_sec;
             let ls = &mut self.links;
             ls.time_ns.push(now_ns);
             ls.link.push(l as u32);
@@ -261,7 +271,7 @@ impl Metrics {
     }
 
     /// Closes the measurement window and builds the summary.
-    pub fn finish(&mut self, end_ns: u64, links: &mut [Link], flows: &[Flow]) {
+    pub fn finish(&mut self, end_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
         if self.window_start.is_none() {
             self.start_window(self.measure_from_ns.min(end_ns), links, flows);
         }
@@ -278,7 +288,7 @@ impl Metrics {
             }
         };
 
-        let mut flow_rows = vec![];
+        let mut flow_rows = Vec::with_capacity(flows.len());
         let mut tcp_goodputs = vec![];
         for (i, f) in flows.iter().enumerate() {
             if f.generated.is_some() {
@@ -289,90 +299,90 @@ impl Metrics {
             let goodput = rate(s.delivered_bytes - p.delivered_bytes);
             let sent = s.sent_pkts - p.sent_pkts;
             let rtx = s.retransmits - p.retransmits;
-            let mut row = json!({
-                "flow": i,
-                "name": f.name,
-                "algorithm": f.algorithm,
-                "base_rtt_ms": f.base_rtt_ns as f64 / 1e6,
-                "goodput_bps": goodput,
-                "throughput_bps": rate(s.sent_bytes - p.sent_bytes),
-                "sent_pkts": sent,
-                "retransmits": rtx,
-                "timeouts": s.timeouts - p.timeouts,
-                "retransmit_rate": if sent > 0 { rtx as f64 / sent as f64 } else { 0.0 },
+            let tcp = match (f.endpoints.window_state(), f.endpoints.tcp_config()) {
+                (Some(w), Some(cfg)) => {
+                    tcp_goodputs.push(goodput);
+                    let ecn = match (s.ecn, p.ecn) {
+                        (Some(e), Some(pe)) => Some(EcnCounters {
+                            ece_acks: e.ece_acks - pe.ece_acks,
+                            ecn_reductions: e.ecn_reductions - pe.ecn_reductions,
+                            ce_marks: e.ce_marks - pe.ce_marks,
+                        }),
+                        _ => None,
+                    };
+                    let plt = w.lcm_cwnd_pkts.map(|lcm_cwnd| {
+                        let (m, pm) = (s.modules, p.modules);
+                        let bits = receiver_payload_bits(cfg);
+                        Box::new(PltRow {
+                            final_lcm_cwnd_pkts: lcm_cwnd,
+                            hcm_goodput_bps: rate_of(
+                                secs,
+                                (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * bits,
+                            ),
+                            lcm_goodput_bps: rate_of(
+                                secs,
+                                (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * bits,
+                            ),
+                            hcm_sent_pkts: m.hcm_sent_pkts - pm.hcm_sent_pkts,
+                            lcm_sent_pkts: m.lcm_sent_pkts - pm.lcm_sent_pkts,
+                            lcm_lost_pkts: m.lcm_lost_pkts - pm.lcm_lost_pkts,
+                            lcm_losses_resent: m.lcm_losses_resent - pm.lcm_losses_resent,
+                            lcm_timeouts: m.lcm_timeouts - pm.lcm_timeouts,
+                            lcm_late_acked_pkts: m.lcm_late_acked_pkts - pm.lcm_late_acked_pkts,
+                            lcm_losses_resent_by_lcm: m.lcm_losses_resent_by_lcm
+                                - pm.lcm_losses_resent_by_lcm,
+                        })
+                    });
+                    Some(TcpRow {
+                        fast_recoveries: s.fast_recoveries - p.fast_recoveries,
+                        final_cwnd_pkts: w.cwnd_pkts,
+                        completion_time_s: f.completion_time_ns().map(|t| t as f64 / 1e9),
+                        ecn,
+                        plt,
+                    })
+                }
+                _ => None,
+            };
+            flow_rows.push(FlowRow {
+                flow: i as u64,
+                name: f.name.as_str().into(),
+                algorithm: f.algorithm.as_str().into(),
+                base_rtt_ms: f.base_rtt_ns as f64 / 1e6,
+                goodput_bps: goodput,
+                throughput_bps: rate(s.sent_bytes - p.sent_bytes),
+                sent_pkts: sent,
+                retransmits: rtx,
+                timeouts: s.timeouts - p.timeouts,
+                retransmit_rate: if sent > 0 {
+                    rtx as f64 / sent as f64
+                } else {
+                    0.0
+                },
+                tcp,
             });
-            if let (Some(w), Some(cfg)) = (f.endpoints.window_state(), f.endpoints.tcp_config()) {
-                tcp_goodputs.push(goodput);
-                row["fast_recoveries"] = json!(s.fast_recoveries - p.fast_recoveries);
-                if let (Some(e), Some(pe)) = (s.ecn, p.ecn) {
-                    row["ece_acks"] = json!(e.ece_acks - pe.ece_acks);
-                    row["ecn_reductions"] = json!(e.ecn_reductions - pe.ecn_reductions);
-                    row["ce_marks"] = json!(e.ce_marks - pe.ce_marks);
-                }
-                row["final_cwnd_pkts"] = json!(finite_or_null(w.cwnd_pkts));
-                if let Some(lcm_cwnd) = w.lcm_cwnd_pkts {
-                    let (m, pm) = (s.modules, p.modules);
-                    let bits = receiver_payload_bits(cfg);
-                    row["final_lcm_cwnd_pkts"] = json!(lcm_cwnd);
-                    row["hcm_goodput_bps"] = json!(rate_of(
-                        secs,
-                        (m.hcm_new_pkts - pm.hcm_new_pkts) as f64 * bits
-                    ));
-                    row["lcm_goodput_bps"] = json!(rate_of(
-                        secs,
-                        (m.lcm_new_pkts - pm.lcm_new_pkts) as f64 * bits
-                    ));
-                    row["hcm_sent_pkts"] = json!(m.hcm_sent_pkts - pm.hcm_sent_pkts);
-                    row["lcm_sent_pkts"] = json!(m.lcm_sent_pkts - pm.lcm_sent_pkts);
-                    row["lcm_lost_pkts"] = json!(m.lcm_lost_pkts - pm.lcm_lost_pkts);
-                    row["lcm_losses_resent"] = json!(m.lcm_losses_resent - pm.lcm_losses_resent);
-                    row["lcm_timeouts"] = json!(m.lcm_timeouts - pm.lcm_timeouts);
-                    row["lcm_late_acked_pkts"] =
-                        json!(m.lcm_late_acked_pkts - pm.lcm_late_acked_pkts);
-                    row["lcm_losses_resent_by_lcm"] =
-                        json!(m.lcm_losses_resent_by_lcm - pm.lcm_losses_resent_by_lcm);
-                }
-                row["completion_time_s"] = f
-                    .completion_time_ns()
-                    .map_or(Value::Null, |t| json!(t as f64 / 1e9));
-            }
-            flow_rows.push(row);
         }
-        let mut link_rows = vec![];
-        for (i, l) in links.iter().enumerate() {
+        let mut link_rows = Vec::with_capacity(links.len());
+        for (i, (l, spec)) in links.iter().zip(specs).enumerate() {
             let s = link_snap(l);
             let p = l0[i];
             let offered = s.offered_pkts - p.offered_pkts;
             let drops = (s.drops_overflow - p.drops_overflow)
                 + (s.drops_random - p.drops_random)
                 + (s.drops_aqm - p.drops_aqm);
-            let cap = l.spec.rate.bps() as f64 * secs;
-            let mut row = json!({
-                "link": i,
-                "name": l.spec.name,
-                "rate_bps": l.spec.rate.bps(),
-                "delay_ms": l.spec.delay_ns as f64 / 1e6,
-                "utilization": if cap > 0.0 { (s.departed_bytes - p.departed_bytes) as f64 * 8.0 / cap } else { 0.0 },
-                "offered_pkts": offered,
-                "drops_overflow": s.drops_overflow - p.drops_overflow,
-                "drops_random": s.drops_random - p.drops_random,
-                "loss_rate": if offered > 0 { drops as f64 / offered as f64 } else { 0.0 },
-                "monitored": self.monitored_links.contains(&i),
-            });
-            if l.is_aqm() {
-                // Only AQM links carry these keys, so the summaries of
-                // runs without AQM stay as they were.
-                row["drops_aqm"] = json!(s.drops_aqm - p.drops_aqm);
-                row["ce_marks"] = json!(s.ce_marks - p.ce_marks);
+            let cap = spec.rate.bps() as f64 * secs;
+            // Only AQM links carry these keys, so the summaries of runs
+            // without AQM stay as they were.
+            let aqm = l.is_aqm().then(|| {
                 let n = s.sojourn_pkts - p.sojourn_pkts;
                 let sum_ns = s.sojourn_sum_ns - p.sojourn_sum_ns;
-                row["mean_sojourn_ms"] = if n > 0 {
-                    json!(sum_ns as f64 / n as f64 / 1e6)
-                } else {
-                    Value::Null
-                };
-            }
-            if self.monitored_links.contains(&i) {
+                Box::new(AqmRow {
+                    drops_aqm: s.drops_aqm - p.drops_aqm,
+                    ce_marks: s.ce_marks - p.ce_marks,
+                    mean_sojourn_ms: (n > 0).then(|| sum_ns as f64 / n as f64 / 1e6),
+                })
+            });
+            let monitored = self.monitored_links.contains(&i);
+            let mean_queue_pkts = monitored.then(|| {
                 let qs: Vec<f64> = self
                     .links
                     .time_ns
@@ -382,23 +392,43 @@ impl Metrics {
                     .filter(|((&t, &li), _)| t > t0 && li as usize == i)
                     .map(|(_, &q)| q as f64)
                     .collect();
-                row["mean_queue_pkts"] = json!(if qs.is_empty() {
+                if qs.is_empty() {
                     0.0
                 } else {
                     qs.iter().sum::<f64>() / qs.len() as f64
-                });
-            }
-            link_rows.push(row);
+                }
+            });
+            link_rows.push(LinkRow {
+                name: spec.name.as_str().into(),
+                rate_bps: spec.rate.bps(),
+                delay_ms: spec.delay_ns as f64 / 1e6,
+                utilization: if cap > 0.0 {
+                    (s.departed_bytes - p.departed_bytes) as f64 * 8.0 / cap
+                } else {
+                    0.0
+                },
+                offered_pkts: offered,
+                drops_overflow: s.drops_overflow - p.drops_overflow,
+                drops_random: s.drops_random - p.drops_random,
+                loss_rate: if offered > 0 {
+                    drops as f64 / offered as f64
+                } else {
+                    0.0
+                },
+                monitored,
+                aqm,
+                mean_queue_pkts,
+            });
         }
-        self.summary = Some(json!({
-            "measure_from_s": t0 as f64 / 1e9,
-            "end_s": end_ns as f64 / 1e9,
-            "flows": flow_rows,
-            "links": link_rows,
-            "tcp_goodput_bps": tcp_goodputs.iter().sum::<f64>(),
-            "jain_fairness": jain_index(&tcp_goodputs),
-            "short_flows": self.short_flow_summary(t0, flows),
-        }));
+        self.summary = Some(Summary {
+            measure_from_s: t0 as f64 / 1e9,
+            end_s: end_ns as f64 / 1e9,
+            flows: flow_rows,
+            links: link_rows,
+            tcp_goodput_bps: tcp_goodputs.iter().sum::<f64>(),
+            jain_fairness: jain_index(&tcp_goodputs),
+            short_flows: self.short_flow_summary(t0, flows),
+        });
     }
 
     pub fn generator_names(&self) -> &[String] {
@@ -448,6 +478,231 @@ impl Metrics {
     }
 }
 
+/// The end-of-run summary: one typed row per flow and per link (a
+/// `serde_json` map each took about 1 KB and 85,000 instructions per flow
+/// to build, print and free; these rows take about 200 bytes of heap per
+/// flow and per link). Serialized as the map was: every object's keys in
+/// sorted order (serde_json's `Map` is a `BTreeMap`), optional keys left
+/// out as there, non-finite numbers as `null`, so the text is the same to
+/// the byte.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    measure_from_s: f64,
+    end_s: f64,
+    flows: Vec<FlowRow>,
+    links: Vec<LinkRow>,
+    tcp_goodput_bps: f64,
+    jain_fairness: Option<f64>,
+    /// One row per traffic generator: a few, so a JSON value.
+    short_flows: Value,
+}
+
+#[derive(Clone, Debug)]
+struct FlowRow {
+    flow: u64,
+    name: Box<str>,
+    algorithm: Box<str>,
+    base_rtt_ms: f64,
+    goodput_bps: f64,
+    throughput_bps: f64,
+    sent_pkts: u64,
+    retransmits: u64,
+    timeouts: u64,
+    retransmit_rate: f64,
+    /// Window-controlled (TCP, PLT) flows only.
+    tcp: Option<TcpRow>,
+}
+
+#[derive(Clone, Debug)]
+struct TcpRow {
+    fast_recoveries: u64,
+    final_cwnd_pkts: f64,
+    completion_time_s: Option<f64>,
+    ecn: Option<EcnCounters>,
+    plt: Option<Box<PltRow>>,
+}
+
+#[derive(Clone, Debug)]
+struct PltRow {
+    final_lcm_cwnd_pkts: f64,
+    hcm_goodput_bps: f64,
+    lcm_goodput_bps: f64,
+    hcm_sent_pkts: u64,
+    lcm_sent_pkts: u64,
+    lcm_lost_pkts: u64,
+    lcm_losses_resent: u64,
+    lcm_timeouts: u64,
+    lcm_late_acked_pkts: u64,
+    lcm_losses_resent_by_lcm: u64,
+}
+
+/// Link `i`'s row is `links[i]` (its `"link"` key).
+#[derive(Clone, Debug)]
+struct LinkRow {
+    name: Box<str>,
+    rate_bps: u64,
+    delay_ms: f64,
+    utilization: f64,
+    offered_pkts: u64,
+    drops_overflow: u64,
+    drops_random: u64,
+    loss_rate: f64,
+    monitored: bool,
+    aqm: Option<Box<AqmRow>>,
+    /// Monitored links only.
+    mean_queue_pkts: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+struct AqmRow {
+    drops_aqm: u64,
+    ce_marks: u64,
+    mean_sojourn_ms: Option<f64>,
+}
+
+/// A value in a summary object, as `json!` would have made it.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    U64(u64),
+    /// `null` if not finite (as `json!(f64)`).
+    F64(f64),
+    OptF64(Option<f64>),
+    Bool(bool),
+    Str(&'a str),
+    Json(&'a Value),
+    Flows(&'a [FlowRow]),
+    Links(&'a [LinkRow]),
+    Link(u64, &'a LinkRow),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Field::U64(v) => s.serialize_u64(v),
+            Field::F64(v) => s.serialize_f64(v),
+            Field::OptF64(v) => match v {
+                Some(v) => s.serialize_f64(v),
+                None => s.serialize_unit(),
+            },
+            Field::Bool(v) => s.serialize_bool(v),
+            Field::Str(v) => s.serialize_str(v),
+            Field::Json(v) => v.serialize(s),
+            Field::Flows(rows) => s.collect_seq(rows),
+            Field::Links(rows) => s.collect_seq(
+                rows.iter()
+                    .enumerate()
+                    .map(|(i, r)| Field::Link(i as u64, r)),
+            ),
+            Field::Link(i, r) => r.serialize_as(i, s),
+        }
+    }
+}
+
+/// Serializes `fields` as an object with its keys sorted, as a
+/// `serde_json::Map` holds them.
+fn sorted_object<S: Serializer>(s: S, fields: &mut [(&str, Field<'_>)]) -> Result<S::Ok, S::Error> {
+    fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut m = s.serialize_map(Some(fields.len()))?;
+    for (k, v) in fields.iter() {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
+}
+
+impl Serialize for Summary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        sorted_object(
+            s,
+            &mut [
+                ("measure_from_s", Field::F64(self.measure_from_s)),
+                ("end_s", Field::F64(self.end_s)),
+                ("flows", Field::Flows(&self.flows)),
+                ("links", Field::Links(&self.links)),
+                ("tcp_goodput_bps", Field::F64(self.tcp_goodput_bps)),
+                ("jain_fairness", Field::OptF64(self.jain_fairness)),
+                ("short_flows", Field::Json(&self.short_flows)),
+            ],
+        )
+    }
+}
+
+impl Serialize for FlowRow {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut f: Vec<(&str, Field)> = Vec::with_capacity(26);
+        f.extend([
+            ("flow", Field::U64(self.flow)),
+            ("name", Field::Str(&self.name)),
+            ("algorithm", Field::Str(&self.algorithm)),
+            ("base_rtt_ms", Field::F64(self.base_rtt_ms)),
+            ("goodput_bps", Field::F64(self.goodput_bps)),
+            ("throughput_bps", Field::F64(self.throughput_bps)),
+            ("sent_pkts", Field::U64(self.sent_pkts)),
+            ("retransmits", Field::U64(self.retransmits)),
+            ("timeouts", Field::U64(self.timeouts)),
+            ("retransmit_rate", Field::F64(self.retransmit_rate)),
+        ]);
+        if let Some(t) = &self.tcp {
+            f.push(("fast_recoveries", Field::U64(t.fast_recoveries)));
+            if let Some(e) = t.ecn {
+                f.extend([
+                    ("ece_acks", Field::U64(e.ece_acks)),
+                    ("ecn_reductions", Field::U64(e.ecn_reductions)),
+                    ("ce_marks", Field::U64(e.ce_marks)),
+                ]);
+            }
+            f.push(("final_cwnd_pkts", Field::F64(t.final_cwnd_pkts)));
+            if let Some(m) = &t.plt {
+                f.extend([
+                    ("final_lcm_cwnd_pkts", Field::F64(m.final_lcm_cwnd_pkts)),
+                    ("hcm_goodput_bps", Field::F64(m.hcm_goodput_bps)),
+                    ("lcm_goodput_bps", Field::F64(m.lcm_goodput_bps)),
+                    ("hcm_sent_pkts", Field::U64(m.hcm_sent_pkts)),
+                    ("lcm_sent_pkts", Field::U64(m.lcm_sent_pkts)),
+                    ("lcm_lost_pkts", Field::U64(m.lcm_lost_pkts)),
+                    ("lcm_losses_resent", Field::U64(m.lcm_losses_resent)),
+                    ("lcm_timeouts", Field::U64(m.lcm_timeouts)),
+                    ("lcm_late_acked_pkts", Field::U64(m.lcm_late_acked_pkts)),
+                    (
+                        "lcm_losses_resent_by_lcm",
+                        Field::U64(m.lcm_losses_resent_by_lcm),
+                    ),
+                ]);
+            }
+            f.push(("completion_time_s", Field::OptF64(t.completion_time_s)));
+        }
+        sorted_object(s, &mut f)
+    }
+}
+
+impl LinkRow {
+    fn serialize_as<S: Serializer>(&self, link: u64, s: S) -> Result<S::Ok, S::Error> {
+        let mut f: Vec<(&str, Field)> = Vec::with_capacity(15);
+        f.extend([
+            ("link", Field::U64(link)),
+            ("name", Field::Str(&self.name)),
+            ("rate_bps", Field::U64(self.rate_bps)),
+            ("delay_ms", Field::F64(self.delay_ms)),
+            ("utilization", Field::F64(self.utilization)),
+            ("offered_pkts", Field::U64(self.offered_pkts)),
+            ("drops_overflow", Field::U64(self.drops_overflow)),
+            ("drops_random", Field::U64(self.drops_random)),
+            ("loss_rate", Field::F64(self.loss_rate)),
+            ("monitored", Field::Bool(self.monitored)),
+        ]);
+        if let Some(a) = &self.aqm {
+            f.extend([
+                ("drops_aqm", Field::U64(a.drops_aqm)),
+                ("ce_marks", Field::U64(a.ce_marks)),
+                ("mean_sojourn_ms", Field::OptF64(a.mean_sojourn_ms)),
+            ]);
+        }
+        if let Some(q) = self.mean_queue_pkts {
+            f.push(("mean_queue_pkts", Field::F64(q)));
+        }
+        sorted_object(s, &mut f)
+    }
+}
+
 /// Bits of payload per data packet.
 fn receiver_payload_bits(cfg: &crate::tcp::TcpConfig) -> f64 {
     cfg.payload_bytes() as f64 * 8.0
@@ -458,14 +713,6 @@ fn rate_of(secs: f64, bits: f64) -> f64 {
         bits / secs
     } else {
         0.0
-    }
-}
-
-fn finite_or_null(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
     }
 }
 
@@ -490,5 +737,16 @@ mod tests {
         assert_eq!(jain_index(&[8.0, 0.0, 0.0, 0.0]), Some(0.25));
         assert!((jain_index(&[1.0, 2.0]).unwrap() - 0.9).abs() < 1e-12);
         assert_eq!(jain_index(&[]), None);
+    }
+}
+
+#[cfg(test)]
+mod summary_size {
+    /// A dumbbell flow's share of the summary: its row and four link rows
+    /// (584 bytes), and the heap copies of six names.
+    #[test]
+    fn summary_rows_stay_small() {
+        assert!(std::mem::size_of::<super::FlowRow>() <= 168);
+        assert!(std::mem::size_of::<super::LinkRow>() <= 104);
     }
 }

@@ -6,7 +6,7 @@ use crate::budget::Estimate;
 use crate::capture::Captures;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
-use crate::link::{AqmService, Enqueued, Link};
+use crate::link::{AqmService, Enqueued, Link, LinkSpec};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
@@ -92,6 +92,10 @@ pub struct Simulation {
     pub seed: u64,
     events: EventQueue,
     pub links: Vec<Link>,
+    /// Each link's spec (name, rate, delay, queue), by the same index as
+    /// `links`: only the set-up and the metrics read it, so it stays out of
+    /// the links' hot cache lines.
+    pub link_specs: Vec<LinkSpec>,
     pub flows: Vec<Flow>,
     /// Earliest pending heap entry per flow and timer kind (u64::MAX: none).
     timer_at: Vec<[u64; TIMER_KINDS]>,
@@ -135,9 +139,11 @@ impl Simulation {
         // Flows are large (a TCP flow holds its sender in place): no spare
         // capacity left over from building.
         flows.shrink_to_fit();
-        let links: Vec<Link> = topology
-            .links
-            .into_iter()
+        let mut link_specs = topology.links;
+        // Built by pushes: no spare capacity kept for the run.
+        link_specs.shrink_to_fit();
+        let links: Vec<Link> = link_specs
+            .iter()
             .enumerate()
             .map(|(i, spec)| Link::new(spec, component_rng(seed, RNG_LINK, i as u64)))
             .collect();
@@ -167,6 +173,7 @@ impl Simulation {
             seed,
             events,
             links,
+            link_specs,
             flows,
             timer_at,
             out: Outbox::default(),
@@ -185,6 +192,10 @@ impl Simulation {
 
     pub fn now_ns(&self) -> u64 {
         self.now_ns
+    }
+    /// The index (in `links` and `link_specs`) of the link named `name`.
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.link_specs.iter().position(|s| s.name == name)
     }
     pub fn events_processed(&self) -> u64 {
         self.events_processed
@@ -245,7 +256,7 @@ impl Simulation {
         self.now_ns = self.now_ns.max(until);
         if self.now_ns >= self.end_ns && !self.metrics.finished() {
             self.metrics
-                .finish(self.end_ns, &mut self.links, &self.flows);
+                .finish(self.end_ns, &mut self.links, &self.link_specs, &self.flows);
         }
         RunStatus::Reached
     }
@@ -273,7 +284,7 @@ impl Simulation {
             Event::Timer(f, kind) => self.on_timer(f as usize, kind),
             Event::Sample => {
                 self.metrics
-                    .sample(self.now_ns, &mut self.links, &self.flows);
+                    .sample(self.now_ns, &mut self.links, &self.link_specs, &self.flows);
                 let next = self.now_ns + self.metrics.interval_ns();
                 if next <= self.end_ns {
                     self.events.schedule(next, Event::Sample);

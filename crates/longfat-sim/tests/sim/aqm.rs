@@ -34,11 +34,7 @@ fn one_cubic(discipline: &str, aqm: &str) -> (Simulation, serde_json::Value) {
 /// The bottleneck's forward direction's sojourn series over the window.
 fn sojourn_series(sim: &Simulation, from_ns: u64) -> (Vec<f64>, Vec<f64>) {
     let ls = &sim.metrics.links;
-    let fwd = sim
-        .links
-        .iter()
-        .position(|l| l.spec.name == "bottleneck")
-        .unwrap() as u32;
+    let fwd = sim.link_index("bottleneck").unwrap() as u32;
     let rows = (0..ls.time_ns.len()).filter(|&k| ls.link[k] == fwd && ls.time_ns[k] > from_ns);
     rows.map(|k| (ls.sojourn_mean_ns[k], ls.sojourn_max_ns[k]))
         .unzip()
@@ -85,11 +81,7 @@ fn codel_keeps_the_standing_sojourn_near_its_target() {
     let u = f64_of(&l["utilization"]);
     assert!((0.85..=1.0).contains(&u), "utilization {u}");
     // The series' AQM drops add up to the summary's over the window.
-    let fwd = sim
-        .links
-        .iter()
-        .position(|l| l.spec.name == "bottleneck")
-        .unwrap() as u32;
+    let fwd = sim.link_index("bottleneck").unwrap() as u32;
     let ls = &sim.metrics.links;
     let series_drops: u64 = (0..ls.time_ns.len())
         .filter(|&k| ls.link[k] == fwd && ls.time_ns[k] > 20_000_000_000)
@@ -552,12 +544,12 @@ fn aqm_defaults_and_where_they_apply() {
             limit: QueueLimit::Packets(100),
             ecn,
         };
-        for l in &sim.links {
-            if l.spec.name.starts_with("bottleneck") {
-                assert_eq!(l.spec.queue, want, "{}", l.spec.name);
+        for (l, spec) in sim.links.iter().zip(&sim.link_specs) {
+            if spec.name.starts_with("bottleneck") {
+                assert_eq!(spec.queue, want, "{}", spec.name);
                 assert!(l.is_aqm());
             } else {
-                assert!(!l.is_aqm(), "{}", l.spec.name);
+                assert!(!l.is_aqm(), "{}", spec.name);
             }
         }
         assert_eq!(sim.links.iter().filter(|l| l.is_aqm()).count(), 2);

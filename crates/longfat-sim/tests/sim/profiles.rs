@@ -23,7 +23,7 @@ fn sender(sim: &Simulation, i: usize) -> &TcpSender {
 }
 
 fn link_drops(sim: &Simulation, name: &str) -> (u64, u64) {
-    let l = sim.links.iter().find(|l| l.spec.name == name).unwrap();
+    let l = &sim.links[sim.link_index(name).unwrap()];
     (l.counters.drops_overflow, l.counters.drops_random)
 }
 

@@ -203,10 +203,10 @@ fn start_spacing_times_count_is_refused_not_wrapped() {
 }
 
 fn link_named<'a>(sim: &'a Simulation, name: &str) -> &'a longfat_sim::link::Link {
-    sim.links
-        .iter()
-        .find(|l| l.spec.name == name)
-        .unwrap_or_else(|| panic!("no link {name}"))
+    let l = sim
+        .link_index(name)
+        .unwrap_or_else(|| panic!("no link {name}"));
+    &sim.links[l]
 }
 
 /// Regression: an access link as fast as the bottleneck, with the old

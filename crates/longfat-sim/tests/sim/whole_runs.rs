@@ -287,16 +287,8 @@ fn delayed_acks_halve_the_ack_count() {
     let (sim_d, _) = run_toml(&text(true));
     let (sim_n, _) = run_toml(&text(false));
     let ratio = |sim: &longfat_sim::Simulation| {
-        let rev = sim
-            .links
-            .iter()
-            .find(|l| l.spec.name == "bottleneck.reverse")
-            .unwrap();
-        let fwd = sim
-            .links
-            .iter()
-            .find(|l| l.spec.name == "bottleneck")
-            .unwrap();
+        let rev = &sim.links[sim.link_index("bottleneck.reverse").unwrap()];
+        let fwd = &sim.links[sim.link_index("bottleneck").unwrap()];
         rev.counters.departed_pkts as f64 / fwd.counters.departed_pkts as f64
     };
     assert!((ratio(&sim_n) - 1.0).abs() < 0.01, "{}", ratio(&sim_n));
