@@ -911,19 +911,25 @@ impl Link {
         }
     }
 
+    /// A packet offered to an AQM link: counted, its corruption drawn (in
+    /// arrival order, as on every link), and wrapped for the discipline.
+    #[inline(always)]
+    fn offer_queued(&mut self, now_ns: u64, id: PacketId, size_bytes: u16) -> Queued {
+        self.counters.offered_pkts += 1;
+        self.counters.offered_bytes += u64::from(size_bytes);
+        Queued {
+            handle: id.0,
+            size_bytes,
+            corrupted: self.draw_corrupted(),
+            enqueue_ns: now_ns,
+        }
+    }
+
     /// `enqueue_aqm` on a CoDel, RED or PIE link (one FIFO).
     #[inline(never)]
     fn enqueue_fifo_aqm(&mut self, now_ns: u64, id: PacketId, pool: &mut PacketPool) -> AqmService {
         let size_bytes = pool.get(id).size_bytes;
-        self.counters.offered_pkts += 1;
-        self.counters.offered_bytes += u64::from(size_bytes);
-        let corrupted = self.draw_corrupted();
-        let queued = Queued {
-            handle: id.0,
-            size_bytes,
-            corrupted,
-            enqueue_ns: now_ns,
-        };
+        let queued = self.offer_queued(now_ns, id, size_bytes);
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("enqueue_aqm on a link without AQM")
         };
@@ -997,15 +1003,7 @@ impl Link {
             | (u64::from(p.dir == Dir::Backward) << 8)
             | u64::from(p.module);
         let ect = p.is_ect();
-        self.counters.offered_pkts += 1;
-        self.counters.offered_bytes += u64::from(size_bytes);
-        let corrupted = self.draw_corrupted();
-        let queued = Queued {
-            handle: id.0,
-            size_bytes,
-            corrupted,
-            enqueue_ns: now_ns,
-        };
+        let queued = self.offer_queued(now_ns, id, size_bytes);
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
