@@ -212,43 +212,9 @@ impl FqCodel {
                 }
                 continue;
             }
-            // This bucket's CoDel decides on its packets, one by one.
-            let out = loop {
-                let Some(p) = bk.q.pop_front() else {
-                    bk.codel.on_empty();
-                    break None;
-                };
-                let size = u64::from(p.size_bytes);
-                bk.bytes -= size;
-                self.bytes -= size;
-                self.pkts -= 1;
-                let sojourn = now_ns.saturating_sub(p.enqueue_ns);
-                let m = markable(&p);
-                match bk
-                    .codel
-                    .on_dequeue(now_ns, sojourn, self.bytes, u32::from(p.size_bytes), m)
-                {
-                    Verdict::Pass => break Some((p, false)),
-                    Verdict::Congested if m => break Some((p, true)),
-                    Verdict::Congested | Verdict::Drop => dropped(p),
-                }
-            };
-            match out {
-                Some((packet, mark)) => {
-                    bk.deficit -= i64::from(packet.size_bytes);
-                    return Some(Dequeued { packet, mark });
-                }
-                None => {
-                    // Empty: a new flow goes to the old list if there is
-                    // one (so it cannot starve the old flows by emptying
-                    // and re-entering as new, RFC 8290 §4.2), else leaves.
-                    let to_old = from_new && !self.old_flows.is_empty();
-                    bk.list = if to_old { List::Old } else { List::None };
-                    self.pop_head(from_new);
-                    if to_old {
-                        self.old_flows.push_back(b);
-                    }
-                }
+            match self.serve_bucket(b, now_ns, &mut markable, &mut dropped) {
+                Some(d) => return Some(d),
+                None => self.retire_empty(b, from_new),
             }
         }
     }
@@ -278,43 +244,9 @@ impl FqCodel {
                 self.old_flows.push_back(b);
                 continue;
             }
-            // This bucket's CoDel decides on its packets, one by one.
-            let out = loop {
-                let Some(p) = bk.q.pop_front() else {
-                    bk.codel.on_empty();
-                    break None;
-                };
-                let size = u64::from(p.size_bytes);
-                bk.bytes -= size;
-                self.bytes -= size;
-                self.pkts -= 1;
-                let sojourn = now_ns.saturating_sub(p.enqueue_ns);
-                let m = markable(&p);
-                match bk
-                    .codel
-                    .on_dequeue(now_ns, sojourn, self.bytes, u32::from(p.size_bytes), m)
-                {
-                    Verdict::Pass => break Some((p, false)),
-                    Verdict::Congested if m => break Some((p, true)),
-                    Verdict::Congested | Verdict::Drop => dropped(p),
-                }
-            };
-            match out {
-                Some((packet, mark)) => {
-                    bk.deficit -= i64::from(packet.size_bytes);
-                    return Some(Dequeued { packet, mark });
-                }
-                None => {
-                    // Empty: a new flow goes to the old list if there is
-                    // one (so it cannot starve the old flows by emptying
-                    // and re-entering as new, RFC 8290 §4.2), else leaves.
-                    let to_old = from_new && !self.old_flows.is_empty();
-                    bk.list = if to_old { List::Old } else { List::None };
-                    self.pop_head(from_new);
-                    if to_old {
-                        self.old_flows.push_back(b);
-                    }
-                }
+            match self.serve_bucket(b, now_ns, &mut markable, &mut dropped) {
+                Some(d) => return Some(d),
+                None => self.retire_empty(b, from_new),
             }
         }
     }
@@ -386,6 +318,60 @@ impl FqCodel {
         bk.deficit = quantum - i64::from(packet.size_bytes);
         self.new_flows.push_back(b);
         Some(Dequeued { packet, mark })
+    }
+
+    /// Bucket `b`'s CoDel decides on its head packets one by one (RFC 8290
+    /// §4.2, Linux `codel_dequeue` inside `fq_codel_dequeue`): the first it
+    /// passes or marks, its size charged to the deficit; None when the
+    /// bucket empties first. Drops go to `dropped`.
+    #[inline(always)]
+    fn serve_bucket(
+        &mut self,
+        b: u32,
+        now_ns: u64,
+        markable: &mut impl FnMut(&Queued) -> bool,
+        dropped: &mut impl FnMut(Queued),
+    ) -> Option<Dequeued> {
+        let bk = &mut self.buckets[b as usize];
+        loop {
+            let Some(p) = bk.q.pop_front() else {
+                bk.codel.on_empty();
+                return None;
+            };
+            let size = u64::from(p.size_bytes);
+            bk.bytes -= size;
+            self.bytes -= size;
+            self.pkts -= 1;
+            let sojourn = now_ns.saturating_sub(p.enqueue_ns);
+            let m = markable(&p);
+            let mark =
+                match bk
+                    .codel
+                    .on_dequeue(now_ns, sojourn, self.bytes, u32::from(p.size_bytes), m)
+                {
+                    Verdict::Pass => false,
+                    Verdict::Congested if m => true,
+                    Verdict::Congested | Verdict::Drop => {
+                        dropped(p);
+                        continue;
+                    }
+                };
+            bk.deficit -= i64::from(p.size_bytes);
+            return Some(Dequeued { packet: p, mark });
+        }
+    }
+
+    /// Bucket `b`, at the head of its list, emptied: a new flow goes to
+    /// the old list if there is one (so it cannot starve the old flows by
+    /// emptying and re-entering as new, RFC 8290 §4.2), else it leaves.
+    #[inline(always)]
+    fn retire_empty(&mut self, b: u32, from_new: bool) {
+        let to_old = from_new && !self.old_flows.is_empty();
+        self.buckets[b as usize].list = if to_old { List::Old } else { List::None };
+        self.pop_head(from_new);
+        if to_old {
+            self.old_flows.push_back(b);
+        }
     }
 
     fn pop_head(&mut self, from_new: bool) {
