@@ -62,7 +62,9 @@ pub struct Packet {
     pub size_bytes: u16,
     pub kind: PacketKind,
     pub dir: Dir,
-    /// Index into the route of the link the packet is on.
+    /// Index into the route of the link the packet is on: 0 as sent, and
+    /// written again only where an AQM link takes the packet. Forwarding
+    /// reads the hop from the link's slot (`link::Hop`), not from here.
     pub hop: u8,
     /// Strict-priority class (0 is served first).
     pub class: u8,
