@@ -143,15 +143,17 @@ pub const BYTES_PER_HELD_PACKET: u64 = 2
         + std::mem::size_of::<Packet>()
         + std::mem::size_of::<PacketId>()) as u64;
 
-/// What forwarding reads of a packet at each hop: its flow, route and place
-/// on it, and its class. A link carries it in the packet's slot and hands
-/// it back at the arrival, so a hop that forwards the packet does not read
+/// What forwarding reads of a packet at each hop: its route and place on
+/// it, and its class. A link carries it in the packet's slot and hands it
+/// back at the arrival, so a hop that forwards the packet does not read
 /// its body (with many flows that read was the event loop's largest cache
 /// miss); only the endpoint reads the body. 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hop {
-    pub flow: u32,
-    pub dir: Dir,
+    /// The packet's route: `2 flow` forward, `2 flow + 1` backward (flow
+    /// and direction as one number, so finding the next link is one
+    /// multiply-add; see `Simulation`'s route table).
+    pub route: u32,
     /// Index into the route of the link the packet is on.
     pub hop: u8,
     /// Strict-priority class (0 is served first).
@@ -162,11 +164,16 @@ impl Hop {
     /// Packet `p`'s, from its body.
     pub fn of(p: &Packet) -> Self {
         Self {
-            flow: p.flow,
-            dir: p.dir,
+            route: Self::route(p.flow, p.dir),
             hop: p.hop,
             class: p.class,
         }
+    }
+
+    /// Flow `flow`'s route in direction `dir`.
+    #[inline(always)]
+    pub fn route(flow: u32, dir: Dir) -> u32 {
+        2 * flow + u32::from(dir == Dir::Backward)
     }
 }
 
@@ -1381,8 +1388,7 @@ mod tests {
             tx_end_ns: i,
             id: PacketId(i as u32),
             at: Hop {
-                flow: 0,
-                dir: Dir::Forward,
+                route: 0,
                 hop: 0,
                 class: 0,
             },
@@ -1447,8 +1453,7 @@ mod tests {
     /// Offers a 1500-byte packet whose handle is its sequence number.
     fn offer(l: &mut Link, now_ns: u64, seq: u32, class: u8) -> Enqueued {
         let at = Hop {
-            flow: 0,
-            dir: Dir::Forward,
+            route: 0,
             hop: 0,
             class,
         };

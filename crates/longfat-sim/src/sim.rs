@@ -48,8 +48,13 @@ impl RouteTable {
 
     #[inline]
     fn at(&self, flow: u32, dir: Dir, hop: usize) -> u32 {
-        let route = 2 * flow as usize + usize::from(dir == Dir::Backward);
-        self.links[route * self.stride + hop]
+        self.on(Hop::route(flow, dir), hop)
+    }
+
+    /// Hop `hop` of route `route` (`Hop::route`).
+    #[inline(always)]
+    fn on(&self, route: u32, hop: usize) -> u32 {
+        self.links[route as usize * self.stride + hop]
     }
 }
 
@@ -349,7 +354,7 @@ impl Simulation {
     #[inline(always)]
     fn forward(&mut self, id: PacketId, at: Hop, size_bytes: u16) {
         let next = usize::from(at.hop) + 1;
-        let l = self.routes.at(at.flow, at.dir, next);
+        let l = self.routes.on(at.route, next);
         if l != RouteTable::END {
             if self.capture.is_some() {
                 self.tap(id, next);
@@ -535,9 +540,9 @@ impl Simulation {
             }
             let p = &self.out.packets[i];
             let (at, size_bytes) = (Hop::of(p), p.size_bytes);
-            debug_assert!(at.flow as usize == f && at.hop == 0);
+            debug_assert!(p.flow as usize == f && at.hop == 0);
             let id = self.packets.insert_copy(p);
-            let l = self.routes.at(f as u32, at.dir, 0) as usize;
+            let l = self.routes.on(at.route, 0) as usize;
             self.enqueue(l, id, size_bytes, at);
         }
         self.out.packets.clear();
