@@ -143,17 +143,55 @@ pub const BYTES_PER_HELD_PACKET: u64 = 2
         + std::mem::size_of::<Packet>()
         + std::mem::size_of::<PacketId>()) as u64;
 
-/// A packet a link holds: its handle in the engine's packet pool, and what
-/// the departure pointer and the arrival event read. 24 bytes, so walking a
-/// queue does not drag whole packets through the cache.
+/// What forwarding reads of a packet at each hop: its route and place on
+/// it, and its class. A link carries it in the packet's slot and hands it
+/// back at the arrival, so a hop that forwards the packet does not read
+/// its body (with many flows that read was the event loop's largest cache
+/// miss); only the endpoint reads the body. 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// The packet's route: `2 flow` forward, `2 flow + 1` backward (flow
+    /// and direction as one number, so finding the next link is one
+    /// multiply-add; see `Simulation`'s route table).
+    pub route: u32,
+    /// Index into the route of the link the packet is on.
+    pub hop: u8,
+    /// Strict-priority class (0 is served first).
+    pub class: u8,
+}
+
+impl Hop {
+    /// Packet `p`'s, from its body.
+    pub fn of(p: &Packet) -> Self {
+        Self {
+            route: Self::route(p.flow, p.dir),
+            hop: p.hop,
+            class: p.class,
+        }
+    }
+
+    /// Flow `flow`'s route in direction `dir`.
+    #[inline(always)]
+    pub fn route(flow: u32, dir: Dir) -> u32 {
+        2 * flow + u32::from(dir == Dir::Backward)
+    }
+}
+
+/// A packet a link holds: its handle in the engine's packet pool, what the
+/// departure pointer and the arrival event read, and what forwarding reads
+/// (`Hop`). 24 bytes, so walking a queue does not drag whole packets
+/// through the cache: the arrival time is not kept, it is always the end of
+/// serialization plus the link's delay (`Link::arrive_ns`).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     tx_end_ns: u64,
-    arrive_ns: u64,
     id: PacketId,
+    at: Hop,
     size_bytes: u16,
     corrupted: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<Slot>() == 24);
 
 /// The slots a link holds, first in first out: a ring whose capacity is a
 /// power of two, so a position is `(head + i) & mask` with no wrap-around
@@ -253,15 +291,18 @@ impl std::ops::Index<usize> for SlotRing {
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
     id: PacketId,
+    at: Hop,
     size_bytes: u16,
     corrupted: bool,
 }
 
-/// How far ahead of a ring's read position to prefetch slots, and the
-/// packet bodies of slots half as far ahead (their handles were prefetched
-/// with their slots by then). A link's packets are read in ring order, but a
-/// busy bottleneck's ring is megabytes long and was written one round trip
-/// ago, so without a hint each read misses the cache.
+/// How far ahead of a ring's read position to prefetch slots. A link's
+/// packets are read in ring order, but a busy bottleneck's ring is
+/// megabytes long and was written one round trip ago, so without a hint
+/// each read misses the cache. (Packet bodies were prefetched too, half as
+/// far ahead, while forwarding read them; now that the slot carries what
+/// forwarding needs, only the endpoint reads a body, and a bottleneck's
+/// next packets go to another hop, not to their endpoint.)
 const PREFETCH_AHEAD: usize = 16;
 
 /// What the caller must schedule after `enqueue`.
@@ -445,8 +486,9 @@ struct Corruption {
 }
 
 /// A link's state during the run: three cache lines, in C order. An
-/// arrival reads the first two (the ring's header, the queue state and the
-/// departed and drop counters), an enqueue those and the third (delay,
+/// arrival reads the first two (the ring's header, the queue state, the
+/// delay and the departed counters; `drops_random`, on the third, only for
+/// a corrupted packet), an enqueue those and the third (drop counters,
 /// transmit-time cache, rate, corruption). With many links these lines are
 /// most of the engine's cache misses, so what only the set-up and the
 /// metrics read, the `LinkSpec` with its name, is kept apart
@@ -457,9 +499,11 @@ pub struct Link {
     /// FIFO: every packet held; priority: packets propagating.
     ring: SlotRing,
     queue: Queue,
-    pub counters: LinkCounters,
-    /// Propagation delay (a copy of the spec's `delay_ns`).
+    /// Propagation delay (a copy of the spec's `delay_ns`): the arrival
+    /// reads it for the next packet's arrival time (slots keep only the end
+    /// of serialization).
     delay_ns: u64,
+    pub counters: LinkCounters,
     /// The last packet size serialized and its transmission time: packets of
     /// a link nearly all have one or two sizes, and this saves a 128-bit
     /// division per packet.
@@ -556,6 +600,13 @@ impl Link {
             rate: spec.rate,
             counters: LinkCounters::default(),
         }
+    }
+
+    /// When a packet that ends serializing at `tx_end_ns` reaches the far
+    /// end.
+    #[inline(always)]
+    fn arrive_ns(&self, tx_end_ns: u64) -> u64 {
+        tx_end_ns + self.delay_ns
     }
 
     /// Serialization time of `size_bytes` at this link's rate (cached for
@@ -669,16 +720,17 @@ impl Link {
         }
     }
 
-    /// Offers packet `id` of `size_bytes` and strict-priority `class`.
+    /// Offers packet `id` of `size_bytes`, on its way `at` (which holds its
+    /// strict-priority class).
     #[inline(always)]
-    pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
+    pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, at: Hop) -> Enqueued {
         let size = u64::from(size_bytes);
         if !matches!(self.queue, Queue::Fifo { .. }) {
             // Without a call: every packet an AQM link carries asks this.
             if matches!(self.queue, Queue::Aqm(_)) {
                 return Enqueued::Aqm;
             }
-            return self.enqueue_not_fifo(now_ns, id, size_bytes, class);
+            return self.enqueue_not_fifo(now_ns, id, size_bytes, at);
         }
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += size;
@@ -713,13 +765,13 @@ impl Link {
         let tx_end_ns = start + tx_ns;
         *busy_until_ns = tx_end_ns;
         *sys_bytes += size;
-        let arrive_ns = tx_end_ns + self.delay_ns;
+        let arrive_ns = self.arrive_ns(tx_end_ns);
         let corrupted = self.draw_corrupted();
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
             tx_end_ns,
-            arrive_ns,
             id,
+            at,
             size_bytes,
             corrupted,
         });
@@ -737,12 +789,12 @@ impl Link {
         now_ns: u64,
         id: PacketId,
         size_bytes: u16,
-        class: u8,
+        at: Hop,
     ) -> Enqueued {
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let tx_ns = self.tx_time(size_bytes);
-        self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns)
+        self.enqueue_priority(now_ns, id, size_bytes, at, tx_ns)
     }
 
     fn enqueue_priority(
@@ -750,16 +802,18 @@ impl Link {
         now_ns: u64,
         id: PacketId,
         size_bytes: u16,
-        class: u8,
+        at: Hop,
         tx_ns: u64,
     ) -> Enqueued {
         let size = u64::from(size_bytes);
         let corrupted = self.draw_corrupted();
         let w = Waiting {
             id,
+            at,
             size_bytes,
             corrupted,
         };
+        let class = at.class;
         let Queue::Priority(pq) = &mut self.queue else {
             unreachable!("enqueue_priority on a FIFO link")
         };
@@ -854,8 +908,8 @@ impl Link {
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
             tx_end_ns: now_ns,
-            arrive_ns,
             id: done.id,
+            at: done.at,
             size_bytes: done.size_bytes,
             corrupted: done.corrupted,
         });
@@ -1089,12 +1143,15 @@ impl Link {
             .expect("tx_done with nothing in service");
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += u64::from(done.size_bytes);
-        let arrive_ns = now_ns + self.delay_ns;
+        let arrive_ns = self.arrive_ns(now_ns);
         let was_empty = self.ring.is_empty();
+        let id = PacketId(done.handle);
         self.ring.push_back(Slot {
             tx_end_ns: now_ns,
-            arrive_ns,
-            id: PacketId(done.handle),
+            id,
+            // The engine wrote the hop into the body before offering the
+            // packet (`Simulation::enqueue_aqm`): the AQM queues hold handles.
+            at: Hop::of(pool.get(id)),
             size_bytes: done.size_bytes,
             corrupted: done.corrupted,
         });
@@ -1269,7 +1326,7 @@ impl Link {
             .pop_front()
             .expect("arrival event with an empty pipe");
         self.ring.prefetch(PREFETCH_AHEAD);
-        debug_assert_eq!(head.arrive_ns, now_ns);
+        debug_assert_eq!(self.arrive_ns(head.tx_end_ns), now_ns);
         if let Queue::Fifo {
             n_departed,
             sys_bytes,
@@ -1294,15 +1351,16 @@ impl Link {
         let len = self.ring.len();
         Arrival {
             id: head.id,
+            at: head.at,
+            size_bytes: head.size_bytes,
             intact: !head.corrupted,
-            next_arrival_ns: (len > 0).then(|| self.ring[0].arrive_ns),
-            upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
+            next_arrival_ns: (len > 0).then(|| self.arrive_ns(self.ring[0].tx_end_ns)),
         }
     }
 
     /// When the head of the pipe reaches the far end (None: pipe empty).
     pub fn next_arrival_ns(&self) -> Option<u64> {
-        self.ring.front().map(|e| e.arrive_ns)
+        self.ring.front().map(|e| self.arrive_ns(e.tx_end_ns))
     }
 }
 
@@ -1310,13 +1368,13 @@ impl Link {
 #[derive(Clone, Copy, Debug)]
 pub struct Arrival {
     pub id: PacketId,
+    /// Where the packet is on its route (this link's hop), and its class.
+    pub at: Hop,
+    pub size_bytes: u16,
     /// False: corrupted on the wire, to be discarded.
     pub intact: bool,
     /// When the new head of the pipe arrives (None: pipe empty).
     pub next_arrival_ns: Option<u64>,
-    /// The packet `PREFETCH_AHEAD / 2` places behind the new head, whose
-    /// body the engine should start loading.
-    pub upcoming: Option<PacketId>,
 }
 
 #[cfg(test)]
@@ -1328,8 +1386,12 @@ mod tests {
     fn slot_ring_is_first_in_first_out_across_wraps_and_growth() {
         let slot = |i: u64| Slot {
             tx_end_ns: i,
-            arrive_ns: i,
             id: PacketId(i as u32),
+            at: Hop {
+                route: 0,
+                hop: 0,
+                class: 0,
+            },
             size_bytes: 0,
             corrupted: false,
         };
@@ -1346,16 +1408,16 @@ mod tests {
             }
             for _ in 0..(round % 5) {
                 let want = model.pop_front();
-                assert_eq!(ring.pop_front().map(|s| s.arrive_ns), want);
+                assert_eq!(ring.pop_front().map(|s| s.tx_end_ns), want);
                 popped += u64::from(want.is_some());
             }
             assert_eq!(ring.len(), model.len());
             for (i, &v) in model.iter().enumerate() {
-                assert_eq!(ring[i].arrive_ns, v);
-                assert_eq!(ring.get(i).map(|s| s.arrive_ns), Some(v));
+                assert_eq!(ring[i].tx_end_ns, v);
+                assert_eq!(ring.get(i).map(|s| s.tx_end_ns), Some(v));
             }
             assert!(ring.get(model.len()).is_none());
-            assert_eq!(ring.front().map(|s| s.arrive_ns), model.front().copied());
+            assert_eq!(ring.front().map(|s| s.tx_end_ns), model.front().copied());
         }
         assert!(popped > 0 && ring.buf.len().is_power_of_two());
     }
@@ -1364,11 +1426,13 @@ mod tests {
     fn a_link_is_three_cache_lines_its_arrival_fields_in_the_first_two() {
         use std::mem::offset_of;
         assert_eq!(std::mem::size_of::<Link>(), 192);
-        // What `pop_arrival` reads or writes: the ring's header, the FIFO
-        // state, the departed counters and `drops_random`.
+        // What `pop_arrival` reads or writes for an intact packet: the
+        // ring's header, the FIFO state, the delay and the departed
+        // counters.
         let counters = offset_of!(Link, counters);
         assert!(offset_of!(Link, queue) + std::mem::size_of::<Queue>() <= 128);
-        assert!(counters + offset_of!(LinkCounters, drops_random) + 8 <= 128);
+        assert!(offset_of!(Link, delay_ns) + 8 <= 128);
+        assert!(counters + offset_of!(LinkCounters, departed_bytes) + 8 <= 128);
     }
 
     fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
@@ -1388,7 +1452,12 @@ mod tests {
 
     /// Offers a 1500-byte packet whose handle is its sequence number.
     fn offer(l: &mut Link, now_ns: u64, seq: u32, class: u8) -> Enqueued {
-        l.enqueue(now_ns, PacketId(seq), 1500, class)
+        let at = Hop {
+            route: 0,
+            hop: 0,
+            class,
+        };
+        l.enqueue(now_ns, PacketId(seq), 1500, at)
     }
 
     /// The head's arrival: (its sequence number if intact, next arrival).
@@ -1591,7 +1660,7 @@ mod tests {
         }
         let mut t = 0;
         let mut lost = 0;
-        while let Some(next) = l.ring.front().map(|e| e.arrive_ns) {
+        while let Some(next) = l.next_arrival_ns() {
             t = t.max(next);
             if arrive(&mut l, next).0.is_none() {
                 lost += 1;

@@ -62,7 +62,9 @@ pub struct Packet {
     pub size_bytes: u16,
     pub kind: PacketKind,
     pub dir: Dir,
-    /// Index into the route of the link the packet is on.
+    /// Index into the route of the link the packet is on: 0 as sent, and
+    /// written again only where an AQM link takes the packet. Forwarding
+    /// reads the hop from the link's slot (`link::Hop`), not from here.
     pub hop: u8,
     /// Strict-priority class (0 is served first).
     pub class: u8,
@@ -283,12 +285,6 @@ impl PacketPool {
     #[inline]
     pub fn remove(&mut self, id: PacketId) {
         self.free.push(id);
-    }
-
-    /// Starts loading `id`'s packet into the cache.
-    #[inline]
-    pub fn prefetch(&self, id: PacketId) {
-        crate::prefetch::prefetch(self.packets.get(id.0 as usize));
     }
 }
 
