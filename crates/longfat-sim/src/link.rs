@@ -640,6 +640,13 @@ impl Link {
     #[cold]
     #[inline(never)]
     fn settle(&mut self) {
+        self.settle_inline();
+    }
+
+    /// `settle`, inlined where an arrival ends a lazy service (every ACK
+    /// of a lone flow's reverse direction).
+    #[inline(always)]
+    fn settle_inline(&mut self) {
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
@@ -1093,7 +1100,7 @@ impl Link {
         if let Queue::Aqm(a) = &mut self.queue {
             if a.lazy_end_ns != LAZY_NONE {
                 if a.lazy_end_ns < now_ns {
-                    self.settle();
+                    self.settle_inline();
                 } else {
                     // The link is busy until then: the skipped tx-done is
                     // needed after all, to dequeue this arrival. At the
