@@ -134,6 +134,7 @@ impl FqCodel {
 
     /// Queues `packet` in bucket `b` (RFC 8290 §4.1: a bucket not on
     /// either list joins the new-flows list with a full quantum).
+    #[inline(always)]
     pub fn enqueue(&mut self, b: u32, packet: Queued) {
         let bk = &mut self.buckets[b as usize];
         bk.q.push_back(packet);
