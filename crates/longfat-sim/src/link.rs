@@ -655,7 +655,7 @@ impl Link {
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += u64::from(done.size_bytes);
         if let AqmState::FqCodel(f) = &mut a.state {
-            f.go_idle();
+            f.go_idle_from_one();
         }
     }
 

@@ -273,6 +273,21 @@ impl FqCodel {
         }
     }
 
+    /// `go_idle` where the lists hold one new flow and no old one (a lazy
+    /// service begun by `serve_idle`), inlined; else `go_idle`.
+    #[inline(always)]
+    pub fn go_idle_from_one(&mut self) {
+        if self.old_flows.is_empty() && self.new_flows.len() == 1 {
+            let b = self.new_flows[0];
+            self.new_flows.clear();
+            let bk = &mut self.buckets[b as usize];
+            bk.codel.on_empty();
+            bk.list = List::None;
+        } else {
+            self.go_idle();
+        }
+    }
+
     /// Nothing is queued and no bucket is on a list (so the link is idle:
     /// the last `dequeue` found nothing).
     #[inline]
