@@ -15,6 +15,7 @@ mod rfc6675;
 mod shared;
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use longfat_cc::CongestionControl;
 
@@ -72,10 +73,11 @@ impl Deref for TcpSender {
 impl TcpSender {
     pub fn new(
         flow: u32,
-        cfg: TcpConfig,
+        cfg: impl Into<Arc<TcpConfig>>,
         cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
     ) -> Self {
+        let cfg = cfg.into();
         let (rules, rule, sb) = match cfg.profile {
             Profile::Rfc => (
                 Rules::Rfc(rfc6675::Rfc6675),
