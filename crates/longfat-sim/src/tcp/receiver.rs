@@ -57,8 +57,9 @@ pub struct TcpReceiver {
     delack_deadline_ns: Option<u64>,
     /// Linux's quick-ACK and `ato` state (`TcpConfig::linux_acks`).
     linux: LinuxAcks,
-    /// Receive-buffer autotuning (`TcpConfig::default_host`).
-    host: Option<HostBuffers>,
+    /// Receive-buffer autotuning (`TcpConfig::default_host`); boxed: an
+    /// idle flow without it stays 48 bytes smaller.
+    host: Option<Box<HostBuffers>>,
     /// The segments GRO holds (`TcpConfig::gro_segments`, `with_gro`);
     /// boxed: most flows run without it, and an idle flow stays small.
     gro: Option<Box<Gro>>,
@@ -82,7 +83,7 @@ impl TcpReceiver {
         let cfg: Arc<TcpConfig> = cfg.into();
         let host = cfg
             .default_host
-            .then(|| HostBuffers::new(cfg.payload_bytes()));
+            .then(|| Box::new(HostBuffers::new(cfg.payload_bytes())));
         Self {
             flow,
             hot_clock_offset_ns: cfg.receiver_clock_offset_ns,
@@ -181,6 +182,7 @@ impl TcpReceiver {
     pub fn window_pkts(&self) -> u64 {
         let buffer = self
             .host
+            .as_ref()
             .map_or(u64::MAX, |h| h.window_pkts(u64::from(self.hot_payload_bytes)));
         self.hot_rwnd_pkts.min(buffer)
     }

@@ -28,11 +28,13 @@ use crate::tcp::TcpConfig;
 
 pub use shared::{Recovery, SenderCore, SenderCounters};
 
-/// The profile's loss recovery and its state.
+/// The profile's loss recovery and its state. Linux's (192 bytes) is
+/// boxed: held in place it made every sender that large, whatever its
+/// profile (an `rfc` or `ns2` sender holds 80 bytes here, not 192).
 enum Rules {
     Rfc(rfc6675::Rfc6675),
     Ns2(ns2::Ns2Sack1),
-    Linux(linux::Linux),
+    Linux(Box<linux::Linux>),
 }
 
 /// Runs `$e` with `$r` bound to the sender's profile type (static dispatch).
@@ -41,7 +43,10 @@ macro_rules! with_rules {
         match &mut $self.rules {
             Rules::Rfc($r) => $e,
             Rules::Ns2($r) => $e,
-            Rules::Linux($r) => $e,
+            Rules::Linux($r) => {
+                let $r = &mut **$r;
+                $e
+            }
         }
     };
 }
@@ -93,7 +98,7 @@ impl TcpSender {
                 Scoreboard::new(),
             ),
             Profile::Linux => (
-                Rules::Linux(linux::Linux::default()),
+                Rules::Linux(Box::default()),
                 RtoRule::Linux,
                 Scoreboard::with_send_times(),
             ),
@@ -113,7 +118,7 @@ impl TcpSender {
     /// (`controls_recovery_window`) reports its own cwnd throughout.
     pub fn window_pkts(&self) -> u64 {
         match &self.rules {
-            Rules::Linux(r) => self.core.window(r),
+            Rules::Linux(r) => self.core.window(&**r),
             Rules::Rfc(_) | Rules::Ns2(_) => self.core.cwnd_pkts(),
         }
     }
