@@ -27,18 +27,19 @@ const FLOW_ROW_BYTES: u64 = 76 * 4;
 const LINK_ROW_BYTES: u64 = 52 * 4;
 /// Per flow: sender with scoreboard and controller, receiver, routes, names,
 /// two hosts and their four access-link directions (measured by
-/// `tests/memory.rs`: 3,768 bytes per idle CUBIC flow on 2026-11-28 with the
-/// sender held in the flow's record and the flows' vector without spare
-/// capacity, 3,848 paced; 4,379 and 4,459 before; rounded up). A paced flow
-/// adds its `Pacer` (under 100 bytes, one per flow whatever its window: the
-/// pacing timer is one slot of the engine's per-flow timer array, not a
-/// timer per packet).
-pub const FLOW_BYTES: u64 = 4096;
+/// `tests/memory.rs`: 3,048 bytes per idle CUBIC flow on 2026-11-28 after
+/// issue 33's session 43 (one shared `TcpConfig` per entry, the `linux`
+/// profile's state and RACK's send times boxed), 3,456 paced under `linux`;
+/// 3,640 and 3,720 before it, 4,379 and 4,459 before issue 33). 3,712 is the
+/// paced figure plus 7 %. A paced flow adds its `Pacer` (under 100 bytes,
+/// one per flow whatever its window: the pacing timer is one slot of the
+/// engine's per-flow timer array, not a timer per packet).
+pub const FLOW_BYTES: u64 = 3712;
 /// Per PLT connection: the same plus the LCM and packet manager and a
-/// second receiver (measured by `tests/memory.rs`: 6,228 bytes per idle
-/// PLT flow on 2026-11-28, 4,413 before: its record in the flows' vector is
-/// as large as a TCP flow's, which holds its sender in place; rounded up).
-pub const PLT_FLOW_BYTES: u64 = 6656;
+/// second receiver (measured by `tests/memory.rs`: 5,084 bytes per idle
+/// PLT flow on 2026-11-28 after session 43, 6,228 before, 4,413 before
+/// issue 33; 5,504 is that plus 8 %).
+pub const PLT_FLOW_BYTES: u64 = 5504;
 /// Per packet of a PLT connection's window: its state in the packet
 /// manager (1 byte, 8 more while queued for the HCM), the LCM's record (16)
 /// and the receiver's reassembly (1), with room for vector doubling.

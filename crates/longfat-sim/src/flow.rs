@@ -130,7 +130,7 @@ impl Endpoints {
                 // The window the receiver advertises now: with autotuning
                 // it only grows, once per RTT at most, so the ACK carries it
                 // up to one ACK path delay late (docs/scenarios.md, host).
-                if sender.config().default_host {
+                if sender.default_host() {
                     sender.set_peer_window(receiver.window_pkts());
                 }
                 sender.on_ack(now_ns, p, out)

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::flow::{EcnCounters, Flow, FlowCounters};
 use crate::link::{Link, LinkSpec};
+use crate::plt::ModuleCounters;
 use crate::units::NS_PER_SEC;
 
 /// Per-flow rows, one per flow per sample (long format).
@@ -102,6 +103,13 @@ fn link_snap(l: &Link) -> LinkSnap {
     }
 }
 
+/// What a flow's next series row takes differences from.
+#[derive(Clone, Copy, Debug, Default)]
+struct LastSample {
+    delivered_bytes: u64,
+    sent_bytes: u64,
+}
+
 #[derive(Debug)]
 pub struct Metrics {
     interval_ns: u64,
@@ -111,7 +119,12 @@ pub struct Metrics {
     pub modules: ModuleSeries,
     pub ecn: EcnSeries,
     pub links: LinkSeries,
-    last_flow: Vec<FlowCounters>,
+    /// Each flow's delivered and sent bytes at the last sample: all a
+    /// series row takes a difference of (16 bytes a flow, not a whole
+    /// `FlowCounters`), and PLT connections' module counters apart
+    /// (empty until a PLT connection is sampled).
+    last_flow: Vec<LastSample>,
+    last_modules: Vec<ModuleCounters>,
     last_link: Vec<LinkSnap>,
     last_sample_ns: u64,
     window_start: Option<(u64, Vec<FlowCounters>, Vec<LinkSnap>)>,
@@ -136,7 +149,8 @@ impl Metrics {
             modules: ModuleSeries::default(),
             ecn: EcnSeries::default(),
             links: LinkSeries::default(),
-            last_flow: vec![FlowCounters::default(); n_flows],
+            last_flow: vec![LastSample::default(); n_flows],
+            last_modules: vec![],
             last_link: vec![],
             last_sample_ns: 0,
             window_start: None,
@@ -193,7 +207,11 @@ impl Metrics {
                     fs.srtt_ns.push(w.srtt_ns);
                     fs.rtt_ns.push(w.rtt_ns);
                     if let Some(lcm_cwnd) = w.lcm_cwnd_pkts {
-                        let (m, pm) = (s.modules, prev.modules);
+                        if self.last_modules.is_empty() {
+                            self.last_modules = vec![ModuleCounters::default(); flows.len()];
+                        }
+                        let (m, pm) = (s.modules, self.last_modules[i]);
+                        self.last_modules[i] = m;
                         let payload_bits = receiver_payload_bits(cfg);
                         let ms = &mut self.modules;
                         ms.row.push((fs.time_ns.len() - 1) as u32);
@@ -228,7 +246,10 @@ impl Metrics {
                 es.ecn_reductions.push(e.ecn_reductions);
                 es.ce_marks.push(e.ce_marks);
             }
-            self.last_flow[i] = s;
+            self.last_flow[i] = LastSample {
+                delivered_bytes: s.delivered_bytes,
+                sent_bytes: s.sent_bytes,
+            };
         }
         for &l in &self.monitored_links {
             let link = &mut links[l];

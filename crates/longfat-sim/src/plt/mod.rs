@@ -36,6 +36,8 @@ mod receiver;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use longfat_cc::plt::LcmConfig;
 use longfat_cc::CongestionControl;
 
@@ -140,11 +142,12 @@ impl PltSender {
     /// numbers (its size limit is the packet manager's, not its own).
     pub fn new(
         flow: u32,
-        tcp: TcpConfig,
+        tcp: impl Into<Arc<TcpConfig>>,
         plt: &PltConfig,
         hcm_cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
     ) -> Self {
+        let tcp: Arc<TcpConfig> = tcp.into();
         let lcm = Lcm::new(flow, &tcp, plt);
         let window = plt.receive_buffer_pkts;
         let mut hcm = TcpSender::new(flow, tcp, hcm_cc, None);

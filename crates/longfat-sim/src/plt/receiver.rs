@@ -2,6 +2,7 @@
 //! the connection's reassembly.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::outbox::Outbox;
 use crate::packet::{Packet, MODULE_LCM};
@@ -68,13 +69,14 @@ pub struct PltReceiver {
 }
 
 impl PltReceiver {
-    pub fn new(flow: u32, tcp: TcpConfig, plt: &PltConfig) -> Self {
+    pub fn new(flow: u32, tcp: impl Into<Arc<TcpConfig>>, plt: &PltConfig) -> Self {
+        let tcp: Arc<TcpConfig> = tcp.into();
         let lcm_cfg = TcpConfig {
             delayed_ack_timeout_ns: (plt.lcm_ack_every_pkts > 1).then_some(plt.lcm_ack_timeout_ns),
             delayed_ack_every_pkts: plt.lcm_ack_every_pkts,
             // The LCM acknowledges by its own rule (sect. 3.2.2), not Linux's.
             linux_acks: false,
-            ..tcp.clone()
+            ..TcpConfig::clone(&tcp)
         };
         Self {
             payload_bytes: tcp.payload_bytes(),

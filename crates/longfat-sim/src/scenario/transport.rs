@@ -1,6 +1,8 @@
 //! One flow entry's transport, checked: TCP settings, the controller and
 //! its parameters, PLT's settings; and the endpoints built from them.
 
+use std::sync::Arc;
+
 use longfat_cc::plt::LcmConfig;
 use longfat_cc::{CcParams, InitialWindow};
 
@@ -26,7 +28,8 @@ use super::validate::class;
 /// and PLT's settings.
 #[derive(Clone, Debug)]
 pub(super) struct TransportSetup {
-    pub(super) cfg: TcpConfig,
+    /// Shared by the entry's flows' senders and receivers.
+    pub(super) cfg: Arc<TcpConfig>,
     cc: String,
     /// Where `cc` comes from: the catalogue, or the embedder's registry.
     source: ControllerSource,
@@ -243,7 +246,7 @@ pub(super) fn tcp_setup(
         Some(_) => format!("plt-{cc}"),
     };
     let setup = TransportSetup {
-        cfg,
+        cfg: Arc::new(cfg),
         cc: cc.to_string(),
         source,
         entry: field.to_string(),

@@ -4,6 +4,8 @@
 //! With `TcpConfig::linux_acks`, Linux's receiver decides when to ACK
 //! ([`LinuxAcks`]).
 
+use std::sync::Arc;
+
 use crate::event::TimerKind;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, Ecn, Packet, PacketKind, MAX_SACK_BLOCKS};
@@ -25,7 +27,21 @@ pub struct ReceiverCounters {
 #[derive(Debug)]
 pub struct TcpReceiver {
     flow: u32,
-    cfg: TcpConfig,
+    /// Shared with the sender and the entry's other flows. The settings
+    /// the per-packet path reads are copied out of it below (`hot_*`), so
+    /// they cost one load, not two.
+    cfg: Arc<TcpConfig>,
+    /// `cfg.receiver_clock_offset_ns`.
+    hot_clock_offset_ns: u64,
+    hot_rwnd_pkts: u64,
+    hot_delayed_ack_timeout_ns: Option<u64>,
+    /// `cfg.payload_bytes()`.
+    hot_payload_bytes: u32,
+    hot_ack_size_bytes: u32,
+    hot_delayed_ack_every_pkts: u32,
+    hot_profile: Profile,
+    hot_ecn: bool,
+    hot_linux_acks: bool,
     rcv_nxt: u64,
     /// Out-of-order packets above rcv_nxt as disjoint, non-adjacent ranges.
     ooo: RangeSet,
@@ -41,8 +57,9 @@ pub struct TcpReceiver {
     delack_deadline_ns: Option<u64>,
     /// Linux's quick-ACK and `ato` state (`TcpConfig::linux_acks`).
     linux: LinuxAcks,
-    /// Receive-buffer autotuning (`TcpConfig::default_host`).
-    host: Option<HostBuffers>,
+    /// Receive-buffer autotuning (`TcpConfig::default_host`); boxed: an
+    /// idle flow without it stays 48 bytes smaller.
+    host: Option<Box<HostBuffers>>,
     /// The segments GRO holds (`TcpConfig::gro_segments`, `with_gro`);
     /// boxed: most flows run without it, and an idle flow stays small.
     gro: Option<Box<Gro>>,
@@ -62,12 +79,22 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(flow: u32, cfg: TcpConfig) -> Self {
+    pub fn new(flow: u32, cfg: impl Into<Arc<TcpConfig>>) -> Self {
+        let cfg: Arc<TcpConfig> = cfg.into();
         let host = cfg
             .default_host
-            .then(|| HostBuffers::new(cfg.payload_bytes()));
+            .then(|| Box::new(HostBuffers::new(cfg.payload_bytes())));
         Self {
             flow,
+            hot_clock_offset_ns: cfg.receiver_clock_offset_ns,
+            hot_rwnd_pkts: cfg.rwnd_pkts,
+            hot_delayed_ack_timeout_ns: cfg.delayed_ack_timeout_ns,
+            hot_payload_bytes: cfg.packet_size_bytes - cfg.header_bytes,
+            hot_ack_size_bytes: cfg.ack_size_bytes,
+            hot_delayed_ack_every_pkts: cfg.delayed_ack_every_pkts,
+            hot_profile: cfg.profile,
+            hot_ecn: cfg.ecn,
+            hot_linux_acks: cfg.linux_acks,
             cfg,
             rcv_nxt: 0,
             ooo: RangeSet::new(),
@@ -103,7 +130,7 @@ impl TcpReceiver {
     fn ecn_accept_cwr(&mut self, pkt: &Packet) {
         if pkt.cwr() {
             self.ecn_demand_cwr = false;
-            self.ack_now = self.cfg.linux_acks;
+            self.ack_now = self.hot_linux_acks;
         }
     }
 
@@ -155,8 +182,9 @@ impl TcpReceiver {
     pub fn window_pkts(&self) -> u64 {
         let buffer = self
             .host
-            .map_or(u64::MAX, |h| h.window_pkts(self.cfg.payload_bytes()));
-        self.cfg.rwnd_pkts.min(buffer)
+            .as_ref()
+            .map_or(u64::MAX, |h| h.window_pkts(u64::from(self.hot_payload_bytes)));
+        self.hot_rwnd_pkts.min(buffer)
     }
 
     pub fn rcv_nxt(&self) -> u64 {
@@ -245,7 +273,7 @@ impl TcpReceiver {
     }
 
     pub fn on_data(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
-        if self.cfg.ecn && pkt.ecn() == Ecn::Ce {
+        if self.hot_ecn && pkt.ecn() == Ecn::Ce {
             self.counters.ce_marks += 1;
         }
         if self.gro.is_some() && self.gro_receive(now_ns, pkt, out) {
@@ -253,7 +281,7 @@ impl TcpReceiver {
         }
         // Branch once on ECN: a flow without it runs the segment's path
         // compiled without the ECN checks.
-        if self.cfg.ecn {
+        if self.hot_ecn {
             self.on_segment::<true>(now_ns, pkt, out);
         } else {
             self.on_segment::<false>(now_ns, pkt, out);
@@ -263,7 +291,7 @@ impl TcpReceiver {
     /// One segment (or GRO's merged skb, `pkt` standing for it) reaches TCP.
     /// `E`: compiled with the ECN code (only `false` when `tcp.ecn` is off).
     fn on_segment<const E: bool>(&mut self, now_ns: u64, pkt: &Packet, out: &mut Outbox) {
-        if E && self.cfg.ecn {
+        if E && self.hot_ecn {
             self.ecn_accept_cwr(pkt);
         }
         self.counters.received_pkts += 1;
@@ -282,7 +310,7 @@ impl TcpReceiver {
             // Linux drops a duplicate (`tcp_data_queue`: out_of_window)
             // before any CE check; ns-2's `TCPSink` and RFC 3168 §6.1.3
             // read the mark of every packet.
-            if E && self.cfg.ecn && self.cfg.profile != Profile::Linux {
+            if E && self.hot_ecn && self.hot_profile != Profile::Linux {
                 self.ecn_check_ce(pkt);
             }
             if self.linux_delack().is_some() && seq < self.rcv_nxt {
@@ -296,7 +324,7 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             self.insert_ooo(seq);
-            if E && self.cfg.ecn {
+            if E && self.hot_ecn {
                 self.ecn_check_ce(pkt);
             }
             self.send_ack(now_ns, out); // out of order -> immediate (dup) ACK
@@ -326,22 +354,22 @@ impl TcpReceiver {
             }
         }
         self.counters.delivered_pkts += advance;
-        self.counters.delivered_bytes += advance * self.cfg.payload_bytes();
+        self.counters.delivered_bytes += advance * u64::from(self.hot_payload_bytes);
         if let Some(h) = self.host.as_mut() {
-            let clock_ns = now_ns + self.cfg.receiver_clock_offset_ns;
+            let clock_ns = now_ns + self.hot_clock_offset_ns;
             h.rcv_rtt_measure(clock_ns, pkt.ts_ecr);
             h.rcv_space_adjust(
                 clock_ns,
                 self.counters.delivered_bytes,
-                self.cfg.payload_bytes(),
+                u64::from(self.hot_payload_bytes),
             );
         }
         let window_pkts = self.window_pkts();
         if let Some(ato_min_ns) = self.linux_delack() {
             self.linux
-                .sample_rtt(now_ns + self.cfg.receiver_clock_offset_ns, pkt.ts_ecr);
+                .sample_rtt(now_ns + self.hot_clock_offset_ns, pkt.ts_ecr);
             self.linux.data_recv(now_ns, ato_min_ns, window_pkts);
-            if E && self.cfg.ecn {
+            if E && self.hot_ecn {
                 self.ecn_check_ce(pkt);
             }
             self.unacked += advance as u32;
@@ -357,13 +385,13 @@ impl TcpReceiver {
             }
             return;
         }
-        if E && self.cfg.ecn {
+        if E && self.hot_ecn {
             self.ecn_check_ce(pkt);
         }
-        match self.cfg.delayed_ack_timeout_ns {
+        match self.hot_delayed_ack_timeout_ns {
             Some(timeout) if !filled_hole => {
                 self.unacked += 1;
-                if self.unacked >= self.cfg.delayed_ack_every_pkts {
+                if self.unacked >= self.hot_delayed_ack_every_pkts {
                     self.send_ack(now_ns, out);
                 } else if self.delack_deadline_ns.is_none() {
                     let d = now_ns + timeout;
@@ -436,7 +464,7 @@ impl TcpReceiver {
         self.echo_ts = last.ts_val;
         self.echo_tag = last.tag;
         self.echo_class = last.class;
-        if self.cfg.ecn {
+        if self.hot_ecn {
             self.ecn_accept_cwr(&last);
         }
         if first == self.rcv_nxt {
@@ -445,7 +473,7 @@ impl TcpReceiver {
             for seq in first..first + held {
                 self.insert_ooo(seq);
             }
-            if self.cfg.ecn {
+            if self.hot_ecn {
                 self.ecn_check_ce(&last);
             }
             self.send_ack(now_ns, out);
@@ -466,11 +494,11 @@ impl TcpReceiver {
     fn linux_delack(&self) -> Option<u64> {
         self.cfg
             .delayed_ack_timeout_ns
-            .filter(|_| self.cfg.linux_acks)
+            .filter(|_| self.hot_linux_acks)
     }
 
     fn ato_min_ns(&self) -> u64 {
-        self.cfg.delayed_ack_timeout_ns.unwrap_or(TCP_ATO_MIN_NS)
+        self.hot_delayed_ack_timeout_ns.unwrap_or(TCP_ATO_MIN_NS)
     }
 
     /// tcp_output.c `tcp_send_delayed_ack`.
@@ -509,17 +537,17 @@ impl TcpReceiver {
         self.unacked = 0;
         self.ack_now = false;
         self.delack_deadline_ns = None;
-        if self.cfg.linux_acks {
+        if self.hot_linux_acks {
             self.linux.dec_quickack(self.ato_min_ns());
         }
         let mut ack = Packet::new(
             self.flow,
             PacketKind::Ack,
             Dir::Backward,
-            self.cfg.ack_size_bytes,
+            self.hot_ack_size_bytes,
         );
         ack.seq = self.rcv_nxt;
-        ack.ts_val = now_ns + self.cfg.receiver_clock_offset_ns;
+        ack.ts_val = now_ns + self.hot_clock_offset_ns;
         ack.ts_ecr = self.echo_ts;
         ack.tag = self.echo_tag;
         ack.class = self.echo_class;

@@ -62,13 +62,10 @@ pub struct Scoreboard {
     n_lost: u64,
     /// Retransmitted and not SACKed.
     n_rtx: u64,
-    /// Last (re)transmission time of packets base..next (RACK, RFC 8985).
-    xmit_ns: VecDeque<u64>,
-    /// The packets delivered since the last `clear_delivered`, SACKed and
-    /// cumulatively acknowledged apart: (transmission time, packet, ever
-    /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
-    sack_log: Vec<LoggedDelivery>,
-    cum_log: Vec<LoggedDelivery>,
+    /// Send times, delivery logs and rate records (`track_times`); boxed:
+    /// only RACK (`linux`) and rate-sampling controllers keep them, and
+    /// held in place they made every sender 136 bytes larger.
+    timed: Option<Box<Timed>>,
     /// Retransmissions found lost (RACK), to be sent again before anything else.
     relost: VecDeque<u64>,
     /// Keep `xmit_ns` and the delivery logs (only RACK needs them; the
@@ -82,6 +79,30 @@ pub struct Scoreboard {
     /// and log the packets each ACK delivers with it (`rate_log`); only
     /// for a controller that reads rate samples (`with_rates`).
     track_rates: bool,
+}
+
+impl Timed {
+    /// The new packet's rate record, filled in by `set_tx_rate` (out of
+    /// line: only a controller that reads rate samples keeps them).
+    #[cold]
+    #[inline(never)]
+    fn push_tx_rate(&mut self) {
+        self.tx_rate.push_back(TxRate::default());
+    }
+}
+
+/// What a scoreboard that keeps send times holds besides (see
+/// `Scoreboard::timed`).
+#[derive(Clone, Debug, Default)]
+struct Timed {
+    /// Last (re)transmission time of packets base..next (RACK, RFC 8985).
+    xmit_ns: VecDeque<u64>,
+    /// The packets delivered since the last `clear_delivered`, SACKed and
+    /// cumulatively acknowledged apart: (transmission time, packet, ever
+    /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
+    sack_log: Vec<LoggedDelivery>,
+    cum_log: Vec<LoggedDelivery>,
+    /// Rate records of packets base..next (`track_rates`).
     tx_rate: VecDeque<TxRate>,
     /// The packets delivered since the last `clear_delivered`, in the
     /// order met (SACKed, then cumulatively acknowledged). Reused.
@@ -97,8 +118,19 @@ impl Scoreboard {
     pub fn with_send_times() -> Self {
         Self {
             track_times: true,
+            timed: Some(Box::default()),
             ..Self::default()
         }
+    }
+
+    /// The send times and logs (only with `track_times`).
+    #[inline(always)]
+    fn t(&self) -> &Timed {
+        self.timed.as_deref().expect("a scoreboard that keeps send times")
+    }
+    #[inline(always)]
+    fn t_mut(&mut self) -> &mut Timed {
+        self.timed.as_deref_mut().expect("a scoreboard that keeps send times")
     }
     pub fn snd_una(&self) -> u64 {
         self.base
@@ -147,22 +179,14 @@ impl Scoreboard {
     pub fn send_new_at(&mut self, now_ns: u64) -> u64 {
         let seq = self.next;
         self.flags.push_back(0);
-        if self.track_times {
-            self.xmit_ns.push_back(now_ns);
+        if let Some(t) = self.timed.as_deref_mut() {
+            t.xmit_ns.push_back(now_ns);
             if self.track_rates {
-                self.push_tx_rate();
+                t.push_tx_rate();
             }
         }
         self.next += 1;
         seq
-    }
-
-    /// The new packet's rate record, filled in by `set_tx_rate` (out of
-    /// line: only a controller that reads rate samples keeps them).
-    #[cold]
-    #[inline(never)]
-    fn push_tx_rate(&mut self) {
-        self.tx_rate.push_back(TxRate::default());
     }
 
     /// A scoreboard that also keeps each packet's delivery-rate record
@@ -170,6 +194,7 @@ impl Scoreboard {
     pub fn with_rates(mut self) -> Self {
         self.track_times = true;
         self.track_rates = true;
+        self.timed.get_or_insert_with(Box::default);
         self
     }
 
@@ -177,21 +202,23 @@ impl Scoreboard {
     #[inline]
     pub fn set_tx_rate(&mut self, seq: u64, tx: TxRate) {
         let i = (seq - self.base) as usize;
-        self.tx_rate[i] = tx;
+        self.t_mut().tx_rate[i] = tx;
     }
 
     /// The packets delivered since the last `clear_delivered`, with their
     /// rate records (empty unless `with_rates`).
     pub fn rate_delivered(&self) -> &[Delivered] {
-        &self.rate_log
+        match &self.timed {
+            Some(t) => &t.rate_log,
+            None => &[],
+        }
     }
 
     /// When packet `seq` (outstanding) was last sent.
     pub fn xmit_ns(&self, seq: u64) -> u64 {
-        if self.track_times {
-            self.xmit_ns[(seq - self.base) as usize]
-        } else {
-            0
+        match &self.timed {
+            Some(t) => t.xmit_ns[(seq - self.base) as usize],
+            None => 0,
         }
     }
 
@@ -206,9 +233,8 @@ impl Scoreboard {
 
     /// Packet `seq` went out again at `now_ns` (its send time for RACK).
     fn restamp(&mut self, seq: u64, now_ns: u64) {
-        if self.track_times {
-            let i = (seq - self.base) as usize;
-            self.xmit_ns[i] = now_ns;
+        if let Some(t) = self.timed.as_deref_mut() {
+            t.xmit_ns[(seq - self.base) as usize] = now_ns;
         }
     }
 
@@ -261,20 +287,27 @@ impl Scoreboard {
     /// scoreboard keeps send times.
     /// Call [`Scoreboard::sort_delivered`] first.
     pub fn delivered(&self) -> (&[LoggedDelivery], &[LoggedDelivery]) {
-        (&self.sack_log, &self.cum_log)
+        match &self.timed {
+            Some(t) => (&t.sack_log, &t.cum_log),
+            None => (&[], &[]),
+        }
     }
 
     /// Puts the SACKed ones of [`Scoreboard::delivered`] in sequence order.
     pub fn sort_delivered(&mut self) {
-        if self.sack_log.len() > 1 {
-            self.sack_log.sort_unstable_by_key(|&(_, seq, _)| seq);
+        if let Some(t) = self.timed.as_deref_mut() {
+            if t.sack_log.len() > 1 {
+                t.sack_log.sort_unstable_by_key(|&(_, seq, _)| seq);
+            }
         }
     }
 
     pub fn clear_delivered(&mut self) {
-        self.sack_log.clear();
-        self.cum_log.clear();
-        self.rate_log.clear();
+        if let Some(t) = self.timed.as_deref_mut() {
+            t.sack_log.clear();
+            t.cum_log.clear();
+            t.rate_log.clear();
+        }
     }
 
     /// The highest SACKed packet, if any.
@@ -353,8 +386,10 @@ impl Scoreboard {
     #[cold]
     #[inline(never)]
     fn log_sacked_rate(&mut self, seq: u64, xmit_ns: u64, old: u8) {
-        let tx = self.tx_rate[(seq - self.base) as usize];
-        self.rate_log.push(Delivered {
+        let i = (seq - self.base) as usize;
+        let t = self.t_mut();
+        let tx = t.tx_rate[i];
+        t.rate_log.push(Delivered {
             xmit_ns,
             seq,
             retransmitted: old & (RETRANS | EVER_RETRANS) != 0,
@@ -369,9 +404,9 @@ impl Scoreboard {
         let old = *f;
         debug_assert!(old & SACKED == 0);
         *f |= SACKED;
-        if self.track_times {
-            let xmit = self.xmit_ns(seq);
-            self.sack_log
+        if let Some(t) = self.timed.as_deref_mut() {
+            let xmit = t.xmit_ns[(seq - self.base) as usize];
+            t.sack_log
                 .push((xmit, seq, old & (RETRANS | EVER_RETRANS) != 0));
             self.note_orig(seq, old);
             if self.track_rates {
@@ -503,12 +538,13 @@ impl Scoreboard {
     #[cold]
     #[inline(never)]
     fn log_cum_acked_rates(&mut self, advanced: u64) {
+        let t = self.timed.as_deref_mut().expect("rates keep send times");
         for i in 0..advanced {
-            let tx = self.tx_rate.pop_front().expect("records cover base..next");
+            let tx = t.tx_rate.pop_front().expect("records cover base..next");
             let f = self.flags[i as usize];
             if f & SACKED == 0 {
-                self.rate_log.push(Delivered {
-                    xmit_ns: self.xmit_ns[i as usize],
+                t.rate_log.push(Delivered {
+                    xmit_ns: t.xmit_ns[i as usize],
                     seq: self.base + i,
                     retransmitted: f & (RETRANS | EVER_RETRANS) != 0,
                     tx,
@@ -533,18 +569,18 @@ impl Scoreboard {
         let mut fresh = 0;
         for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
-            let xmit = if self.track_times {
-                self.xmit_ns.pop_front().expect("times cover base..next")
-            } else {
-                0
+            let xmit = match self.timed.as_deref_mut() {
+                Some(t) => t.xmit_ns.pop_front().expect("times cover base..next"),
+                None => 0,
             };
             if f & SACKED != 0 {
                 self.n_sacked -= 1;
             } else {
-                if self.track_times {
-                    self.cum_log
-                        .push((xmit, self.base + i, f & (RETRANS | EVER_RETRANS) != 0));
-                    self.note_orig(self.base + i, f);
+                if let Some(t) = self.timed.as_deref_mut() {
+                    let seq = self.base + i;
+                    t.cum_log
+                        .push((xmit, seq, f & (RETRANS | EVER_RETRANS) != 0));
+                    self.note_orig(seq, f);
                 }
                 fresh += 1;
                 if f & LOST != 0 {
@@ -639,7 +675,8 @@ impl Scoreboard {
         debug_assert!(self.track_times);
         self.relost.clear();
         let (mut lost, mut rtx) = (0, 0);
-        for (i, (f, &xmit)) in self.flags.iter_mut().zip(self.xmit_ns.iter()).enumerate() {
+        let t = self.timed.as_deref().expect("send times");
+        for (i, (f, &xmit)) in self.flags.iter_mut().zip(t.xmit_ns.iter()).enumerate() {
             if *f & SACKED != 0 {
                 continue;
             }
@@ -707,10 +744,10 @@ impl Scoreboard {
         }
         assert_eq!(self.flags.len() as u64, self.outstanding());
         if self.track_times {
-            assert_eq!(self.xmit_ns.len() as u64, self.outstanding());
+            assert_eq!(self.t().xmit_ns.len() as u64, self.outstanding());
         }
         if self.track_rates {
-            assert_eq!(self.tx_rate.len() as u64, self.outstanding());
+            assert_eq!(self.t().tx_rate.len() as u64, self.outstanding());
         }
         assert_eq!(
             (s, l, r),

@@ -337,7 +337,7 @@ impl LossRecovery for Linux {
         } else {
             for &(xmit, seq, rtx) in sacked.iter().chain(cumulative) {
                 // `tcp_skb_spurious_retrans` reads the timestamp echo.
-                let spurious = rtx && s.cfg.timestamps && ack.ts_ecr < s.clock(xmit);
+                let spurious = rtx && s.hot_timestamps && ack.ts_ecr < s.clock(xmit);
                 if !spurious {
                     self.rack.on_delivered(now_ns, seq, xmit, rtx, min_rtt_ns);
                 }
@@ -356,7 +356,7 @@ impl LossRecovery for Linux {
         // acknowledges new data (FLAG_ACKED) or SACKs a packet never
         // retransmitted; without them, the send-time samples alone.
         let from_send_times = if retrans_acked { None } else { seq_rtt_ns }.or(sack_rtt_ns);
-        self.rtt_sample_ns = if s.cfg.timestamps {
+        self.rtt_sample_ns = if s.hot_timestamps {
             (advanced_pkts > 0 || sack_rtt_ns.is_some())
                 .then(|| s.clock(now_ns).saturating_sub(ack.ts_ecr))
         } else {
@@ -412,7 +412,7 @@ impl LossRecovery for Linux {
         if o.advanced_pkts > 0 && matches!(s.recovery, Recovery::Timeout { .. }) {
             if let (Some(stamp), Some(_)) = (self.retrans_stamp, self.undo.as_ref()) {
                 // `tcp_packet_delayed` needs the timestamp option.
-                if s.cfg.timestamps && ack.ts_ecr < stamp {
+                if s.hot_timestamps && ack.ts_ecr < stamp {
                     self.undo_reduction(s);
                 }
             }

@@ -15,6 +15,7 @@ mod rfc6675;
 mod shared;
 
 use std::ops::Deref;
+use std::sync::Arc;
 
 use longfat_cc::CongestionControl;
 
@@ -27,11 +28,13 @@ use crate::tcp::TcpConfig;
 
 pub use shared::{Recovery, SenderCore, SenderCounters};
 
-/// The profile's loss recovery and its state.
+/// The profile's loss recovery and its state. Linux's (192 bytes) is
+/// boxed: held in place it made every sender that large, whatever its
+/// profile (an `rfc` or `ns2` sender holds 80 bytes here, not 192).
 enum Rules {
     Rfc(rfc6675::Rfc6675),
     Ns2(ns2::Ns2Sack1),
-    Linux(linux::Linux),
+    Linux(Box<linux::Linux>),
 }
 
 /// Runs `$e` with `$r` bound to the sender's profile type (static dispatch).
@@ -40,7 +43,10 @@ macro_rules! with_rules {
         match &mut $self.rules {
             Rules::Rfc($r) => $e,
             Rules::Ns2($r) => $e,
-            Rules::Linux($r) => $e,
+            Rules::Linux($r) => {
+                let $r = &mut **$r;
+                $e
+            }
         }
     };
 }
@@ -72,10 +78,11 @@ impl Deref for TcpSender {
 impl TcpSender {
     pub fn new(
         flow: u32,
-        cfg: TcpConfig,
+        cfg: impl Into<Arc<TcpConfig>>,
         cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
     ) -> Self {
+        let cfg = cfg.into();
         let (rules, rule, sb) = match cfg.profile {
             Profile::Rfc => (
                 Rules::Rfc(rfc6675::Rfc6675),
@@ -91,7 +98,7 @@ impl TcpSender {
                 Scoreboard::new(),
             ),
             Profile::Linux => (
-                Rules::Linux(linux::Linux::default()),
+                Rules::Linux(Box::default()),
                 RtoRule::Linux,
                 Scoreboard::with_send_times(),
             ),
@@ -111,7 +118,7 @@ impl TcpSender {
     /// (`controls_recovery_window`) reports its own cwnd throughout.
     pub fn window_pkts(&self) -> u64 {
         match &self.rules {
-            Rules::Linux(r) => self.core.window(r),
+            Rules::Linux(r) => self.core.window(&**r),
             Rules::Rfc(_) | Rules::Ns2(_) => self.core.cwnd_pkts(),
         }
     }

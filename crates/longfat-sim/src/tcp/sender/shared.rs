@@ -5,6 +5,8 @@
 //! implement; the sequences here are generic over it, so each profile's
 //! sender is compiled on its own (no branch on the profile per packet).
 
+use std::sync::Arc;
+
 use longfat_cc::{AckEvent, AckTimestamps, CongestionControl, LossEvent, RtoEvent};
 
 use crate::event::TimerKind;
@@ -14,7 +16,7 @@ use crate::tcp::pacing::Pacer;
 use crate::tcp::rate::RateEstimator;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
-use crate::tcp::TcpConfig;
+use crate::tcp::{Profile, TcpConfig};
 
 /// Loss-recovery state (Linux's Open / Recovery / Loss).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -367,7 +369,22 @@ pub(super) trait LossRecovery {
 /// The state every profile's sender has.
 pub struct SenderCore {
     pub(super) flow: u32,
-    pub(super) cfg: TcpConfig,
+    /// Shared by every flow of a scenario entry (one allocation, not 128
+    /// bytes per sender). The settings the per-packet path reads are
+    /// copied out of it below (`hot_*`), so they cost one load, not two.
+    pub(super) cfg: Arc<TcpConfig>,
+    /// `cfg.sender_clock_offset_ns`.
+    hot_clock_offset_ns: u64,
+    /// `cfg.max_burst_pkts` (u64::MAX: no limit).
+    hot_max_burst_pkts: u64,
+    hot_packet_size_bytes: u32,
+    /// `cfg.payload_bytes()`.
+    hot_payload_bytes: u32,
+    hot_class: u8,
+    pub(super) hot_profile: Profile,
+    pub(super) hot_ecn: bool,
+    pub(super) hot_timestamps: bool,
+    hot_default_host: bool,
     pub(super) cc: Box<dyn CongestionControl>,
     pub(super) sb: Scoreboard,
     pub(super) rtt: RttEstimator,
@@ -427,7 +444,7 @@ pub struct SenderCore {
 impl SenderCore {
     pub(super) fn new(
         flow: u32,
-        cfg: TcpConfig,
+        cfg: Arc<TcpConfig>,
         mut cc: Box<dyn CongestionControl>,
         total_pkts: Option<u64>,
         sb: Scoreboard,
@@ -448,6 +465,15 @@ impl SenderCore {
         let extras = cfg.ecn || rate.is_some() || pacer.is_some() || cc_controls_recovery;
         Self {
             flow,
+            hot_clock_offset_ns: cfg.sender_clock_offset_ns,
+            hot_max_burst_pkts: cfg.max_burst_pkts.map_or(u64::MAX, u64::from),
+            hot_packet_size_bytes: cfg.packet_size_bytes,
+            hot_payload_bytes: cfg.packet_size_bytes - cfg.header_bytes,
+            hot_class: cfg.class,
+            hot_profile: cfg.profile,
+            hot_ecn: cfg.ecn,
+            hot_timestamps: cfg.timestamps,
+            hot_default_host: cfg.default_host,
             cfg,
             cc,
             sb,
@@ -478,8 +504,14 @@ impl SenderCore {
         }
     }
 
+    /// `TcpConfig::default_host`, read on every ACK.
+    #[inline(always)]
+    pub fn default_host(&self) -> bool {
+        self.hot_default_host
+    }
+
     pub(super) fn clock(&self, now_ns: u64) -> u64 {
-        now_ns + self.cfg.sender_clock_offset_ns
+        now_ns + self.hot_clock_offset_ns
     }
 
     pub(super) fn start<R: LossRecovery>(&mut self, r: &mut R, now_ns: u64, out: &mut Outbox) {
@@ -561,10 +593,10 @@ impl SenderCore {
         retransmit: bool,
         out: &mut Outbox,
     ) {
-        let size = self.cfg.packet_size_bytes;
+        let size = self.hot_packet_size_bytes;
         let mut p = Packet::new(self.flow, PacketKind::Data, Dir::Forward, size);
         p.seq = seq;
-        p.class = self.cfg.class;
+        p.class = self.hot_class;
         p.ts_val = self.clock(now_ns);
         p.ts_ecr = self.ts_recent;
         if self.sb.pipe() == 1 {
@@ -577,7 +609,7 @@ impl SenderCore {
             self.restart_from_idle(now_ns);
         }
         p.tag = self.cc.on_send(now_ns, seq, size, retransmit);
-        if X && self.cfg.ecn {
+        if X && self.hot_ecn {
             self.mark_ecn(r, &mut p);
         }
         self.counters.sent_pkts += 1;
@@ -617,7 +649,7 @@ impl SenderCore {
             self.sb.set_tx_rate(seq, tx);
         }
         if let Some(pacer) = self.pacer.as_deref_mut() {
-            pacer.on_sent(now_ns, self.cfg.payload_bytes());
+            pacer.on_sent(now_ns, u64::from(self.hot_payload_bytes));
         }
     }
 
@@ -630,7 +662,7 @@ impl SenderCore {
         let app_limited = self.rate.as_deref().is_some_and(|r| r.app_limited());
         self.cc.on_tx_start(now_ns, app_limited);
         if let Some(pacer) = self.pacer.as_deref_mut() {
-            let mss = self.cfg.payload_bytes();
+            let mss = u64::from(self.hot_payload_bytes);
             if let Some(rate) = self
                 .cc
                 .pacing_rate_bytes_per_sec(mss.min(u64::from(u32::MAX)) as u32)
@@ -664,7 +696,7 @@ impl SenderCore {
     /// ECN; Linux `tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and
     /// `tcp_enter_loss`).
     pub(super) fn queue_cwr(&mut self) {
-        self.ecn.queue_cwr = self.cfg.ecn;
+        self.ecn.queue_cwr = self.hot_ecn;
     }
 
     /// An ECN reduction is in force and has not reached its point: a
@@ -768,7 +800,7 @@ impl SenderCore {
         if self.forced_retransmit_pending {
             self.send_forced_retransmit(r, now_ns, out);
         }
-        let burst = self.cfg.max_burst_pkts.map_or(u64::MAX, u64::from);
+        let burst = self.hot_max_burst_pkts;
         // Without `extras` the controller leaves the window to the profile.
         let allowed = if X { self.window(r) } else { r.allowance(self) };
         if X && self.pacer.is_some() {
@@ -871,7 +903,7 @@ impl SenderCore {
     /// The pacing rate for this send: the controller's, else Linux's
     /// `tcp_update_pacing_rate` with `tcp.pacing`, else none.
     fn update_pacing_rate(&mut self, window_pkts: u64) {
-        let mss = self.cfg.payload_bytes();
+        let mss = u64::from(self.hot_payload_bytes);
         let rate = match self
             .cc
             .pacing_rate_bytes_per_sec(mss.min(u64::from(u32::MAX)) as u32)
@@ -1133,8 +1165,8 @@ impl SenderCore {
         let from_send = sack_xmit.or(if cum_rtx { None } else { cum_xmit });
         self.rate_rtt_ns = match from_send {
             Some(x) => now_ns.saturating_sub(x),
-            None if self.cfg.timestamps && advanced_pkts > 0 => {
-                (now_ns + self.cfg.sender_clock_offset_ns).saturating_sub(ack.ts_ecr)
+            None if self.hot_timestamps && advanced_pkts > 0 => {
+                (now_ns + self.hot_clock_offset_ns).saturating_sub(ack.ts_ecr)
             }
             None => 0,
         };
@@ -1186,9 +1218,9 @@ impl SenderCore {
         let o = self.take_ack::<R, X>(r, now_ns, ack, in_fast, out);
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
         r.on_ack_outcome(self, now_ns, ack, &o);
-        let ece = X && self.cfg.ecn && ack.ece();
+        let ece = X && self.hot_ecn && ack.ece();
         let mut ece_blocks_growth = false;
-        if X && self.cfg.ecn {
+        if X && self.hot_ecn {
             // Linux `tcp_fastretrans_alert` (D): the CWR state ends before
             // this ACK's ECE is looked at.
             if self.ecn.point.is_some_and(|p| self.sb.snd_una() > p) {
@@ -1274,7 +1306,7 @@ impl SenderCore {
         in_fast_recovery: bool,
     ) {
         let (advanced, delivered) = (o.advanced_pkts, o.delivered_pkts);
-        let payload = self.cfg.payload_bytes();
+        let payload = u64::from(self.hot_payload_bytes);
         // RFC 5681 §3.1 / Linux `tcp_may_raise_cwnd`: only an ACK that
         // advances the cumulative point may grow the window; RFC 7661 / Linux
         // `tcp_is_cwnd_limited`: only while the window limits the sender.
@@ -1282,8 +1314,8 @@ impl SenderCore {
         // through its vtable, not four).
         let growth = if progress && !in_fast_recovery {
             let (cwnd, ssthresh) = (self.cc.cwnd(), self.cc.ssthresh());
-            if !self.cfg.profile.validates_cwnd() || self.is_cwnd_limited(cwnd, ssthresh) {
-                self.cfg.profile.growth_pkts(delivered, cwnd < ssthresh)
+            if !self.hot_profile.validates_cwnd() || self.is_cwnd_limited(cwnd, ssthresh) {
+                self.hot_profile.growth_pkts(delivered, cwnd < ssthresh)
             } else {
                 0
             }
@@ -1311,7 +1343,7 @@ impl SenderCore {
             ..Default::default()
         };
         if X {
-            ev.ece = self.cfg.ecn && ack.ece();
+            ev.ece = self.hot_ecn && ack.ece();
             if let Some(rate) = self.rate.as_deref() {
                 ev.rate = rate.sample();
             }
