@@ -8,6 +8,7 @@
 mod common;
 
 mod algorithms;
+mod bound;
 mod aqm;
 mod aqm_pinned;
 mod bbr;
