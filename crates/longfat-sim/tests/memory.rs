@@ -243,7 +243,10 @@ fn summary_peak(flows: u32) -> (usize, u64) {
     sim.run();
     assert!(sim.metrics.summary_rows().is_some(), "the run finished");
     let window = summary_window_bytes(sim.flows.len(), sim.links.len());
-    (PEAK.load(Relaxed) - base, sim.estimate.summary_bytes - window)
+    (
+        PEAK.load(Relaxed) - base,
+        sim.estimate.summary_bytes - window,
+    )
 }
 
 fn the_summary_takes_less_than_the_budget_assumes() {

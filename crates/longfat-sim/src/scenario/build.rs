@@ -111,15 +111,12 @@ pub fn build_with(
     }
     budget::check(&estimate, opts.memory_budget_bytes)
         .map_err(|(field, message)| ScenarioError { field, message })?;
-    let packet_limit = opts
-        .memory_budget_bytes
-        .saturating_sub(
-            estimate.series_bytes
-                + estimate.flows_bytes
-                + estimate.summary_bytes
-                + estimate.capture_bytes,
-        )
-        / budget::PACKET_BYTES;
+    let packet_limit = opts.memory_budget_bytes.saturating_sub(
+        estimate.series_bytes
+            + estimate.flows_bytes
+            + estimate.summary_bytes
+            + estimate.capture_bytes,
+    ) / budget::PACKET_BYTES;
     Ok(Simulation::new(SimSetup {
         topology: net.topo,
         flows,

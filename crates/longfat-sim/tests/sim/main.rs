@@ -8,10 +8,10 @@
 mod common;
 
 mod algorithms;
-mod bound;
 mod aqm;
 mod aqm_pinned;
 mod bbr;
+mod bound;
 mod external;
 mod golden;
 mod layering;
