@@ -117,7 +117,7 @@ impl Simulation {
     }
 
     /// What the run was estimated to cost: {"memory_bytes", "packets_bytes",
-    /// "series_bytes", "flows_bytes", "capture_bytes", "max_packets_held", "series_rows",
+    /// "series_bytes", "flows_bytes", "summary_bytes", "capture_bytes", "max_packets_held", "series_rows",
     /// "bottleneck_packets", "events", "wall_s"}.
     fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let e = &self.inner.estimate;
@@ -126,6 +126,7 @@ impl Simulation {
         d.set_item("packets_bytes", e.packets_bytes)?;
         d.set_item("series_bytes", e.series_bytes)?;
         d.set_item("flows_bytes", e.flows_bytes)?;
+        d.set_item("summary_bytes", e.summary_bytes)?;
         d.set_item("capture_bytes", e.capture_bytes)?;
         d.set_item("max_packets_held", e.max_packets_held)?;
         d.set_item("series_rows", e.series_rows)?;

@@ -29,14 +29,16 @@ fn main() {
         std::process::exit(2)
     });
     eprintln!(
-        "build {:.3} s ({} flows, {} links); estimated memory {} (packets {}, flows {}, series {}), budget {}",
+        "build {:.3} s ({} flows, {} links); estimated memory {} (packets {}: up to {} held, flows {}, series {}, summary {}), budget {}",
         t_build.elapsed().as_secs_f64(),
         sim.flows.len(),
         sim.links.len(),
         longfat_sim::budget::human(sim.estimate.memory_bytes),
         longfat_sim::budget::human(sim.estimate.packets_bytes),
+        sim.estimate.max_packets_held,
         longfat_sim::budget::human(sim.estimate.flows_bytes),
         longfat_sim::budget::human(sim.estimate.series_bytes),
+        longfat_sim::budget::human(sim.estimate.summary_bytes),
         longfat_sim::budget::human(opts.memory_budget_bytes),
     );
     let t0 = Instant::now();

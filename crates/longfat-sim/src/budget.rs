@@ -9,10 +9,16 @@
 //!   a TCP flow has at most one receive window of data plus as many ACKs in
 //!   the network; a UDP source at most every packet it sends in the run. A
 //!   link's bound is the smaller of the two, so an unlimited queue is
-//!   affordable when the windows feeding it are.
+//!   affordable when the windows feeding it are. Links that one link feeds
+//!   and that never queue (a receiver's down link after the bottleneck)
+//!   are bounded together by what that link delivers over their delays
+//!   (`FedGroups`, proved there).
 //! - **time series**: one row per sampled flow and per monitored link per
 //!   sample, with the copies the Python front end makes to write them.
 //! - **flows**: endpoints, controllers, routes and host links per flow.
+//! - **summary**: the end-of-run summary, a row per flow and per link with
+//!   copies of their names, and the measurement window it is built from
+//!   (`metrics::summary_bytes`).
 
 use crate::flow::{Endpoints, Flow};
 use crate::link::{LinkSpec, QueueDiscipline, QueueLimit, BYTES_PER_HELD_PACKET};
@@ -65,6 +71,8 @@ pub struct Estimate {
     pub series_rows: u64,
     pub series_bytes: u64,
     pub flows_bytes: u64,
+    /// The end-of-run summary at its peak (`metrics::summary_bytes`).
+    pub summary_bytes: u64,
     /// Packet captures (`run.pcap`): their records and files.
     pub capture_bytes: u64,
     /// Upper bound on the run's memory: the sum of the parts.
@@ -88,6 +96,7 @@ impl Estimate {
                 .packets_bytes
                 .max(self.series_bytes)
                 .max(self.flows_bytes)
+                .max(self.summary_bytes)
         {
             self.dominant_field = "run.pcap".into();
         }
@@ -108,6 +117,9 @@ pub struct RunShape<'a> {
     pub monitored_links: &'a [usize],
     /// Which links are bottleneck hops, and the field that sizes their queue.
     pub bottleneck_links: &'a [usize],
+    /// The end-of-run summary at its peak: `metrics::summary_bytes` (the
+    /// caller's, as `metrics` sits beside this module, not below it).
+    pub summary_bytes: u64,
 }
 
 /// Bytes in the largest binary unit that keeps the number at least 1
@@ -301,6 +313,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         sample_interval_ns,
         monitored_links,
         bottleneck_links,
+        summary_bytes,
     } = *shape;
     let secs = duration_ns as f64 / NS_PER_SEC as f64;
     let loads = LinkLoads::of(links, flows, duration_ns);
@@ -314,8 +327,14 @@ pub fn estimate(shape: &RunShape) -> Estimate {
     );
     let memory_bytes = packets_bytes
         .saturating_add(state.series_bytes)
-        .saturating_add(state.flows_bytes);
-    let dominant_field = dominant_field(packets_bytes, &state, worst_link, bottleneck_links);
+        .saturating_add(state.flows_bytes)
+        .saturating_add(summary_bytes);
+    // The summary grows with the flows and their links: it counts with them.
+    let per_flow = StateBytes {
+        flows_bytes: state.flows_bytes.saturating_add(summary_bytes),
+        ..state
+    };
+    let dominant_field = dominant_field(packets_bytes, &per_flow, worst_link, bottleneck_links);
     let bottleneck_packets: f64 = bottleneck_links
         .iter()
         .filter(|&&i| loads.min_data_pkt[i] != u64::MAX)
@@ -330,6 +349,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         series_rows: state.series_rows,
         series_bytes: state.series_bytes,
         flows_bytes: state.flows_bytes,
+        summary_bytes,
         capture_bytes: 0,
         memory_bytes,
         bottleneck_packets,
@@ -377,11 +397,25 @@ fn flow_most(f: &Flow, duration_ns: u64) -> (u64, f64, u32, u32) {
     }
 }
 
+/// Where a link's packets come from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Feeder {
+    /// No route crosses the link.
+    Nothing,
+    /// Every route that crosses the link comes to it from this link.
+    Link(u32),
+    /// A route starts at the link (a host hands it the packets), or routes
+    /// come to it from different links.
+    Several,
+}
+
 /// What the flows can put on each link (indexed by link), and each flow's
 /// most packets in the network at once.
 struct LinkLoads {
     /// The smallest packet that crosses the link (data forward, ACKs back).
     min_pkt: Vec<u64>,
+    /// The largest packet that crosses the link.
+    max_pkt: Vec<u64>,
     /// The smallest data packet that crosses it forward.
     min_data_pkt: Vec<u64>,
     /// The most packets the flows crossing it can have in the network at once.
@@ -392,6 +426,9 @@ struct LinkLoads {
     /// Bits per second that can arrive at the link.
     arrival_bps: Vec<f64>,
     flows_through: Vec<u64>,
+    /// What hands the link its packets: the one link before it on every
+    /// route that crosses it, or several links or a host.
+    feeder: Vec<Feeder>,
     /// Per flow: its most packets in the network at once.
     flow_most: Vec<u64>,
 }
@@ -401,11 +438,13 @@ impl LinkLoads {
         let n = links.len();
         let mut loads = Self {
             min_pkt: vec![u64::MAX; n],
+            max_pkt: vec![0; n],
             min_data_pkt: vec![u64::MAX; n],
             feed: vec![0u64; n],
             offered_over_run: vec![0f64; n],
             arrival_bps: vec![0f64; n],
             flows_through: vec![0u64; n],
+            feeder: vec![Feeder::Nothing; n],
             flow_most: Vec::with_capacity(flows.len()),
         };
         // Bits per second that can arrive at each link: per flow, the
@@ -421,6 +460,18 @@ impl LinkLoads {
         for f in flows {
             for &l in f.fwd.iter().chain(f.bwd.iter()) {
                 loads.flows_through[l as usize] += 1;
+            }
+            for route in [&f.fwd, &f.bwd] {
+                let mut before = None;
+                for &l in route.iter() {
+                    let fed = &mut loads.feeder[l as usize];
+                    *fed = match (*fed, before) {
+                        (Feeder::Nothing, Some(b)) => Feeder::Link(b),
+                        (Feeder::Link(a), Some(b)) if a == b => Feeder::Link(a),
+                        _ => Feeder::Several,
+                    };
+                    before = Some(l);
+                }
             }
         }
         for (fi, f) in flows.iter().enumerate() {
@@ -451,6 +502,7 @@ impl LinkLoads {
                 for &l in route.iter() {
                     let l = l as usize;
                     loads.min_pkt[l] = loads.min_pkt[l].min(u64::from(size.max(1)));
+                    loads.max_pkt[l] = loads.max_pkt[l].max(u64::from(size.max(1)));
                     loads.feed[l] = loads.feed[l].saturating_add(most);
                     loads.offered_over_run[l] += offered;
                 }
@@ -482,14 +534,23 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
             }
         })
         .collect();
+    let fed = FedGroups::of(links, loads);
     let mut by_link = 0u64;
+    // Per feeding link: what its group holds by the links' own bounds.
+    let mut group_held = vec![0u64; fed.groups.len()];
     let (mut worst_link, mut worst_held) = (None, 0u64);
     for (i, (&cap, &feed)) in capacity.iter().zip(&loads.feed).enumerate() {
         let held = cap.min(feed);
-        by_link = by_link.saturating_add(held);
+        match fed.group_of[i] {
+            Some(g) => group_held[g] = group_held[g].saturating_add(held),
+            None => by_link = by_link.saturating_add(held),
+        }
         if held > worst_held {
             (worst_link, worst_held) = (Some(i), held);
         }
+    }
+    for (held, g) in group_held.iter().zip(&fed.groups) {
+        by_link = by_link.saturating_add((*held).min(g.most_held()));
     }
     let by_flow = flows
         .iter()
@@ -503,6 +564,94 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
             acc.saturating_add(most.min(route_capacity))
         });
     (by_link.min(by_flow), worst_link)
+}
+
+/// The links fed by one link that never queue, grouped by that link.
+///
+/// A link M qualifies if it is a FIFO (drop-tail) link, no route starts at
+/// it, every route that crosses it comes to it from the same link L, all
+/// its packets have one size s, and it sends s at least as fast as L
+/// (`tx_M(s) <= tx_L(s)`, the engine's own rounded transmit times). In a
+/// dumbbell: each receiver's down link (fed by the bottleneck) and each
+/// sender's down link (fed by the reverse bottleneck). Then:
+///
+/// 1. Packets leave L's far end at least `tx_L` of the later one apart:
+///    L (FIFO, priority or AQM alike) serializes one packet at a time, a
+///    packet's transmission ends no earlier than the previous one's end
+///    plus its own transmit time, and every packet then travels L's one
+///    delay. Packets L drops or corrupts only leave gaps. So packets
+///    entering M (a subsequence, handed on at the instant they arrive) are
+///    at least `tx_L(s)` apart.
+/// 2. No packet waits at M. By induction on M's arrivals: if packet k
+///    started service on arrival, it ends at `a_k + tx_M(s) <= a_k +
+///    tx_L(s) <= a_{k+1}`, so packet k+1 finds M idle (the engine takes a
+///    transmission that ends at the arrival instant as done: `advance`).
+///    So M holds packet k exactly over `[a_k, a_k + tx_M(s) + d_M]`.
+/// 3. Every packet the group of L holds at time t entered its link in
+///    `[t - T, t]`, `T` the largest `tx_M(s) + d_M` of the group, and such
+///    entries are at least `g` apart, `g` the smallest `tx_L(s)` of the
+///    group: at most `T / g + 1` packets in all, however many links
+///    the group has.
+///
+/// That is a bound whatever the flows do (windows, bursts, timers), where
+/// a link's own bound (its queue, a burst per flow, a wire at its arrival
+/// rate) rests on how fast the senders go; a group takes the smaller of
+/// the two. Links that do not qualify (a host's own link, a link several
+/// links feed, a priority or AQM link, mixed packet sizes, a slower link
+/// after a faster one) keep their own bound.
+struct FedGroups {
+    /// Per link: its group, if it qualifies.
+    group_of: Vec<Option<usize>>,
+    groups: Vec<FedGroup>,
+}
+
+struct FedGroup {
+    /// The longest `tx_M(s) + d_M` of the group's links.
+    longest_hold_ns: u64,
+    /// The smallest `tx_L(s)` of the group's packet sizes: the least
+    /// spacing of packets entering the group.
+    least_gap_ns: u64,
+}
+
+impl FedGroup {
+    fn most_held(&self) -> u64 {
+        (self.longest_hold_ns / self.least_gap_ns.max(1)).saturating_add(1)
+    }
+}
+
+impl FedGroups {
+    fn of(links: &[LinkSpec], loads: &LinkLoads) -> Self {
+        let mut group_of = vec![None; links.len()];
+        let mut groups: Vec<FedGroup> = Vec::new();
+        let mut group_by_feeder: Vec<Option<usize>> = vec![None; links.len()];
+        for (m, spec) in links.iter().enumerate() {
+            let Feeder::Link(l) = loads.feeder[m] else {
+                continue;
+            };
+            let s = loads.min_pkt[m];
+            if s != loads.max_pkt[m] || !matches!(spec.queue, QueueDiscipline::DropTail(_)) {
+                continue;
+            }
+            let tx_m = spec.rate.tx_time_ns(s);
+            let tx_l = links[l as usize].rate.tx_time_ns(s);
+            if tx_m > tx_l {
+                continue;
+            }
+            let hold = tx_m.saturating_add(spec.delay_ns);
+            let g = *group_by_feeder[l as usize].get_or_insert_with(|| {
+                groups.push(FedGroup {
+                    longest_hold_ns: 0,
+                    least_gap_ns: u64::MAX,
+                });
+                groups.len() - 1
+            });
+            let group = &mut groups[g];
+            group.longest_hold_ns = group.longest_hold_ns.max(hold);
+            group.least_gap_ns = group.least_gap_ns.min(tx_l);
+            group_of[m] = Some(g);
+        }
+        Self { group_of, groups }
+    }
 }
 
 /// The run's memory besides the packets: the time series and the flows.
@@ -604,13 +753,14 @@ pub fn check(e: &Estimate, budget_bytes: u64) -> Result<(), (String, String)> {
     Err((
         e.dominant_field.clone(),
         format!(
-            "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}{capture}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
+            "the run could need {} of memory (packets in queues and on the wire: {}, up to {} packets; time series: {}, {} rows; flows: {}; summary: {}{capture}), more than the memory budget of {}; {hint}, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
             human(e.memory_bytes),
             human(e.packets_bytes),
             e.max_packets_held,
             human(e.series_bytes),
             e.series_rows,
             human(e.flows_bytes),
+            human(e.summary_bytes),
             human(budget_bytes),
         ),
     ))

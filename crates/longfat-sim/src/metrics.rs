@@ -499,6 +499,78 @@ impl Metrics {
     }
 }
 
+/// Bytes `malloc` takes for a request of `n` (glibc on 64 bits: an 8-byte
+/// header, 16-byte granules, 32 bytes at least; nothing for `n = 0`, which
+/// Rust does not allocate).
+fn malloc_chunk(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        ((n + 8 + 15) & !15).max(32)
+    }
+}
+
+/// The measurement window's part of `summary_bytes`: the counters of
+/// every flow and link when the window opened (`start_window`).
+pub fn summary_window_bytes(flows: usize, links: usize) -> u64 {
+    malloc_chunk((flows * std::mem::size_of::<FlowCounters>()) as u64)
+        + malloc_chunk((links * std::mem::size_of::<LinkSnap>()) as u64)
+}
+
+/// An upper bound on the heap the end-of-run summary takes at its peak
+/// (inside `Metrics::finish`), from the sizes of its parts:
+/// - the measurement window it is built from (`start_window`: a
+///   `FlowCounters` per flow and a `LinkSnap` per link, freed at the end of
+///   `finish`);
+/// - the rows it keeps: the flow rows' vector (sized for every flow), and
+///   per flow in the summary its name and algorithm copies (and a PLT
+///   connection's `PltRow`); per link its row, its name copy (and an AQM
+///   link's `AqmRow`);
+/// - what `finish` holds for a moment: the TCP goodputs (at most twice
+///   their number, as the vector doubles), one monitored link's queue
+///   samples (the same), and one generator's completion times (at most
+///   every generated transfer, twice), with 1 KiB for the generators' rows.
+///
+/// Each allocation is counted as `malloc` takes it (`malloc_chunk`).
+/// `tests/memory.rs` measures the peak of `finish` against this.
+pub fn summary_bytes(flows: &[Flow], links: &[LinkSpec], samples: u64) -> u64 {
+    let size = |n: usize| n as u64;
+    let window = summary_window_bytes(flows.len(), links.len());
+    let flow_rows = malloc_chunk(size(flows.len() * std::mem::size_of::<FlowRow>()));
+    let (mut per_flow, mut tcp, mut generated) = (0u64, 0u64, 0u64);
+    for f in flows {
+        if f.generated.is_some() {
+            generated += 1;
+            continue;
+        }
+        per_flow += malloc_chunk(size(f.name.len())) + malloc_chunk(size(f.algorithm.len()));
+        if f.is_tcp() {
+            tcp += 1;
+        }
+        if f.endpoints.plt_window_pkts().is_some() {
+            per_flow += malloc_chunk(size(std::mem::size_of::<PltRow>()));
+        }
+    }
+    let link_rows = malloc_chunk(size(links.len() * std::mem::size_of::<LinkRow>()));
+    let per_link: u64 = links
+        .iter()
+        .map(|l| {
+            let aqm = matches!(l.queue, crate::link::QueueDiscipline::Aqm { .. });
+            malloc_chunk(size(l.name.len()))
+                + if aqm {
+                    malloc_chunk(size(std::mem::size_of::<AqmRow>()))
+                } else {
+                    0
+                }
+        })
+        .sum();
+    let moment = malloc_chunk(16 * tcp.max(4))
+        + malloc_chunk(16 * samples.max(4))
+        + malloc_chunk(16 * generated.max(4))
+        + 1024;
+    window + flow_rows + per_flow + link_rows + per_link + moment
+}
+
 /// The end-of-run summary: one typed row per flow and per link (a
 /// `serde_json` map each took about 1 KB and 85,000 instructions per flow
 /// to build, print and free; these rows take about 200 bytes of heap per

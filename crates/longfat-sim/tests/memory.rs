@@ -9,6 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use longfat_sim::budget::{FLOW_BYTES, PACKET_BYTES, PLT_FLOW_BYTES};
+use longfat_sim::metrics::summary_window_bytes;
 use longfat_sim::{build, Scenario, Simulation};
 
 struct Counting;
@@ -105,6 +106,7 @@ fn memory_per_flow_and_per_packet_is_within_the_budget_and_flat_in_time() {
     an_idle_flow_takes_less_than_the_budget_assumes();
     a_packet_in_flight_takes_less_than_the_budget_assumes();
     memory_stays_flat_in_simulated_duration_with_many_flows();
+    the_summary_takes_less_than_the_budget_assumes();
 }
 
 fn an_idle_flow_takes_less_than_the_budget_assumes() {
@@ -208,4 +210,64 @@ fn memory_stays_flat_in_simulated_duration_with_many_flows() {
         whole <= first + series + packets,
         "the heap grew from {first} to {whole} bytes; more packets held explain {packets}, series {series}"
     );
+}
+
+/// The heap `Metrics::finish` adds at its peak (the summary's rows and
+/// name copies and what it holds for a moment; the measurement window it
+/// reads was taken at the start and is already held), for `flows`
+/// dumbbell flows that start 1 ns before the end (so their state is
+/// built and nothing else allocates at the end), and the estimate's
+/// summary part for the same run without the window.
+fn summary_peak(flows: u32) -> (usize, u64) {
+    let s = Scenario::from_toml(&format!(
+        r#"
+        [network]
+        topology = "dumbbell"
+        bottleneck = {{ rate = "10Gbps", delay = "10ms", queue = "1000pkt" }}
+        [[flows]]
+        cc = "cubic"
+        count = {flows}
+        start = "99999999ns"
+        [run]
+        duration = "100ms"
+        sample_interval = "30ms"
+        "#
+    ))
+    .unwrap();
+    let mut sim = build(&s).unwrap();
+    // The flows' first packets are sent and serialize for far longer than
+    // the last nanosecond; no sample falls on the end.
+    sim.run_until(99_999_999);
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    sim.run();
+    assert!(sim.metrics.summary_rows().is_some(), "the run finished");
+    let window = summary_window_bytes(sim.flows.len(), sim.links.len());
+    (
+        PEAK.load(Relaxed) - base,
+        sim.estimate.summary_bytes - window,
+    )
+}
+
+fn the_summary_takes_less_than_the_budget_assumes() {
+    // Per dumbbell flow: its row, its two hosts' four link rows, six name
+    // copies: the difference of 11,000 and 1,000 flows.
+    let (small, est_small) = summary_peak(1_000);
+    let (large, est_large) = summary_peak(11_000);
+    let measured = (large - small) as f64 / 10_000.0;
+    let assumed = (est_large - est_small) as f64 / 10_000.0;
+    println!("summary bytes per dumbbell flow: {measured:.0} at the peak of finish (budget assumes {assumed:.0}, and {} for the window)", summary_window_bytes(1, 4));
+    assert!(
+        measured <= assumed,
+        "the summary takes {measured:.0} bytes per flow, the budget assumes {assumed:.0}"
+    );
+    // The budget counts each allocation as malloc takes it (a header,
+    // 16-byte granules), the counter what was asked for: a little over.
+    // Twice over would be a wrong model, not rounding.
+    assert!(
+        measured * 2.0 > assumed,
+        "{measured:.0} bytes per flow: the budget's {assumed:.0} is more than twice that"
+    );
+    // The whole: the estimate bounds the peak of the larger run too.
+    assert!(large as u64 <= est_large, "{large} > {est_large}");
 }

@@ -100,16 +100,23 @@ pub fn build_with(
         sample_interval_ns: run.sample_interval_ns,
         monitored_links: &monitored_links,
         bottleneck_links: &monitored_links,
+        summary_bytes: crate::metrics::summary_bytes(
+            &flows,
+            &net.topo.links,
+            run.duration_ns / run.sample_interval_ns.max(1) + 1,
+        ),
     });
     if let Some((_, bytes)) = &capture {
         estimate.add_capture(*bytes);
     }
     budget::check(&estimate, opts.memory_budget_bytes)
         .map_err(|(field, message)| ScenarioError { field, message })?;
-    let packet_limit = opts
-        .memory_budget_bytes
-        .saturating_sub(estimate.series_bytes + estimate.flows_bytes + estimate.capture_bytes)
-        / budget::PACKET_BYTES;
+    let packet_limit = opts.memory_budget_bytes.saturating_sub(
+        estimate.series_bytes
+            + estimate.flows_bytes
+            + estimate.summary_bytes
+            + estimate.capture_bytes,
+    ) / budget::PACKET_BYTES;
     Ok(Simulation::new(SimSetup {
         topology: net.topo,
         flows,

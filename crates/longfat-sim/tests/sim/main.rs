@@ -11,6 +11,7 @@ mod algorithms;
 mod aqm;
 mod aqm_pinned;
 mod bbr;
+mod bound;
 mod external;
 mod golden;
 mod layering;
