@@ -300,13 +300,15 @@ struct Waiting {
     corrupted: bool,
 }
 
-/// How far ahead of a ring's read position to prefetch slots. A link's
-/// packets are read in ring order, but a busy bottleneck's ring is
-/// megabytes long and was written one round trip ago, so without a hint
-/// each read misses the cache. (Packet bodies were prefetched too, half as
-/// far ahead, while forwarding read them; now that the slot carries what
-/// forwarding needs, only the endpoint reads a body, and a bottleneck's
-/// next packets go to another hop, not to their endpoint.)
+/// How far ahead of a ring's read position to prefetch slots, and the
+/// packet bodies of slots half as far ahead (their handles were prefetched
+/// with their slots by then). A link's packets are read in ring order, but a
+/// busy bottleneck's ring is megabytes long and was written one round trip
+/// ago, so without a hint each read misses the cache. The body prefetch
+/// stays although forwarding now reads the hop from the slot: without it the
+/// 100,000-flow cut ran 25-30 % slower in wall time on this machine
+/// (docs/performance.md, session 43), which cachegrind, modelling no
+/// prefetch, does not show.
 const PREFETCH_AHEAD: usize = 16;
 
 /// What the caller must schedule after `enqueue`.
@@ -1482,6 +1484,7 @@ impl Link {
             size_bytes: head.size_bytes,
             intact: !head.corrupted,
             next_arrival_ns: (len > 0).then(|| self.arrive_ns(self.ring[0].tx_end_ns)),
+            upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
         }
     }
 
@@ -1502,6 +1505,9 @@ pub struct Arrival {
     pub intact: bool,
     /// When the new head of the pipe arrives (None: pipe empty).
     pub next_arrival_ns: Option<u64>,
+    /// The packet `PREFETCH_AHEAD / 2` places behind the new head, whose
+    /// body the engine should start loading.
+    pub upcoming: Option<PacketId>,
 }
 
 #[cfg(test)]

@@ -286,6 +286,12 @@ impl PacketPool {
     pub fn remove(&mut self, id: PacketId) {
         self.free.push(id);
     }
+
+    /// Starts loading `id`'s packet into the cache.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        crate::prefetch::prefetch(self.packets.get(id.0 as usize));
+    }
 }
 
 #[cfg(test)]

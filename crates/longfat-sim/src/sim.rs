@@ -306,6 +306,9 @@ impl Simulation {
     #[inline(always)]
     fn on_link_arrival(&mut self, l: u32) {
         let a = self.links[l as usize].pop_arrival(self.now_ns);
+        if let Some(soon) = a.upcoming {
+            self.packets.prefetch(soon);
+        }
         if let Some(t) = a.next_arrival_ns {
             self.events.schedule(t, Event::LinkArrival(l));
         }
