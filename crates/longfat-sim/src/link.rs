@@ -723,14 +723,22 @@ impl Link {
         };
         let p = a.in_service.expect("a packet in service");
         a.lazy_end_ns = end_ns;
-        let arrive_ns = self.arrive_ns(end_ns);
+        self.into_pipe(end_ns, p, pool)
+    }
+
+    /// AQM link: packet `p`, served until `tx_end_ns`, goes into the pipe.
+    /// Returns its arrival time if the pipe was empty (the event to
+    /// schedule).
+    #[inline(always)]
+    fn into_pipe(&mut self, tx_end_ns: u64, p: Queued, pool: &PacketPool) -> Option<u64> {
+        let arrive_ns = self.arrive_ns(tx_end_ns);
         let was_empty = self.ring.is_empty();
         let id = PacketId(p.handle);
         self.ring.push_back(Slot {
-            tx_end_ns: end_ns,
+            tx_end_ns,
             id,
-            // The hop is in the body (`Simulation::enqueue_aqm`), as at a
-            // tx-done.
+            // The engine wrote the hop into the body before offering the
+            // packet (`Simulation::enqueue_aqm`): the AQM queues hold handles.
             at: Hop::of(pool.get(id)),
             size_bytes: p.size_bytes,
             corrupted: p.corrupted,
@@ -1260,18 +1268,7 @@ impl Link {
             // It went into the pipe when it entered service (`serve_lazily`).
             a.in_pipe = false;
         } else {
-            let arrive_ns = self.arrive_ns(now_ns);
-            out.arrival_ns = self.ring.is_empty().then_some(arrive_ns);
-            let id = PacketId(done.handle);
-            self.ring.push_back(Slot {
-                tx_end_ns: now_ns,
-                id,
-                // The engine wrote the hop into the body before offering the
-                // packet (`Simulation::enqueue_aqm`): the AQM queues hold handles.
-                at: Hop::of(pool.get(id)),
-                size_bytes: done.size_bytes,
-                corrupted: done.corrupted,
-            });
+            out.arrival_ns = self.into_pipe(now_ns, done, pool);
         }
         if let Queue::Aqm(a) = &mut self.queue {
             if let AqmState::FqCodel(f) = &mut a.state {
