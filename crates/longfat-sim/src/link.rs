@@ -147,55 +147,17 @@ pub const BYTES_PER_HELD_PACKET: u64 = 2
         + std::mem::size_of::<Packet>()
         + std::mem::size_of::<PacketId>()) as u64;
 
-/// What forwarding reads of a packet at each hop: its route and place on
-/// it, and its class. A link carries it in the packet's slot and hands it
-/// back at the arrival, so a hop that forwards the packet does not read
-/// its body (with many flows that read was the event loop's largest cache
-/// miss); only the endpoint reads the body. 8 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hop {
-    /// The packet's route: `2 flow` forward, `2 flow + 1` backward (flow
-    /// and direction as one number, so finding the next link is one
-    /// multiply-add; see `Simulation`'s route table).
-    pub route: u32,
-    /// Index into the route of the link the packet is on.
-    pub hop: u8,
-    /// Strict-priority class (0 is served first).
-    pub class: u8,
-}
-
-impl Hop {
-    /// Packet `p`'s, from its body.
-    pub fn of(p: &Packet) -> Self {
-        Self {
-            route: Self::route(p.flow, p.dir),
-            hop: p.hop,
-            class: p.class,
-        }
-    }
-
-    /// Flow `flow`'s route in direction `dir`.
-    #[inline(always)]
-    pub fn route(flow: u32, dir: Dir) -> u32 {
-        2 * flow + u32::from(dir == Dir::Backward)
-    }
-}
-
-/// A packet a link holds: its handle in the engine's packet pool, what the
-/// departure pointer and the arrival event read, and what forwarding reads
-/// (`Hop`). 24 bytes, so walking a queue does not drag whole packets
-/// through the cache: the arrival time is not kept, it is always the end of
-/// serialization plus the link's delay (`Link::arrive_ns`).
+/// A packet a link holds: its handle in the engine's packet pool, and what
+/// the departure pointer and the arrival event read. 24 bytes, so walking a
+/// queue does not drag whole packets through the cache.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     tx_end_ns: u64,
+    arrive_ns: u64,
     id: PacketId,
-    at: Hop,
     size_bytes: u16,
     corrupted: bool,
 }
-
-const _: () = assert!(std::mem::size_of::<Slot>() == 24);
 
 /// The slots a link holds, first in first out: a ring whose capacity is a
 /// power of two, so a position is `(head + i) & mask` with no wrap-around
@@ -295,7 +257,6 @@ impl std::ops::Index<usize> for SlotRing {
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
     id: PacketId,
-    at: Hop,
     size_bytes: u16,
     corrupted: bool,
 }
@@ -304,11 +265,10 @@ struct Waiting {
 /// packet bodies of slots half as far ahead (their handles were prefetched
 /// with their slots by then). A link's packets are read in ring order, but a
 /// busy bottleneck's ring is megabytes long and was written one round trip
-/// ago, so without a hint each read misses the cache. The body prefetch
-/// stays although forwarding now reads the hop from the slot: without it the
-/// 100,000-flow cut ran 25-30 % slower in wall time on this machine
-/// (docs/performance.md, session 43), which cachegrind, modelling no
-/// prefetch, does not show.
+/// ago, so without a hint each read misses the cache. (Without the body
+/// prefetch the 100,000-flow cut ran 25-30 % slower in wall time, which
+/// cachegrind, modelling no prefetch, does not show: docs/performance.md,
+/// session 43.)
 const PREFETCH_AHEAD: usize = 16;
 
 /// What the caller must schedule after `enqueue`.
@@ -504,9 +464,8 @@ struct Corruption {
 }
 
 /// A link's state during the run: three cache lines, in C order. An
-/// arrival reads the first two (the ring's header, the queue state, the
-/// delay and the departed counters; `drops_random`, on the third, only for
-/// a corrupted packet), an enqueue those and the third (drop counters,
+/// arrival reads the first two (the ring's header, the queue state and the
+/// departed and drop counters), an enqueue those and the third (delay,
 /// transmit-time cache, rate, corruption). With many links these lines are
 /// most of the engine's cache misses, so what only the set-up and the
 /// metrics read, the `LinkSpec` with its name, is kept apart
@@ -517,11 +476,9 @@ pub struct Link {
     /// FIFO: every packet held; priority: packets propagating.
     ring: SlotRing,
     queue: Queue,
-    /// Propagation delay (a copy of the spec's `delay_ns`): the arrival
-    /// reads it for the next packet's arrival time (slots keep only the end
-    /// of serialization).
-    delay_ns: u64,
     pub counters: LinkCounters,
+    /// Propagation delay (a copy of the spec's `delay_ns`).
+    delay_ns: u64,
     /// The last packet size serialized and its transmission time: packets of
     /// a link nearly all have one or two sizes, and this saves a 128-bit
     /// division per packet.
@@ -622,13 +579,6 @@ impl Link {
         }
     }
 
-    /// When a packet that ends serializing at `tx_end_ns` reaches the far
-    /// end.
-    #[inline(always)]
-    fn arrive_ns(&self, tx_end_ns: u64) -> u64 {
-        tx_end_ns + self.delay_ns
-    }
-
     /// Serialization time of `size_bytes` at this link's rate (cached for
     /// the last size).
     #[inline]
@@ -717,29 +667,26 @@ impl Link {
     /// left out (`AqmQueue::lazy_end_ns`). Returns the arrival to schedule
     /// if the pipe was empty.
     #[inline(always)]
-    fn serve_lazily(&mut self, end_ns: u64, pool: &PacketPool) -> Option<u64> {
+    fn serve_lazily(&mut self, end_ns: u64) -> Option<u64> {
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
         let p = a.in_service.expect("a packet in service");
         a.lazy_end_ns = end_ns;
-        self.into_pipe(end_ns, p, pool)
+        self.into_pipe(end_ns, p)
     }
 
     /// AQM link: packet `p`, served until `tx_end_ns`, goes into the pipe.
     /// Returns its arrival time if the pipe was empty (the event to
     /// schedule).
     #[inline(always)]
-    fn into_pipe(&mut self, tx_end_ns: u64, p: Queued, pool: &PacketPool) -> Option<u64> {
-        let arrive_ns = self.arrive_ns(tx_end_ns);
+    fn into_pipe(&mut self, tx_end_ns: u64, p: Queued) -> Option<u64> {
+        let arrive_ns = tx_end_ns + self.delay_ns;
         let was_empty = self.ring.is_empty();
-        let id = PacketId(p.handle);
         self.ring.push_back(Slot {
             tx_end_ns,
-            id,
-            // The engine wrote the hop into the body before offering the
-            // packet (`Simulation::enqueue_aqm`): the AQM queues hold handles.
-            at: Hop::of(pool.get(id)),
+            arrive_ns,
+            id: PacketId(p.handle),
             size_bytes: p.size_bytes,
             corrupted: p.corrupted,
         });
@@ -825,17 +772,16 @@ impl Link {
         }
     }
 
-    /// Offers packet `id` of `size_bytes`, on its way `at` (which holds its
-    /// strict-priority class).
+    /// Offers packet `id` of `size_bytes` and strict-priority `class`.
     #[inline(always)]
-    pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, at: Hop) -> Enqueued {
+    pub fn enqueue(&mut self, now_ns: u64, id: PacketId, size_bytes: u16, class: u8) -> Enqueued {
         let size = u64::from(size_bytes);
         if !matches!(self.queue, Queue::Fifo { .. }) {
             // Without a call: every packet an AQM link carries asks this.
             if matches!(self.queue, Queue::Aqm(_)) {
                 return Enqueued::Aqm;
             }
-            return self.enqueue_not_fifo(now_ns, id, size_bytes, at);
+            return self.enqueue_not_fifo(now_ns, id, size_bytes, class);
         }
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += size;
@@ -870,13 +816,13 @@ impl Link {
         let tx_end_ns = start + tx_ns;
         *busy_until_ns = tx_end_ns;
         *sys_bytes += size;
-        let arrive_ns = self.arrive_ns(tx_end_ns);
+        let arrive_ns = tx_end_ns + self.delay_ns;
         let corrupted = self.draw_corrupted();
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
             tx_end_ns,
+            arrive_ns,
             id,
-            at,
             size_bytes,
             corrupted,
         });
@@ -894,12 +840,12 @@ impl Link {
         now_ns: u64,
         id: PacketId,
         size_bytes: u16,
-        at: Hop,
+        class: u8,
     ) -> Enqueued {
         self.counters.offered_pkts += 1;
         self.counters.offered_bytes += u64::from(size_bytes);
         let tx_ns = self.tx_time(size_bytes);
-        self.enqueue_priority(now_ns, id, size_bytes, at, tx_ns)
+        self.enqueue_priority(now_ns, id, size_bytes, class, tx_ns)
     }
 
     fn enqueue_priority(
@@ -907,18 +853,16 @@ impl Link {
         now_ns: u64,
         id: PacketId,
         size_bytes: u16,
-        at: Hop,
+        class: u8,
         tx_ns: u64,
     ) -> Enqueued {
         let size = u64::from(size_bytes);
         let corrupted = self.draw_corrupted();
         let w = Waiting {
             id,
-            at,
             size_bytes,
             corrupted,
         };
-        let class = at.class;
         let Queue::Priority(pq) = &mut self.queue else {
             unreachable!("enqueue_priority on a FIFO link")
         };
@@ -1013,8 +957,8 @@ impl Link {
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
             tx_end_ns: now_ns,
+            arrive_ns,
             id: done.id,
-            at: done.at,
             size_bytes: done.size_bytes,
             corrupted: done.corrupted,
         });
@@ -1197,7 +1141,7 @@ impl Link {
             });
             if let Some(d) = d {
                 let end_ns = self.begin_service(now_ns, d.packet, d.mark, pool);
-                out.arrival_ns = self.serve_lazily(end_ns, pool);
+                out.arrival_ns = self.serve_lazily(end_ns);
             }
             return out;
         }
@@ -1268,7 +1212,7 @@ impl Link {
             // It went into the pipe when it entered service (`serve_lazily`).
             a.in_pipe = false;
         } else {
-            out.arrival_ns = self.into_pipe(now_ns, done, pool);
+            out.arrival_ns = self.into_pipe(now_ns, done);
         }
         if let Queue::Aqm(a) = &mut self.queue {
             if let AqmState::FqCodel(f) = &mut a.state {
@@ -1282,7 +1226,7 @@ impl Link {
                 {
                     if self.fq_codel_is_empty() {
                         // Nothing behind it: no tx-done (`serve_lazily`).
-                        if let Some(t) = self.serve_lazily(end_ns, pool) {
+                        if let Some(t) = self.serve_lazily(end_ns) {
                             out.arrival_ns = Some(t);
                         }
                     } else {
@@ -1452,7 +1396,7 @@ impl Link {
             .pop_front()
             .expect("arrival event with an empty pipe");
         self.ring.prefetch(PREFETCH_AHEAD);
-        debug_assert_eq!(self.arrive_ns(head.tx_end_ns), now_ns);
+        debug_assert_eq!(head.arrive_ns, now_ns);
         if let Queue::Fifo {
             n_departed,
             sys_bytes,
@@ -1477,17 +1421,15 @@ impl Link {
         let len = self.ring.len();
         Arrival {
             id: head.id,
-            at: head.at,
-            size_bytes: head.size_bytes,
             intact: !head.corrupted,
-            next_arrival_ns: (len > 0).then(|| self.arrive_ns(self.ring[0].tx_end_ns)),
+            next_arrival_ns: (len > 0).then(|| self.ring[0].arrive_ns),
             upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
         }
     }
 
     /// When the head of the pipe reaches the far end (None: pipe empty).
     pub fn next_arrival_ns(&self) -> Option<u64> {
-        self.ring.front().map(|e| self.arrive_ns(e.tx_end_ns))
+        self.ring.front().map(|e| e.arrive_ns)
     }
 }
 
@@ -1495,9 +1437,6 @@ impl Link {
 #[derive(Clone, Copy, Debug)]
 pub struct Arrival {
     pub id: PacketId,
-    /// Where the packet is on its route (this link's hop), and its class.
-    pub at: Hop,
-    pub size_bytes: u16,
     /// False: corrupted on the wire, to be discarded.
     pub intact: bool,
     /// When the new head of the pipe arrives (None: pipe empty).
@@ -1516,12 +1455,8 @@ mod tests {
     fn slot_ring_is_first_in_first_out_across_wraps_and_growth() {
         let slot = |i: u64| Slot {
             tx_end_ns: i,
+            arrive_ns: i,
             id: PacketId(i as u32),
-            at: Hop {
-                route: 0,
-                hop: 0,
-                class: 0,
-            },
             size_bytes: 0,
             corrupted: false,
         };
@@ -1538,16 +1473,16 @@ mod tests {
             }
             for _ in 0..(round % 5) {
                 let want = model.pop_front();
-                assert_eq!(ring.pop_front().map(|s| s.tx_end_ns), want);
+                assert_eq!(ring.pop_front().map(|s| s.arrive_ns), want);
                 popped += u64::from(want.is_some());
             }
             assert_eq!(ring.len(), model.len());
             for (i, &v) in model.iter().enumerate() {
-                assert_eq!(ring[i].tx_end_ns, v);
-                assert_eq!(ring.get(i).map(|s| s.tx_end_ns), Some(v));
+                assert_eq!(ring[i].arrive_ns, v);
+                assert_eq!(ring.get(i).map(|s| s.arrive_ns), Some(v));
             }
             assert!(ring.get(model.len()).is_none());
-            assert_eq!(ring.front().map(|s| s.tx_end_ns), model.front().copied());
+            assert_eq!(ring.front().map(|s| s.arrive_ns), model.front().copied());
         }
         assert!(popped > 0 && ring.buf.len().is_power_of_two());
     }
@@ -1556,13 +1491,11 @@ mod tests {
     fn a_link_is_three_cache_lines_its_arrival_fields_in_the_first_two() {
         use std::mem::offset_of;
         assert_eq!(std::mem::size_of::<Link>(), 192);
-        // What `pop_arrival` reads or writes for an intact packet: the
-        // ring's header, the FIFO state, the delay and the departed
-        // counters.
+        // What `pop_arrival` reads or writes: the ring's header, the FIFO
+        // state, the departed counters and `drops_random`.
         let counters = offset_of!(Link, counters);
         assert!(offset_of!(Link, queue) + std::mem::size_of::<Queue>() <= 128);
-        assert!(offset_of!(Link, delay_ns) + 8 <= 128);
-        assert!(counters + offset_of!(LinkCounters, departed_bytes) + 8 <= 128);
+        assert!(counters + offset_of!(LinkCounters, drops_random) + 8 <= 128);
     }
 
     fn link(queue: QueueDiscipline, loss_prob: f64) -> Link {
@@ -1582,12 +1515,7 @@ mod tests {
 
     /// Offers a 1500-byte packet whose handle is its sequence number.
     fn offer(l: &mut Link, now_ns: u64, seq: u32, class: u8) -> Enqueued {
-        let at = Hop {
-            route: 0,
-            hop: 0,
-            class,
-        };
-        l.enqueue(now_ns, PacketId(seq), 1500, at)
+        l.enqueue(now_ns, PacketId(seq), 1500, class)
     }
 
     /// The head's arrival: (its sequence number if intact, next arrival).
@@ -1851,7 +1779,7 @@ mod tests {
         }
         let mut t = 0;
         let mut lost = 0;
-        while let Some(next) = l.next_arrival_ns() {
+        while let Some(next) = l.ring.front().map(|e| e.arrive_ns) {
             t = t.max(next);
             if arrive(&mut l, next).0.is_none() {
                 lost += 1;

@@ -62,9 +62,7 @@ pub struct Packet {
     pub size_bytes: u16,
     pub kind: PacketKind,
     pub dir: Dir,
-    /// Index into the route of the link the packet is on: 0 as sent, and
-    /// written again only where an AQM link takes the packet. Forwarding
-    /// reads the hop from the link's slot (`link::Hop`), not from here.
+    /// Index into the route of the link the packet is on.
     pub hop: u8,
     /// Strict-priority class (0 is served first).
     pub class: u8,
