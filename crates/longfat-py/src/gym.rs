@@ -234,7 +234,11 @@ impl AgentRun {
         let link = self.bottleneck_link;
         let flow = self.flow;
         let s = &*self.shared;
-        let sim = self.sim.as_ref().expect("built");
+        let sim = self.sim.as_mut().expect("built");
+        // Counters move lazily (departures, and a cut-through feeder's
+        // corrupted packets): bring the link up to now first.
+        let now_ns = sim.now_ns();
+        sim.links[link].advance(now_ns);
         let c = sim.flows[flow].endpoints.counters();
         let soj = sim.links[link].sojourn_total().unwrap_or_default();
         Totals {

@@ -21,7 +21,7 @@
 //!   (`metrics::summary_bytes`).
 
 use crate::flow::{Endpoints, Flow};
-use crate::link::{LinkSpec, QueueDiscipline, QueueLimit, BYTES_PER_HELD_PACKET};
+use crate::link::{Cut, LinkSpec, QueueDiscipline, QueueLimit, BYTES_PER_HELD_PACKET};
 use crate::units::NS_PER_SEC;
 
 /// Default memory budget: 4 GiB.
@@ -412,10 +412,8 @@ enum Feeder {
 /// What the flows can put on each link (indexed by link), and each flow's
 /// most packets in the network at once.
 struct LinkLoads {
-    /// The smallest packet that crosses the link (data forward, ACKs back).
-    min_pkt: Vec<u64>,
-    /// The largest packet that crosses the link.
-    max_pkt: Vec<u64>,
+    /// What hands each link its packets, and their sizes.
+    feeds: LinkFeeds,
     /// The smallest data packet that crosses it forward.
     min_data_pkt: Vec<u64>,
     /// The most packets the flows crossing it can have in the network at once.
@@ -426,9 +424,6 @@ struct LinkLoads {
     /// Bits per second that can arrive at the link.
     arrival_bps: Vec<f64>,
     flows_through: Vec<u64>,
-    /// What hands the link its packets: the one link before it on every
-    /// route that crosses it, or several links or a host.
-    feeder: Vec<Feeder>,
     /// Per flow: its most packets in the network at once.
     flow_most: Vec<u64>,
 }
@@ -437,14 +432,12 @@ impl LinkLoads {
     fn of(links: &[LinkSpec], flows: &[Flow], duration_ns: u64) -> Self {
         let n = links.len();
         let mut loads = Self {
-            min_pkt: vec![u64::MAX; n],
-            max_pkt: vec![0; n],
+            feeds: LinkFeeds::of(n, flows),
             min_data_pkt: vec![u64::MAX; n],
             feed: vec![0u64; n],
             offered_over_run: vec![0f64; n],
             arrival_bps: vec![0f64; n],
             flows_through: vec![0u64; n],
-            feeder: vec![Feeder::Nothing; n],
             flow_most: Vec::with_capacity(flows.len()),
         };
         // Bits per second that can arrive at each link: per flow, the
@@ -460,18 +453,6 @@ impl LinkLoads {
         for f in flows {
             for &l in f.fwd.iter().chain(f.bwd.iter()) {
                 loads.flows_through[l as usize] += 1;
-            }
-            for route in [&f.fwd, &f.bwd] {
-                let mut before = None;
-                for &l in route.iter() {
-                    let fed = &mut loads.feeder[l as usize];
-                    *fed = match (*fed, before) {
-                        (Feeder::Nothing, Some(b)) => Feeder::Link(b),
-                        (Feeder::Link(a), Some(b)) if a == b => Feeder::Link(a),
-                        _ => Feeder::Several,
-                    };
-                    before = Some(l);
-                }
             }
         }
         for (fi, f) in flows.iter().enumerate() {
@@ -498,11 +479,9 @@ impl LinkLoads {
                     acks = acks.min(rate(l));
                 }
             }
-            for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
+            for route in [&f.fwd, &f.bwd] {
                 for &l in route.iter() {
                     let l = l as usize;
-                    loads.min_pkt[l] = loads.min_pkt[l].min(u64::from(size.max(1)));
-                    loads.max_pkt[l] = loads.max_pkt[l].max(u64::from(size.max(1)));
                     loads.feed[l] = loads.feed[l].saturating_add(most);
                     loads.offered_over_run[l] += offered;
                 }
@@ -522,12 +501,12 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            if loads.min_pkt[i] == u64::MAX {
+            if loads.feeds.min_pkt[i] == u64::MAX {
                 0
             } else {
                 link_capacity(
                     l,
-                    loads.min_pkt[i],
+                    loads.feeds.min_pkt[i],
                     loads.arrival_bps[i],
                     loads.flows_through[i],
                 )
@@ -625,18 +604,12 @@ impl FedGroups {
         let mut groups: Vec<FedGroup> = Vec::new();
         let mut group_by_feeder: Vec<Option<usize>> = vec![None; links.len()];
         for (m, spec) in links.iter().enumerate() {
-            let Feeder::Link(l) = loads.feeder[m] else {
+            let Some(l) = loads.feeds.never_queues(links, m) else {
                 continue;
             };
-            let s = loads.min_pkt[m];
-            if s != loads.max_pkt[m] || !matches!(spec.queue, QueueDiscipline::DropTail(_)) {
-                continue;
-            }
+            let s = loads.feeds.min_pkt[m];
             let tx_m = spec.rate.tx_time_ns(s);
             let tx_l = links[l as usize].rate.tx_time_ns(s);
-            if tx_m > tx_l {
-                continue;
-            }
             let hold = tx_m.saturating_add(spec.delay_ns);
             let g = *group_by_feeder[l as usize].get_or_insert_with(|| {
                 groups.push(FedGroup {
@@ -651,6 +624,115 @@ impl FedGroups {
             group_of[m] = Some(g);
         }
         Self { group_of, groups }
+    }
+}
+
+/// Each link's part in the engine's cut-through (`link::Cut`): a link that
+/// never queues and that one link feeds (`LinkFeeds::never_queues`) is
+/// handed its packets ahead of time if that feeder is a DropTail FIFO link
+/// whose packets all go on to it (none ends its route at the feeder, none
+/// goes elsewhere): two links in series, as a one-flow dumbbell's
+/// bottleneck and its receiver's link. A link that never queues is not
+/// itself a feeder, so a packet is handed ahead one hop at most.
+///
+/// Only in series: a feeder with many fed links (a bottleneck shared by
+/// many flows) would hand each packet to a link it then leaves alone for a
+/// whole delay, which at 100,000 flows cost a cache miss per packet more
+/// than it saved (scale-100k 88.2 s against 79.0 s, docs/performance.md).
+pub fn cut_through(links: &[LinkSpec], flows: &[Flow]) -> Vec<Cut> {
+    let feeds = LinkFeeds::of(links.len(), flows);
+    let fed_by: Vec<Option<u32>> = (0..links.len())
+        .map(|m| feeds.never_queues(links, m))
+        .collect();
+    let mut feeder: Vec<bool> = links
+        .iter()
+        .zip(&fed_by)
+        .zip(&feeds.feeder)
+        .map(|((l, f), by)| {
+            matches!(l.queue, QueueDiscipline::DropTail(_)) && f.is_none() && *by != Feeder::Nothing
+        })
+        .collect();
+    // The one link each link's packets go on to.
+    let mut next: Vec<Option<u32>> = vec![None; links.len()];
+    for f in flows {
+        for route in [&f.fwd, &f.bwd] {
+            for (i, &l) in route.iter().enumerate() {
+                let goes_on_to = route.get(i + 1).copied();
+                let same =
+                    goes_on_to.is_some() && next[l as usize].is_none_or(|m| Some(m) == goes_on_to);
+                if same && fed_by[goes_on_to.unwrap_or(0) as usize] == Some(l) {
+                    next[l as usize] = goes_on_to;
+                } else {
+                    feeder[l as usize] = false;
+                }
+            }
+        }
+    }
+    fed_by
+        .iter()
+        .zip(&feeder)
+        .map(|(fed, &is_feeder)| match fed {
+            Some(l) if feeder[*l as usize] => Cut::Fed,
+            _ if is_feeder => Cut::Feeder,
+            _ => Cut::None,
+        })
+        .collect()
+}
+
+/// What hands each link its packets, and the sizes of those packets
+/// (indexed by link): what `FedGroups` and the engine's cut-through
+/// (`cut_through`) rest on.
+struct LinkFeeds {
+    /// What hands the link its packets: the one link before it on every
+    /// route that crosses it, or several links or a host.
+    feeder: Vec<Feeder>,
+    /// The smallest packet that crosses the link (data forward, ACKs back).
+    min_pkt: Vec<u64>,
+    /// The largest packet that crosses the link.
+    max_pkt: Vec<u64>,
+}
+
+impl LinkFeeds {
+    fn of(n_links: usize, flows: &[Flow]) -> Self {
+        let mut feeds = Self {
+            feeder: vec![Feeder::Nothing; n_links],
+            min_pkt: vec![u64::MAX; n_links],
+            max_pkt: vec![0; n_links],
+        };
+        for f in flows {
+            let (data_size, ack_size) = f.endpoints.packet_sizes_bytes();
+            for (route, size) in [(&f.fwd, data_size), (&f.bwd, ack_size)] {
+                let size = u64::from(size.max(1));
+                let mut before = None;
+                for &l in route.iter() {
+                    let fed = &mut feeds.feeder[l as usize];
+                    *fed = match (*fed, before) {
+                        (Feeder::Nothing, Some(b)) => Feeder::Link(b),
+                        (Feeder::Link(a), Some(b)) if a == b => Feeder::Link(a),
+                        _ => Feeder::Several,
+                    };
+                    before = Some(l);
+                    let l = l as usize;
+                    feeds.min_pkt[l] = feeds.min_pkt[l].min(size);
+                    feeds.max_pkt[l] = feeds.max_pkt[l].max(size);
+                }
+            }
+        }
+        feeds
+    }
+
+    /// Link m's feeder, if m never queues (the conditions and the proof
+    /// are `FedGroups`'s): a FIFO link that one link L feeds, all its
+    /// packets one size s, and `tx_m(s) <= tx_L(s)`.
+    fn never_queues(&self, links: &[LinkSpec], m: usize) -> Option<u32> {
+        let Feeder::Link(l) = self.feeder[m] else {
+            return None;
+        };
+        let s = self.min_pkt[m];
+        if s != self.max_pkt[m] || !matches!(links[m].queue, QueueDiscipline::DropTail(_)) {
+            return None;
+        }
+        (links[m].rate.tx_time_ns(s) <= links[l as usize].rate.tx_time_ns(s)).then_some(l)
     }
 }
 

@@ -152,6 +152,11 @@ pub struct Captures {
     /// Per flow of the run, its index in `flows`, or `NONE`.
     slot: Vec<u32>,
     flows: Vec<(FlowTap, Vec<Record>)>,
+    /// How far the run has gone: a packet handed to a fed link ahead of
+    /// time (`link::Cut`) is recorded with the later time it enters, and
+    /// is not in the capture before the run gets there. (Unlimited until
+    /// the engine first tells it.)
+    until_ns: u64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -166,6 +171,7 @@ impl Captures {
             tap,
             slot,
             flows: taps.into_iter().map(|t| (t, Vec::new())).collect(),
+            until_ns: u64::MAX,
         }
     }
 
@@ -195,25 +201,52 @@ impl Captures {
         self.flows.iter().map(|(t, _)| t)
     }
 
+    /// The run has gone up to `now_ns` (the engine tells it after each
+    /// stretch it runs).
+    pub fn run_until(&mut self, now_ns: u64) {
+        self.until_ns = now_ns;
+    }
+
+    /// Captured flow `slot`'s records up to where the run has gone, in
+    /// time order: a packet handed to a fed link ahead of time
+    /// (`link::Cut`) is recorded with the time it enters, before packets
+    /// the tap sees earlier. A stable sort keeps the order of records at
+    /// one nanosecond.
+    fn records(&self, slot: usize) -> Cow<'_, [Record]> {
+        let records = &self.flows[slot].1;
+        let sorted_and_seen = records.is_sorted_by_key(|r| r.t_ns)
+            && records.last().is_none_or(|r| r.t_ns <= self.until_ns);
+        if sorted_and_seen {
+            return Cow::Borrowed(records);
+        }
+        let mut seen: Vec<Record> = records
+            .iter()
+            .filter(|r| r.t_ns <= self.until_ns)
+            .copied()
+            .collect();
+        seen.sort_by_key(|r| r.t_ns);
+        Cow::Owned(seen)
+    }
+
     /// Packets recorded for captured flow `slot`.
     pub fn packets(&self, slot: usize) -> usize {
-        self.flows[slot].1.len()
+        self.records(slot).len()
     }
 
     /// Writes captured flow `slot` as pcapng.
     pub fn write_pcapng<W: Write>(&self, slot: usize, w: W) -> std::io::Result<W> {
-        let (t, records) = &self.flows[slot];
-        write_pcapng(t, self.tap, records, w)
+        write_pcapng(&self.flows[slot].0, self.tap, &self.records(slot), w)
     }
 
     /// The length of [`Captures::write_pcapng`]'s file, in bytes, computed
     /// without writing it (so a front end can fill a buffer of exactly that
     /// size instead of growing one and copying it).
     pub fn pcapng_len(&self, slot: usize) -> u64 {
-        let (t, records) = &self.flows[slot];
+        let t = &self.flows[slot].0;
         let head = write_pcapng(t, self.tap, &[], Vec::new()).map_or(0, |v| v.len() as u64);
         let epb = |header_bytes: u64| 32 + header_bytes.next_multiple_of(4);
-        head + records
+        head + self
+            .records(slot)
             .iter()
             .map(|r| {
                 let sack = usize::from((r.bits >> SACK_SHIFT) & 3) as u64;

@@ -153,6 +153,22 @@ impl Endpoints {
         }
     }
 
+    /// The size of every packet the flow sends forward and back: data and
+    /// ACKs of a connection; a UDP source's datagrams (it sends nothing
+    /// back, counted as datagrams all the same).
+    pub fn packet_sizes_bytes(&self) -> (u32, u32) {
+        match self.tcp_config() {
+            Some(c) => (c.packet_size_bytes, c.ack_size_bytes),
+            None => {
+                let Self::Udp(u) = self else {
+                    unreachable!("a flow without a TCP configuration is UDP")
+                };
+                let s = u.config().packet_size_bytes;
+                (s, s)
+            }
+        }
+    }
+
     /// The window a TCP receiver advertises now, in packets (others:
     /// unlimited). Read only by packet captures.
     pub fn advertised_window_pkts(&self) -> u64 {

@@ -9,6 +9,17 @@
 //! link. Queue occupancy at `now` is the count of entries whose `tx_end` is
 //! still ahead, found by a pointer that only moves forward.
 //!
+//! Cut-through (`Cut`): a FIFO link that hands every packet on to a link
+//! only it feeds and that never queues (a receiver's down link after the
+//! bottleneck, proved in `budget::FedGroups`) also knows, at enqueue, when
+//! the packet enters that link, leaves it and reaches its far end. It
+//! hands the packet over then (`Enqueued::Feed`, `Link::feed`) and takes
+//! no arrival event of its own: one event per packet fewer on a dumbbell.
+//! Its ring keeps the slot until the packet reaches its far end, popped
+//! lazily (`advance`), and the fed link counts the packet as offered only
+//! once it has entered; readers (metrics) call `advance` first, so they
+//! see the same counters at any time as without the cut.
+//!
 //! A strict-priority link cannot know departure times in advance (a later
 //! high-priority arrival overtakes queued low-priority packets), so it
 //! schedules each packet's end of serialization as an event, as htsim's
@@ -226,6 +237,14 @@ impl SlotRing {
         Some(s)
     }
 
+    /// Forgets the first `n` slots (at most `len`) without reading them.
+    #[inline(always)]
+    fn drop_front(&mut self, n: usize) {
+        debug_assert!(n <= self.len);
+        self.head = self.pos(n);
+        self.len -= n;
+    }
+
     /// Doubles the capacity (at least 4), the slots in order from 0.
     #[cold]
     #[inline(never)]
@@ -286,6 +305,25 @@ pub enum Enqueued {
     DroppedPushingOut,
     /// Nothing done: an AQM link, offer the packet with `enqueue_aqm`.
     Aqm,
+    /// Accepted by a feeding link (`Cut::Feeder`): hand the packet to its
+    /// next link now with `Link::feed`, to enter it at this time; or, if
+    /// `corrupted`, it will be discarded at the far end: free it now.
+    Feed { enter_ns: u64, corrupted: bool },
+}
+
+/// A link's part in cut-through (see the module's comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Cut {
+    /// Arrival events as usual.
+    None,
+    /// A FIFO link whose packets all go on to `Fed` links: it hands them
+    /// over at enqueue and takes no arrival events.
+    Feeder,
+    /// A FIFO link fed only by a `Feeder` link, that never queues: it gets
+    /// its packets ahead of time (`Link::feed`), and its own enqueue is
+    /// never called.
+    Fed,
 }
 
 /// What the engine does after an AQM link's `enqueue_aqm` or `tx_done_aqm`.
@@ -308,6 +346,20 @@ enum Queue {
         /// Bytes of entries not yet departed.
         sys_bytes: u64,
         /// tx_end of the last packet accepted.
+        busy_until_ns: u64,
+    },
+    /// A FIFO link handed its packets ahead of time (`Cut::Fed`): its ring
+    /// holds slots that have not entered yet, in front of which
+    /// `n_entered` counts the ones that have. It never queues, so a
+    /// slot enters at its `tx_end_ns` less its transmit time.
+    Fed {
+        /// Entries at the ring's front that have entered the link.
+        n_entered: usize,
+        /// Entries at the ring's front that finished serializing.
+        n_departed: usize,
+        /// Bytes of entries entered and not yet departed.
+        sys_bytes: u64,
+        /// tx_end of the last packet handed over.
         busy_until_ns: u64,
     },
     /// Boxed: strict priority is rare, and the FIFO case keeps the link's
@@ -471,6 +523,7 @@ pub struct Link {
     /// None: the link corrupts nothing (no draw).
     corruption: Option<Box<Corruption>>,
     tx_size_bytes: u16,
+    cut: Cut,
 }
 
 impl Link {
@@ -558,7 +611,37 @@ impl Link {
             delay_ns: spec.delay_ns,
             rate: spec.rate,
             counters: LinkCounters::default(),
+            cut: Cut::None,
         }
+    }
+
+    /// Sets the link's part in cut-through, before it carries any packet
+    /// (the engine's set-up, from `budget::cut_through`). A feeder and a
+    /// fed link must be DropTail FIFO links.
+    pub fn set_cut(&mut self, cut: Cut) {
+        if cut == Cut::None {
+            return;
+        }
+        assert!(
+            self.ring.is_empty() && self.cut == Cut::None,
+            "cut-through set once, on a link not yet used"
+        );
+        let Queue::Fifo { busy_until_ns, .. } = self.queue else {
+            panic!("cut-through on a link that is not a FIFO");
+        };
+        if cut == Cut::Fed {
+            self.queue = Queue::Fed {
+                n_entered: 0,
+                n_departed: 0,
+                sys_bytes: 0,
+                busy_until_ns,
+            };
+        }
+        self.cut = cut;
+    }
+
+    pub fn cut(&self) -> Cut {
+        self.cut
     }
 
     /// Serialization time of `size_bytes` at this link's rate (cached for
@@ -579,7 +662,11 @@ impl Link {
         }
     }
 
-    /// Moves the FIFO departure pointer to `now_ns`.
+    /// Moves the FIFO departure pointer to `now_ns`. A feeder also lets go
+    /// of the slots whose packets reached the far end, and a fed link
+    /// counts the packets that entered it (see `Cut`). Inlined: every
+    /// enqueue and every ACK's host-room question calls it.
+    #[inline(always)]
     pub fn advance(&mut self, now_ns: u64) {
         if let Queue::Fifo {
             n_departed,
@@ -587,19 +674,89 @@ impl Link {
             ..
         } = &mut self.queue
         {
-            while *n_departed < self.ring.len() {
-                self.ring.prefetch(*n_departed + PREFETCH_AHEAD);
-                let e = &self.ring[*n_departed];
-                if e.tx_end_ns > now_ns {
-                    break;
-                }
-                let b = u64::from(e.size_bytes);
-                *sys_bytes -= b;
-                *n_departed += 1;
-                self.counters.departed_pkts += 1;
-                self.counters.departed_bytes += b;
+            let entered = self.ring.len();
+            depart(
+                &self.ring,
+                n_departed,
+                entered,
+                sys_bytes,
+                &mut self.counters,
+                now_ns,
+            );
+            if self.cut == Cut::Feeder {
+                self.let_go(now_ns);
+            }
+        } else if let Queue::Fed { .. } = self.queue {
+            self.advance_fed(now_ns);
+        }
+    }
+
+    /// A feeder's slots whose packets left it (handed on at enqueue, see
+    /// `Cut`) are popped, the departure pointer's work done: at their
+    /// departure, or, on a link that corrupts packets, at their arrival,
+    /// where `pop_arrival` counts a corrupted one. Called after the
+    /// departures.
+    #[inline(always)]
+    fn let_go(&mut self, now_ns: u64) {
+        let Queue::Fifo { n_departed, .. } = &mut self.queue else {
+            return;
+        };
+        if self.corruption.is_none() {
+            // The departed slots are the ring's first `n_departed`.
+            self.ring.drop_front(*n_departed);
+            *n_departed = 0;
+            return;
+        }
+        while let Some(head) = self.ring.front() {
+            if head.arrive_ns > now_ns {
+                break;
+            }
+            let corrupted = head.corrupted;
+            self.ring.pop_front();
+            debug_assert!(*n_departed > 0, "a packet arrived before it departed");
+            *n_departed -= 1;
+            if corrupted {
+                self.counters.drops_random += 1;
             }
         }
+    }
+
+    /// A fed link's `advance`: first the packets that entered by `now_ns`
+    /// (offered now, as if enqueued at their entry), then the departures.
+    /// Only readers call it (metrics, queue lengths): the link's own path
+    /// is `feed` and `pop_arrival`.
+    #[cold]
+    #[inline(never)]
+    fn advance_fed(&mut self, now_ns: u64) {
+        let Queue::Fed {
+            n_entered,
+            n_departed,
+            sys_bytes,
+            ..
+        } = &mut self.queue
+        else {
+            return;
+        };
+        while *n_entered < self.ring.len() {
+            let e = &self.ring[*n_entered];
+            // It never queues: it entered one transmit time before its end.
+            let b = u64::from(e.size_bytes);
+            if e.tx_end_ns - self.rate.tx_time_ns(b) > now_ns {
+                break;
+            }
+            *sys_bytes += b;
+            *n_entered += 1;
+            self.counters.offered_pkts += 1;
+            self.counters.offered_bytes += b;
+        }
+        depart(
+            &self.ring,
+            n_departed,
+            *n_entered,
+            sys_bytes,
+            &mut self.counters,
+            now_ns,
+        );
     }
 
     /// Packets waiting (not counting the one being serialized), and their bytes.
@@ -612,6 +769,20 @@ impl Link {
                 ..
             } => {
                 let sys = (self.ring.len() - n_departed) as u64;
+                if sys == 0 {
+                    (0, 0)
+                } else {
+                    let head = u64::from(self.ring[*n_departed].size_bytes);
+                    (sys - 1, sys_bytes - head)
+                }
+            }
+            Queue::Fed {
+                n_entered,
+                n_departed,
+                sys_bytes,
+                ..
+            } => {
+                let sys = (n_entered - n_departed) as u64;
                 if sys == 0 {
                     (0, 0)
                 } else {
@@ -667,6 +838,11 @@ impl Link {
         self.advance(now_ns);
         match &self.queue {
             Queue::Fifo { n_departed, .. } => self.ring.get(*n_departed).map(|e| e.tx_end_ns),
+            Queue::Fed {
+                n_entered,
+                n_departed,
+                ..
+            } => (n_departed < n_entered).then(|| self.ring[*n_departed].tx_end_ns),
             Queue::Priority(pq) => pq.in_service.as_ref().map(|_| now_ns),
             Queue::Aqm(a) => a.in_service.as_ref().map(|_| now_ns),
         }
@@ -726,11 +902,44 @@ impl Link {
             size_bytes,
             corrupted,
         });
-        if was_empty {
+        if self.cut == Cut::Feeder {
+            Enqueued::Feed {
+                enter_ns: arrive_ns,
+                corrupted,
+            }
+        } else if was_empty {
             Enqueued::ScheduleArrival(arrive_ns)
         } else {
             Enqueued::Queued
         }
+    }
+
+    /// A fed link (`Cut::Fed`) is handed packet `id` of `size_bytes`, to
+    /// enter at `enter_ns` (its feeder's far end): it computes the packet's
+    /// transmission and arrival as `enqueue` would at `enter_ns`, with no
+    /// tail drop to test (the link never queues, `budget::FedGroups`), and
+    /// returns the arrival to schedule if its pipe was empty. Packets are
+    /// handed over in the order they enter.
+    #[inline(always)]
+    pub fn feed(&mut self, enter_ns: u64, id: PacketId, size_bytes: u16) -> Option<u64> {
+        let tx_ns = self.tx_time(size_bytes);
+        let Queue::Fed { busy_until_ns, .. } = &mut self.queue else {
+            unreachable!("feed on a link that is not fed")
+        };
+        debug_assert!(*busy_until_ns <= enter_ns, "a fed link never queues");
+        let tx_end_ns = enter_ns + tx_ns;
+        *busy_until_ns = tx_end_ns;
+        let arrive_ns = tx_end_ns + self.delay_ns;
+        let corrupted = self.draw_corrupted();
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(Slot {
+            tx_end_ns,
+            arrive_ns,
+            id,
+            size_bytes,
+            corrupted,
+        });
+        was_empty.then_some(arrive_ns)
     }
 
     #[cold]
@@ -833,7 +1042,7 @@ impl Link {
                 pq.pushed_out.drain(..).for_each(&mut free);
                 n
             }
-            Queue::Fifo { .. } | Queue::Aqm(_) => 0,
+            Queue::Fifo { .. } | Queue::Fed { .. } | Queue::Aqm(_) => 0,
         }
     }
 
@@ -1273,23 +1482,30 @@ impl Link {
             .expect("arrival event with an empty pipe");
         self.ring.prefetch(PREFETCH_AHEAD);
         debug_assert_eq!(head.arrive_ns, now_ns);
-        if let Queue::Fifo {
-            n_departed,
-            sys_bytes,
-            ..
-        } = &mut self.queue
-        {
-            if *n_departed > 0 {
-                *n_departed -= 1;
-            } else {
-                // The departure pointer has not reached the head yet (it
-                // moves lazily, see `advance`): count the head's departure
-                // here; the rest catch up when someone next looks.
-                let b = u64::from(head.size_bytes);
-                *sys_bytes -= b;
-                self.counters.departed_pkts += 1;
-                self.counters.departed_bytes += b;
+        match &mut self.queue {
+            Queue::Fifo {
+                n_departed,
+                sys_bytes,
+                ..
+            } => pop_departed(n_departed, sys_bytes, &mut self.counters, head.size_bytes),
+            Queue::Fed {
+                n_entered,
+                n_departed,
+                sys_bytes,
+                ..
+            } => {
+                // The same for its entry, counted lazily too (`advance_fed`).
+                if *n_entered > 0 {
+                    *n_entered -= 1;
+                } else {
+                    let b = u64::from(head.size_bytes);
+                    *sys_bytes += b;
+                    self.counters.offered_pkts += 1;
+                    self.counters.offered_bytes += b;
+                }
+                pop_departed(n_departed, sys_bytes, &mut self.counters, head.size_bytes);
             }
+            _ => {}
         }
         if head.corrupted {
             self.counters.drops_random += 1;
@@ -1306,6 +1522,51 @@ impl Link {
     /// When the head of the pipe reaches the far end (None: pipe empty).
     pub fn next_arrival_ns(&self) -> Option<u64> {
         self.ring.front().map(|e| e.arrive_ns)
+    }
+}
+
+/// Moves a FIFO's departure pointer over the first `entered` slots to
+/// `now_ns`: those whose transmission ended by then are counted departed.
+#[inline(always)]
+fn depart(
+    ring: &SlotRing,
+    n_departed: &mut usize,
+    entered: usize,
+    sys_bytes: &mut u64,
+    counters: &mut LinkCounters,
+    now_ns: u64,
+) {
+    while *n_departed < entered {
+        ring.prefetch(*n_departed + PREFETCH_AHEAD);
+        let e = &ring[*n_departed];
+        if e.tx_end_ns > now_ns {
+            break;
+        }
+        let b = u64::from(e.size_bytes);
+        *sys_bytes -= b;
+        *n_departed += 1;
+        counters.departed_pkts += 1;
+        counters.departed_bytes += b;
+    }
+}
+
+/// The ring's head leaves a FIFO: past the departure pointer, or, if the
+/// pointer (which moves lazily, see `Link::advance`) has not reached it,
+/// counted departed here; the rest catch up when someone next looks.
+#[inline(always)]
+fn pop_departed(
+    n_departed: &mut usize,
+    sys_bytes: &mut u64,
+    counters: &mut LinkCounters,
+    size_bytes: u16,
+) {
+    if *n_departed > 0 {
+        *n_departed -= 1;
+    } else {
+        let b = u64::from(size_bytes);
+        *sys_bytes -= b;
+        counters.departed_pkts += 1;
+        counters.departed_bytes += b;
     }
 }
 
@@ -1422,6 +1683,88 @@ mod tests {
         let (p, next) = arrive(&mut l, 1_112_000);
         assert_eq!((p.unwrap(), next), (2, None));
         assert_eq!(l.counters.departed_pkts, 3);
+    }
+
+    /// A feeder and its fed link give each packet the times, and the links
+    /// the counters, of two plain FIFO links in series (the second one
+    /// enqueued at the first one's arrivals), both corrupting packets.
+    #[test]
+    fn a_feeder_and_its_fed_link_are_two_fifo_links_in_series() {
+        let queue = || QueueDiscipline::DropTail(QueueLimit::Packets(3));
+        let (mut p, mut q) = (link(queue(), 0.2), link(queue(), 0.2));
+        let (mut feeder, mut fed) = (link(queue(), 0.2), link(queue(), 0.2));
+        feeder.set_cut(Cut::Feeder);
+        fed.set_cut(Cut::Fed);
+        // Offers at uneven times, some bursts that fill the first queue.
+        let offers: Vec<u64> = (0..400u64)
+            .map(|i| i * 9_000 + (i % 7) * 4_000 - (i % 3) * 6_000)
+            .collect();
+        let mut fed_arrivals = Vec::new();
+        let mut q_arrivals = Vec::new();
+        for (i, &t) in offers.iter().enumerate() {
+            // The plain pair: first link's arrivals up to t go on.
+            while let Some(a) = p.next_arrival_ns().filter(|&a| a <= t) {
+                let got = p.pop_arrival(a);
+                if got.intact {
+                    q.enqueue(a, got.id, 1500, 0);
+                }
+            }
+            while let Some(a) = q.next_arrival_ns().filter(|&a| a <= t) {
+                let got = q.pop_arrival(a);
+                q_arrivals.push((a, got.id.0, got.intact));
+            }
+            while let Some(a) = fed.next_arrival_ns().filter(|&a| a <= t) {
+                let got = fed.pop_arrival(a);
+                fed_arrivals.push((a, got.id.0, got.intact));
+            }
+            let plain = p.enqueue(t, PacketId(i as u32), 1500, 0);
+            match feeder.enqueue(t, PacketId(i as u32), 1500, 0) {
+                Enqueued::Feed {
+                    enter_ns,
+                    corrupted,
+                } => {
+                    assert!(!matches!(plain, Enqueued::Dropped));
+                    if !corrupted {
+                        fed.feed(enter_ns, PacketId(i as u32), 1500);
+                    }
+                }
+                Enqueued::Dropped => assert_eq!(plain, Enqueued::Dropped),
+                other => panic!("a feeder answered {other:?}"),
+            }
+            for (a, b) in [(&mut feeder, &mut p), (&mut fed, &mut q)] {
+                a.advance(t);
+                b.advance(t);
+                assert_eq!(a.queue_len(t), b.queue_len(t), "at {t} ns");
+                assert_eq!(a.counters, b.counters, "at {t} ns");
+            }
+        }
+        // The rest, after the last offer.
+        while let Some(a) = p.next_arrival_ns() {
+            let got = p.pop_arrival(a);
+            if got.intact {
+                q.enqueue(a, got.id, 1500, 0);
+            }
+        }
+        while let Some(a) = q.next_arrival_ns() {
+            let got = q.pop_arrival(a);
+            q_arrivals.push((a, got.id.0, got.intact));
+        }
+        while let Some(a) = fed.next_arrival_ns() {
+            let got = fed.pop_arrival(a);
+            fed_arrivals.push((a, got.id.0, got.intact));
+        }
+        for l in [&mut feeder, &mut p, &mut fed, &mut q] {
+            l.advance(u64::MAX / 4);
+        }
+        assert_eq!((fed.counters, feeder.counters), (q.counters, p.counters));
+        assert_eq!(fed_arrivals, q_arrivals);
+        assert!(p.counters.drops_overflow > 10 && p.counters.drops_random > 10);
+        let arrived = fed_arrivals.iter().filter(|a| a.2).count();
+        assert!(
+            q.counters.drops_random > 10 && arrived > 120,
+            "{:?}, {arrived}",
+            q.counters
+        );
     }
 
     #[test]

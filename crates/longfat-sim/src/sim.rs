@@ -72,6 +72,10 @@ pub struct SimSetup {
     pub packet_limit: u64,
     /// Packet captures (`run.pcap`), if any.
     pub capture: Option<Box<Captures>>,
+    /// Hand packets ahead to links that only one link feeds and that never
+    /// queue (`budget::cut_through`): one event per packet fewer on a
+    /// dumbbell. Off only to compare (`BuildOptions::cut_through`).
+    pub cut_through: bool,
 }
 
 /// How a call to [`Simulation::run_until_limited`] ended.
@@ -135,6 +139,7 @@ impl Simulation {
             packet_limit,
             mut flows,
             capture,
+            cut_through,
         } = setup;
         // Flows are large (a TCP flow holds its sender in place): no spare
         // capacity left over from building.
@@ -142,11 +147,19 @@ impl Simulation {
         let mut link_specs = topology.links;
         // Built by pushes: no spare capacity kept for the run.
         link_specs.shrink_to_fit();
-        let links: Vec<Link> = link_specs
+        let mut links: Vec<Link> = link_specs
             .iter()
             .enumerate()
             .map(|(i, spec)| Link::new(spec, component_rng(seed, RNG_LINK, i as u64)))
             .collect();
+        if cut_through {
+            for (link, cut) in links
+                .iter_mut()
+                .zip(crate::budget::cut_through(&link_specs, &flows))
+            {
+                link.set_cut(cut);
+            }
+        }
         // Pending events: about one per link with packets on its wire and
         // one per flow timer.
         let mut events = EventQueue::for_pending(links.len() + flows.len());
@@ -238,6 +251,9 @@ impl Simulation {
                     RunStatus::EventLimit
                 };
                 if self.events.peek_time().is_some_and(|t| t <= until) {
+                    if let Some(c) = self.capture.as_deref_mut() {
+                        c.run_until(self.now_ns);
+                    }
                     return status;
                 }
                 break;
@@ -254,6 +270,9 @@ impl Simulation {
             }
         }
         self.now_ns = self.now_ns.max(until);
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.run_until(self.now_ns);
+        }
         if self.now_ns >= self.end_ns && !self.metrics.finished() {
             self.metrics
                 .finish(self.end_ns, &mut self.links, &self.link_specs, &self.flows);
@@ -372,10 +391,18 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn tap(&mut self, id: PacketId, hop: usize) {
+        self.tap_at(id, hop, self.now_ns);
+    }
+
+    /// The same, for a packet handed to hop `hop` at `at_ns` (a fed link's
+    /// entry, recorded ahead of time; the capture is written in time order).
+    #[cold]
+    #[inline(never)]
+    fn tap_at(&mut self, id: PacketId, hop: usize, at_ns: u64) {
         let Some(c) = self.capture.as_deref_mut() else {
             return;
         };
-        tap_one(c, &self.flows, self.now_ns, self.packets.get(id), hop);
+        tap_one(c, &self.flows, at_ns, self.packets.get(id), hop);
     }
 
     /// The same for the outbox's packet `i`, handed to its route's first hop.
@@ -415,12 +442,44 @@ impl Simulation {
                 self.enqueue_aqm(l, id);
                 false
             }
+            Enqueued::Feed {
+                enter_ns,
+                corrupted,
+            } => {
+                if corrupted {
+                    // Discarded at the far end: nothing reads it before.
+                    self.packets.remove(id);
+                    false
+                } else {
+                    self.feed(id, size_bytes, enter_ns);
+                    true
+                }
+            }
         };
         if accepted {
             self.packets_held += 1;
             if self.packets_held > self.peak_packets_held {
                 self.new_peak();
             }
+        }
+    }
+
+    /// Packet `id`, just taken by a feeding link (`Cut::Feeder`), goes on
+    /// to its next hop now, to enter it at `enter_ns`: what `forward` does
+    /// at the feeder's far end, one event earlier. It stays held, by the
+    /// fed link now, until it arrives there.
+    #[inline(always)]
+    fn feed(&mut self, id: PacketId, size_bytes: u16, enter_ns: u64) {
+        let p = self.packets.get_mut(id);
+        let next = usize::from(p.hop) + 1;
+        let l = self.routes.at(p.flow, p.dir, next);
+        debug_assert_ne!(l, RouteTable::END, "a feeder's packets go on");
+        p.hop = next as u8;
+        if self.capture.is_some() {
+            self.tap_at(id, next, enter_ns);
+        }
+        if let Some(t) = self.links[l as usize].feed(enter_ns, id, size_bytes) {
+            self.events.schedule(t, Event::LinkArrival(l));
         }
     }
 

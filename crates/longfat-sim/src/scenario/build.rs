@@ -24,6 +24,9 @@ pub struct BuildOptions {
     /// Controllers the embedder supplies, which `cc` may name besides the
     /// catalogue's (none by default).
     pub controllers: ExternalControllers,
+    /// Cut-through (`SimSetup::cut_through`): on unless a comparison turns
+    /// it off.
+    pub cut_through: bool,
 }
 
 impl Default for BuildOptions {
@@ -31,6 +34,7 @@ impl Default for BuildOptions {
         Self {
             memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
             controllers: ExternalControllers::default(),
+            cut_through: true,
         }
     }
 }
@@ -129,6 +133,7 @@ pub fn build_with(
         estimate,
         packet_limit,
         capture: capture.map(|(c, _)| Box::new(c)),
+        cut_through: opts.cut_through,
     }))
 }
 
