@@ -657,13 +657,15 @@ pub fn cut_through(links: &[LinkSpec], flows: &[Flow]) -> Vec<Cut> {
     for f in flows {
         for route in [&f.fwd, &f.bwd] {
             for (i, &l) in route.iter().enumerate() {
-                let goes_on_to = route.get(i + 1).copied();
-                let same =
-                    goes_on_to.is_some() && next[l as usize].is_none_or(|m| Some(m) == goes_on_to);
-                if same && fed_by[goes_on_to.unwrap_or(0) as usize] == Some(l) {
-                    next[l as usize] = goes_on_to;
-                } else {
-                    feeder[l as usize] = false;
+                let l = l as usize;
+                match route.get(i + 1) {
+                    Some(&m)
+                        if next[l].is_none_or(|n| n == m)
+                            && fed_by[m as usize] == Some(l as u32) =>
+                    {
+                        next[l] = Some(m);
+                    }
+                    _ => feeder[l] = false,
                 }
             }
         }
