@@ -892,16 +892,7 @@ impl Link {
         let tx_end_ns = start + tx_ns;
         *busy_until_ns = tx_end_ns;
         *sys_bytes += size;
-        let arrive_ns = tx_end_ns + self.delay_ns;
-        let corrupted = self.draw_corrupted();
-        let was_empty = self.ring.is_empty();
-        self.ring.push_back(Slot {
-            tx_end_ns,
-            arrive_ns,
-            id,
-            size_bytes,
-            corrupted,
-        });
+        let (arrive_ns, corrupted, was_empty) = self.put_on_wire(tx_end_ns, id, size_bytes);
         if self.cut == Cut::Feeder {
             Enqueued::Feed {
                 enter_ns: arrive_ns,
@@ -929,6 +920,15 @@ impl Link {
         debug_assert!(*busy_until_ns <= enter_ns, "a fed link never queues");
         let tx_end_ns = enter_ns + tx_ns;
         *busy_until_ns = tx_end_ns;
+        let (arrive_ns, _, was_empty) = self.put_on_wire(tx_end_ns, id, size_bytes);
+        was_empty.then_some(arrive_ns)
+    }
+
+    /// A FIFO packet whose transmission ends at `tx_end_ns` goes on the
+    /// wire (the ring), drawing whether it is corrupted there: its arrival,
+    /// that draw, and whether the ring was empty before.
+    #[inline(always)]
+    fn put_on_wire(&mut self, tx_end_ns: u64, id: PacketId, size_bytes: u16) -> (u64, bool, bool) {
         let arrive_ns = tx_end_ns + self.delay_ns;
         let corrupted = self.draw_corrupted();
         let was_empty = self.ring.is_empty();
@@ -939,7 +939,7 @@ impl Link {
             size_bytes,
             corrupted,
         });
-        was_empty.then_some(arrive_ns)
+        (arrive_ns, corrupted, was_empty)
     }
 
     #[cold]
