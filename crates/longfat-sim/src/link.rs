@@ -20,7 +20,11 @@
 //! events too. Each waiting packet carries its enqueue
 //! time; the link turns the AQM's verdicts into CE marks or drops, which
 //! needs the packets themselves (`enqueue_aqm`, `tx_done_aqm` take the
-//! engine's pool and free what they drop).
+//! engine's pool and free what they drop). On an FQ-CoDel link a packet that
+//! enters service with nothing queued behind it goes into the pipe at once,
+//! as on a FIFO link, and its tx-done is left out: the link remembers when
+//! the service ends, and the next arrival or reading catches up
+//! (`AqmQueue::lazy_end_ns`, `settle`).
 
 use std::collections::VecDeque;
 
@@ -381,7 +385,19 @@ struct AqmQueue {
     /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
+    /// FQ-CoDel's lazy dequeue: the packet in service entered it with
+    /// nothing queued behind it, so it went into the pipe at once and no
+    /// tx-done event is pending; at this time it finishes serializing and
+    /// the link goes idle (`settle`), unless a packet arrives before and
+    /// the tx-done is scheduled after all (`LAZY_NONE`: not lazy).
+    lazy_end_ns: u64,
+    /// The packet in service is already in the pipe (it went lazily and a
+    /// later arrival scheduled its tx-done): the tx-done only counts it.
+    in_pipe: bool,
 }
+
+/// `AqmQueue::lazy_end_ns` when no service ends lazily.
+const LAZY_NONE: u64 = u64::MAX;
 
 impl AqmQueue {
     /// Packets waiting and their bytes (not the one in service).
@@ -541,6 +557,8 @@ impl Link {
                     sojourn: SojournStats::default(),
                     before: SojournStats::default(),
                     dropped: Vec::new(),
+                    lazy_end_ns: LAZY_NONE,
+                    in_pipe: false,
                 }))
             }
         };
@@ -579,7 +597,9 @@ impl Link {
         }
     }
 
-    /// Moves the FIFO departure pointer to `now_ns`.
+    /// Moves the FIFO departure pointer to `now_ns`; on an AQM link, ends
+    /// a lazy service that finished by then (`settle`).
+    #[inline(always)]
     pub fn advance(&mut self, now_ns: u64) {
         if let Queue::Fifo {
             n_departed,
@@ -599,12 +619,92 @@ impl Link {
                 self.counters.departed_pkts += 1;
                 self.counters.departed_bytes += b;
             }
+        } else {
+            self.advance_not_fifo(now_ns);
         }
     }
 
-    /// Packets waiting (not counting the one being serialized), and their bytes.
+    /// `advance` on a priority or AQM link: ends a lazy AQM service that
+    /// finished by `now_ns` (`settle`). Out of line: the FIFO `advance` is
+    /// inlined into every FIFO enqueue and host-queue reading.
+    #[cold]
+    #[inline(never)]
+    fn advance_not_fifo(&mut self, now_ns: u64) {
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns <= now_ns {
+                self.settle();
+            }
+        }
+    }
+
+    /// AQM link: the lazy service (`AqmQueue::lazy_end_ns`) ended; what
+    /// its skipped tx-done would have done with nothing queued: count the
+    /// departure (the packet is in the pipe already) and go idle.
+    #[cold]
+    #[inline(never)]
+    fn settle(&mut self) {
+        self.settle_inline();
+    }
+
+    /// `settle`, inlined where an arrival ends a lazy service (every ACK
+    /// of a lone flow's reverse direction).
+    #[inline(always)]
+    fn settle_inline(&mut self) {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let done = a.in_service.take().expect("a lazy service");
+        a.lazy_end_ns = LAZY_NONE;
+        self.counters.departed_pkts += 1;
+        self.counters.departed_bytes += u64::from(done.size_bytes);
+        if let AqmState::FqCodel(f) = &mut a.state {
+            f.go_idle_from_one();
+        }
+    }
+
+    /// AQM link: packet `p` entered service at `now_ns` until `end_ns`
+    /// with nothing queued behind it: into the pipe at once, its tx-done
+    /// left out (`AqmQueue::lazy_end_ns`). Returns the arrival to schedule
+    /// if the pipe was empty.
+    #[inline(always)]
+    fn serve_lazily(&mut self, end_ns: u64) -> Option<u64> {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let p = a.in_service.expect("a packet in service");
+        a.lazy_end_ns = end_ns;
+        self.into_pipe(end_ns, p)
+    }
+
+    /// AQM link: packet `p`, served until `tx_end_ns`, goes into the pipe.
+    /// Returns its arrival time if the pipe was empty (the event to
+    /// schedule).
+    #[inline(always)]
+    fn into_pipe(&mut self, tx_end_ns: u64, p: Queued) -> Option<u64> {
+        let arrive_ns = tx_end_ns + self.delay_ns;
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(Slot {
+            tx_end_ns,
+            arrive_ns,
+            id: PacketId(p.handle),
+            size_bytes: p.size_bytes,
+            corrupted: p.corrupted,
+        });
+        was_empty.then_some(arrive_ns)
+    }
+
+    /// Packets waiting (not counting the one being serialized), and their
+    /// bytes. A lazy AQM service ending at `now_ns` itself is left to run
+    /// after the reading (a sample at the same nanosecond as a tx-done was
+    /// scheduled before it, as a rule: `settle`).
     pub fn queue_len(&mut self, now_ns: u64) -> (u64, u64) {
-        self.advance(now_ns);
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns < now_ns {
+                self.settle();
+            }
+        } else {
+            self.advance(now_ns);
+        }
         match &self.queue {
             Queue::Fifo {
                 n_departed,
@@ -1007,13 +1107,27 @@ impl Link {
             | u64::from(p.module);
         let ect = p.is_ect();
         let queued = self.offer_queued(now_ns, id, size_bytes);
+        let mut out = AqmService::default();
+        if let Queue::Aqm(a) = &mut self.queue {
+            if a.lazy_end_ns != LAZY_NONE {
+                if a.lazy_end_ns < now_ns {
+                    self.settle_inline();
+                } else {
+                    // The link is busy until then: the skipped tx-done is
+                    // needed after all, to dequeue this arrival. At the
+                    // same nanosecond the arrival goes first.
+                    out.tx_done_ns = Some(a.lazy_end_ns);
+                    a.lazy_end_ns = LAZY_NONE;
+                    a.in_pipe = true;
+                }
+            }
+        }
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
         let AqmState::FqCodel(f) = &mut a.state else {
             unreachable!("an FQ-CoDel link")
         };
-        let mut out = AqmService::default();
         let b = f.bucket_of(key);
         if a.in_service.is_none() && f.is_idle() && !a.limit.exceeded_by(1, u64::from(size_bytes)) {
             // An idle link: `enqueue` and `start_service`'s dequeue in one
@@ -1026,7 +1140,8 @@ impl Link {
                 out.freed += 1;
             });
             if let Some(d) = d {
-                out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+                let end_ns = self.begin_service(now_ns, d.packet, d.mark, pool);
+                out.arrival_ns = self.serve_lazily(end_ns);
             }
             return out;
         }
@@ -1092,19 +1207,13 @@ impl Link {
             .expect("tx_done with nothing in service");
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += u64::from(done.size_bytes);
-        let arrive_ns = now_ns + self.delay_ns;
-        let was_empty = self.ring.is_empty();
-        self.ring.push_back(Slot {
-            tx_end_ns: now_ns,
-            arrive_ns,
-            id: PacketId(done.handle),
-            size_bytes: done.size_bytes,
-            corrupted: done.corrupted,
-        });
-        let mut out = AqmService {
-            arrival_ns: was_empty.then_some(arrive_ns),
-            ..AqmService::default()
-        };
+        let mut out = AqmService::default();
+        if a.in_pipe {
+            // It went into the pipe when it entered service (`serve_lazily`).
+            a.in_pipe = false;
+        } else {
+            out.arrival_ns = self.into_pipe(now_ns, done);
+        }
         if let Queue::Aqm(a) = &mut self.queue {
             if let AqmState::FqCodel(f) = &mut a.state {
                 if f.is_empty() {
@@ -1112,14 +1221,29 @@ impl Link {
                     // queued, and all it does: the buckets leave the
                     // lists, and the link goes idle.
                     f.go_idle();
-                } else {
-                    out.tx_done_ns = self.start_fq_codel_service(now_ns, pool, &mut out.freed);
+                } else if let Some(end_ns) =
+                    self.start_fq_codel_service(now_ns, pool, &mut out.freed)
+                {
+                    if self.fq_codel_is_empty() {
+                        // Nothing behind it: no tx-done (`serve_lazily`).
+                        if let Some(t) = self.serve_lazily(end_ns) {
+                            out.arrival_ns = Some(t);
+                        }
+                    } else {
+                        out.tx_done_ns = Some(end_ns);
+                    }
                 }
                 return out;
             }
         }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
+    }
+
+    /// Nothing waits in this FQ-CoDel link's buckets.
+    #[inline(always)]
+    fn fq_codel_is_empty(&self) -> bool {
+        matches!(&self.queue, Queue::Aqm(a) if matches!(&a.state, AqmState::FqCodel(f) if f.is_empty()))
     }
 
     /// `start_service` on an FQ-CoDel link, inlined into `tx_done_aqm`
@@ -1580,6 +1704,67 @@ mod tests {
             assert_eq!(s.pkts, sent.len() as u64);
             assert_eq!(s.max_ns, 12_000 * (sent.len() as u64 - 1));
         }
+    }
+
+    /// FQ-CoDel's lazy dequeue at 1 Gbit/s (12 us per packet), 1 ms of
+    /// delay: a packet with nothing behind it goes into the pipe when it
+    /// enters service, with no tx-done; an arrival during its service asks
+    /// for the tx-done after all, and one after it ends the service first.
+    /// Departures count when the service ends, as the tx-done counted them.
+    #[test]
+    fn fq_codel_serves_a_packet_with_nothing_behind_it_lazily() {
+        use crate::packet::{PacketKind, PacketPool};
+        let q = QueueDiscipline::Aqm {
+            aqm: Box::new(Aqm::FqCodel(FqCodelParams::default())),
+            limit: QueueLimit::Packets(100),
+            ecn: false,
+        };
+        let mut l = link(q, 0.0);
+        let mut pool = PacketPool::default();
+        let offer = |l: &mut Link, now_ns: u64, pool: &mut PacketPool| {
+            let id = pool.insert(Packet::new(0, PacketKind::Data, Dir::Forward, 1500));
+            l.enqueue_aqm(now_ns, id, pool)
+        };
+        let service = |tx_done_ns, arrival_ns| AqmService {
+            tx_done_ns,
+            arrival_ns,
+            freed: 0,
+        };
+        // Idle: into service and the pipe at once; the arrival is due.
+        assert_eq!(offer(&mut l, 0, &mut pool), service(None, Some(1_012_000)));
+        // A reading at the service's end sees it still in service (a sample
+        // scheduled before the skipped tx-done runs first); `advance` ends it.
+        assert_eq!(l.queue_len(12_000), (0, 0));
+        assert_eq!(l.counters.departed_pkts, 0);
+        assert_eq!(l.next_departure_ns(11_999), Some(11_999));
+        l.advance(12_000);
+        assert_eq!(l.counters.departed_pkts, 1);
+        assert_eq!(l.next_departure_ns(12_000), None);
+        // After the end: idle again, lazy again (the pipe is not empty).
+        assert_eq!(offer(&mut l, 20_000, &mut pool), service(None, None));
+        // During the service: its tx-done is scheduled after all.
+        assert_eq!(offer(&mut l, 25_000, &mut pool), service(Some(32_000), None));
+        assert_eq!(l.queue_len(25_000), (1, 1500));
+        // The tx-done counts packet 1 (already in the pipe) and serves
+        // packet 2 lazily: nothing is queued behind it.
+        assert_eq!(l.tx_done_aqm(32_000, &mut pool), service(None, None));
+        assert_eq!(l.counters.departed_pkts, 2);
+        // At the same nanosecond as a lazy end, an arrival goes first: the
+        // link is busy, and the tx-done is asked for.
+        assert_eq!(offer(&mut l, 44_000, &mut pool), service(Some(44_000), None));
+        assert_eq!(l.tx_done_aqm(44_000, &mut pool), service(None, None));
+        l.advance(56_000);
+        assert_eq!(l.counters.departed_pkts, 4);
+        let mut pipe = vec![];
+        while let Some(a) = l.next_arrival_ns() {
+            pipe.push((l.pop_arrival(a).id.0, a));
+        }
+        assert_eq!(
+            pipe,
+            [(0, 1_012_000), (1, 1_032_000), (2, 1_044_000), (3, 1_056_000)]
+        );
+        let s = l.take_sojourn().unwrap();
+        assert_eq!((s.pkts, s.sum_ns, s.max_ns), (4, 7_000, 7_000));
     }
 
     #[test]
