@@ -22,9 +22,11 @@
 //! needs the packets themselves (`enqueue_aqm`, `tx_done_aqm` take the
 //! engine's pool and free what they drop). On an FQ-CoDel link a packet that
 //! enters service with nothing queued behind it goes into the pipe at once,
-//! as on a FIFO link, and its tx-done is left out: the link remembers when
-//! the service ends, and the next arrival or reading catches up
-//! (`AqmQueue::lazy_end_ns`, `settle`).
+//! as on a FIFO link, and its tx-done is held back by the event queue
+//! (`EventQueue::defer`) until something needs its place: the link
+//! remembers when the service ends, and the next arrival or reading
+//! catches up (`AqmQueue::lazy_end_ns`, `settle`). The order of events
+//! stays exactly the eager one.
 
 use std::collections::VecDeque;
 
@@ -295,12 +297,28 @@ pub enum Enqueued {
 /// What the engine does after an AQM link's `enqueue_aqm` or `tx_done_aqm`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AqmService {
-    /// Schedule a tx-done event at this time (a packet entered service).
+    /// Schedule a tx-done event at this time (a packet entered service),
+    /// the way `tx_done_by` says.
     pub tx_done_ns: Option<u64>,
+    pub tx_done_by: TxDoneBy,
     /// Schedule an arrival event at this time (the pipe was empty).
     pub arrival_ns: Option<u64>,
     /// Packets the link dropped and freed from the pool: held no more.
     pub freed: u64,
+}
+
+/// How the engine schedules an AQM link's tx-done (`AqmService`): the
+/// event queue's `schedule`, `defer` or `release`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TxDoneBy {
+    #[default]
+    Schedule,
+    /// A lazy service (`AqmQueue::lazy_end_ns`): its tx-done is held back
+    /// until something needs its place in the queue.
+    Defer,
+    /// The lazy service's tx-done is needed (a packet arrived behind it):
+    /// into the queue, where it was held back, if it is not there yet.
+    Release,
 }
 
 #[derive(Debug)]
@@ -386,13 +404,17 @@ struct AqmQueue {
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
     /// FQ-CoDel's lazy dequeue: the packet in service entered it with
-    /// nothing queued behind it, so it went into the pipe at once and no
-    /// tx-done event is pending; at this time it finishes serializing and
-    /// the link goes idle (`settle`), unless a packet arrives before and
-    /// the tx-done is scheduled after all (`LAZY_NONE`: not lazy).
+    /// nothing queued behind it, so it went into the pipe at once and its
+    /// tx-done at this time was held back (`EventQueue::defer`).
+    /// `LAZY_NONE`: not lazy. Held back, the tx-done enters the queue in
+    /// its place when an arrival needs it (`TxDoneBy::Release`) or an event
+    /// at its time is scheduled (it then finds this set). Never needed, it
+    /// is as if it ran after the events at its time (all scheduled before
+    /// the service began): an event at this time still finds the link
+    /// busy; the first after it ends the service (`settle`).
     lazy_end_ns: u64,
     /// The packet in service is already in the pipe (it went lazily and a
-    /// later arrival scheduled its tx-done): the tx-done only counts it.
+    /// later arrival released its tx-done): the tx-done only counts it.
     in_pipe: bool,
 }
 
@@ -598,7 +620,8 @@ impl Link {
     }
 
     /// Moves the FIFO departure pointer to `now_ns`; on an AQM link, ends
-    /// a lazy service that finished by then (`settle`).
+    /// a lazy service that finished before then (`settle`; one that ends at
+    /// `now_ns` itself is still busy: see `AqmQueue::lazy_end_ns`).
     #[inline(always)]
     pub fn advance(&mut self, now_ns: u64) {
         if let Queue::Fifo {
@@ -625,13 +648,24 @@ impl Link {
     }
 
     /// `advance` on a priority or AQM link: ends a lazy AQM service that
-    /// finished by `now_ns` (`settle`). Out of line: the FIFO `advance` is
-    /// inlined into every FIFO enqueue and host-queue reading.
+    /// finished before `now_ns` (`settle`). Out of line: the FIFO `advance`
+    /// is inlined into every FIFO enqueue and host-queue reading.
     #[cold]
     #[inline(never)]
     fn advance_not_fifo(&mut self, now_ns: u64) {
         if let Queue::Aqm(a) = &self.queue {
-            if a.lazy_end_ns <= now_ns {
+            if a.lazy_end_ns < now_ns {
+                self.settle();
+            }
+        }
+    }
+
+    /// `advance` at the end of the run, after every event at `end_ns`: a
+    /// lazy AQM service ending at `end_ns` itself has ended too.
+    pub fn advance_to_end(&mut self, end_ns: u64) {
+        self.advance(end_ns);
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns == end_ns {
                 self.settle();
             }
         }
@@ -662,25 +696,33 @@ impl Link {
         }
     }
 
-    /// AQM link: packet `p` entered service at `now_ns` until `end_ns`
-    /// with nothing queued behind it: into the pipe at once, its tx-done
-    /// left out (`AqmQueue::lazy_end_ns`). Returns the arrival to schedule
-    /// if the pipe was empty.
+    /// AQM link: the packet in service, with nothing queued behind it,
+    /// serializes until `end_ns`. If the pipe holds a packet that arrives
+    /// after `end_ns`, it goes into the pipe at once and its tx-done is
+    /// held back (`AqmQueue::lazy_end_ns`): returns true. Otherwise its
+    /// tx-done is scheduled as usual: the tx-done would find the pipe empty
+    /// and schedule its arrival, and that event's place among those at its
+    /// time is the tx-done's to give.
     #[inline(always)]
-    fn serve_lazily(&mut self, end_ns: u64) -> Option<u64> {
+    fn serve_lazily(&mut self, end_ns: u64) -> bool {
+        if self.ring.front().is_none_or(|h| h.arrive_ns <= end_ns) {
+            return false;
+        }
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
         let p = a.in_service.expect("a packet in service");
         a.lazy_end_ns = end_ns;
-        self.into_pipe(end_ns, p)
+        let none = self.push_to_pipe(end_ns, p);
+        debug_assert!(none.is_none(), "the pipe was not empty");
+        true
     }
 
     /// AQM link: packet `p`, served until `tx_end_ns`, goes into the pipe.
     /// Returns its arrival time if the pipe was empty (the event to
     /// schedule).
     #[inline(always)]
-    fn into_pipe(&mut self, tx_end_ns: u64, p: Queued) -> Option<u64> {
+    fn push_to_pipe(&mut self, tx_end_ns: u64, p: Queued) -> Option<u64> {
         let arrive_ns = tx_end_ns + self.delay_ns;
         let was_empty = self.ring.is_empty();
         self.ring.push_back(Slot {
@@ -1113,10 +1155,12 @@ impl Link {
                 if a.lazy_end_ns < now_ns {
                     self.settle_inline();
                 } else {
-                    // The link is busy until then: the skipped tx-done is
-                    // needed after all, to dequeue this arrival. At the
-                    // same nanosecond the arrival goes first.
+                    // The link is busy until then (at `lazy_end_ns` itself
+                    // this arrival was scheduled before the service began,
+                    // as eagerly it ran first): the held-back tx-done is
+                    // needed, to dequeue this arrival.
                     out.tx_done_ns = Some(a.lazy_end_ns);
+                    out.tx_done_by = TxDoneBy::Release;
                     a.lazy_end_ns = LAZY_NONE;
                     a.in_pipe = true;
                 }
@@ -1141,7 +1185,10 @@ impl Link {
             });
             if let Some(d) = d {
                 let end_ns = self.begin_service(now_ns, d.packet, d.mark, pool);
-                out.arrival_ns = self.serve_lazily(end_ns);
+                out.tx_done_ns = Some(end_ns);
+                if self.serve_lazily(end_ns) {
+                    out.tx_done_by = TxDoneBy::Defer;
+                }
             }
             return out;
         }
@@ -1208,11 +1255,15 @@ impl Link {
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += u64::from(done.size_bytes);
         let mut out = AqmService::default();
-        if a.in_pipe {
-            // It went into the pipe when it entered service (`serve_lazily`).
+        if a.in_pipe || a.lazy_end_ns != LAZY_NONE {
+            // It went into the pipe when it entered service (`serve_lazily`);
+            // this tx-done was held back and then needed, by an arrival
+            // (`in_pipe`) or by an event scheduled at its time.
+            debug_assert!(a.lazy_end_ns == LAZY_NONE || a.lazy_end_ns == now_ns);
             a.in_pipe = false;
+            a.lazy_end_ns = LAZY_NONE;
         } else {
-            out.arrival_ns = self.into_pipe(now_ns, done);
+            out.arrival_ns = self.push_to_pipe(now_ns, done);
         }
         if let Queue::Aqm(a) = &mut self.queue {
             if let AqmState::FqCodel(f) = &mut a.state {
@@ -1224,13 +1275,11 @@ impl Link {
                 } else if let Some(end_ns) =
                     self.start_fq_codel_service(now_ns, pool, &mut out.freed)
                 {
-                    if self.fq_codel_is_empty() {
-                        // Nothing behind it: no tx-done (`serve_lazily`).
-                        if let Some(t) = self.serve_lazily(end_ns) {
-                            out.arrival_ns = Some(t);
-                        }
-                    } else {
-                        out.tx_done_ns = Some(end_ns);
+                    out.tx_done_ns = Some(end_ns);
+                    // Nothing behind it: the tx-done held back
+                    // (`serve_lazily`).
+                    if self.fq_codel_is_empty() && self.serve_lazily(end_ns) {
+                        out.tx_done_by = TxDoneBy::Defer;
                     }
                 }
                 return out;
@@ -1707,10 +1756,13 @@ mod tests {
     }
 
     /// FQ-CoDel's lazy dequeue at 1 Gbit/s (12 us per packet), 1 ms of
-    /// delay: a packet with nothing behind it goes into the pipe when it
-    /// enters service, with no tx-done; an arrival during its service asks
-    /// for the tx-done after all, and one after it ends the service first.
-    /// Departures count when the service ends, as the tx-done counted them.
+    /// delay: a packet with nothing behind it, and a packet in the pipe
+    /// arriving after its service ends, goes into the pipe when it enters
+    /// service and its tx-done is held back (`TxDoneBy::Defer`); an
+    /// arrival during its service, or at its end (scheduled before the
+    /// service began), releases it; the first touch after the end ends the
+    /// service. Departures count when the service ends, as the tx-done
+    /// counted them.
     #[test]
     fn fq_codel_serves_a_packet_with_nothing_behind_it_lazily() {
         use crate::packet::{PacketKind, PacketPool};
@@ -1725,46 +1777,90 @@ mod tests {
             let id = pool.insert(Packet::new(0, PacketKind::Data, Dir::Forward, 1500));
             l.enqueue_aqm(now_ns, id, pool)
         };
-        let service = |tx_done_ns, arrival_ns| AqmService {
+        let service = |tx_done_ns, tx_done_by, arrival_ns| AqmService {
             tx_done_ns,
+            tx_done_by,
             arrival_ns,
             freed: 0,
         };
-        // Idle: into service and the pipe at once; the arrival is due.
-        assert_eq!(offer(&mut l, 0, &mut pool), service(None, Some(1_012_000)));
-        // A reading at the service's end sees it still in service (a sample
-        // scheduled before the skipped tx-done runs first); `advance` ends it.
-        assert_eq!(l.queue_len(12_000), (0, 0));
-        assert_eq!(l.counters.departed_pkts, 0);
-        assert_eq!(l.next_departure_ns(11_999), Some(11_999));
-        l.advance(12_000);
+        let (now, defer, release) = (TxDoneBy::Schedule, TxDoneBy::Defer, TxDoneBy::Release);
+        // Idle with an empty pipe: not lazy (the tx-done schedules the
+        // arrival, in its place among the events at that time).
+        assert_eq!(
+            offer(&mut l, 0, &mut pool),
+            service(Some(12_000), now, None)
+        );
+        assert_eq!(
+            l.tx_done_aqm(12_000, &mut pool),
+            service(None, now, Some(1_012_000))
+        );
+        // Idle, the pipe's head arriving later: into the pipe at once.
+        assert_eq!(
+            offer(&mut l, 20_000, &mut pool),
+            service(Some(32_000), defer, None)
+        );
+        // A reading or `advance` at the service's end finds it busy (an
+        // event at that time not releasing the tx-done was scheduled before
+        // it); the first after it ends it.
+        assert_eq!(l.queue_len(32_000), (0, 0));
+        assert_eq!(l.next_departure_ns(32_000), Some(32_000));
         assert_eq!(l.counters.departed_pkts, 1);
-        assert_eq!(l.next_departure_ns(12_000), None);
-        // After the end: idle again, lazy again (the pipe is not empty).
-        assert_eq!(offer(&mut l, 20_000, &mut pool), service(None, None));
-        // During the service: its tx-done is scheduled after all.
-        assert_eq!(offer(&mut l, 25_000, &mut pool), service(Some(32_000), None));
-        assert_eq!(l.queue_len(25_000), (1, 1500));
-        // The tx-done counts packet 1 (already in the pipe) and serves
-        // packet 2 lazily: nothing is queued behind it.
-        assert_eq!(l.tx_done_aqm(32_000, &mut pool), service(None, None));
+        l.advance(32_001);
         assert_eq!(l.counters.departed_pkts, 2);
-        // At the same nanosecond as a lazy end, an arrival goes first: the
-        // link is busy, and the tx-done is asked for.
-        assert_eq!(offer(&mut l, 44_000, &mut pool), service(Some(44_000), None));
-        assert_eq!(l.tx_done_aqm(44_000, &mut pool), service(None, None));
-        l.advance(56_000);
-        assert_eq!(l.counters.departed_pkts, 4);
+        assert_eq!(l.next_departure_ns(32_001), None);
+        // During the service: its tx-done is released.
+        assert_eq!(
+            offer(&mut l, 40_000, &mut pool),
+            service(Some(52_000), defer, None)
+        );
+        assert_eq!(
+            offer(&mut l, 45_000, &mut pool),
+            service(Some(52_000), release, None)
+        );
+        assert_eq!(l.queue_len(45_000), (1, 1500));
+        // The tx-done counts packet 2 (already in the pipe) and serves
+        // packet 3 lazily: nothing is queued behind it.
+        assert_eq!(
+            l.tx_done_aqm(52_000, &mut pool),
+            service(Some(64_000), defer, None)
+        );
+        assert_eq!(l.counters.departed_pkts, 3);
+        // An arrival at the lazy end itself finds the link busy.
+        assert_eq!(
+            offer(&mut l, 64_000, &mut pool),
+            service(Some(64_000), release, None)
+        );
+        assert_eq!(
+            l.tx_done_aqm(64_000, &mut pool),
+            service(Some(76_000), defer, None)
+        );
+        // A held-back tx-done that an event at its time put in the queue.
+        assert_eq!(l.tx_done_aqm(76_000, &mut pool), AqmService::default());
+        assert_eq!(l.counters.departed_pkts, 5);
+        // The end of the run ends a service ending then.
+        assert_eq!(
+            offer(&mut l, 80_000, &mut pool),
+            service(Some(92_000), defer, None)
+        );
+        l.advance_to_end(92_000);
+        assert_eq!(l.counters.departed_pkts, 6);
         let mut pipe = vec![];
         while let Some(a) = l.next_arrival_ns() {
             pipe.push((l.pop_arrival(a).id.0, a));
         }
         assert_eq!(
             pipe,
-            [(0, 1_012_000), (1, 1_032_000), (2, 1_044_000), (3, 1_056_000)]
+            [
+                (0, 1_012_000),
+                (1, 1_032_000),
+                (2, 1_052_000),
+                (3, 1_064_000),
+                (4, 1_076_000),
+                (5, 1_092_000)
+            ]
         );
         let s = l.take_sojourn().unwrap();
-        assert_eq!((s.pkts, s.sum_ns, s.max_ns), (4, 7_000, 7_000));
+        assert_eq!((s.pkts, s.sum_ns, s.max_ns), (6, 7_000, 7_000));
     }
 
     #[test]
