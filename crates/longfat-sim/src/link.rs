@@ -892,9 +892,9 @@ impl Link {
     }
 
     /// Packets waiting (not counting the one being serialized), and their
-    /// bytes. A lazy AQM service ending at `now_ns` itself is left to run
-    /// after the reading (a sample at the same nanosecond as a tx-done was
-    /// scheduled before it, as a rule: `settle`).
+    /// bytes. A lazy AQM service ending at `now_ns` itself is still busy: a
+    /// reading then was scheduled before the service began, as its held-back
+    /// tx-done (see `AqmQueue::lazy_end_ns`).
     pub fn queue_len(&mut self, now_ns: u64) -> (u64, u64) {
         if let Queue::Aqm(a) = &self.queue {
             if a.lazy_end_ns < now_ns {
