@@ -105,6 +105,16 @@ fn key_time(k: u128) -> u64 {
     (k >> 64) as u64
 }
 
+/// Events held back at once at most (`EventQueue::defer`); one more is
+/// scheduled at once. One: `schedule` compares every new event's time with
+/// each slot's, and a second slot cost the FQ-CoDel runs 1.2 M instructions
+/// in 5 s (`benches/cost_fqcodel_*` cut to 5 s, callgrind) without holding
+/// back one more tx-done there (docs/performance.md, round four).
+const DEFER_SLOTS: usize = 1;
+
+/// `EventQueue::deferred_ns` of a free slot.
+const NO_DEFER: u64 = u64::MAX;
+
 /// Most entries the near list holds (see `EventQueue`).
 const NEAR_CAP: usize = 64;
 
@@ -148,6 +158,13 @@ pub struct EventQueue {
     heap: Far,
     /// The next sequence number a heap entry gets.
     next_seq: u64,
+    /// Events held back (`defer`): when each runs (`NO_DEFER`: a free
+    /// slot; one in the past is spent), the event, and the order they were
+    /// held back in.
+    deferred_ns: [u64; DEFER_SLOTS],
+    deferred_ev: [u64; DEFER_SLOTS],
+    deferred_order: [u64; DEFER_SLOTS],
+    next_order: u64,
 }
 
 impl Default for EventQueue {
@@ -158,6 +175,10 @@ impl Default for EventQueue {
             near_len: 0,
             heap: Far::Heap(Heap::default()),
             next_seq: 0,
+            deferred_ns: [NO_DEFER; DEFER_SLOTS],
+            deferred_ev: [0; DEFER_SLOTS],
+            deferred_order: [0; DEFER_SLOTS],
+            next_order: 0,
         }
     }
 }
@@ -181,7 +202,16 @@ impl EventQueue {
 
     #[inline(always)]
     pub fn schedule(&mut self, time_ns: u64, event: Event) {
-        let ev = event.pack();
+        if self.deferred_ns.contains(&time_ns) {
+            // Events held back at this time were scheduled before this one.
+            self.release_at(time_ns, u64::MAX);
+        }
+        self.insert(time_ns, event.pack());
+    }
+
+    /// `schedule` without the look at the held-back events.
+    #[inline(always)]
+    fn insert(&mut self, time_ns: u64, ev: u64) {
         // Room for one more (`n` is then provably below NEAR_CAP, so the
         // walk below needs no bounds checks).
         let n = if self.near_len < NEAR_CAP {
@@ -205,6 +235,69 @@ impl EventQueue {
         self.near_times[i] = time_ns;
         self.near_events[i] = ev;
         self.near_len = n + 1;
+    }
+
+    /// Schedules `event` at `time_ns` as of now (`now_ns`) but holds it
+    /// back: it enters the queue, in the place it has now, only when an
+    /// event at the same time is scheduled (it comes first) or when its
+    /// owner asks for it (`release`). An event never asked for is as if it
+    /// ran after every event at its time scheduled before it, and no other
+    /// is: an owner whose event does nothing observable unless something
+    /// touches it then (a link's tx-done with nothing queued behind the
+    /// packet) keeps it out of the queue while the order of every event is
+    /// exactly what `schedule` would give. With every slot taken, it is
+    /// scheduled at once.
+    #[inline(always)]
+    pub fn defer(&mut self, now_ns: u64, time_ns: u64, event: Event) {
+        // A slot whose time has passed is spent (nothing is scheduled in
+        // the past, so nothing can need its event any more).
+        for i in 0..DEFER_SLOTS {
+            let t = self.deferred_ns[i];
+            if t == NO_DEFER || t < now_ns {
+                self.deferred_ns[i] = time_ns;
+                self.deferred_ev[i] = event.pack();
+                self.deferred_order[i] = self.next_order;
+                self.next_order += 1;
+                return;
+            }
+        }
+        self.schedule(time_ns, event);
+    }
+
+    /// The owner of `event`, held back at `time_ns` (`defer`), needs it:
+    /// it enters the queue in its place (after the events held back before
+    /// it at that time). Nothing if it entered already (or was scheduled
+    /// at once).
+    #[inline]
+    pub fn release(&mut self, time_ns: u64, event: Event) {
+        let ev = event.pack();
+        for i in 0..DEFER_SLOTS {
+            if self.deferred_ns[i] == time_ns && self.deferred_ev[i] == ev {
+                self.release_at(time_ns, self.deferred_order[i]);
+                return;
+            }
+        }
+    }
+
+    /// Puts the events held back at `time_ns`, up to the one held back as
+    /// `upto` (every one: `u64::MAX`), into the queue in the order they
+    /// were held back.
+    #[cold]
+    #[inline(never)]
+    fn release_at(&mut self, time_ns: u64, upto: u64) {
+        if time_ns == NO_DEFER {
+            return; // free slots, not events
+        }
+        loop {
+            let next = (0..DEFER_SLOTS)
+                .filter(|&i| self.deferred_ns[i] == time_ns && self.deferred_order[i] <= upto)
+                .min_by_key(|&i| self.deferred_order[i]);
+            let Some(i) = next else {
+                return;
+            };
+            self.deferred_ns[i] = NO_DEFER;
+            self.insert(time_ns, self.deferred_ev[i]);
+        }
     }
 
     /// Gives the near list's entries `lo..hi` to the heap in their
@@ -319,6 +412,7 @@ impl EventQueue {
         Some((t, PackedEvent(ev)))
     }
 
+    /// Events pending (not counting those held back, `defer`).
     pub fn len(&self) -> usize {
         self.near_len + self.heap.len()
     }
@@ -710,6 +804,47 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    /// A held-back event enters in the place it had when held back: before
+    /// a later event at its time, on release after those scheduled before
+    /// it; never needed, it never runs. With the slot taken another is
+    /// scheduled at once (after the held-back one, at the same time), and
+    /// a spent slot is free again.
+    #[test]
+    fn a_held_back_event_keeps_its_place() {
+        let a = Event::LinkTxDone;
+        let mut q = EventQueue::new();
+        q.schedule(10, Event::LinkArrival(0));
+        q.defer(0, 10, a(1));
+        q.schedule(5, Event::LinkArrival(1));
+        q.schedule(10, Event::LinkArrival(2)); // puts tx-done 1 first
+        q.release(10, a(1)); // in already: nothing
+        q.defer(0, 20, a(2));
+        q.defer(0, 25, a(3)); // the slot is taken: scheduled at once
+        q.release(20, a(2));
+        q.defer(0, 30, a(4));
+        q.defer(0, 30, a(5)); // at once, after tx-done 4
+        q.defer(0, 35, a(6)); // never needed
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (5, Event::LinkArrival(1)),
+                (10, Event::LinkArrival(0)),
+                (10, a(1)),
+                (10, Event::LinkArrival(2)),
+                (20, a(2)),
+                (25, a(3)),
+                (30, a(4)),
+                (30, a(5)),
+            ]
+        );
+        // Tx-done 6's slot (35) is spent once the time is past it.
+        q.defer(36, 40, a(7));
+        q.schedule(40, Event::Sample);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, [(40, a(7)), (40, Event::Sample)]);
+    }
+
     #[test]
     fn the_radix_heap_pops_in_key_order() {
         // Keys from 0 up, with runs of equal times, pushed out of order
@@ -861,6 +996,65 @@ mod properties {
                     seq += 1;
                 }
                 prop_assert_eq!(q.len(), reference.len());
+            }
+        }
+
+        /// Held-back events (`defer`, `release`) give exactly the order of
+        /// the sorted reference with each held back event in its place,
+        /// less those never needed: at most `DEFER_SLOTS` held back at once
+        /// (another is scheduled at once), one entering when an event at
+        /// its time is scheduled or when it is released.
+        #[test]
+        fn held_back_events_match_a_sorted_reference(
+            radix in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..10, 0u64..40, 0usize..4), 1..500),
+        ) {
+            let mut q = if radix { EventQueue::for_pending(RADIX_PENDING) } else { EventQueue::new() };
+            // (time, sequence) -> id; ids of events held back and not in.
+            let mut reference: BTreeMap<(u64, u64), u32> = BTreeMap::new();
+            let mut held: Vec<(u64, u32)> = Vec::new();
+            let mut seq = 0u64;
+            let mut now = 0u64;
+            for (roll, dt, pick) in ops {
+                // A slot whose time has passed is spent.
+                held.retain(|&(t, _)| t >= now);
+                if roll < 4 {
+                    let t = now + dt;
+                    q.schedule(t, Event::LinkArrival(seq as u32));
+                    held.retain(|&(ht, _)| ht != t);
+                    reference.insert((t, seq), seq as u32);
+                    seq += 1;
+                } else if roll < 6 {
+                    let t = now + dt / 8;
+                    q.defer(now, t, Event::LinkArrival(seq as u32));
+                    if held.len() < DEFER_SLOTS {
+                        held.push((t, seq as u32));
+                    } else {
+                        held.retain(|&(ht, _)| ht != t);
+                    }
+                    reference.insert((t, seq), seq as u32);
+                    seq += 1;
+                } else if roll < 7 {
+                    if !held.is_empty() {
+                        let (t, id) = held[pick % held.len()];
+                        q.release(t, Event::LinkArrival(id));
+                        // It and those at its time held back before it.
+                        held.retain(|&(ht, hid)| ht != t || hid > id);
+                    }
+                } else {
+                    // The next event not held back; those held back before
+                    // it were never needed (until then one may still be).
+                    let next = reference
+                        .iter()
+                        .find(|&(&(t, s), _)| !held.contains(&(t, s as u32)))
+                        .map(|(&k, &id)| (k, id));
+                    let want = next.map(|((t, _), id)| (t, Event::LinkArrival(id)));
+                    if let Some((k, _)) = next {
+                        while reference.pop_first().is_some_and(|(k0, _)| k0 != k) {}
+                        now = k.0;
+                    }
+                    prop_assert_eq!(q.pop(), want);
+                }
             }
         }
     }

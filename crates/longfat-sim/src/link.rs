@@ -31,7 +31,13 @@
 //! events too. Each waiting packet carries its enqueue
 //! time; the link turns the AQM's verdicts into CE marks or drops, which
 //! needs the packets themselves (`enqueue_aqm`, `tx_done_aqm` take the
-//! engine's pool and free what they drop).
+//! engine's pool and free what they drop). On an FQ-CoDel link a packet that
+//! enters service with nothing queued behind it goes into the pipe at once,
+//! as on a FIFO link, and its tx-done is held back by the event queue
+//! (`EventQueue::defer`) until something needs its place: the link
+//! remembers when the service ends, and the next arrival or reading
+//! catches up (`AqmQueue::lazy_end_ns`, `settle`). The order of events
+//! stays exactly the eager one.
 
 use std::collections::VecDeque;
 
@@ -329,12 +335,28 @@ pub enum Cut {
 /// What the engine does after an AQM link's `enqueue_aqm` or `tx_done_aqm`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AqmService {
-    /// Schedule a tx-done event at this time (a packet entered service).
+    /// Schedule a tx-done event at this time (a packet entered service),
+    /// the way `tx_done_by` says.
     pub tx_done_ns: Option<u64>,
+    pub tx_done_by: TxDoneBy,
     /// Schedule an arrival event at this time (the pipe was empty).
     pub arrival_ns: Option<u64>,
     /// Packets the link dropped and freed from the pool: held no more.
     pub freed: u64,
+}
+
+/// How the engine schedules an AQM link's tx-done (`AqmService`): the
+/// event queue's `schedule`, `defer` or `release`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TxDoneBy {
+    #[default]
+    Schedule,
+    /// A lazy service (`AqmQueue::lazy_end_ns`): its tx-done is held back
+    /// until something needs its place in the queue.
+    Defer,
+    /// The lazy service's tx-done is needed (a packet arrived behind it):
+    /// into the queue, where it was held back, if it is not there yet.
+    Release,
 }
 
 #[derive(Debug)]
@@ -433,7 +455,23 @@ struct AqmQueue {
     /// Handles FQ-CoDel dropped during one dequeue, to free (kept for its
     /// capacity: no allocation per packet).
     dropped: Vec<u32>,
+    /// FQ-CoDel's lazy dequeue: the packet in service entered it with
+    /// nothing queued behind it, so it went into the pipe at once and its
+    /// tx-done at this time was held back (`EventQueue::defer`).
+    /// `LAZY_NONE`: not lazy. Held back, the tx-done enters the queue in
+    /// its place when an arrival needs it (`TxDoneBy::Release`) or an event
+    /// at its time is scheduled (it then finds this set). Never needed, it
+    /// is as if it ran after the events at its time (all scheduled before
+    /// the service began): an event at this time still finds the link
+    /// busy; the first after it ends the service (`settle`).
+    lazy_end_ns: u64,
+    /// The packet in service is already in the pipe (it went lazily and a
+    /// later arrival released its tx-done): the tx-done only counts it.
+    in_pipe: bool,
 }
+
+/// `AqmQueue::lazy_end_ns` when no service ends lazily.
+const LAZY_NONE: u64 = u64::MAX;
 
 impl AqmQueue {
     /// Packets waiting and their bytes (not the one in service).
@@ -594,6 +632,8 @@ impl Link {
                     sojourn: SojournStats::default(),
                     before: SojournStats::default(),
                     dropped: Vec::new(),
+                    lazy_end_ns: LAZY_NONE,
+                    in_pipe: false,
                 }))
             }
         };
@@ -664,8 +704,10 @@ impl Link {
 
     /// Moves the FIFO departure pointer to `now_ns`. A feeder also lets go
     /// of the slots whose packets reached the far end, and a fed link
-    /// counts the packets that entered it (see `Cut`). Inlined: every
-    /// enqueue and every ACK's host-room question calls it.
+    /// counts the packets that entered it (see `Cut`); an AQM link ends a
+    /// lazy service that finished before then (`settle`; one that ends at
+    /// `now_ns` itself is still busy: see `AqmQueue::lazy_end_ns`).
+    /// Inlined: every enqueue and every ACK's host-room question calls it.
     #[inline(always)]
     pub fn advance(&mut self, now_ns: u64) {
         if let Queue::Fifo {
@@ -688,6 +730,8 @@ impl Link {
             }
         } else if let Queue::Fed { .. } = self.queue {
             self.advance_fed(now_ns);
+        } else {
+            self.advance_not_fifo(now_ns);
         }
     }
 
@@ -759,9 +803,106 @@ impl Link {
         );
     }
 
-    /// Packets waiting (not counting the one being serialized), and their bytes.
+    /// `advance` on a priority or AQM link: ends a lazy AQM service that
+    /// finished before `now_ns` (`settle`). Out of line: the FIFO `advance`
+    /// is inlined into every FIFO enqueue and host-queue reading.
+    #[cold]
+    #[inline(never)]
+    fn advance_not_fifo(&mut self, now_ns: u64) {
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns < now_ns {
+                self.settle();
+            }
+        }
+    }
+
+    /// `advance` at the end of the run, after every event at `end_ns`: a
+    /// lazy AQM service ending at `end_ns` itself has ended too.
+    pub fn advance_to_end(&mut self, end_ns: u64) {
+        self.advance(end_ns);
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns == end_ns {
+                self.settle();
+            }
+        }
+    }
+
+    /// AQM link: the lazy service (`AqmQueue::lazy_end_ns`) ended; what
+    /// its skipped tx-done would have done with nothing queued: count the
+    /// departure (the packet is in the pipe already) and go idle.
+    #[cold]
+    #[inline(never)]
+    fn settle(&mut self) {
+        self.settle_inline();
+    }
+
+    /// `settle`, inlined where an arrival ends a lazy service (every ACK
+    /// of a lone flow's reverse direction).
+    #[inline(always)]
+    fn settle_inline(&mut self) {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let done = a.in_service.take().expect("a lazy service");
+        a.lazy_end_ns = LAZY_NONE;
+        self.counters.departed_pkts += 1;
+        self.counters.departed_bytes += u64::from(done.size_bytes);
+        if let AqmState::FqCodel(f) = &mut a.state {
+            f.go_idle_from_one();
+        }
+    }
+
+    /// AQM link: the packet in service, with nothing queued behind it,
+    /// serializes until `end_ns`. If the pipe holds a packet that arrives
+    /// after `end_ns`, it goes into the pipe at once and its tx-done is
+    /// held back (`AqmQueue::lazy_end_ns`): returns true. Otherwise its
+    /// tx-done is scheduled as usual: the tx-done would find the pipe empty
+    /// and schedule its arrival, and that event's place among those at its
+    /// time is the tx-done's to give.
+    #[inline(always)]
+    fn serve_lazily(&mut self, end_ns: u64) -> bool {
+        if self.ring.front().is_none_or(|h| h.arrive_ns <= end_ns) {
+            return false;
+        }
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        let p = a.in_service.expect("a packet in service");
+        a.lazy_end_ns = end_ns;
+        let none = self.push_to_pipe(end_ns, p);
+        debug_assert!(none.is_none(), "the pipe was not empty");
+        true
+    }
+
+    /// AQM link: packet `p`, served until `tx_end_ns`, goes into the pipe.
+    /// Returns its arrival time if the pipe was empty (the event to
+    /// schedule).
+    #[inline(always)]
+    fn push_to_pipe(&mut self, tx_end_ns: u64, p: Queued) -> Option<u64> {
+        let arrive_ns = tx_end_ns + self.delay_ns;
+        let was_empty = self.ring.is_empty();
+        self.ring.push_back(Slot {
+            tx_end_ns,
+            arrive_ns,
+            id: PacketId(p.handle),
+            size_bytes: p.size_bytes,
+            corrupted: p.corrupted,
+        });
+        was_empty.then_some(arrive_ns)
+    }
+
+    /// Packets waiting (not counting the one being serialized), and their
+    /// bytes. A lazy AQM service ending at `now_ns` itself is still busy: a
+    /// reading then was scheduled before the service began, as its held-back
+    /// tx-done (see `AqmQueue::lazy_end_ns`).
     pub fn queue_len(&mut self, now_ns: u64) -> (u64, u64) {
-        self.advance(now_ns);
+        if let Queue::Aqm(a) = &self.queue {
+            if a.lazy_end_ns < now_ns {
+                self.settle();
+            }
+        } else {
+            self.advance(now_ns);
+        }
         match &self.queue {
             Queue::Fifo {
                 n_departed,
@@ -1216,13 +1357,29 @@ impl Link {
             | u64::from(p.module);
         let ect = p.is_ect();
         let queued = self.offer_queued(now_ns, id, size_bytes);
+        let mut out = AqmService::default();
+        if let Queue::Aqm(a) = &mut self.queue {
+            if a.lazy_end_ns != LAZY_NONE {
+                if a.lazy_end_ns < now_ns {
+                    self.settle_inline();
+                } else {
+                    // The link is busy until then (at `lazy_end_ns` itself
+                    // this arrival was scheduled before the service began,
+                    // as eagerly it ran first): the held-back tx-done is
+                    // needed, to dequeue this arrival.
+                    out.tx_done_ns = Some(a.lazy_end_ns);
+                    out.tx_done_by = TxDoneBy::Release;
+                    a.lazy_end_ns = LAZY_NONE;
+                    a.in_pipe = true;
+                }
+            }
+        }
         let Queue::Aqm(a) = &mut self.queue else {
             unreachable!("an AQM link")
         };
         let AqmState::FqCodel(f) = &mut a.state else {
             unreachable!("an FQ-CoDel link")
         };
-        let mut out = AqmService::default();
         let b = f.bucket_of(key);
         if a.in_service.is_none() && f.is_idle() && !a.limit.exceeded_by(1, u64::from(size_bytes)) {
             // An idle link: `enqueue` and `start_service`'s dequeue in one
@@ -1235,7 +1392,11 @@ impl Link {
                 out.freed += 1;
             });
             if let Some(d) = d {
-                out.tx_done_ns = Some(self.begin_service(now_ns, d.packet, d.mark, pool));
+                let end_ns = self.begin_service(now_ns, d.packet, d.mark, pool);
+                out.tx_done_ns = Some(end_ns);
+                if self.serve_lazily(end_ns) {
+                    out.tx_done_by = TxDoneBy::Defer;
+                }
             }
             return out;
         }
@@ -1301,19 +1462,17 @@ impl Link {
             .expect("tx_done with nothing in service");
         self.counters.departed_pkts += 1;
         self.counters.departed_bytes += u64::from(done.size_bytes);
-        let arrive_ns = now_ns + self.delay_ns;
-        let was_empty = self.ring.is_empty();
-        self.ring.push_back(Slot {
-            tx_end_ns: now_ns,
-            arrive_ns,
-            id: PacketId(done.handle),
-            size_bytes: done.size_bytes,
-            corrupted: done.corrupted,
-        });
-        let mut out = AqmService {
-            arrival_ns: was_empty.then_some(arrive_ns),
-            ..AqmService::default()
-        };
+        let mut out = AqmService::default();
+        if a.in_pipe || a.lazy_end_ns != LAZY_NONE {
+            // It went into the pipe when it entered service (`serve_lazily`);
+            // this tx-done was held back and then needed, by an arrival
+            // (`in_pipe`) or by an event scheduled at its time.
+            debug_assert!(a.lazy_end_ns == LAZY_NONE || a.lazy_end_ns == now_ns);
+            a.in_pipe = false;
+            a.lazy_end_ns = LAZY_NONE;
+        } else {
+            out.arrival_ns = self.push_to_pipe(now_ns, done);
+        }
         if let Queue::Aqm(a) = &mut self.queue {
             if let AqmState::FqCodel(f) = &mut a.state {
                 if f.is_empty() {
@@ -1321,14 +1480,27 @@ impl Link {
                     // queued, and all it does: the buckets leave the
                     // lists, and the link goes idle.
                     f.go_idle();
-                } else {
-                    out.tx_done_ns = self.start_fq_codel_service(now_ns, pool, &mut out.freed);
+                } else if let Some(end_ns) =
+                    self.start_fq_codel_service(now_ns, pool, &mut out.freed)
+                {
+                    out.tx_done_ns = Some(end_ns);
+                    // Nothing behind it: the tx-done held back
+                    // (`serve_lazily`).
+                    if self.fq_codel_is_empty() && self.serve_lazily(end_ns) {
+                        out.tx_done_by = TxDoneBy::Defer;
+                    }
                 }
                 return out;
             }
         }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
+    }
+
+    /// Nothing waits in this FQ-CoDel link's buckets.
+    #[inline(always)]
+    fn fq_codel_is_empty(&self) -> bool {
+        matches!(&self.queue, Queue::Aqm(a) if matches!(&a.state, AqmState::FqCodel(f) if f.is_empty()))
     }
 
     /// `start_service` on an FQ-CoDel link, inlined into `tx_done_aqm`
@@ -1923,6 +2095,114 @@ mod tests {
             assert_eq!(s.pkts, sent.len() as u64);
             assert_eq!(s.max_ns, 12_000 * (sent.len() as u64 - 1));
         }
+    }
+
+    /// FQ-CoDel's lazy dequeue at 1 Gbit/s (12 us per packet), 1 ms of
+    /// delay: a packet with nothing behind it, and a packet in the pipe
+    /// arriving after its service ends, goes into the pipe when it enters
+    /// service and its tx-done is held back (`TxDoneBy::Defer`); an
+    /// arrival during its service, or at its end (scheduled before the
+    /// service began), releases it; the first touch after the end ends the
+    /// service. Departures count when the service ends, as the tx-done
+    /// counted them.
+    #[test]
+    fn fq_codel_serves_a_packet_with_nothing_behind_it_lazily() {
+        use crate::packet::{PacketKind, PacketPool};
+        let q = QueueDiscipline::Aqm {
+            aqm: Box::new(Aqm::FqCodel(FqCodelParams::default())),
+            limit: QueueLimit::Packets(100),
+            ecn: false,
+        };
+        let mut l = link(q, 0.0);
+        let mut pool = PacketPool::default();
+        let offer = |l: &mut Link, now_ns: u64, pool: &mut PacketPool| {
+            let id = pool.insert(Packet::new(0, PacketKind::Data, Dir::Forward, 1500));
+            l.enqueue_aqm(now_ns, id, pool)
+        };
+        let service = |tx_done_ns, tx_done_by, arrival_ns| AqmService {
+            tx_done_ns,
+            tx_done_by,
+            arrival_ns,
+            freed: 0,
+        };
+        let (now, defer, release) = (TxDoneBy::Schedule, TxDoneBy::Defer, TxDoneBy::Release);
+        // Idle with an empty pipe: not lazy (the tx-done schedules the
+        // arrival, in its place among the events at that time).
+        assert_eq!(
+            offer(&mut l, 0, &mut pool),
+            service(Some(12_000), now, None)
+        );
+        assert_eq!(
+            l.tx_done_aqm(12_000, &mut pool),
+            service(None, now, Some(1_012_000))
+        );
+        // Idle, the pipe's head arriving later: into the pipe at once.
+        assert_eq!(
+            offer(&mut l, 20_000, &mut pool),
+            service(Some(32_000), defer, None)
+        );
+        // A reading or `advance` at the service's end finds it busy (an
+        // event at that time not releasing the tx-done was scheduled before
+        // it); the first after it ends it.
+        assert_eq!(l.queue_len(32_000), (0, 0));
+        assert_eq!(l.next_departure_ns(32_000), Some(32_000));
+        assert_eq!(l.counters.departed_pkts, 1);
+        l.advance(32_001);
+        assert_eq!(l.counters.departed_pkts, 2);
+        assert_eq!(l.next_departure_ns(32_001), None);
+        // During the service: its tx-done is released.
+        assert_eq!(
+            offer(&mut l, 40_000, &mut pool),
+            service(Some(52_000), defer, None)
+        );
+        assert_eq!(
+            offer(&mut l, 45_000, &mut pool),
+            service(Some(52_000), release, None)
+        );
+        assert_eq!(l.queue_len(45_000), (1, 1500));
+        // The tx-done counts packet 2 (already in the pipe) and serves
+        // packet 3 lazily: nothing is queued behind it.
+        assert_eq!(
+            l.tx_done_aqm(52_000, &mut pool),
+            service(Some(64_000), defer, None)
+        );
+        assert_eq!(l.counters.departed_pkts, 3);
+        // An arrival at the lazy end itself finds the link busy.
+        assert_eq!(
+            offer(&mut l, 64_000, &mut pool),
+            service(Some(64_000), release, None)
+        );
+        assert_eq!(
+            l.tx_done_aqm(64_000, &mut pool),
+            service(Some(76_000), defer, None)
+        );
+        // A held-back tx-done that an event at its time put in the queue.
+        assert_eq!(l.tx_done_aqm(76_000, &mut pool), AqmService::default());
+        assert_eq!(l.counters.departed_pkts, 5);
+        // The end of the run ends a service ending then.
+        assert_eq!(
+            offer(&mut l, 80_000, &mut pool),
+            service(Some(92_000), defer, None)
+        );
+        l.advance_to_end(92_000);
+        assert_eq!(l.counters.departed_pkts, 6);
+        let mut pipe = vec![];
+        while let Some(a) = l.next_arrival_ns() {
+            pipe.push((l.pop_arrival(a).id.0, a));
+        }
+        assert_eq!(
+            pipe,
+            [
+                (0, 1_012_000),
+                (1, 1_032_000),
+                (2, 1_052_000),
+                (3, 1_064_000),
+                (4, 1_076_000),
+                (5, 1_092_000)
+            ]
+        );
+        let s = l.take_sojourn().unwrap();
+        assert_eq!((s.pkts, s.sum_ns, s.max_ns), (6, 7_000, 7_000));
     }
 
     #[test]

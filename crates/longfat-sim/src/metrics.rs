@@ -293,11 +293,13 @@ impl Metrics {
 
     /// Closes the measurement window and builds the summary.
     pub fn finish(&mut self, end_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
+        // Every event at `end_ns` ran (a window started only now reads the
+        // links after them too).
+        for l in links.iter_mut() {
+            l.advance_to_end(end_ns);
+        }
         if self.window_start.is_none() {
             self.start_window(self.measure_from_ns.min(end_ns), links, flows);
-        }
-        for l in links.iter_mut() {
-            l.advance(end_ns);
         }
         let (t0, f0, l0) = self.window_start.take().expect("window started");
         let secs = (end_ns - t0) as f64 / NS_PER_SEC as f64;

@@ -6,7 +6,7 @@ use crate::budget::Estimate;
 use crate::capture::Captures;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
-use crate::link::{AqmService, Enqueued, Link, LinkSpec};
+use crate::link::{AqmService, Enqueued, Link, LinkSpec, TxDoneBy};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
@@ -284,6 +284,7 @@ impl Simulation {
         self.run_until(self.end_ns)
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkArrival(l) => self.on_link_arrival(l),
@@ -534,7 +535,12 @@ impl Simulation {
     fn aqm_service_inline(&mut self, l: u32, s: AqmService) {
         self.packets_held -= s.freed;
         if let Some(t) = s.tx_done_ns {
-            self.events.schedule(t, Event::LinkTxDone(l));
+            let ev = Event::LinkTxDone(l);
+            match s.tx_done_by {
+                TxDoneBy::Schedule => self.events.schedule(t, ev),
+                TxDoneBy::Defer => self.events.defer(self.now_ns, t, ev),
+                TxDoneBy::Release => self.events.release(t, ev),
+            }
         }
         if let Some(t) = s.arrival_ns {
             self.events.schedule(t, Event::LinkArrival(l));

@@ -138,6 +138,7 @@ impl Codel {
     /// packet (or call `on_empty`) at the same `now_ns`;
     /// [`Verdict::Congested`]: CE-mark it and send it; [`Verdict::Pass`]:
     /// send it.
+    #[inline(always)]
     pub fn on_dequeue(
         &mut self,
         now_ns: u64,

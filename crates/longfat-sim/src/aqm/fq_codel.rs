@@ -134,6 +134,7 @@ impl FqCodel {
 
     /// Queues `packet` in bucket `b` (RFC 8290 §4.1: a bucket not on
     /// either list joins the new-flows list with a full quantum).
+    #[inline(always)]
     pub fn enqueue(&mut self, b: u32, packet: Queued) {
         let bk = &mut self.buckets[b as usize];
         bk.q.push_back(packet);
@@ -269,6 +270,21 @@ impl FqCodel {
             let bk = &mut self.buckets[b as usize];
             bk.codel.on_empty();
             bk.list = List::None;
+        }
+    }
+
+    /// `go_idle` where the lists hold one new flow and no old one (a lazy
+    /// service begun by `serve_idle`), inlined; else `go_idle`.
+    #[inline(always)]
+    pub fn go_idle_from_one(&mut self) {
+        if self.old_flows.is_empty() && self.new_flows.len() == 1 {
+            let b = self.new_flows[0];
+            self.new_flows.clear();
+            let bk = &mut self.buckets[b as usize];
+            bk.codel.on_empty();
+            bk.list = List::None;
+        } else {
+            self.go_idle();
         }
     }
 

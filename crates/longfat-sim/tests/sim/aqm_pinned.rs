@@ -206,3 +206,60 @@ fn pinned_pie_four_flows() {
         ),
     );
 }
+
+/// Ties at the end of a lazy FQ-CoDel service (docs/performance.md,
+/// "FQ-CoDel per packet, round four"): a bottleneck delay of one data
+/// packet's serialization (120,160 ns), access links twice as fast, a
+/// reverse UDP stream of data-sized packets, and samples every 4,320 ns
+/// (one ACK's serialization), so arrivals and samples land on the very
+/// nanosecond a lazy service ends, some scheduled before it began and some
+/// during it. Pinned on 77bf91d (no lazy dequeue); aqm43's tie rules
+/// changed the series here.
+#[test]
+fn pinned_fq_codel_ties_at_lazy_ends() {
+    let toml = r#"
+        [network]
+        topology = "dumbbell"
+        [network.bottleneck]
+        rate = "100Mbps"
+        delay = "120160ns"
+        queue = "50pkt"
+        discipline = "fq_codel"
+        [network.bottleneck.aqm]
+        ecn = true
+        target = "1ms"
+        [network.access]
+        rate = "200Mbps"
+        delay = "0s"
+        [[flows]]
+        cc = "cubic"
+        count = 2
+        tcp = { profile = "linux", packet_size = "1502B", ecn = true }
+        [[flows]]
+        cc = "reno"
+        count = 2
+        tcp = { packet_size = "1502B", delayed_ack = false }
+        [[udp]]
+        pattern = "cbr"
+        rate = "12016000bps"
+        packet_size = "1502B"
+        from = 1
+        to = 0
+        [run]
+        duration = "1s"
+        seed = 5
+        measure_from = "0.120160s"
+        sample_interval = "4320ns"
+    "#;
+    check(
+        "fq_codel-ties",
+        toml,
+        (
+            &[
+                [50, 106, 31, 8321, 8322, 34285788682, 9606400],
+                [0, 0, 0, 7328, 7328, 44809520, 120080],
+            ],
+            0x6ec9c202ee8d0ead,
+        ),
+    );
+}
