@@ -284,7 +284,6 @@ impl Simulation {
         self.run_until(self.end_ns)
     }
 
-    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkArrival(l) => self.on_link_arrival(l),
