@@ -219,18 +219,22 @@ impl Captures {
         if sorted_and_seen {
             return Cow::Borrowed(records);
         }
-        let mut seen: Vec<Record> = records
-            .iter()
-            .filter(|r| r.t_ns <= self.until_ns)
-            .copied()
-            .collect();
+        let mut seen: Vec<Record> = self.seen(slot).copied().collect();
         seen.sort_by_key(|r| r.t_ns);
         Cow::Owned(seen)
     }
 
     /// Packets recorded for captured flow `slot`.
     pub fn packets(&self, slot: usize) -> usize {
-        self.records(slot).len()
+        self.seen(slot).count()
+    }
+
+    /// Captured flow `slot`'s records up to where the run has gone, in the
+    /// order they were taken (what counting and sizing need; writing needs
+    /// `records`).
+    fn seen(&self, slot: usize) -> impl Iterator<Item = &Record> {
+        let until = self.until_ns;
+        self.flows[slot].1.iter().filter(move |r| r.t_ns <= until)
     }
 
     /// Writes captured flow `slot` as pcapng.
@@ -246,8 +250,7 @@ impl Captures {
         let head = write_pcapng(t, self.tap, &[], Vec::new()).map_or(0, |v| v.len() as u64);
         let epb = |header_bytes: u64| 32 + header_bytes.next_multiple_of(4);
         head + self
-            .records(slot)
-            .iter()
+            .seen(slot)
             .map(|r| {
                 let sack = usize::from((r.bits >> SACK_SHIFT) & 3) as u64;
                 epb(14 + 20 + 32 + if sack > 0 { 4 + 8 * sack } else { 0 })
