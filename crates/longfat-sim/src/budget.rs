@@ -630,7 +630,8 @@ impl FedGroups {
 /// Each link's part in the engine's cut-through (`link::Cut`): a link that
 /// never queues and that one link feeds (`LinkFeeds::never_queues`) is
 /// handed its packets ahead of time if that feeder is a DropTail FIFO link
-/// whose packets all go on to it (none ends its route at the feeder, none
+/// (or an AQM link that corrupts nothing, handing a packet over when it
+/// enters service) whose packets all go on to it (none ends its route at the feeder, none
 /// goes elsewhere): two links in series, as a one-flow dumbbell's
 /// bottleneck and its receiver's link. A link that never queues is not
 /// itself a feeder, so a packet is handed ahead one hop at most.
@@ -649,7 +650,15 @@ pub fn cut_through(links: &[LinkSpec], flows: &[Flow]) -> Vec<Cut> {
         .zip(&fed_by)
         .zip(&feeds.feeder)
         .map(|((l, f), by)| {
-            matches!(l.queue, QueueDiscipline::DropTail(_)) && f.is_none() && *by != Feeder::Nothing
+            let queue_ok = match l.queue {
+                QueueDiscipline::DropTail(_) => true,
+                // An AQM link hands a packet over when it enters service
+                // (`link::HandOver`); a corrupted packet would have to be
+                // counted at the far end, so only one that corrupts none.
+                QueueDiscipline::Aqm { .. } => l.loss_prob <= 0.0,
+                _ => false,
+            };
+            queue_ok && f.is_none() && *by != Feeder::Nothing
         })
         .collect();
     // The one link each link's packets go on to.

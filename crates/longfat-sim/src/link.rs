@@ -324,7 +324,9 @@ pub enum Cut {
     /// Arrival events as usual.
     None,
     /// A FIFO link whose packets all go on to `Fed` links: it hands them
-    /// over at enqueue and takes no arrival events.
+    /// over at enqueue and takes no arrival events. Or an AQM link that
+    /// corrupts nothing: it hands a packet over when it enters service
+    /// (`Link::hand_over`), and its tx-done schedules nothing.
     Feeder,
     /// A FIFO link fed only by a `Feeder` link, that never queues: it gets
     /// its packets ahead of time (`Link::feed`), and its own enqueue is
@@ -343,6 +345,16 @@ pub struct AqmService {
     pub arrival_ns: Option<u64>,
     /// Packets the link dropped and freed from the pool: held no more.
     pub freed: u64,
+}
+
+/// A packet a feeding AQM link hands to its fed link when it enters
+/// service (its departure is fixed then): to enter the fed link at
+/// `enter_ns`, its far end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandOver {
+    pub id: PacketId,
+    pub size_bytes: u16,
+    pub enter_ns: u64,
 }
 
 /// How the engine schedules an AQM link's tx-done (`AqmService`): the
@@ -656,8 +668,9 @@ impl Link {
     }
 
     /// Sets the link's part in cut-through, before it carries any packet
-    /// (the engine's set-up, from `budget::cut_through`). A feeder and a
-    /// fed link must be DropTail FIFO links.
+    /// (the engine's set-up, from `budget::cut_through`). A fed link must
+    /// be a DropTail FIFO link; a feeder too, or an AQM link that corrupts
+    /// nothing (it hands a packet over when it enters service).
     pub fn set_cut(&mut self, cut: Cut) {
         if cut == Cut::None {
             return;
@@ -666,6 +679,11 @@ impl Link {
             self.ring.is_empty() && self.cut == Cut::None,
             "cut-through set once, on a link not yet used"
         );
+        if cut == Cut::Feeder && self.is_aqm() {
+            assert!(self.corruption.is_none(), "an AQM feeder corrupts nothing");
+            self.cut = cut;
+            return;
+        }
         let Queue::Fifo { busy_until_ns, .. } = self.queue else {
             panic!("cut-through on a link that is not a FIFO");
         };
@@ -861,6 +879,15 @@ impl Link {
     /// time is the tx-done's to give.
     #[inline(always)]
     fn serve_lazily(&mut self, end_ns: u64) -> bool {
+        let Queue::Aqm(a) = &mut self.queue else {
+            unreachable!("an AQM link")
+        };
+        if self.cut == Cut::Feeder {
+            // Handed over already (`HandOver`): its tx-done schedules
+            // nothing, whatever the pipe holds.
+            a.lazy_end_ns = end_ns;
+            return true;
+        }
         if self.ring.front().is_none_or(|h| h.arrive_ns <= end_ns) {
             return false;
         }
@@ -1470,7 +1497,8 @@ impl Link {
             debug_assert!(a.lazy_end_ns == LAZY_NONE || a.lazy_end_ns == now_ns);
             a.in_pipe = false;
             a.lazy_end_ns = LAZY_NONE;
-        } else {
+        } else if self.cut != Cut::Feeder {
+            // (A feeder handed it over when it entered service.)
             out.arrival_ns = self.push_to_pipe(now_ns, done);
         }
         if let Queue::Aqm(a) = &mut self.queue {
@@ -1495,6 +1523,22 @@ impl Link {
         }
         out.tx_done_ns = self.start_service(now_ns, pool, &mut out.freed);
         out
+    }
+
+    /// A feeding AQM link (`Cut::Feeder`): the packet that just entered
+    /// service, serialized until `end_ns`, to hand to its fed link now
+    /// (the engine's `feed`, as for a DropTail feeder's `Enqueued::Feed`).
+    #[inline(always)]
+    pub fn hand_over(&self, end_ns: u64) -> HandOver {
+        let Queue::Aqm(a) = &self.queue else {
+            unreachable!("an AQM link")
+        };
+        let p = a.in_service.as_ref().expect("a packet in service");
+        HandOver {
+            id: PacketId(p.handle),
+            size_bytes: p.size_bytes,
+            enter_ns: end_ns + self.delay_ns,
+        }
     }
 
     /// Nothing waits in this FQ-CoDel link's buckets.

@@ -6,7 +6,7 @@ use crate::budget::Estimate;
 use crate::capture::Captures;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
-use crate::link::{AqmService, Enqueued, Link, LinkSpec, TxDoneBy};
+use crate::link::{AqmService, Cut, Enqueued, Link, LinkSpec, TxDoneBy};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
@@ -539,6 +539,12 @@ impl Simulation {
                 TxDoneBy::Schedule => self.events.schedule(t, ev),
                 TxDoneBy::Defer => self.events.defer(self.now_ns, t, ev),
                 TxDoneBy::Release => self.events.release(t, ev),
+            }
+            // A packet entered service (not `Release`): a feeding AQM link
+            // hands it on now.
+            if s.tx_done_by != TxDoneBy::Release && self.links[l as usize].cut() == Cut::Feeder {
+                let h = self.links[l as usize].hand_over(t);
+                self.feed(h.id, h.size_bytes, h.enter_ns);
             }
         }
         if let Some(t) = s.arrival_ns {

@@ -30,6 +30,12 @@ fn dumbbell(cc: &str, bottleneck: &str, tcp: &str, run: &str) -> String {
 /// Steps both runs to the same times (an odd step, so that steps land
 /// between a packet's hand-over and its entry) and compares every link.
 fn same_at_every_step(text: &str) -> Simulation {
+    same_at_every_step_saving(text, 1, 4)
+}
+
+/// `same_at_every_step`, the cut run taking fewer than `num / den` of
+/// the events plus one in `den` (an AQM link keeps its tx-done events).
+fn same_at_every_step_saving(text: &str, num: u64, den: u64) -> Simulation {
     let mut cut = built(text, true);
     let mut plain = built(text, false);
     let cuts = |s: &Simulation| s.links.iter().map(|l| l.cut()).collect::<Vec<_>>();
@@ -56,7 +62,12 @@ fn same_at_every_step(text: &str) -> Simulation {
     let delivered = |s: &Simulation| s.flows[0].endpoints.counters().delivered_bytes;
     assert!(delivered(&cut) > 1_000_000, "{} bytes", delivered(&cut));
     // One event fewer per packet that crosses the pair.
-    assert!(cut.events_processed() < plain.events_processed() * 3 / 4);
+    assert!(
+        cut.events_processed() < plain.events_processed() * (den - num) / den,
+        "{} events against {}",
+        cut.events_processed(),
+        plain.events_processed()
+    );
     if let (Some(a), Some(b)) = (&cut.capture, &plain.capture) {
         let flows = a.flows().count();
         assert!(flows > 0);
@@ -175,4 +186,70 @@ fn a_slow_host_link_feeds_the_bottleneck() {
             "rate = \"40Mbps\"\ndelay = \"1ms\"\nqueue = \"60pkt\"",
         ),
     );
+}
+
+/// An FQ-CoDel bottleneck hands a packet to the receiver's link when it
+/// enters service (`link::HandOver`), the reverse one each ACK to the
+/// sender's: with ECN marks, CoDel drops, lazy services and their held-back
+/// tx-dones (`EventQueue::defer`), and a capture at the bottleneck.
+#[test]
+fn fq_codel_bottleneck_hands_over_at_service() {
+    let sim = same_at_every_step_saving(
+        &dumbbell(
+            "cubic",
+            "rate = \"100Mbps\"\ndelay = \"10ms\"\nqueue = \"1bdp\"\ndiscipline = \"fq_codel\"\n[network.bottleneck.aqm]\necn = true",
+            "profile = \"linux\"\npacket_size = \"1502B\"\necn = true\ndelayed_ack = false",
+            "duration = \"3s\"\nseed = 2\nmeasure_from = \"1s\"\nsample_interval = \"7ms\"\n\
+             pcap = [\"f\"]\npcap_tap = \"bottleneck\"",
+        ),
+        1,
+        5,
+    );
+    let role = |name: &str| sim.links[sim.link_index(name).unwrap()].cut();
+    assert_eq!(role("bottleneck"), Cut::Feeder);
+    assert_eq!(role("bottleneck.reverse"), Cut::Feeder);
+    let b = &sim.links[sim.link_index("bottleneck").unwrap()].counters;
+    assert!(b.ce_marks > 0, "{} marks", b.ce_marks);
+}
+
+/// FQ-CoDel without ECN (CoDel drops), a short buffer (overflow drops) and
+/// a zero-delay bottleneck, so that the fed link's entry is the end of the
+/// service itself; then CoDel, RED and PIE bottlenecks, which hand over
+/// from the same `begin_service`.
+#[test]
+fn aqm_bottlenecks_hand_over_at_service() {
+    for (bottleneck, saving) in [
+        ("rate = \"50Mbps\"\ndelay = \"0ms\"\nqueue = \"30pkt\"\ndiscipline = \"fq_codel\"", 5),
+        ("rate = \"100Mbps\"\ndelay = \"10ms\"\nqueue = \"1bdp\"\ndiscipline = \"codel\"", 5),
+        ("rate = \"100Mbps\"\ndelay = \"10ms\"\nqueue = \"1bdp\"\ndiscipline = \"red\"\n[network.bottleneck.aqm]\necn = true", 5),
+        ("rate = \"100Mbps\"\ndelay = \"10ms\"\nqueue = \"1bdp\"\ndiscipline = \"pie\"", 5),
+    ] {
+        let _ = same_at_every_step_saving(
+            &dumbbell(
+                "reno",
+                bottleneck,
+                "ecn = true",
+                "duration = \"2s\"\nseed = 4\nsample_interval = \"3ms\"",
+            ),
+            1,
+            saving,
+        );
+    }
+}
+
+/// A bottleneck that corrupts packets would have to count them at its
+/// far end: an AQM link with random loss hands nothing over.
+#[test]
+fn a_lossy_aqm_link_is_no_feeder() {
+    let sim = built(
+        &dumbbell(
+            "reno",
+            "rate = \"100Mbps\"\ndelay = \"10ms\"\nqueue = \"1bdp\"\ndiscipline = \"fq_codel\"\nloss = 0.001",
+            "",
+            "duration = \"1s\"",
+        ),
+        true,
+    );
+    let role = |name: &str| sim.links[sim.link_index(name).unwrap()].cut();
+    assert_eq!(role("bottleneck"), Cut::None);
 }
