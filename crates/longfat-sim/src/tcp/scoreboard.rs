@@ -81,16 +81,6 @@ pub struct Scoreboard {
     track_rates: bool,
 }
 
-impl Timed {
-    /// The new packet's rate record, filled in by `set_tx_rate` (out of
-    /// line: only a controller that reads rate samples keeps them).
-    #[cold]
-    #[inline(never)]
-    fn push_tx_rate(&mut self) {
-        self.tx_rate.push_back(TxRate::default());
-    }
-}
-
 /// What a scoreboard that keeps send times holds besides (see
 /// `Scoreboard::timed`).
 #[derive(Clone, Debug, Default)]
@@ -103,7 +93,8 @@ struct Timed {
     sack_log: Vec<LoggedDelivery>,
     cum_log: Vec<LoggedDelivery>,
     /// Rate records of packets rate_base..next (`track_rates`): `cum_ack`
-    /// leaves those it acknowledges to `take_rate_delivered`.
+    /// leaves those it acknowledges to `take_rate_delivered`, and a new
+    /// packet's record joins with `set_tx_rate`.
     tx_rate: VecDeque<TxRate>,
     rate_base: u64,
     /// The packets SACKed since the last `clear_delivered`, with their
@@ -183,9 +174,6 @@ impl Scoreboard {
         self.flags.push_back(0);
         if let Some(t) = self.timed.as_deref_mut() {
             t.xmit_ns.push_back(now_ns);
-            if self.track_rates {
-                t.push_tx_rate();
-            }
         }
         self.next += 1;
         seq
@@ -200,12 +188,18 @@ impl Scoreboard {
         self
     }
 
-    /// Packet `seq` (outstanding) left with the rate record `tx`.
+    /// Packet `seq` (outstanding) left with the rate record `tx`. A
+    /// scoreboard `with_rates` needs this for every new packet (`send_new`),
+    /// before the next one.
     #[inline]
     pub fn set_tx_rate(&mut self, seq: u64, tx: TxRate) {
         let t = self.t_mut();
         let i = (seq - t.rate_base) as usize;
-        t.tx_rate[i] = tx;
+        if i == t.tx_rate.len() {
+            t.tx_rate.push_back(tx); // a new packet
+        } else {
+            t.tx_rate[i] = tx;
+        }
     }
 
     /// Hands `f` the packets delivered since the last `clear_delivered`
