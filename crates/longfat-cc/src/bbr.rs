@@ -400,8 +400,6 @@ pub struct Bbr {
     inflight: u32,
     /// `tcp_jiffies32`.
     jiffies: u32,
-    /// `tp->tcp_mstamp` (µs).
-    now_us: u64,
     /// `sk->sk_pacing_rate` as the (bw, gain) it was computed from: Linux's
     /// value is `bbr_bw_to_pacing_rate(bw, gain)` with the connection's
     /// MSS, which the transport's [`CongestionControl::pacing_rate_bytes_per_sec`]
@@ -492,7 +490,6 @@ impl Bbr {
             delivered_mstamp_us: 0,
             inflight: 0,
             jiffies: 0,
-            now_us: 0,
             pacing_bw: 0,
             pacing_gain_set: 0,
             pacing_rate_now: 0,
@@ -653,6 +650,7 @@ impl Bbr {
     }
 
     /// `bbr_set_pacing_rate`: pacing only rises before the pipe is full.
+    #[inline]
     fn set_pacing_rate(&mut self, bw: u32, gain: u32) {
         if !self.has_seen_rtt && self.has_srtt {
             self.init_pacing_rate_from_rtt();
@@ -1196,7 +1194,6 @@ impl CongestionControl for Bbr {
         self.start(ack.now_ns);
         let r = &ack.rate;
         self.jiffies = (ack.now_ns / NS_PER_JIFFY) as u32;
-        self.now_us = ack.now_ns / 1_000;
         if ack.mss_bytes > 0 && ack.mss_bytes != self.mss {
             self.mss = ack.mss_bytes;
             self.refresh_pacing();
@@ -1282,9 +1279,9 @@ impl CongestionControl for Bbr {
             return;
         }
         self.jiffies = (now_ns / NS_PER_JIFFY) as u32;
-        self.now_us = now_ns / 1_000;
         self.idle_restart = true;
-        self.ack_epoch_mstamp = self.now_us;
+        // `tp->tcp_mstamp`, µs.
+        self.ack_epoch_mstamp = now_ns / 1_000;
         self.ack_epoch_acked = 0;
         if self.mode == Mode::ProbeBw {
             self.set_pacing_rate(self.bw(), BBR_UNIT);
