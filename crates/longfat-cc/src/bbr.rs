@@ -400,14 +400,18 @@ pub struct Bbr {
     inflight: u32,
     /// `tcp_jiffies32`.
     jiffies: u32,
-    /// `tp->tcp_mstamp` (µs).
-    now_us: u64,
     /// `sk->sk_pacing_rate` as the (bw, gain) it was computed from: Linux's
     /// value is `bbr_bw_to_pacing_rate(bw, gain)` with the connection's
     /// MSS, which the transport's [`CongestionControl::pacing_rate_bytes_per_sec`]
     /// passes in.
     pacing_bw: u32,
     pacing_gain_set: u32,
+    /// `sk->sk_pacing_rate` with `mss` and `bbr_tso_segs_goal`, worked out
+    /// again only when `pacing_bw`, `pacing_gain_set` or `mss` change
+    /// ([`Bbr::refresh_pacing`]): an ACK reads them up to six times, and
+    /// they change a few times a round.
+    pacing_rate_now: u64,
+    tso_segs_goal_now: u32,
     /// BBR asked the transport to mark the flight app-limited (PROBE_RTT:
     /// `tp->app_limited = (tp->delivered + tcp_packets_in_flight(tp)) ? : 1`).
     app_limited_mark: Option<u32>,
@@ -486,9 +490,10 @@ impl Bbr {
             delivered_mstamp_us: 0,
             inflight: 0,
             jiffies: 0,
-            now_us: 0,
             pacing_bw: 0,
             pacing_gain_set: 0,
+            pacing_rate_now: 0,
+            tso_segs_goal_now: 0,
             app_limited_mark: None,
             started: false,
             prior_cwnd: 0,
@@ -611,7 +616,19 @@ impl Bbr {
 
     /// `sk->sk_pacing_rate` with the connection's MSS.
     fn sk_pacing_rate(&self) -> u64 {
+        debug_assert_eq!(self.pacing_rate_now, self.sk_pacing_rate_formula());
+        self.pacing_rate_now
+    }
+
+    fn sk_pacing_rate_formula(&self) -> u64 {
         self.rate_bytes_per_sec(u64::from(self.pacing_bw), self.pacing_gain_set, self.mss)
+    }
+
+    /// Works out `pacing_rate_now` and `tso_segs_goal_now` again from
+    /// `pacing_bw`, `pacing_gain_set` and `mss`.
+    fn refresh_pacing(&mut self) {
+        self.pacing_rate_now = self.sk_pacing_rate_formula();
+        self.tso_segs_goal_now = self.tso_segs_goal_formula();
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain x cwnd / SRTT (1 ms
@@ -629,25 +646,37 @@ impl Bbr {
         // 256 packets/µs.
         self.pacing_bw = bw.min(u64::from(u32::MAX)) as u32;
         self.pacing_gain_set = self.cfg.high_gain;
+        self.refresh_pacing();
     }
 
     /// `bbr_set_pacing_rate`: pacing only rises before the pipe is full.
+    #[inline]
     fn set_pacing_rate(&mut self, bw: u32, gain: u32) {
         if !self.has_seen_rtt && self.has_srtt {
             self.init_pacing_rate_from_rtt();
         }
-        let mss = self.mss.max(1);
-        let rate = self.rate_bytes_per_sec(u64::from(bw), gain, mss);
-        let current = self.rate_bytes_per_sec(u64::from(self.pacing_bw), self.pacing_gain_set, mss);
-        if self.full_bw_reached || rate > current {
+        if (bw, gain) == (self.pacing_bw, self.pacing_gain_set) {
+            return; // the same rate either way
+        }
+        if self.full_bw_reached || {
+            let mss = self.mss.max(1);
+            let rate = self.rate_bytes_per_sec(u64::from(bw), gain, mss);
+            let current = if self.mss > 0 {
+                self.sk_pacing_rate()
+            } else {
+                self.rate_bytes_per_sec(u64::from(self.pacing_bw), self.pacing_gain_set, mss)
+            };
+            rate > current
+        } {
             self.pacing_bw = bw;
             self.pacing_gain_set = gain;
+            self.refresh_pacing();
         }
     }
 
     /// `bbr_min_tso_segs`.
     fn min_tso_segs(&self) -> u32 {
-        if self.sk_pacing_rate() < (MIN_TSO_RATE_BPS >> 3) {
+        if self.sk_pacing_rate_formula() < (MIN_TSO_RATE_BPS >> 3) {
             1
         } else {
             2
@@ -657,7 +686,12 @@ impl Bbr {
     /// `bbr_tso_segs_goal`: about 1 ms of data at the pacing rate
     /// (`sk_pacing_shift` 10), at most 64 KB, in segments.
     fn tso_segs_goal(&self) -> u32 {
-        let bytes = (self.sk_pacing_rate() >> PACING_SHIFT).min(TSO_MAX_BYTES) as u32;
+        debug_assert_eq!(self.tso_segs_goal_now, self.tso_segs_goal_formula());
+        self.tso_segs_goal_now
+    }
+
+    fn tso_segs_goal_formula(&self) -> u32 {
+        let bytes = (self.sk_pacing_rate_formula() >> PACING_SHIFT).min(TSO_MAX_BYTES) as u32;
         let segs = (bytes / self.mss.max(1)).max(self.min_tso_segs());
         segs.min(0x7F)
     }
@@ -1160,9 +1194,9 @@ impl CongestionControl for Bbr {
         self.start(ack.now_ns);
         let r = &ack.rate;
         self.jiffies = (ack.now_ns / NS_PER_JIFFY) as u32;
-        self.now_us = ack.now_ns / 1_000;
-        if ack.mss_bytes > 0 {
+        if ack.mss_bytes > 0 && ack.mss_bytes != self.mss {
             self.mss = ack.mss_bytes;
+            self.refresh_pacing();
         }
         if ack.rtt.smoothed_ns > 0 {
             self.has_srtt = true;
@@ -1223,6 +1257,9 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate_bytes_per_sec(&self, mss_bytes: u32) -> Option<u64> {
+        if mss_bytes == self.mss {
+            return Some(self.sk_pacing_rate());
+        }
         Some(self.rate_bytes_per_sec(u64::from(self.pacing_bw), self.pacing_gain_set, mss_bytes))
     }
 
@@ -1242,9 +1279,9 @@ impl CongestionControl for Bbr {
             return;
         }
         self.jiffies = (now_ns / NS_PER_JIFFY) as u32;
-        self.now_us = now_ns / 1_000;
         self.idle_restart = true;
-        self.ack_epoch_mstamp = self.now_us;
+        // `tp->tcp_mstamp`, µs.
+        self.ack_epoch_mstamp = now_ns / 1_000;
         self.ack_epoch_acked = 0;
         if self.mode == Mode::ProbeBw {
             self.set_pacing_rate(self.bw(), BBR_UNIT);

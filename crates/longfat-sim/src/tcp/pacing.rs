@@ -39,6 +39,8 @@ pub struct Pacer {
     rate_bytes_per_sec: u64,
     /// Segments per skb (`tcp_tso_autosize`; 1 outside `linux`).
     tso_segs: u64,
+    /// The MSS `tso_segs` was worked out for (at least 1; 0: none yet).
+    tso_mss_bytes: u64,
     /// `tp->tcp_wstamp_ns`: the earliest departure of the next skb.
     wstamp_ns: u64,
     /// The skb being sent: its packets and bytes so far, and the idle
@@ -58,6 +60,7 @@ impl Pacer {
             linux,
             rate_bytes_per_sec: u64::MAX,
             tso_segs: 1,
+            tso_mss_bytes: 0,
             wstamp_ns: 0,
             skb_pkts: 0,
             skb_bytes: 0,
@@ -102,11 +105,20 @@ impl Pacer {
     /// Sets the pacing rate; under `linux` the skb size follows it
     /// (`tcp_tso_autosize`: rate >> sk_pacing_shift bytes, at most 64 KB,
     /// at least 2 segments).
+    /// The same rate and MSS again (a controller's rate, BBR's, changes a
+    /// few times a round, and the send loop sets it on every call) change
+    /// nothing.
+    #[inline]
     pub fn set_rate(&mut self, rate_bytes_per_sec: u64, mss_bytes: u64) {
+        let mss_bytes = mss_bytes.max(1);
+        if rate_bytes_per_sec == self.rate_bytes_per_sec && mss_bytes == self.tso_mss_bytes {
+            return;
+        }
         self.rate_bytes_per_sec = rate_bytes_per_sec;
+        self.tso_mss_bytes = mss_bytes;
         if self.linux {
             let bytes = (rate_bytes_per_sec >> PACING_SHIFT).min(GSO_MAX_BYTES);
-            self.tso_segs = (bytes / mss_bytes.max(1)).max(MIN_TSO_SEGS);
+            self.tso_segs = (bytes / mss_bytes).max(MIN_TSO_SEGS);
         }
     }
 
@@ -255,6 +267,13 @@ mod tests {
         p.set_rate(100_000, 1448);
         assert_eq!(p.tso_segs(), 2);
         p.set_rate(1_250_000_000, 1448); // 10 Gbit/s: capped at 64 KB
+        assert_eq!(p.tso_segs(), 65_536 / 1448);
+        // The same rate with another MSS is worked out again.
+        p.set_rate(1_250_000_000, 1000);
+        assert_eq!(p.tso_segs(), 65);
+        // The first rate set is worked out, even if it is the initial one.
+        let mut p = Pacer::new(true);
+        p.set_rate(u64::MAX, 1448);
         assert_eq!(p.tso_segs(), 65_536 / 1448);
     }
 

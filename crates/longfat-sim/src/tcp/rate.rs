@@ -135,7 +135,7 @@ impl RateEstimator {
         min_rtt_ns: Option<u64>,
         rtt_ns: u64,
         prior_in_flight_pkts: u64,
-    ) -> RateSample {
+    ) -> &RateSample {
         self.delivered_pkts += delivered_pkts;
         // Clear app-limited once the bubble is delivered and gone.
         if self.app_limited_until != 0 && self.delivered_pkts > self.app_limited_until {
@@ -145,7 +145,9 @@ impl RateEstimator {
             self.delivered_ns = now_ns;
         }
         let clamp32 = |v: u64| v.min(u64::from(u32::MAX)) as u32;
-        let mut rs = RateSample {
+        // Built where it is kept (not on the stack and copied: 96 bytes).
+        let rs = &mut self.sample;
+        *rs = RateSample {
             valid: false,
             delivered_pkts: 0,
             interval_ns: 0,
@@ -173,7 +175,6 @@ impl RateEstimator {
                 rs.valid = interval_ns > 0;
             }
         }
-        self.sample = rs;
         rs
     }
 
@@ -220,7 +221,7 @@ mod tests {
                 tx,
             });
         }
-        r.generate(now, txs.len() as u64, 0, Some(10 * MS), 0, 0)
+        *r.generate(now, txs.len() as u64, 0, Some(10 * MS), 0, 0)
     }
 
     /// The newest-sent packet's record wins over an older one delivered

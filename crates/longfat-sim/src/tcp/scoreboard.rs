@@ -81,16 +81,6 @@ pub struct Scoreboard {
     track_rates: bool,
 }
 
-impl Timed {
-    /// The new packet's rate record, filled in by `set_tx_rate` (out of
-    /// line: only a controller that reads rate samples keeps them).
-    #[cold]
-    #[inline(never)]
-    fn push_tx_rate(&mut self) {
-        self.tx_rate.push_back(TxRate::default());
-    }
-}
-
 /// What a scoreboard that keeps send times holds besides (see
 /// `Scoreboard::timed`).
 #[derive(Clone, Debug, Default)]
@@ -102,10 +92,13 @@ struct Timed {
     /// retransmitted: Linux's `TCPCB_RETRANS`). Reused, never freed.
     sack_log: Vec<LoggedDelivery>,
     cum_log: Vec<LoggedDelivery>,
-    /// Rate records of packets base..next (`track_rates`).
+    /// Rate records of packets rate_base..next (`track_rates`): `cum_ack`
+    /// leaves those it acknowledges to `take_rate_delivered`, and a new
+    /// packet's record joins with `set_tx_rate`.
     tx_rate: VecDeque<TxRate>,
-    /// The packets delivered since the last `clear_delivered`, in the
-    /// order met (SACKed, then cumulatively acknowledged). Reused.
+    rate_base: u64,
+    /// The packets SACKed since the last `clear_delivered`, with their
+    /// rate records, in the order met. Reused.
     rate_log: Vec<Delivered>,
 }
 
@@ -181,9 +174,6 @@ impl Scoreboard {
         self.flags.push_back(0);
         if let Some(t) = self.timed.as_deref_mut() {
             t.xmit_ns.push_back(now_ns);
-            if self.track_rates {
-                t.push_tx_rate();
-            }
         }
         self.next += 1;
         seq
@@ -198,20 +188,56 @@ impl Scoreboard {
         self
     }
 
-    /// Packet `seq` (outstanding) left with the rate record `tx`.
+    /// Packet `seq` (outstanding) left with the rate record `tx`. A
+    /// scoreboard `with_rates` needs this for every new packet (`send_new`),
+    /// before the next one.
     #[inline]
     pub fn set_tx_rate(&mut self, seq: u64, tx: TxRate) {
-        let i = (seq - self.base) as usize;
-        self.t_mut().tx_rate[i] = tx;
+        let t = self.t_mut();
+        let i = (seq - t.rate_base) as usize;
+        if i == t.tx_rate.len() {
+            t.tx_rate.push_back(tx); // a new packet
+        } else {
+            t.tx_rate[i] = tx;
+        }
     }
 
-    /// The packets delivered since the last `clear_delivered`, with their
-    /// rate records (empty unless `with_rates`).
-    pub fn rate_delivered(&self) -> &[Delivered] {
-        match &self.timed {
-            Some(t) => &t.rate_log,
-            None => &[],
+    /// Hands `f` the packets delivered since the last `clear_delivered`
+    /// with their rate records, in the order met: the SACKed ones, then
+    /// those the cumulative ACK delivered (not SACKed before), in order;
+    /// then drops the rate records of every packet below SND.UNA. A
+    /// scoreboard `with_rates` needs this once after each `cum_ack` that
+    /// advances (nothing without `with_rates`).
+    #[inline]
+    pub fn take_rate_delivered(&mut self, mut f: impl FnMut(&Delivered)) {
+        let Some(t) = self.timed.as_deref_mut() else {
+            return;
+        };
+        for d in &t.rate_log {
+            f(d);
         }
+        // `cum_log` holds exactly the packets `cum_ack` delivered, in
+        // order, with their send times and retransmission flags; their
+        // records are still at the front of `tx_rate`.
+        let first = t.rate_base;
+        for &(xmit_ns, seq, retransmitted) in &t.cum_log {
+            f(&Delivered {
+                xmit_ns,
+                seq,
+                retransmitted,
+                tx: t.tx_rate[(seq - first) as usize],
+            });
+        }
+        match self.base - first {
+            0 => {}
+            1 => {
+                t.tx_rate.pop_front();
+            }
+            n => {
+                t.tx_rate.drain(..n as usize);
+            }
+        }
+        t.rate_base = self.base;
     }
 
     /// When packet `seq` (outstanding) was last sent.
@@ -386,9 +412,8 @@ impl Scoreboard {
     #[cold]
     #[inline(never)]
     fn log_sacked_rate(&mut self, seq: u64, xmit_ns: u64, old: u8) {
-        let i = (seq - self.base) as usize;
         let t = self.t_mut();
-        let tx = t.tx_rate[i];
+        let tx = t.tx_rate[(seq - t.rate_base) as usize];
         t.rate_log.push(Delivered {
             xmit_ns,
             seq,
@@ -532,27 +557,6 @@ impl Scoreboard {
         self.held[slot] = (lo, hi);
     }
 
-    /// The rate records of the `advanced` packets from `base` on leave with
-    /// the cumulative ACK; those not SACKed before go into the rate log, in
-    /// order (before `cum_ack` pops their flags and send times).
-    #[cold]
-    #[inline(never)]
-    fn log_cum_acked_rates(&mut self, advanced: u64) {
-        let t = self.timed.as_deref_mut().expect("rates keep send times");
-        for i in 0..advanced {
-            let tx = t.tx_rate.pop_front().expect("records cover base..next");
-            let f = self.flags[i as usize];
-            if f & SACKED == 0 {
-                t.rate_log.push(Delivered {
-                    xmit_ns: t.xmit_ns[i as usize],
-                    seq: self.base + i,
-                    retransmitted: f & (RETRANS | EVER_RETRANS) != 0,
-                    tx,
-                });
-            }
-        }
-    }
-
     /// Moves SND.UNA to `ack`. Returns (packets the cumulative ACK advanced,
     /// of those the ones not SACKed before). Inlined into the sender's ACK
     /// path, its one caller (callgrind: 0.45 % fewer instructions).
@@ -563,9 +567,6 @@ impl Scoreboard {
             return (0, 0);
         }
         let advanced = ack - self.base;
-        if self.track_rates {
-            self.log_cum_acked_rates(advanced);
-        }
         let mut fresh = 0;
         for i in 0..advanced {
             let f = self.flags.pop_front().expect("flags cover base..next");
@@ -747,7 +748,8 @@ impl Scoreboard {
             assert_eq!(self.t().xmit_ns.len() as u64, self.outstanding());
         }
         if self.track_rates {
-            assert_eq!(self.t().tx_rate.len() as u64, self.outstanding());
+            let t = self.t();
+            assert_eq!(t.tx_rate.len() as u64, self.next - t.rate_base);
         }
         assert_eq!(
             (s, l, r),

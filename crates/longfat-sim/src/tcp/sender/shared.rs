@@ -1153,7 +1153,7 @@ impl SenderCore {
         };
         rate.begin_ack();
         let (mut sack_xmit, mut cum_xmit, mut cum_rtx) = (None, None, false);
-        for d in self.sb.rate_delivered() {
+        self.sb.take_rate_delivered(|d| {
             rate.on_delivered(d);
             if d.seq < ack.seq {
                 cum_xmit = Some(d.xmit_ns);
@@ -1161,7 +1161,7 @@ impl SenderCore {
             } else if !d.retransmitted {
                 sack_xmit = Some(d.xmit_ns);
             }
-        }
+        });
         let from_send = sack_xmit.or(if cum_rtx { None } else { cum_xmit });
         self.rate_rtt_ns = match from_send {
             Some(x) => now_ns.saturating_sub(x),
