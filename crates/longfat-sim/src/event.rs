@@ -412,6 +412,23 @@ impl EventQueue {
         Some((t, PackedEvent(ev)))
     }
 
+    /// Whether the queue gives hints (`take_hint`).
+    pub fn gives_hints(&self) -> bool {
+        matches!(self.heap, Far::Radix(_))
+    }
+
+    /// The far event that will come next, once after each far event popped
+    /// (radix heap only): at 100,000 flows about fifteen events ahead, time
+    /// enough to load its state into the cache. A hint: the order of events
+    /// is unchanged.
+    #[inline(always)]
+    pub fn take_hint(&mut self) -> Option<PackedEvent> {
+        match &mut self.heap {
+            Far::Radix(r) => r.hint.take().map(PackedEvent),
+            Far::Heap(_) => None,
+        }
+    }
+
     /// Events pending (not counting those held back, `defer`).
     pub fn len(&self) -> usize {
         self.near_len + self.heap.len()
@@ -519,6 +536,9 @@ struct RadixHeap {
     min_bucket: usize,
     min_pos: usize,
     len: usize,
+    /// The event of the least key after the last pop, until the engine
+    /// takes it (`EventQueue::take_hint`).
+    hint: Option<u64>,
 }
 
 impl Default for RadixHeap {
@@ -531,6 +551,7 @@ impl Default for RadixHeap {
             min_bucket: 0,
             min_pos: 0,
             len: 0,
+            hint: None,
         }
     }
 }
@@ -583,6 +604,9 @@ impl RadixHeap {
             self.occupied &= !(1 << b);
         }
         self.find_min();
+        if self.len > 0 {
+            self.hint = Some(self.buckets[self.min_bucket][self.min_pos].ev);
+        }
         Some((k, ev))
     }
 

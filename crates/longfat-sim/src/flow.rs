@@ -120,6 +120,34 @@ impl Endpoints {
         }
     }
 
+    /// Starts loading a TCP receiver's state (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch_receiver(&self) {
+        if let Self::Tcp { receiver, .. } = self {
+            crate::prefetch::prefetch_bytes(receiver, std::mem::size_of::<TcpReceiver>());
+        }
+    }
+
+    /// Starts loading what a TCP sender's ACK reads outside its record
+    /// (read from the record, which `prefetch` loaded an event before).
+    #[inline(always)]
+    pub fn prefetch_sender_heap(&self) {
+        if let Self::Tcp { sender, .. } = self {
+            sender.prefetch_heap();
+        }
+    }
+
+    /// Starts loading a TCP sender's state (`sender`) or its receiver's.
+    #[inline(always)]
+    pub fn prefetch(&self, sender: bool) {
+        match self {
+            Self::Tcp { sender: s, .. } if sender => {
+                crate::prefetch::prefetch_bytes(s, std::mem::size_of::<TcpSender>())
+            }
+            _ => self.prefetch_receiver(),
+        }
+    }
+
     /// Packet `p` reached this flow's end of its route: data at the
     /// receiver, an ACK at the sender.
     #[inline(always)]

@@ -1732,7 +1732,24 @@ impl Link {
             intact: !head.corrupted,
             next_arrival_ns: (len > 0).then(|| self.ring[0].arrive_ns),
             upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
+            soon: (len > PREFETCH_AHEAD / 4).then(|| self.ring[PREFETCH_AHEAD / 4].id),
+            sooner: (len > PREFETCH_AHEAD / 8).then(|| self.ring[PREFETCH_AHEAD / 8].id),
+            next: (len > 0).then(|| self.ring[0].id),
         }
+    }
+
+    /// Hints the cache to load the slot at the head of the pipe and the one
+    /// after the tail (where the next packet offered goes).
+    #[inline(always)]
+    pub fn prefetch_ends(&self) {
+        self.ring.prefetch(0);
+        self.ring.prefetch(self.ring.len);
+    }
+
+    /// The packet at the head of the pipe (None: pipe empty).
+    #[inline(always)]
+    pub fn head_packet(&self) -> Option<PacketId> {
+        self.ring.front().map(|s| s.id)
     }
 
     /// When the head of the pipe reaches the far end (None: pipe empty).
@@ -1797,6 +1814,14 @@ pub struct Arrival {
     /// The packet `PREFETCH_AHEAD / 2` places behind the new head, whose
     /// body the engine should start loading.
     pub upcoming: Option<PacketId>,
+    /// The packet `PREFETCH_AHEAD / 4` places behind the new head (its body
+    /// loaded by now), whose next hop the engine should start loading.
+    pub soon: Option<PacketId>,
+    /// The packet `PREFETCH_AHEAD / 8` places behind the new head, whose
+    /// next hop's ring slots the engine should start loading.
+    pub sooner: Option<PacketId>,
+    /// The new head (None: pipe empty).
+    pub next: Option<PacketId>,
 }
 
 #[cfg(test)]

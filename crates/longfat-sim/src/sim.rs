@@ -107,6 +107,15 @@ pub struct Simulation {
     /// The packets links hold, by handle.
     packets: PacketPool,
     routes: RouteTable,
+    /// For a link that delivers to a host, the flow and which end (`2 f + 1`
+    /// its sender, `2 f` its receiver; `u32::MAX` otherwise), so that the
+    /// engine can load the endpoint before the event (`prefetch_ahead`).
+    /// Only runs with a radix heap (100,000 pending events and more) have it.
+    link_endpoint: Vec<u32>,
+    /// `prefetch_ahead`'s second step (a link and its host's first link)
+    /// and third (a link whose head packet to load).
+    hint_slots: Option<(u32, u32)>,
+    hint_body: Option<u32>,
     pub metrics: Metrics,
     events_processed: u64,
     /// Packets held by links now (queued, in service or propagating), and
@@ -180,6 +189,20 @@ impl Simulation {
         );
         let timer_at = vec![[u64::MAX; TIMER_KINDS]; flows.len()];
         let routes = RouteTable::new(&flows);
+        let link_endpoint = if events.gives_hints() {
+            let mut e = vec![u32::MAX; links.len()];
+            for (i, f) in flows.iter().enumerate() {
+                if let Some(&l) = f.fwd.last() {
+                    e[l as usize] = 2 * i as u32;
+                }
+                if let Some(&l) = f.bwd.last() {
+                    e[l as usize] = 2 * i as u32 + 1;
+                }
+            }
+            e
+        } else {
+            Vec::new()
+        };
         Self {
             now_ns: 0,
             end_ns: duration_ns,
@@ -192,6 +215,9 @@ impl Simulation {
             out: Outbox::default(),
             packets: PacketPool::default(),
             routes,
+            link_endpoint,
+            hint_slots: None,
+            hint_body: None,
             metrics,
             events_processed: 0,
             packets_held: 0,
@@ -264,6 +290,9 @@ impl Simulation {
             self.events_left -= 1;
             self.now_ns = t;
             self.events_processed += 1;
+            if self.prefetching() {
+                self.prefetch_ahead();
+            }
             match ev.link_arrival() {
                 Some(l) => self.on_link_arrival(l),
                 None => self.dispatch(ev.unpack()),
@@ -323,6 +352,19 @@ impl Simulation {
         if let Some(soon) = a.upcoming {
             self.packets.prefetch(soon);
         }
+        if self.prefetching() {
+            if let Some(s) = a.soon {
+                self.prefetch_next_hop(s);
+            }
+            if let Some(s) = a.sooner {
+                self.prefetch_next_slots(s);
+            }
+            // A short pipe (a host's link): the next packet's body, which
+            // `upcoming` leaves out.
+            if let (None, Some(n)) = (a.upcoming, a.next) {
+                self.packets.prefetch(n);
+            }
+        }
         if let Some(t) = a.next_arrival_ns {
             self.events.schedule(t, Event::LinkArrival(l));
         }
@@ -331,6 +373,119 @@ impl Simulation {
             self.forward(a.id);
         } else {
             self.packets.remove(a.id);
+        }
+    }
+
+    /// Whether the run loads flows' state ahead of its events: only runs
+    /// with a radix heap (100,000 pending events and more, about 20,000
+    /// dumbbell flows), whose state fits no cache; below that the hints
+    /// would cost instructions and save nothing.
+    #[inline(always)]
+    fn prefetching(&self) -> bool {
+        !self.link_endpoint.is_empty()
+    }
+
+    /// Starts loading the link packet `id` goes to next (it is a few places
+    /// behind the head of a pipe): at very many flows that link is a
+    /// different flow's each time, and not in the cache.
+    #[inline(always)]
+    fn prefetch_next_hop(&self, id: PacketId) {
+        let p = self.packets.get(id);
+        let l = self.routes.at(p.flow, p.dir, usize::from(p.hop) + 1);
+        if l == RouteTable::END {
+            return;
+        }
+        let link_bytes = std::mem::size_of::<crate::link::Link>();
+        crate::prefetch::prefetch_bytes(&self.links[l as usize], link_bytes);
+        // A data packet whose next link is its last: its receiver, and the
+        // link its ACK will take.
+        if p.kind == PacketKind::Data
+            && self.routes.at(p.flow, p.dir, usize::from(p.hop) + 2) == RouteTable::END
+        {
+            self.flows[p.flow as usize].endpoints.prefetch_receiver();
+            let back = self.routes.at(p.flow, Dir::Backward, 0);
+            crate::prefetch::prefetch_bytes(&self.links[back as usize], link_bytes);
+        }
+    }
+
+    /// The second step of `prefetch_next_hop`, two packets later: the slot
+    /// of the next link's ring that packet `id` will take (and its ACK's
+    /// link's), read from the link's lines loaded by then.
+    #[inline(always)]
+    fn prefetch_next_slots(&self, id: PacketId) {
+        let p = self.packets.get(id);
+        let l = self.routes.at(p.flow, p.dir, usize::from(p.hop) + 1);
+        if l == RouteTable::END {
+            return;
+        }
+        self.links[l as usize].prefetch_ends();
+        if p.kind == PacketKind::Data
+            && self.routes.at(p.flow, p.dir, usize::from(p.hop) + 2) == RouteTable::END
+        {
+            let back = self.routes.at(p.flow, Dir::Backward, 0);
+            self.links[back as usize].prefetch_ends();
+        }
+    }
+
+    /// Loads into the cache, in three steps an event apart, what the event
+    /// queue's next far event will touch (`EventQueue::take_hint`, about
+    /// fifteen events ahead at 100,000 flows): first the link's lines and,
+    /// where its far end is a host, the endpoint and the host's first link;
+    /// then the ring's head slot and the first link's tail slot (their
+    /// addresses read from the lines loaded); then the head packet's body.
+    /// Only runs with a radix heap do this: their state does not fit any
+    /// cache. Hints only: nothing here changes a result.
+    #[inline(never)]
+    fn prefetch_ahead(&mut self) {
+        use crate::prefetch::{prefetch, prefetch_bytes};
+        let link_bytes = std::mem::size_of::<Link>();
+        if let Some(l) = self.hint_body.take() {
+            if let Some(id) = self.links[l as usize].head_packet() {
+                self.packets.prefetch(id);
+            }
+        }
+        if let Some((l, up)) = self.hint_slots.take() {
+            let e = self.link_endpoint[l as usize];
+            if e != u32::MAX && e & 1 == 1 {
+                self.flows[(e >> 1) as usize]
+                    .endpoints
+                    .prefetch_sender_heap();
+            }
+            self.links[l as usize].prefetch_ends();
+            if up != u32::MAX {
+                self.links[up as usize].prefetch_ends();
+            }
+            self.hint_body = Some(l);
+        }
+        let Some(ev) = self.events.take_hint() else {
+            return;
+        };
+        match ev.link_arrival() {
+            Some(l) => {
+                prefetch_bytes(&self.links[l as usize], link_bytes);
+                let e = self.link_endpoint[l as usize];
+                let mut up = u32::MAX;
+                if e != u32::MAX {
+                    let f = e >> 1;
+                    self.flows[f as usize].endpoints.prefetch(e & 1 == 1);
+                    up = self.routes.at(
+                        f,
+                        if e & 1 == 1 {
+                            Dir::Forward
+                        } else {
+                            Dir::Backward
+                        },
+                        0,
+                    );
+                    prefetch_bytes(&self.links[up as usize], link_bytes);
+                }
+                self.hint_slots = Some((l, up));
+            }
+            None => {
+                if let Event::Timer(f, _) = ev.unpack() {
+                    prefetch(self.timer_at.get(f as usize));
+                }
+            }
         }
     }
 

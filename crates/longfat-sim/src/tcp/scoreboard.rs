@@ -103,6 +103,13 @@ struct Timed {
 }
 
 impl Scoreboard {
+    /// Hints the cache to load the flags of the oldest packets in flight,
+    /// the first an ACK reads.
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        crate::prefetch::prefetch(self.flags.front());
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

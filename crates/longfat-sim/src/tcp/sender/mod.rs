@@ -76,6 +76,15 @@ impl Deref for TcpSender {
 }
 
 impl TcpSender {
+    /// Hints the cache to load what an ACK reads outside the sender's own
+    /// record: its controller and its scoreboard's oldest flags.
+    #[inline(always)]
+    pub fn prefetch_heap(&self) {
+        let cc: &dyn CongestionControl = &*self.core.cc;
+        crate::prefetch::prefetch_bytes(cc, 128);
+        self.core.sb.prefetch();
+    }
+
     pub fn new(
         flow: u32,
         cfg: impl Into<Arc<TcpConfig>>,
