@@ -290,7 +290,7 @@ struct Waiting {
 /// prefetch the 100,000-flow cut ran 25-30 % slower in wall time, which
 /// cachegrind, modelling no prefetch, does not show: docs/performance.md,
 /// session 43.)
-const PREFETCH_AHEAD: usize = 16;
+pub const PREFETCH_AHEAD: usize = 16;
 
 /// What the caller must schedule after `enqueue`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1732,9 +1732,6 @@ impl Link {
             intact: !head.corrupted,
             next_arrival_ns: (len > 0).then(|| self.ring[0].arrive_ns),
             upcoming: (len > PREFETCH_AHEAD / 2).then(|| self.ring[PREFETCH_AHEAD / 2].id),
-            soon: (len > PREFETCH_AHEAD / 4).then(|| self.ring[PREFETCH_AHEAD / 4].id),
-            sooner: (len > PREFETCH_AHEAD / 8).then(|| self.ring[PREFETCH_AHEAD / 8].id),
-            next: (len > 0).then(|| self.ring[0].id),
         }
     }
 
@@ -1749,7 +1746,13 @@ impl Link {
     /// The packet at the head of the pipe (None: pipe empty).
     #[inline(always)]
     pub fn head_packet(&self) -> Option<PacketId> {
-        self.ring.front().map(|s| s.id)
+        self.packet_behind_head(0)
+    }
+
+    /// The packet `i` places behind the head of the pipe (None: fewer held).
+    #[inline(always)]
+    pub fn packet_behind_head(&self, i: usize) -> Option<PacketId> {
+        self.ring.get(i).map(|s| s.id)
     }
 
     /// When the head of the pipe reaches the far end (None: pipe empty).
@@ -1814,14 +1817,6 @@ pub struct Arrival {
     /// The packet `PREFETCH_AHEAD / 2` places behind the new head, whose
     /// body the engine should start loading.
     pub upcoming: Option<PacketId>,
-    /// The packet `PREFETCH_AHEAD / 4` places behind the new head (its body
-    /// loaded by now), whose next hop the engine should start loading.
-    pub soon: Option<PacketId>,
-    /// The packet `PREFETCH_AHEAD / 8` places behind the new head, whose
-    /// next hop's ring slots the engine should start loading.
-    pub sooner: Option<PacketId>,
-    /// The new head (None: pipe empty).
-    pub next: Option<PacketId>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::budget::Estimate;
 use crate::capture::Captures;
 use crate::event::{Event, EventQueue, TimerKind, TIMER_KINDS};
 use crate::flow::Flow;
-use crate::link::{AqmService, Cut, Enqueued, Link, LinkSpec, TxDoneBy};
+use crate::link::{AqmService, Cut, Enqueued, Link, LinkSpec, TxDoneBy, PREFETCH_AHEAD};
 use crate::metrics::Metrics;
 use crate::outbox::Outbox;
 use crate::packet::{Dir, PacketId, PacketKind, PacketPool};
@@ -267,6 +267,30 @@ impl Simulation {
     pub fn run_until_limited(&mut self, until_ns: u64, max_events: u64) -> RunStatus {
         let until = until_ns.min(self.end_ns);
         self.events_left = if self.over_budget() { 0 } else { max_events };
+        let stopped = if self.prefetching() {
+            self.run_events::<true>(until)
+        } else {
+            self.run_events::<false>(until)
+        };
+        if let Some(status) = stopped {
+            return status;
+        }
+        self.now_ns = self.now_ns.max(until);
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.run_until(self.now_ns);
+        }
+        if self.now_ns >= self.end_ns && !self.metrics.finished() {
+            self.metrics
+                .finish(self.end_ns, &mut self.links, &self.link_specs, &self.flows);
+        }
+        RunStatus::Reached
+    }
+
+    /// The event loop of `run_until_limited`, one copy with the cache hints
+    /// of very many flows (`prefetching`) and one without, so that smaller
+    /// runs do not test for them on every event. Some: stopped by the event
+    /// budget or the packet limit with events due.
+    fn run_events<const PREFETCH: bool>(&mut self, until: u64) -> Option<RunStatus> {
         loop {
             // Checked before the next event is taken, so a stop leaves it
             // pending.
@@ -280,33 +304,22 @@ impl Simulation {
                     if let Some(c) = self.capture.as_deref_mut() {
                         c.run_until(self.now_ns);
                     }
-                    return status;
+                    return Some(status);
                 }
-                break;
+                return None;
             }
-            let Some((t, ev)) = self.events.pop_due(until) else {
-                break;
-            };
+            let (t, ev) = self.events.pop_due(until)?;
             self.events_left -= 1;
             self.now_ns = t;
             self.events_processed += 1;
-            if self.prefetching() {
+            if PREFETCH {
                 self.prefetch_ahead();
             }
             match ev.link_arrival() {
-                Some(l) => self.on_link_arrival(l),
+                Some(l) => self.on_link_arrival::<PREFETCH>(l),
                 None => self.dispatch(ev.unpack()),
             }
         }
-        self.now_ns = self.now_ns.max(until);
-        if let Some(c) = self.capture.as_deref_mut() {
-            c.run_until(self.now_ns);
-        }
-        if self.now_ns >= self.end_ns && !self.metrics.finished() {
-            self.metrics
-                .finish(self.end_ns, &mut self.links, &self.link_specs, &self.flows);
-        }
-        RunStatus::Reached
     }
 
     pub fn run(&mut self) -> RunStatus {
@@ -315,7 +328,7 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::LinkArrival(l) => self.on_link_arrival(l),
+            Event::LinkArrival(l) => self.on_link_arrival::<false>(l),
             Event::LinkTxDone(l) if self.links[l as usize].is_aqm() => {
                 let s = self.links[l as usize].tx_done_aqm(self.now_ns, &mut self.packets);
                 self.aqm_service(l, s);
@@ -347,23 +360,13 @@ impl Simulation {
 
     /// The packet at the head of link `l`'s pipe reaches the far end.
     #[inline(always)]
-    fn on_link_arrival(&mut self, l: u32) {
+    fn on_link_arrival<const PREFETCH: bool>(&mut self, l: u32) {
         let a = self.links[l as usize].pop_arrival(self.now_ns);
         if let Some(soon) = a.upcoming {
             self.packets.prefetch(soon);
         }
-        if self.prefetching() {
-            if let Some(s) = a.soon {
-                self.prefetch_next_hop(s);
-            }
-            if let Some(s) = a.sooner {
-                self.prefetch_next_slots(s);
-            }
-            // A short pipe (a host's link): the next packet's body, which
-            // `upcoming` leaves out.
-            if let (None, Some(n)) = (a.upcoming, a.next) {
-                self.packets.prefetch(n);
-            }
+        if PREFETCH {
+            self.prefetch_behind(l, a.upcoming.is_none());
         }
         if let Some(t) = a.next_arrival_ns {
             self.events.schedule(t, Event::LinkArrival(l));
@@ -383,6 +386,27 @@ impl Simulation {
     #[inline(always)]
     fn prefetching(&self) -> bool {
         !self.link_endpoint.is_empty()
+    }
+
+    /// At very many flows, what the packets behind link `l`'s new head will
+    /// need: the next hop of the one 4 places behind (its body loaded by
+    /// now), the ring slots of the one 2 places behind, and on a short pipe
+    /// (`short`: `pop_arrival` gave no body to load) the new head's body.
+    #[cold]
+    #[inline(never)]
+    fn prefetch_behind(&self, l: u32, short: bool) {
+        let link = &self.links[l as usize];
+        if let Some(s) = link.packet_behind_head(PREFETCH_AHEAD / 4) {
+            self.prefetch_next_hop(s);
+        }
+        if let Some(s) = link.packet_behind_head(PREFETCH_AHEAD / 8) {
+            self.prefetch_next_slots(s);
+        }
+        if short {
+            if let Some(n) = link.head_packet() {
+                self.packets.prefetch(n);
+            }
+        }
     }
 
     /// Starts loading the link packet `id` goes to next (it is a few places
