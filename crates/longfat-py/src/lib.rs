@@ -8,11 +8,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// The allocator of everything the engine allocates: mimalloc, with
-/// transparent huge pages allowed (`_native`'s first line). A run with
-/// 100,000 flows holds about a gigabyte of flow, link and packet state that
-/// its events touch at random; 2 MiB pages spare most of their TLB misses
-/// (docs/performance.md, "Huge pages").
+/// The allocator of everything the engine allocates: mimalloc, with 2 MiB
+/// pages asked for once a scenario is large (`Scenario::wants_huge_pages`,
+/// in `Simulation::new`). A run with 100,000 flows holds about a gigabyte
+/// of flow, link and packet state that its events touch at random; 2 MiB
+/// pages spare most of its TLB misses (docs/performance.md, "Session 45").
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -97,6 +97,13 @@ impl Simulation {
         controllers: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let scenario = longfat_sim::Scenario::from_json(scenario_json).map_err(scenario_error)?;
+        if scenario.wants_huge_pages() {
+            // SAFETY: sets an allocator option before the simulation is
+            // built; later allocations of this process may use 2 MiB pages.
+            unsafe {
+                libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
+            }
+        }
         let mut opts = longfat_sim::BuildOptions::default();
         if let Some(b) = memory_budget_bytes {
             opts.memory_budget_bytes = b;
@@ -592,11 +599,6 @@ fn scenario_fields() -> String {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // SAFETY: sets an allocator option; memory already allocated is not
-    // affected, later allocations may use 2 MiB pages.
-    unsafe {
-        libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
-    }
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(catalogue, m)?)?;

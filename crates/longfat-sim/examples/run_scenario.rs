@@ -7,16 +7,12 @@ use std::io::Write;
 use std::time::Instant;
 
 /// The Python extension's allocator and its option (crates/longfat-py/src/lib.rs:
-/// mimalloc with transparent huge pages allowed), so that the figures
-/// measured here are what `longfat run` gets.
+/// mimalloc, with 2 MiB pages for large runs), so that the figures measured
+/// here are what `longfat run` gets.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // SAFETY: sets an allocator option before anything large is allocated.
-    unsafe {
-        libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
-    }
     let path = std::env::args()
         .nth(1)
         .expect("usage: run_scenario FILE.toml");
@@ -25,6 +21,12 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(2)
     });
+    if scenario.wants_huge_pages() {
+        // SAFETY: sets an allocator option before the simulation is built.
+        unsafe {
+            libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
+        }
+    }
     let t_build = Instant::now();
     let mut opts = longfat_sim::BuildOptions::default();
     if let Ok(text) = std::env::var("LONGFAT_MEMORY_BUDGET") {

@@ -62,15 +62,7 @@ pub fn build_with(
     if s.flows.is_empty() && s.udp.is_empty() && s.short_flows.is_empty() && s.web.is_empty() {
         return err("flows", "the scenario has no flows; add at least one [[flows]], [[udp]], [[short_flows]] or [[web]] entry");
     }
-    let total: u64 = s
-        .flows
-        .iter()
-        .map(|f| u64::from(f.count.unwrap_or(1)))
-        .sum::<u64>()
-        + s.udp
-            .iter()
-            .map(|u| u64::from(u.count.unwrap_or(1)))
-            .sum::<u64>();
+    let total = s.flow_count();
     if total > MAX_FLOWS {
         return err(
             "flows",

@@ -273,10 +273,35 @@ pub struct Run {
     pub pcap_tap: Option<String>,
 }
 
+/// Flows from which a run asks for 2 MiB pages (`Scenario::wants_huge_pages`).
+pub const HUGE_PAGES_FROM_FLOWS: u64 = 20_000;
+
 impl Scenario {
     /// Parses JSON (the Python front end converts TOML to JSON).
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
         from_json(text)
+    }
+
+    /// The long-lived flows it declares: every `[[flows]]` and `[[udp]]`
+    /// entry's `count` (1 if absent).
+    pub fn flow_count(&self) -> u64 {
+        let tcp: u64 = self.flows.iter().map(|f| u64::from(f.count.unwrap_or(1))).sum();
+        let udp: u64 = self.udp.iter().map(|u| u64::from(u.count.unwrap_or(1))).sum();
+        tcp + udp
+    }
+
+    /// Whether a run of this scenario is large enough that its state fits no
+    /// cache and its binaries should ask for 2 MiB pages (the Python
+    /// extension and `run_scenario` allocate with mimalloc and then set its
+    /// `large_os_pages` option). From 20,000 flows, where a dumbbell's
+    /// pending events reach `event::RADIX_PENDING` and the engine loads
+    /// state ahead of its events too. Below that the pages cost more than
+    /// they save: the kernel may have to compact memory for each one (up to
+    /// 0.2 s of system time in a 1-second 1,000-flow run on this machine),
+    /// while the TLB already holds what such a run touches
+    /// (docs/performance.md, "Session 45").
+    pub fn wants_huge_pages(&self) -> bool {
+        self.flow_count() >= HUGE_PAGES_FROM_FLOWS
     }
 
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
