@@ -409,25 +409,35 @@ impl Simulation {
         }
     }
 
-    /// Starts loading the link packet `id` goes to next (it is a few places
-    /// behind the head of a pipe): at very many flows that link is a
-    /// different flow's each time, and not in the cache.
+    /// The link packet `id` goes to next (None: it is delivered next) and,
+    /// for data whose next link is its last, its flow and the link its ACK
+    /// will take.
     #[inline(always)]
-    fn prefetch_next_hop(&self, id: PacketId) {
+    fn next_links(&self, id: PacketId) -> Option<(u32, Option<(u32, u32)>)> {
         let p = self.packets.get(id);
         let l = self.routes.at(p.flow, p.dir, usize::from(p.hop) + 1);
         if l == RouteTable::END {
-            return;
+            return None;
         }
-        let link_bytes = std::mem::size_of::<crate::link::Link>();
+        let last = (p.kind == PacketKind::Data
+            && self.routes.at(p.flow, p.dir, usize::from(p.hop) + 2) == RouteTable::END)
+            .then(|| (p.flow, self.routes.at(p.flow, Dir::Backward, 0)));
+        Some((l, last))
+    }
+
+    /// Starts loading the link packet `id` goes to next (it is a few places
+    /// behind the head of a pipe): at very many flows that link is a
+    /// different flow's each time, and not in the cache. Data about to reach
+    /// its receiver: the receiver and the link its ACK will take too.
+    #[inline(always)]
+    fn prefetch_next_hop(&self, id: PacketId) {
+        let Some((l, last)) = self.next_links(id) else {
+            return;
+        };
+        let link_bytes = std::mem::size_of::<Link>();
         crate::prefetch::prefetch_bytes(&self.links[l as usize], link_bytes);
-        // A data packet whose next link is its last: its receiver, and the
-        // link its ACK will take.
-        if p.kind == PacketKind::Data
-            && self.routes.at(p.flow, p.dir, usize::from(p.hop) + 2) == RouteTable::END
-        {
-            self.flows[p.flow as usize].endpoints.prefetch_receiver();
-            let back = self.routes.at(p.flow, Dir::Backward, 0);
+        if let Some((f, back)) = last {
+            self.flows[f as usize].endpoints.prefetch_receiver();
             crate::prefetch::prefetch_bytes(&self.links[back as usize], link_bytes);
         }
     }
@@ -437,16 +447,11 @@ impl Simulation {
     /// link's), read from the link's lines loaded by then.
     #[inline(always)]
     fn prefetch_next_slots(&self, id: PacketId) {
-        let p = self.packets.get(id);
-        let l = self.routes.at(p.flow, p.dir, usize::from(p.hop) + 1);
-        if l == RouteTable::END {
+        let Some((l, last)) = self.next_links(id) else {
             return;
-        }
+        };
         self.links[l as usize].prefetch_ends();
-        if p.kind == PacketKind::Data
-            && self.routes.at(p.flow, p.dir, usize::from(p.hop) + 2) == RouteTable::END
-        {
-            let back = self.routes.at(p.flow, Dir::Backward, 0);
+        if let Some((_, back)) = last {
             self.links[back as usize].prefetch_ends();
         }
     }

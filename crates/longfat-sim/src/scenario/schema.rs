@@ -285,8 +285,16 @@ impl Scenario {
     /// The long-lived flows it declares: every `[[flows]]` and `[[udp]]`
     /// entry's `count` (1 if absent).
     pub fn flow_count(&self) -> u64 {
-        let tcp: u64 = self.flows.iter().map(|f| u64::from(f.count.unwrap_or(1))).sum();
-        let udp: u64 = self.udp.iter().map(|u| u64::from(u.count.unwrap_or(1))).sum();
+        let tcp: u64 = self
+            .flows
+            .iter()
+            .map(|f| u64::from(f.count.unwrap_or(1)))
+            .sum();
+        let udp: u64 = self
+            .udp
+            .iter()
+            .map(|u| u64::from(u.count.unwrap_or(1)))
+            .sum();
         tcp + udp
     }
 
