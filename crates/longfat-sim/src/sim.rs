@@ -76,6 +76,10 @@ pub struct SimSetup {
     /// queue (`budget::cut_through`): one event per packet fewer on a
     /// dumbbell. Off only to compare (`BuildOptions::cut_through`).
     pub cut_through: bool,
+    /// Load flows' state into the cache ahead of their events when the run
+    /// is large enough to use a radix heap (`Simulation::takes_cache_hints`).
+    /// Off only to compare (`BuildOptions::cache_hints`).
+    pub cache_hints: bool,
 }
 
 /// How a call to [`Simulation::run_until_limited`] ended.
@@ -149,6 +153,7 @@ impl Simulation {
             mut flows,
             capture,
             cut_through,
+            cache_hints,
         } = setup;
         // Flows are large (a TCP flow holds its sender in place): no spare
         // capacity left over from building.
@@ -189,7 +194,7 @@ impl Simulation {
         );
         let timer_at = vec![[u64::MAX; TIMER_KINDS]; flows.len()];
         let routes = RouteTable::new(&flows);
-        let link_endpoint = if events.gives_hints() {
+        let link_endpoint = if cache_hints && events.gives_hints() {
             let mut e = vec![u32::MAX; links.len()];
             for (i, f) in flows.iter().enumerate() {
                 if let Some(&l) = f.fwd.last() {
@@ -386,6 +391,11 @@ impl Simulation {
     #[inline(always)]
     fn prefetching(&self) -> bool {
         !self.link_endpoint.is_empty()
+    }
+
+    /// Whether this run loads state ahead of its events (`prefetching`).
+    pub fn takes_cache_hints(&self) -> bool {
+        self.prefetching()
     }
 
     /// At very many flows, what the packets behind link `l`'s new head will

@@ -27,6 +27,9 @@ pub struct BuildOptions {
     /// Cut-through (`SimSetup::cut_through`): on unless a comparison turns
     /// it off.
     pub cut_through: bool,
+    /// Cache hints at very many flows (`SimSetup::cache_hints`): on unless a
+    /// comparison turns them off.
+    pub cache_hints: bool,
 }
 
 impl Default for BuildOptions {
@@ -35,6 +38,7 @@ impl Default for BuildOptions {
             memory_budget_bytes: DEFAULT_MEMORY_BUDGET_BYTES,
             controllers: ExternalControllers::default(),
             cut_through: true,
+            cache_hints: true,
         }
     }
 }
@@ -126,6 +130,7 @@ pub fn build_with(
         packet_limit,
         capture: capture.map(|(c, _)| Box::new(c)),
         cut_through: opts.cut_through,
+        cache_hints: opts.cache_hints,
     }))
 }
 

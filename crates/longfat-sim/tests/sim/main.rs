@@ -12,6 +12,7 @@ mod aqm;
 mod aqm_pinned;
 mod bbr;
 mod bound;
+mod cache_hints;
 mod cut_through;
 mod external;
 mod golden;
