@@ -37,6 +37,35 @@ def test_results_are_complete_and_consistent(tmp_path):
     assert util[-50:].mean() > 0.99
 
 
+@pytest.mark.parametrize("discipline, extra", [("fq_codel", {"cc": "cubic", "start": "5.9999999s"}), ("priority", {"cc": "plt", "start": "1s"})])
+def test_the_summary_as_objects_is_the_summary_as_text(discipline, extra):
+    """``Simulation.summary`` builds the summary straight into Python objects;
+    it must be what parsing ``summary_json`` gives, key order included: an
+    AQM bottleneck with UDP and a flow that never sends, and PLT."""
+    from longfat import runner
+
+    spec = small_scenario(duration="6s")
+    spec["network"]["bottleneck"]["discipline"] = discipline
+    spec["flows"].append(extra)
+    spec["udp"] = [{"pattern": "cbr", "rate": "1Mbps", "packet_size": "1000B"}]
+    _, sim = runner.prepare(spec)
+    sim.run_until(sim.end_ns)
+    objects, text = sim.summary(), json.loads(sim.summary_json())
+    assert objects == text
+    assert json.dumps(objects) == json.dumps(text), "same keys in the same order"
+    assert len(objects["flows"]) == 4
+
+
+def test_name_columns_encode_each_name_once_in_order_of_appearance():
+    from longfat.runner import _dictionary
+
+    arr = _dictionary(np.array([2, 0, 2, 1], dtype=np.uint32), ["b", "a", "b"])
+    assert arr.to_pylist() == ["b", "b", "b", "a"]
+    assert arr.dictionary.to_pylist() == ["b", "a"]
+    assert arr.indices.to_pylist() == [0, 0, 0, 1]
+    assert _dictionary(np.array([], dtype=np.uint32), []).to_pylist() == []
+
+
 def test_same_seed_is_identical_and_seed_matters_with_random_loss():
     sc = small_scenario()
     sc["network"]["bottleneck"]["loss"] = 1e-3

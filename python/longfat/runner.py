@@ -159,10 +159,12 @@ def _dictionary(idx: np.ndarray, values: list[str]) -> pa.DictionaryArray:
     writes a dictionary page sized for all of them but fills only the unique
     ones, leaving uninitialised bytes in the file: two saves of the same
     result then differed.)"""
-    unique: dict[str, int] = {}
-    remap = np.array([unique.setdefault(v, len(unique)) for v in values], dtype=np.int32)
+    # Arrow's hash encoding: the distinct values in order of first
+    # appearance, and each value's place among them.
+    encoded = pa.array(values, type=pa.string()).dictionary_encode()
+    remap = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
     indices = remap[idx.astype(np.int64)] if len(values) else idx.astype(np.int32)
-    return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), pa.array(list(unique), type=pa.string()))
+    return pa.DictionaryArray.from_arrays(pa.array(indices, type=pa.int32()), encoded.dictionary)
 
 
 #: Per-module columns of PLT flows; other flows' rows hold null.
@@ -300,7 +302,7 @@ def execute(spec: dict, sim: Simulation, progress: Callable[[float, float], None
             sim.run_until(t)
             if progress is not None:
                 progress(sim.now_ns / NS, end / NS)
-        summary = json.loads(sim.summary_json())
+        summary = sim.summary()
         summary["scenario"] = spec.get("name")
         summary["seed"] = seed_of(spec)
         summary["events"] = sim.events_processed

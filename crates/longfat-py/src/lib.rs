@@ -323,6 +323,19 @@ impl Simulation {
         Ok(out)
     }
 
+    /// The summary as Python objects, as `json.loads(summary_json())`
+    /// would give them (keys in the same order, non-finite numbers as
+    /// None), without the text: at 100,000 flows that took 2 s
+    /// (`docs/performance.md`, "Session 46: the summary into Python").
+    /// None until the run reached its end.
+    fn summary<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner
+            .metrics
+            .summary_rows()
+            .map(|s| pythonize::pythonize(py, s).map_err(PyErr::from))
+            .transpose()
+    }
+
     /// The summary as a JSON string (None until the run reached its end).
     fn summary_json(&self) -> Option<String> {
         self.inner

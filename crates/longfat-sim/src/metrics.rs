@@ -674,11 +674,11 @@ impl Serialize for Field<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match *self {
             Field::U64(v) => s.serialize_u64(v),
-            Field::F64(v) => s.serialize_f64(v),
-            Field::OptF64(v) => match v {
-                Some(v) => s.serialize_f64(v),
-                None => s.serialize_unit(),
-            },
+            // Non-finite as `null` here, not left to the serializer:
+            // serde_json writes `null` for them anyway, and a serializer
+            // into Python objects (the bindings' `summary`) would give NaN.
+            Field::F64(v) | Field::OptF64(Some(v)) if v.is_finite() => s.serialize_f64(v),
+            Field::F64(_) | Field::OptF64(_) => s.serialize_unit(),
             Field::Bool(v) => s.serialize_bool(v),
             Field::Str(v) => s.serialize_str(v),
             Field::Json(v) => v.serialize(s),
@@ -825,6 +825,30 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::jain_index;
+
+    /// Non-finite numbers are `null` whatever the serializer (the
+    /// bindings build the summary into Python objects, where NaN would
+    /// stay NaN), and finite ones are themselves.
+    #[test]
+    fn non_finite_numbers_serialize_as_null() {
+        use super::Field;
+        let text = |f: Field<'_>| serde_json::to_string(&f).unwrap();
+        assert_eq!(text(Field::F64(f64::NAN)), "null");
+        assert_eq!(text(Field::F64(f64::INFINITY)), "null");
+        assert_eq!(text(Field::OptF64(Some(f64::NEG_INFINITY))), "null");
+        assert_eq!(text(Field::OptF64(None)), "null");
+        assert_eq!(text(Field::F64(1.5)), "1.5");
+        assert_eq!(text(Field::OptF64(Some(-0.25))), "-0.25");
+        // serde_json writes `null` for NaN by itself; toml keeps a NaN as
+        // a float and has no unit, so it shows what the serializer is told.
+        assert!(toml::Value::try_from(Field::F64(f64::NAN)).is_err());
+        assert!(toml::Value::try_from(Field::OptF64(Some(f64::INFINITY))).is_err());
+        assert_eq!(
+            toml::Value::try_from(Field::F64(1.5)).unwrap(),
+            toml::Value::Float(1.5)
+        );
+        assert!(toml::Value::try_from(f64::NAN).is_ok(), "toml keeps NaN");
+    }
 
     #[test]
     fn jain_extremes() {
