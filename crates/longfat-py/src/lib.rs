@@ -22,6 +22,44 @@ mod kernel;
 mod pycc;
 mod testbed;
 
+/// Python objects for the summary with every dict key interned, as
+/// `json.loads` shares its keys: a summary of 100,000 flows has 500,000
+/// rows of about ten keys each, and a fresh string per key took 235 MB
+/// more (`docs/performance.md`, "Session 46: the summary into Python").
+struct InternedKeys;
+
+impl pythonize::PythonizeTypes for InternedKeys {
+    type Map = InternedDict;
+    type NamedMap = pythonize::PythonizeUnnamedMappingAdapter<InternedDict>;
+    type List = pyo3::types::PyList;
+}
+
+struct InternedDict;
+
+impl pythonize::PythonizeMappingType for InternedDict {
+    type Builder<'py> = Bound<'py, PyDict>;
+
+    fn builder<'py>(py: Python<'py>, _len: Option<usize>) -> PyResult<Self::Builder<'py>> {
+        Ok(PyDict::new(py))
+    }
+
+    fn push_item<'py>(
+        builder: &mut Self::Builder<'py>,
+        key: Bound<'py, PyAny>,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let key = pyo3::types::PyString::intern(
+            builder.py(),
+            key.cast::<pyo3::types::PyString>()?.to_str()?,
+        );
+        builder.set_item(key, value)
+    }
+
+    fn finish<'py>(builder: Self::Builder<'py>) -> PyResult<Bound<'py, pyo3::types::PyMapping>> {
+        Ok(builder.into_mapping())
+    }
+}
+
 create_exception!(
     _native,
     ScenarioError,
@@ -332,7 +370,7 @@ impl Simulation {
         self.inner
             .metrics
             .summary_rows()
-            .map(|s| pythonize::pythonize(py, s).map_err(PyErr::from))
+            .map(|s| pythonize::pythonize_custom::<InternedKeys, _>(py, s).map_err(PyErr::from))
             .transpose()
     }
 
