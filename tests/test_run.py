@@ -56,6 +56,38 @@ def test_the_summary_as_objects_is_the_summary_as_text(discipline, extra):
     assert len(objects["flows"]) == 4
 
 
+@pytest.mark.parametrize("kind", ["reno", "ecn_fq_codel", "plt"])
+def test_the_estimate_counts_the_summary_as_python_objects(kind):
+    """The budget's estimate holds the summary's Python objects (about
+    2,600 bytes a dumbbell flow, three times the Rust rows): what
+    ``Simulation.summary`` allocates, by tracemalloc, is at most the
+    estimate's ``python_summary_bytes`` and at least half of it."""
+    import tracemalloc
+
+    from longfat import runner
+
+    spec = small_scenario(duration="3s", measure_from="1s")
+    flows = spec["flows"][0]
+    flows.update(count=1000, start_spacing="1ms")
+    if kind == "ecn_fq_codel":
+        flows.update(cc="cubic", tcp={"ecn": True})
+        spec["network"]["bottleneck"]["discipline"] = "fq_codel"
+    elif kind == "plt":
+        flows.update(cc="plt", count=100, plt={"receive_buffer": "1MB"})
+        spec["network"]["bottleneck"]["discipline"] = "priority"
+    _, sim = runner.prepare(spec)
+    sim.run_until(sim.end_ns)
+    estimated = sim.estimate()["python_summary_bytes"]
+    tracemalloc.start()
+    try:
+        summary = sim.summary()
+        traced, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(summary["flows"]) == flows["count"]
+    assert traced <= estimated <= 2 * traced, (traced, estimated)
+
+
 def test_name_columns_encode_each_name_once_in_order_of_appearance():
     from longfat.runner import _dictionary
 

@@ -81,14 +81,15 @@ def check_held_results(estimates: list[dict], budget: int) -> None:
     """Refuses, before anything runs, runs whose results together would pass
     the memory budget: each run fits on its own (the engine checked), but
     the results of all of them are held until they are written and drawn,
-    so the command needs the largest run's estimate plus every run's tables."""
-    held = sum(e["series_bytes"] for e in estimates) * RESULT_SHARE_OF_SERIES
+    so the command needs the largest run's estimate plus every run's tables
+    and summary (its Python objects, ``python_summary_bytes``)."""
+    held = sum(e["series_bytes"] for e in estimates) * RESULT_SHARE_OF_SERIES + sum(e["python_summary_bytes"] for e in estimates)
     need = max((e["memory_bytes"] for e in estimates), default=0) + held
     if need > budget:
         rows = sum(e["series_rows"] for e in estimates)
         raise ScenarioError(
             f"the {len(estimates)} runs could need {human_bytes(need)} of memory (the largest run's estimate, "
-            f"plus {human_bytes(held)} for the {rows} time-series rows of all the results, held until they are written), "
+            f"plus {human_bytes(held)} for the {rows} time-series rows and the summaries of all the results, held until they are written), "
             f"more than the memory budget of {human_bytes(budget)}; compare fewer algorithms, use a longer "
             "run.sample_interval or a shorter run, or raise the budget (--memory-budget, LONGFAT_MEMORY_BUDGET)",
             "run.sample_interval",

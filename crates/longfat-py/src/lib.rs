@@ -142,7 +142,10 @@ impl Simulation {
                 libmimalloc_sys::mi_option_set(libmimalloc_sys::mi_option_large_os_pages, 1);
             }
         }
-        let mut opts = longfat_sim::BuildOptions::default();
+        let mut opts = longfat_sim::BuildOptions {
+            python_summary: true,
+            ..Default::default()
+        };
         if let Some(b) = memory_budget_bytes {
             opts.memory_budget_bytes = b;
         }
@@ -170,7 +173,8 @@ impl Simulation {
     }
 
     /// What the run was estimated to cost: {"memory_bytes", "packets_bytes",
-    /// "series_bytes", "flows_bytes", "summary_bytes", "capture_bytes", "max_packets_held", "series_rows",
+    /// "series_bytes", "flows_bytes", "summary_bytes" (with "python_summary_bytes",
+    /// the summary's Python objects), "capture_bytes", "max_packets_held", "series_rows",
     /// "bottleneck_packets", "events", "wall_s"}.
     fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let e = &self.inner.estimate;
@@ -180,6 +184,7 @@ impl Simulation {
         d.set_item("series_bytes", e.series_bytes)?;
         d.set_item("flows_bytes", e.flows_bytes)?;
         d.set_item("summary_bytes", e.summary_bytes)?;
+        d.set_item("python_summary_bytes", e.python_summary_bytes)?;
         d.set_item("capture_bytes", e.capture_bytes)?;
         d.set_item("max_packets_held", e.max_packets_held)?;
         d.set_item("series_rows", e.series_rows)?;

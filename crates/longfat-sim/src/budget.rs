@@ -71,8 +71,12 @@ pub struct Estimate {
     pub series_rows: u64,
     pub series_bytes: u64,
     pub flows_bytes: u64,
-    /// The end-of-run summary at its peak (`metrics::summary_bytes`).
+    /// The end-of-run summary at its peak (`metrics::summary_bytes`), with
+    /// its Python objects when a Python front end builds them.
     pub summary_bytes: u64,
+    /// Of `summary_bytes`, the summary as Python objects
+    /// (`metrics::python_summary_bytes`; 0 unless `BuildOptions::python_summary`).
+    pub python_summary_bytes: u64,
     /// Packet captures (`run.pcap`): their records and files.
     pub capture_bytes: u64,
     /// Upper bound on the run's memory: the sum of the parts.
@@ -350,6 +354,7 @@ pub fn estimate(shape: &RunShape) -> Estimate {
         series_bytes: state.series_bytes,
         flows_bytes: state.flows_bytes,
         summary_bytes,
+        python_summary_bytes: 0,
         capture_bytes: 0,
         memory_bytes,
         bottleneck_packets,

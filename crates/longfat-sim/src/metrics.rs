@@ -573,6 +573,53 @@ pub fn summary_bytes(flows: &[Flow], links: &[LinkSpec], samples: u64) -> u64 {
     window + flow_rows + per_flow + link_rows + per_link + moment
 }
 
+/// Bytes of the summary as Python objects, per row (a dict with its values
+/// and the row's list slot; its keys are interned and shared), not counting
+/// the name strings' characters, which are added per row. Measured by
+/// `tests/test_run.py` (`tracemalloc`, 2026-11-28: 654 for a TCP flow's
+/// row, 1,069 for a PLT flow's, 449 for a link's, 693 for a monitored
+/// link's, 773 for a monitored AQM link's), with a float's 24 bytes more
+/// for a flow's completion time and about 10 % room.
+const PY_FLOW_ROW_BYTES: u64 = 750;
+const PY_PLT_FLOW_ROW_BYTES: u64 = 1_200;
+const PY_LINK_ROW_BYTES: u64 = 500;
+const PY_MONITORED_LINK_ROW_BYTES: u64 = 770;
+const PY_AQM_LINK_ROW_BYTES: u64 = 860;
+
+/// The summary as Python objects (`Simulation.summary` in the bindings):
+/// at 100,000 dumbbell flows about 260 MB, three times the Rust rows
+/// that `summary_bytes` counts, and held together with them until the
+/// run's result is made.
+pub fn python_summary_bytes(flows: &[Flow], links: &[LinkSpec], monitored_links: &[usize]) -> u64 {
+    let flow_rows: u64 = flows
+        .iter()
+        .filter(|f| f.generated.is_none())
+        .map(|f| {
+            let row = if f.endpoints.plt_window_pkts().is_some() {
+                PY_PLT_FLOW_ROW_BYTES
+            } else {
+                PY_FLOW_ROW_BYTES
+            };
+            row + (f.name.len() + f.algorithm.len()) as u64
+        })
+        .sum();
+    let link_rows: u64 = links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let row = if matches!(l.queue, crate::link::QueueDiscipline::Aqm { .. }) {
+                PY_AQM_LINK_ROW_BYTES
+            } else if monitored_links.contains(&i) {
+                PY_MONITORED_LINK_ROW_BYTES
+            } else {
+                PY_LINK_ROW_BYTES
+            };
+            row + l.name.len() as u64
+        })
+        .sum();
+    flow_rows + link_rows
+}
+
 /// The end-of-run summary: one typed row per flow and per link (a
 /// `serde_json` map each took about 1 KB and 85,000 instructions per flow
 /// to build, print and free; these rows take about 200 bytes of heap per

@@ -30,6 +30,9 @@ pub struct BuildOptions {
     /// Cache hints at very many flows (`SimSetup::cache_hints`): on unless a
     /// comparison turns them off.
     pub cache_hints: bool,
+    /// The front end turns the summary into Python objects, which the
+    /// estimate then counts (`metrics::python_summary_bytes`).
+    pub python_summary: bool,
 }
 
 impl Default for BuildOptions {
@@ -39,6 +42,7 @@ impl Default for BuildOptions {
             controllers: ExternalControllers::default(),
             cut_through: true,
             cache_hints: true,
+            python_summary: false,
         }
     }
 }
@@ -93,6 +97,11 @@ pub fn build_with(
 
     let monitored_links = net.monitored_links();
     let capture = captures(&s.run, &flows, &net, run.duration_ns)?;
+    let python_summary_bytes = if opts.python_summary {
+        crate::metrics::python_summary_bytes(&flows, &net.topo.links, &monitored_links)
+    } else {
+        0
+    };
     let mut estimate = budget::estimate(&RunShape {
         links: &net.topo.links,
         flows: &flows,
@@ -104,8 +113,9 @@ pub fn build_with(
             &flows,
             &net.topo.links,
             run.duration_ns / run.sample_interval_ns.max(1) + 1,
-        ),
+        ) + python_summary_bytes,
     });
+    estimate.python_summary_bytes = python_summary_bytes;
     if let Some((_, bytes)) = &capture {
         estimate.add_capture(*bytes);
     }
