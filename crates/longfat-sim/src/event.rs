@@ -115,6 +115,16 @@ const DEFER_SLOTS: usize = 1;
 /// `EventQueue::deferred_ns` of a free slot.
 const NO_DEFER: u64 = u64::MAX;
 
+/// How many entries a new event passes at least before `insert_deep`
+/// takes it (out of line), so that the near end's walk stays short.
+const NEAR_WALK: usize = 12;
+
+/// How far beyond the next event a new one may lie and still enter the
+/// near list by `EventQueue::insert_deep`; a later one (a flow's
+/// retransmission timer, a sample) goes to the heap and does not sit at
+/// the list's far end, where `insert_deep` would pass it.
+const NEAR_HORIZON_NS: u64 = 20_000_000;
+
 /// Most entries the near list holds (see `EventQueue`).
 const NEAR_CAP: usize = 64;
 
@@ -132,9 +142,14 @@ const NEAR_DEPTH: usize = 32;
 /// `many-100.toml`, 2026-11-25). So the queue keeps a sorted *near list*:
 /// an array in descending order, the next event last, where scheduling
 /// walks back from the end past the few earlier events, and popping takes
-/// the last entry. An event that would have to pass more than `NEAR_DEPTH`
-/// entries (a timer, an arrival over a long pipe) goes to a 4-ary heap
-/// instead, and so do the later half of the list when it fills up.
+/// the last entry. An event that would pass `NEAR_WALK` entries or more
+/// finds its place from the list's far end instead and the earlier entries
+/// move up as a block (`insert_deep`: with ten flows through FQ-CoDel, a
+/// host link's next arrival lies past most pending events). An event that
+/// would have to pass more than `NEAR_DEPTH` entries, or lies
+/// `NEAR_HORIZON_NS` beyond the next one (a timer, an arrival over a long
+/// pipe), goes to a 4-ary heap instead, and so do the later half of the
+/// list when it fills up.
 ///
 /// The near list holds times only, no sequence numbers: a new event's
 /// sequence number would be the highest yet, so it goes after every entry
@@ -222,8 +237,8 @@ impl EventQueue {
         // It is the newest event, so it goes after every entry at a later
         // time and before every entry at the same time or earlier: a
         // comparison of times alone places it.
-        if n >= NEAR_DEPTH && self.near_times[n - NEAR_DEPTH] <= time_ns {
-            self.push_deep(time_ns, ev);
+        if n >= NEAR_WALK && self.near_times[n - NEAR_WALK] <= time_ns {
+            self.insert_deep(n, time_ns, ev);
             return;
         }
         let mut i = n;
@@ -234,6 +249,32 @@ impl EventQueue {
         }
         self.near_times[i] = time_ns;
         self.near_events[i] = ev;
+        self.near_len = n + 1;
+    }
+
+    /// `insert` of an event that would pass `NEAR_WALK` entries or more
+    /// (`n` of them in the list): to the heap if it would pass
+    /// `NEAR_DEPTH` or lies `NEAR_HORIZON_NS` beyond the next event; else
+    /// its place is found from the list's far end (the latest entries,
+    /// few once the far ones are in the heap) and the entries from there
+    /// on move up as a block.
+    #[inline(never)]
+    fn insert_deep(&mut self, n: usize, time_ns: u64, ev: u64) {
+        let n = n.min(NEAR_CAP - 1);
+        if (n >= NEAR_DEPTH && self.near_times[n - NEAR_DEPTH] <= time_ns)
+            || time_ns - self.near_times[n - 1] >= NEAR_HORIZON_NS
+        {
+            self.push_deep(time_ns, ev);
+            return;
+        }
+        let mut p = 0;
+        while self.near_times[p] > time_ns {
+            p += 1;
+        }
+        self.near_times.copy_within(p..n, p + 1);
+        self.near_events.copy_within(p..n, p + 1);
+        self.near_times[p] = time_ns;
+        self.near_events[p] = ev;
         self.near_len = n + 1;
     }
 
@@ -867,6 +908,59 @@ mod tests {
         q.schedule(40, Event::Sample);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, [(40, a(7)), (40, Event::Sample)]);
+    }
+
+    /// Deep inserts (`insert_deep`: a block move after a search from the
+    /// far end) and events past the horizon (to the heap) keep the order
+    /// of a sorted reference, with many equal times near and far.
+    #[test]
+    fn deep_and_far_inserts_keep_time_then_schedule_order() {
+        for radix in [false, true] {
+            let mut q = if radix {
+                EventQueue::for_pending(RADIX_PENDING)
+            } else {
+                EventQueue::new()
+            };
+            let mut want = std::collections::BTreeMap::new();
+            let (mut seq, mut now, mut x) = (0u32, 0u64, 99u64);
+            let mut deep = 0;
+            for round in 0..20_000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if round % 3 == 2 {
+                    let got = q.pop();
+                    let w = want
+                        .pop_first()
+                        .map(|((t, _), id)| (t, Event::LinkArrival(id)));
+                    assert_eq!(got, w, "pop {round}");
+                    if let Some((t, _)) = w {
+                        now = t;
+                    }
+                    continue;
+                }
+                // Mostly near (few distinct times, so many ties), sometimes
+                // about the horizon away, at or just short of it.
+                let near = (x >> 33) % 24;
+                let t = match (x >> 20) % 8 {
+                    0 => now + NEAR_HORIZON_NS - 1 + (x >> 40) % 3,
+                    1 => now + 2 * NEAR_HORIZON_NS,
+                    _ => now + near,
+                };
+                if q.near_len >= NEAR_WALK && q.near_times[q.near_len - NEAR_WALK] <= t {
+                    deep += 1;
+                }
+                q.schedule(t, Event::LinkArrival(seq));
+                want.insert((t, seq), seq);
+                seq += 1;
+                assert_eq!(q.len(), want.len());
+            }
+            assert!(deep > 1000, "deep inserts: {deep}");
+            while let Some(((t, _), id)) = want.pop_first() {
+                assert_eq!(q.pop(), Some((t, Event::LinkArrival(id))));
+            }
+            assert!(q.is_empty());
+        }
     }
 
     #[test]
