@@ -747,6 +747,18 @@ impl LinkFeeds {
     }
 }
 
+/// The most samples a run takes (rows per sampled flow and per monitored
+/// link). The engine schedules the first `Event::Sample` at
+/// `min(interval, duration)` and each one the next `interval` later if that
+/// is no later than the end (`Simulation::new`, `Event::Sample` in
+/// `sim.rs`), and the end-of-run summary takes none: samples fall at
+/// `min(I, D) + k I <= D`, which is `floor(D / I)` of them if `I <= D` and
+/// one if not (a sample at time 0 adds no row: `Metrics::sample` skips an
+/// empty interval).
+pub fn samples(duration_ns: u64, sample_interval_ns: u64) -> u64 {
+    (duration_ns / sample_interval_ns.max(1)).max(1)
+}
+
 /// The run's memory besides the packets: the time series and the flows.
 struct StateBytes {
     series_rows: u64,
@@ -762,7 +774,7 @@ fn state_bytes(
     sample_interval_ns: u64,
     monitored_links: u64,
 ) -> StateBytes {
-    let samples = duration_ns / sample_interval_ns.max(1) + 1;
+    let samples = samples(duration_ns, sample_interval_ns);
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links);

@@ -103,7 +103,7 @@ pub fn build_with(
         summary_bytes: crate::metrics::summary_bytes(
             &flows,
             &net.topo.links,
-            run.duration_ns / run.sample_interval_ns.max(1) + 1,
+            budget::samples(run.duration_ns, run.sample_interval_ns),
         ),
     });
     if let Some((_, bytes)) = &capture {
