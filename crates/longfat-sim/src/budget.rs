@@ -12,7 +12,9 @@
 //!   affordable when the windows feeding it are. Links that one link feeds
 //!   and that never queue (a receiver's down link after the bottleneck)
 //!   are bounded together by what that link delivers over their delays
-//!   (`FedGroups`, proved there).
+//!   (`FedGroups`, proved there), and the links that carry only the ACKs
+//!   of such a group's flows by the data it delivers over their ACKs'
+//!   longest stay (`AckGroups`, proved there).
 //! - **time series**: one row per sampled flow and per monitored link per
 //!   sample, with the copies the Python front end makes to write them.
 //! - **flows**: endpoints, controllers, routes and host links per flow.
@@ -684,9 +686,9 @@ impl AckGroups {
                 };
                 let [.., l, m] = *f.fwd else { return None };
                 let g = fed.group_of[m as usize]?;
-                let fifo = |&x: &u32| matches!(links[x as usize].queue, QueueDiscipline::DropTail(_));
-                (feeds.feeder[m as usize] == Feeder::Link(l) && f.bwd.iter().all(fifo))
-                    .then_some(g)
+                let fifo =
+                    |&x: &u32| matches!(links[x as usize].queue, QueueDiscipline::DropTail(_));
+                (feeds.feeder[m as usize] == Feeder::Link(l) && f.bwd.iter().all(fifo)).then_some(g)
             })
             .collect();
         // Per link: the one ACK group whose flows' backward routes alone

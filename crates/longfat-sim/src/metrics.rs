@@ -176,7 +176,12 @@ impl Window {
                 if rare != [0; 4] {
                     aqm_links.push((i as u32, rare));
                 }
-                [s.departed_bytes, s.offered_pkts, s.drops_overflow, s.drops_random]
+                [
+                    s.departed_bytes,
+                    s.offered_pkts,
+                    s.drops_overflow,
+                    s.drops_random,
+                ]
             })
             .collect();
         Self {
