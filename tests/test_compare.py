@@ -169,19 +169,22 @@ def test_compare_is_refused_up_front_when_all_its_results_pass_the_budget(tmp_pa
     p = run_cli("compare", str(path), "--cc", "reno,cubic,htcp,bic", "--out", str(out), "--memory-budget", "40MiB", "-q")
     assert p.returncode == 2, p.stdout + p.stderr
     line = " ".join(p.stderr.split())
-    # 48.9: the largest run's estimate is 22.25 MiB (run_scenario on this
-    # scenario: packets 2.5 MiB for up to 9,238 held, flows 1.1 MiB at
-    # budget::FLOW_BYTES = 3,712, series 17.6 MiB, summary 358.6 KiB; 21.4
+    # 47.2: the largest run's estimate is 20.7 MiB (run_scenario on this
+    # scenario: packets 1.1 MiB for up to 4,008 held, flows 1.1 MiB at
+    # budget::FLOW_BYTES = 3,712, series 17.5 MiB, summary 290.6 KiB; 19.9
     # MiB, plus 0.81 MiB for the summary as Python objects: 300 flow rows at
-    # about 760 bytes and 1,201 link rows at about 510) plus 23.4 MiB of
-    # result rows (each rounded apart) and the four results' Python
-    # summaries (3.2 MiB). It was 44.9 before issue 33's session 46 counted
-    # the Python summaries, 46.2 (22.8 MiB: packets 4.1 MiB, flows
+    # about 760 bytes and 1,201 link rows at about 510) plus 23.3 MiB for
+    # the 241,600 result rows (each rounded apart) and the four results'
+    # Python summaries (3.2 MiB). Issue 33's session 46 took it from 44.9
+    # (21.4 MiB: packets 2.5 MiB for 9,238, series 17.6 MiB, summary
+    # 358.6 KiB): it bounded the ACK path as a group (budget::AckGroups),
+    # counted 200 samples, not 201, made the summary's measurement window
+    # compact, and counted the Python summaries; 46.2 (22.8 MiB: packets 4.1 MiB, flows
     # 1.2 MiB at FLOW_BYTES = 4,096, no summary) before issue 33's session
     # 43 bounded the receivers' down links as one group fed by the
     # bottleneck, counted the end-of-run summary and cut the bytes per flow;
     # 46.4 with FLOW_BYTES = 4,608.
-    assert line.startswith("error: the 4 runs could need 48.9 MiB of memory"), line
+    assert line.startswith("error: the 4 runs could need 47.2 MiB of memory"), line
     assert "more than the memory budget of 40.0 MiB; compare fewer algorithms" in line
     assert "Traceback" not in p.stderr and not out.exists()
     # Two of them fit.

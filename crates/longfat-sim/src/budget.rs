@@ -12,7 +12,9 @@
 //!   affordable when the windows feeding it are. Links that one link feeds
 //!   and that never queue (a receiver's down link after the bottleneck)
 //!   are bounded together by what that link delivers over their delays
-//!   (`FedGroups`, proved there).
+//!   (`FedGroups`, proved there), and the links that carry only the ACKs
+//!   of such a group's flows by the data it delivers over their ACKs'
+//!   longest stay (`AckGroups`, proved there).
 //! - **time series**: one row per sampled flow and per monitored link per
 //!   sample, with the copies the Python front end makes to write them.
 //! - **flows**: endpoints, controllers, routes and host links per flow.
@@ -519,15 +521,20 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
         })
         .collect();
     let fed = FedGroups::of(links, loads);
+    let acks = AckGroups::of(links, flows, loads, &fed);
     let mut by_link = 0u64;
-    // Per feeding link: what its group holds by the links' own bounds.
+    // Per group: what it holds by the links' own bounds.
     let mut group_held = vec![0u64; fed.groups.len()];
+    let mut ack_held = vec![0u64; acks.most_held.len()];
     let (mut worst_link, mut worst_held) = (None, 0u64);
     for (i, (&cap, &feed)) in capacity.iter().zip(&loads.feed).enumerate() {
         let held = cap.min(feed);
-        match fed.group_of[i] {
-            Some(g) => group_held[g] = group_held[g].saturating_add(held),
-            None => by_link = by_link.saturating_add(held),
+        // A link in both kinds of group counts in its ACK group; the fed
+        // group's bound holds for what is left of it all the more.
+        match (acks.group_of[i], fed.group_of[i]) {
+            (Some(a), _) => ack_held[a] = ack_held[a].saturating_add(held),
+            (None, Some(g)) => group_held[g] = group_held[g].saturating_add(held),
+            (None, None) => by_link = by_link.saturating_add(held),
         }
         if held > worst_held {
             (worst_link, worst_held) = (Some(i), held);
@@ -535,6 +542,9 @@ fn packets_held(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads) -> (u64, 
     }
     for (held, g) in group_held.iter().zip(&fed.groups) {
         by_link = by_link.saturating_add((*held).min(g.most_held()));
+    }
+    for (held, most) in ack_held.iter().zip(&acks.most_held) {
+        by_link = by_link.saturating_add((*held).min(*most));
     }
     let by_flow = flows
         .iter()
@@ -630,6 +640,123 @@ impl FedGroups {
         }
         Self { group_of, groups }
     }
+}
+
+/// The links that carry nothing but the ACKs of flows whose data reaches
+/// their receivers through one fed group (`FedGroups`), grouped by that
+/// group's feeding link L.
+///
+/// A flow belongs to L's ACK group if it is a TCP connection (not PLT,
+/// not UDP), its forward route ends with L and then a link M of L's fed
+/// group, and every link of its backward route is a drop-tail FIFO. A
+/// link qualifies if only such flows' backward routes cross it. Then, at
+/// any time t, those links together hold at most
+/// `(H + D + C) / g + 1` packets, where g is the group's `least_gap_ns`,
+/// C its `longest_hold_ns`, D the longest `ack_delay_bound_ns` of the
+/// flows' receivers and H the longest an ACK can take over a flow's
+/// backward route (`residence_ns`):
+///
+/// 1. Only these flows' ACKs are on these links. An ACK held at t was
+///    sent at some e in `[t - H, t]`: the receiver hands it to the first
+///    link at once (`Simulation::flush`) and each link holds it at most
+///    its `residence_ns`.
+/// 2. Each ACK is charged to a distinct data packet that reached its
+///    receiver in `[e - D, e]` (`TcpReceiver::ack_delay_bound_ns`).
+/// 3. Each such packet entered its M at most C before it reached the
+///    receiver (M never queues: `FedGroups`, step 2), so in
+///    `[t - H - D - C, t]`; and packets entering the group are at least g
+///    apart (`FedGroups`, step 1). At most `(H + D + C) / g + 1` of them.
+///
+/// In a dumbbell the ACK path of every flow (its receiver's up link, the
+/// reverse bottleneck, its sender's down link) is one such group: ACKs
+/// come no faster than the bottleneck delivers data, where each link's own
+/// bound allows a burst per flow.
+struct AckGroups {
+    /// Per link: its ACK group, if it qualifies.
+    group_of: Vec<Option<usize>>,
+    /// Per ACK group: the most packets its links hold at once.
+    most_held: Vec<u64>,
+}
+
+impl AckGroups {
+    fn of(links: &[LinkSpec], flows: &[Flow], loads: &LinkLoads, fed: &FedGroups) -> Self {
+        let feeds = &loads.feeds;
+        // Per flow: the fed group its data reaches the receiver through,
+        // if the flow belongs to that group's ACK group.
+        let member: Vec<Option<usize>> = flows
+            .iter()
+            .map(|f| {
+                let Endpoints::Tcp { .. } = f.endpoints else {
+                    return None;
+                };
+                let [.., l, m] = *f.fwd else { return None };
+                let g = fed.group_of[m as usize]?;
+                let fifo =
+                    |&x: &u32| matches!(links[x as usize].queue, QueueDiscipline::DropTail(_));
+                (feeds.feeder[m as usize] == Feeder::Link(l) && f.bwd.iter().all(fifo)).then_some(g)
+            })
+            .collect();
+        // Per link: the one ACK group whose flows' backward routes alone
+        // cross it (Some(None): another route crosses it too).
+        let mut carried: Vec<Option<Option<usize>>> = vec![None; links.len()];
+        for (f, &g) in flows.iter().zip(&member) {
+            for (route, on_bwd) in [(&f.fwd, false), (&f.bwd, true)] {
+                for &x in route.iter() {
+                    let c = &mut carried[x as usize];
+                    *c = match (*c, g.filter(|_| on_bwd)) {
+                        (None, Some(g)) => Some(Some(g)),
+                        (Some(Some(a)), Some(g)) if a == g => Some(Some(a)),
+                        _ => Some(None),
+                    };
+                }
+            }
+        }
+        // Per fed group: the longest ACK residence and receiver delay.
+        let mut worst = vec![(0u64, 0u64); fed.groups.len()];
+        for (f, g) in flows.iter().zip(&member) {
+            let (Some(g), Endpoints::Tcp { receiver, .. }) = (g, &f.endpoints) else {
+                continue;
+            };
+            let h = f.bwd.iter().fold(0u64, |acc, &x| {
+                acc.saturating_add(residence_ns(&links[x as usize], feeds, x as usize))
+            });
+            let w = &mut worst[*g];
+            *w = (w.0.max(h), w.1.max(receiver.ack_delay_bound_ns()));
+        }
+        let most_held = worst
+            .iter()
+            .zip(&fed.groups)
+            .map(|(&(h, d), g)| {
+                let span = h.saturating_add(d).saturating_add(g.longest_hold_ns);
+                (span / g.least_gap_ns.max(1)).saturating_add(1)
+            })
+            .collect();
+        let group_of = carried.into_iter().map(Option::flatten).collect();
+        Self {
+            group_of,
+            most_held,
+        }
+    }
+}
+
+/// The longest a packet can stay on drop-tail link x (queued, in service
+/// and on the wire), from the engine's admission test (`Link::enqueue`):
+/// a packet is admitted with at most n packets in the system ahead of it
+/// (n the packet limit), or with at most b bytes waiting behind the one in
+/// service (b the byte limit: at most b / smallest packet of them, each
+/// transmit time rounded up by under 1 ns); then its own transmission and
+/// the delay.
+fn residence_ns(l: &LinkSpec, feeds: &LinkFeeds, x: usize) -> u64 {
+    let (min, max) = (feeds.min_pkt[x].max(1), feeds.max_pkt[x]);
+    let tx_max = l.rate.tx_time_ns(max);
+    let wait = match l.queue {
+        QueueDiscipline::DropTail(QueueLimit::Packets(n)) => n.saturating_mul(tx_max),
+        QueueDiscipline::DropTail(QueueLimit::Bytes(b)) => tx_max
+            .saturating_add(l.rate.tx_time_ns(b))
+            .saturating_add(b / min),
+        _ => u64::MAX,
+    };
+    wait.saturating_add(tx_max).saturating_add(l.delay_ns)
 }
 
 /// Each link's part in the engine's cut-through (`link::Cut`): a link that
@@ -752,6 +879,18 @@ impl LinkFeeds {
     }
 }
 
+/// The most samples a run takes (rows per sampled flow and per monitored
+/// link). The engine schedules the first `Event::Sample` at
+/// `min(interval, duration)` and each one the next `interval` later if that
+/// is no later than the end (`Simulation::new`, `Event::Sample` in
+/// `sim.rs`), and the end-of-run summary takes none: samples fall at
+/// `min(I, D) + k I <= D`, which is `floor(D / I)` of them if `I <= D` and
+/// one if not (a sample at time 0 adds no row: `Metrics::sample` skips an
+/// empty interval).
+pub fn samples(duration_ns: u64, sample_interval_ns: u64) -> u64 {
+    (duration_ns / sample_interval_ns.max(1)).max(1)
+}
+
 /// The run's memory besides the packets: the time series and the flows.
 struct StateBytes {
     series_rows: u64,
@@ -767,7 +906,7 @@ fn state_bytes(
     sample_interval_ns: u64,
     monitored_links: u64,
 ) -> StateBytes {
-    let samples = duration_ns / sample_interval_ns.max(1) + 1;
+    let samples = samples(duration_ns, sample_interval_ns);
     let series_flows = flows.iter().filter(|f| f.generated.is_none()).count() as u64;
     let flow_rows = samples.saturating_mul(series_flows);
     let link_rows = samples.saturating_mul(monitored_links);

@@ -103,6 +103,118 @@ fn link_snap(l: &Link) -> LinkSnap {
     }
 }
 
+/// The measurement window's start: the time, every flow's counters and
+/// every link's, as `finish` takes differences from them. Compact: with
+/// 1,000,000 dumbbell flows and 4,000,002 links a `FlowCounters` (160
+/// bytes) and a `LinkSnap` (64) each took 416 bytes a flow; here 48 and
+/// 32 (`summary_window_bytes`).
+#[derive(Debug)]
+struct Window {
+    start_ns: u64,
+    flows: Vec<WindowFlow>,
+    /// Per link: departed bytes, offered packets, overflow and random drops.
+    links: Vec<[u64; 4]>,
+    /// The links whose other counters (AQM drops, CE marks, AQM sojourns)
+    /// are not all zero, in link order, with those counters: only AQM
+    /// links count them (`Link::sojourn_total`; the AQM queue's paths).
+    aqm_links: Vec<(u32, [u64; 4])>,
+}
+
+/// A flow's `FlowCounters` without its ECN and PLT parts, which only the
+/// flows that have them keep, in a box.
+#[derive(Debug)]
+struct WindowFlow {
+    delivered_bytes: u64,
+    sent_bytes: u64,
+    sent_pkts: u64,
+    retransmits: u64,
+    timeouts: u64,
+    fast_recoveries: u64,
+    rare: Option<Box<(Option<EcnCounters>, ModuleCounters)>>,
+}
+
+impl WindowFlow {
+    fn of(c: &FlowCounters) -> Self {
+        let rare = (c.ecn.is_some() || c.modules != ModuleCounters::default())
+            .then(|| Box::new((c.ecn, c.modules)));
+        Self {
+            delivered_bytes: c.delivered_bytes,
+            sent_bytes: c.sent_bytes,
+            sent_pkts: c.sent_pkts,
+            retransmits: c.retransmits,
+            timeouts: c.timeouts,
+            fast_recoveries: c.fast_recoveries,
+            rare,
+        }
+    }
+
+    /// The counters it was made from.
+    fn counters(&self) -> FlowCounters {
+        let (ecn, modules) = self.rare.as_deref().copied().unwrap_or_default();
+        FlowCounters {
+            delivered_bytes: self.delivered_bytes,
+            sent_bytes: self.sent_bytes,
+            sent_pkts: self.sent_pkts,
+            retransmits: self.retransmits,
+            timeouts: self.timeouts,
+            fast_recoveries: self.fast_recoveries,
+            ecn,
+            modules,
+        }
+    }
+}
+
+impl Window {
+    fn take(start_ns: u64, links: &[Link], flows: &[Flow]) -> Self {
+        let mut aqm_links = vec![];
+        let links = links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let s = link_snap(l);
+                let rare = [s.drops_aqm, s.ce_marks, s.sojourn_pkts, s.sojourn_sum_ns];
+                if rare != [0; 4] {
+                    aqm_links.push((i as u32, rare));
+                }
+                [
+                    s.departed_bytes,
+                    s.offered_pkts,
+                    s.drops_overflow,
+                    s.drops_random,
+                ]
+            })
+            .collect();
+        Self {
+            start_ns,
+            flows: flows
+                .iter()
+                .map(|f| WindowFlow::of(&f.endpoints.counters()))
+                .collect(),
+            links,
+            aqm_links,
+        }
+    }
+
+    /// Link `i`'s counters at the start.
+    fn link(&self, i: usize) -> LinkSnap {
+        let [departed_bytes, offered_pkts, drops_overflow, drops_random] = self.links[i];
+        let [drops_aqm, ce_marks, sojourn_pkts, sojourn_sum_ns] = self
+            .aqm_links
+            .binary_search_by_key(&(i as u32), |a| a.0)
+            .map_or([0; 4], |k| self.aqm_links[k].1);
+        LinkSnap {
+            departed_bytes,
+            offered_pkts,
+            drops_overflow,
+            drops_random,
+            drops_aqm,
+            ce_marks,
+            sojourn_pkts,
+            sojourn_sum_ns,
+        }
+    }
+}
+
 /// What a flow's next series row takes differences from.
 #[derive(Clone, Copy, Debug, Default)]
 struct LastSample {
@@ -125,9 +237,12 @@ pub struct Metrics {
     /// (empty until a PLT connection is sampled).
     last_flow: Vec<LastSample>,
     last_modules: Vec<ModuleCounters>,
+    /// The monitored links' counters at the last sample, in the order of
+    /// `monitored_links` (not one per link: at 1,000,000 dumbbell flows a
+    /// snapshot of every link took 256 MB).
     last_link: Vec<LinkSnap>,
     last_sample_ns: u64,
-    window_start: Option<(u64, Vec<FlowCounters>, Vec<LinkSnap>)>,
+    window_start: Option<Window>,
     summary: Option<Summary>,
     /// Names of the traffic generators, by `Generated::generator`.
     generators: Vec<String>,
@@ -180,7 +295,7 @@ impl Metrics {
 
     pub fn sample(&mut self, now_ns: u64, links: &mut [Link], specs: &[LinkSpec], flows: &[Flow]) {
         if self.last_link.is_empty() {
-            self.last_link = vec![LinkSnap::default(); links.len()];
+            self.last_link = vec![LinkSnap::default(); self.monitored_links.len()];
         }
         let dt = now_ns - self.last_sample_ns;
         if dt == 0 {
@@ -251,11 +366,11 @@ impl Metrics {
                 sent_bytes: s.sent_bytes,
             };
         }
-        for &l in &self.monitored_links {
+        for (m, &l) in self.monitored_links.iter().enumerate() {
             let link = &mut links[l];
             let (qp, qb) = link.queue_len(now_ns);
             let s = link_snap(link);
-            let prev = self.last_link[l];
+            let prev = self.last_link[m];
             let cap = specs[l].rate.bps() as f64 / per_sec;
             let ls = &mut self.links;
             ls.time_ns.push(now_ns);
@@ -275,7 +390,7 @@ impl Metrics {
             };
             ls.sojourn_mean_ns.push(mean);
             ls.sojourn_max_ns.push(max);
-            self.last_link[l] = s;
+            self.last_link[m] = s;
         }
         self.last_sample_ns = now_ns;
     }
@@ -284,11 +399,7 @@ impl Metrics {
         for l in links.iter_mut() {
             l.advance(now_ns);
         }
-        self.window_start = Some((
-            now_ns,
-            flows.iter().map(|f| f.endpoints.counters()).collect(),
-            links.iter().map(link_snap).collect(),
-        ));
+        self.window_start = Some(Window::take(now_ns, links, flows));
     }
 
     /// Closes the measurement window and builds the summary.
@@ -301,7 +412,8 @@ impl Metrics {
         if self.window_start.is_none() {
             self.start_window(self.measure_from_ns.min(end_ns), links, flows);
         }
-        let (t0, f0, l0) = self.window_start.take().expect("window started");
+        let window = self.window_start.take().expect("window started");
+        let t0 = window.start_ns;
         let secs = (end_ns - t0) as f64 / NS_PER_SEC as f64;
         let rate = |bytes: u64| {
             if secs > 0.0 {
@@ -318,7 +430,7 @@ impl Metrics {
                 continue;
             }
             let s = f.endpoints.counters();
-            let p = f0[i];
+            let p = window.flows[i].counters();
             let goodput = rate(s.delivered_bytes - p.delivered_bytes);
             let sent = s.sent_pkts - p.sent_pkts;
             let rtx = s.retransmits - p.retransmits;
@@ -387,7 +499,7 @@ impl Metrics {
         let mut link_rows = Vec::with_capacity(links.len());
         for (i, (l, spec)) in links.iter().zip(specs).enumerate() {
             let s = link_snap(l);
-            let p = l0[i];
+            let p = window.link(i);
             let offered = s.offered_pkts - p.offered_pkts;
             let drops = (s.drops_overflow - p.drops_overflow)
                 + (s.drops_random - p.drops_random)
@@ -513,16 +625,30 @@ fn malloc_chunk(n: u64) -> u64 {
 }
 
 /// The measurement window's part of `summary_bytes`: the counters of
-/// every flow and link when the window opened (`start_window`).
-pub fn summary_window_bytes(flows: usize, links: usize) -> u64 {
-    malloc_chunk((flows * std::mem::size_of::<FlowCounters>()) as u64)
-        + malloc_chunk((links * std::mem::size_of::<LinkSnap>()) as u64)
+/// every flow and link when the window opened (`Window::take`): a
+/// `WindowFlow` per flow, and a box for each that runs ECN or PLT (the
+/// only ones with those counters); four counters per link, and the AQM
+/// links' other four (only AQM links count those), in a vector that may
+/// have doubled.
+pub fn summary_window_bytes(flows: &[Flow], links: &[LinkSpec]) -> u64 {
+    let rare = flows
+        .iter()
+        .filter(|f| f.endpoints.counters().ecn.is_some() || f.endpoints.plt_window_pkts().is_some())
+        .count() as u64;
+    let aqm = links
+        .iter()
+        .filter(|l| matches!(l.queue, crate::link::QueueDiscipline::Aqm { .. }))
+        .count() as u64;
+    malloc_chunk((flows.len() * std::mem::size_of::<WindowFlow>()) as u64)
+        + rare * malloc_chunk(std::mem::size_of::<(Option<EcnCounters>, ModuleCounters)>() as u64)
+        + malloc_chunk((links.len() * std::mem::size_of::<[u64; 4]>()) as u64)
+        + malloc_chunk(2 * aqm * std::mem::size_of::<(u32, [u64; 4])>() as u64)
 }
 
 /// An upper bound on the heap the end-of-run summary takes at its peak
 /// (inside `Metrics::finish`), from the sizes of its parts:
 /// - the measurement window it is built from (`start_window`: a
-///   `FlowCounters` per flow and a `LinkSnap` per link, freed at the end of
+///   `WindowFlow` per flow and four counters per link, freed at the end of
 ///   `finish`);
 /// - the rows it keeps: the flow rows' vector (sized for every flow), and
 ///   per flow in the summary its name and algorithm copies (and a PLT
@@ -537,7 +663,7 @@ pub fn summary_window_bytes(flows: usize, links: usize) -> u64 {
 /// `tests/memory.rs` measures the peak of `finish` against this.
 pub fn summary_bytes(flows: &[Flow], links: &[LinkSpec], samples: u64) -> u64 {
     let size = |n: usize| n as u64;
-    let window = summary_window_bytes(flows.len(), links.len());
+    let window = summary_window_bytes(flows, links);
     let flow_rows = malloc_chunk(size(flows.len() * std::mem::size_of::<FlowRow>()));
     let (mut per_flow, mut tcp, mut generated) = (0u64, 0u64, 0u64);
     for f in flows {

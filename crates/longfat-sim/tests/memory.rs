@@ -216,9 +216,10 @@ fn memory_stays_flat_in_simulated_duration_with_many_flows() {
 /// name copies and what it holds for a moment; the measurement window it
 /// reads was taken at the start and is already held), for `flows`
 /// dumbbell flows that start 1 ns before the end (so their state is
-/// built and nothing else allocates at the end), and the estimate's
-/// summary part for the same run without the window.
-fn summary_peak(flows: u32) -> (usize, u64) {
+/// built and nothing else allocates at the end), the estimate's summary
+/// part for the same run without the window, and the window's heap as
+/// taken at 0 and as the estimate assumes it (checked here).
+fn summary_peak(flows: u32) -> (usize, u64, (usize, u64)) {
     let s = Scenario::from_toml(&format!(
         r#"
         [network]
@@ -235,6 +236,11 @@ fn summary_peak(flows: u32) -> (usize, u64) {
     ))
     .unwrap();
     let mut sim = build(&s).unwrap();
+    // The window opens at 0 (`Event::MeasureStart`), long before anything
+    // else happens.
+    let before_window = LIVE.load(Relaxed);
+    sim.run_until(1);
+    let window_taken = LIVE.load(Relaxed) - before_window;
     // The flows' first packets are sent and serialize for far longer than
     // the last nanosecond; no sample falls on the end.
     sim.run_until(99_999_999);
@@ -242,21 +248,28 @@ fn summary_peak(flows: u32) -> (usize, u64) {
     PEAK.store(base, Relaxed);
     sim.run();
     assert!(sim.metrics.summary_rows().is_some(), "the run finished");
-    let window = summary_window_bytes(sim.flows.len(), sim.links.len());
+    let window = summary_window_bytes(&sim.flows, &sim.link_specs);
+    assert!(
+        window_taken as u64 <= window,
+        "the window took {window_taken} bytes, the estimate assumes {window}"
+    );
     (
         PEAK.load(Relaxed) - base,
         sim.estimate.summary_bytes - window,
+        (window_taken, window),
     )
 }
 
 fn the_summary_takes_less_than_the_budget_assumes() {
     // Per dumbbell flow: its row, its two hosts' four link rows, six name
     // copies: the difference of 11,000 and 1,000 flows.
-    let (small, est_small) = summary_peak(1_000);
-    let (large, est_large) = summary_peak(11_000);
+    let (small, est_small, window_small) = summary_peak(1_000);
+    let (large, est_large, window_large) = summary_peak(11_000);
     let measured = (large - small) as f64 / 10_000.0;
     let assumed = (est_large - est_small) as f64 / 10_000.0;
-    println!("summary bytes per dumbbell flow: {measured:.0} at the peak of finish (budget assumes {assumed:.0}, and {} for the window)", summary_window_bytes(1, 4));
+    let window_measured = (window_large.0 - window_small.0) as f64 / 10_000.0;
+    let window = (window_large.1 - window_small.1) as f64 / 10_000.0;
+    println!("summary bytes per dumbbell flow: {measured:.0} at the peak of finish (budget assumes {assumed:.0}), and {window_measured:.0} for the window (budget assumes {window:.0})");
     assert!(
         measured <= assumed,
         "the summary takes {measured:.0} bytes per flow, the budget assumes {assumed:.0}"

@@ -112,7 +112,7 @@ pub fn build_with(
         summary_bytes: crate::metrics::summary_bytes(
             &flows,
             &net.topo.links,
-            run.duration_ns / run.sample_interval_ns.max(1) + 1,
+            budget::samples(run.duration_ns, run.sample_interval_ns),
         ) + python_summary_bytes,
     });
     estimate.python_summary_bytes = python_summary_bytes;

@@ -115,6 +115,41 @@ impl TcpReceiver {
         }
     }
 
+    /// The longest a data packet's arrival can precede the ACK charged to
+    /// it (`budget::AckGroups` rests on this). Every ACK (`send_ack`) is
+    /// charged to a data packet that reached the receiver and had no ACK
+    /// charged to it yet, at most this long before:
+    /// - on a packet's arrival, `on_segment` and `deliver` send at most
+    ///   one ACK, charged to that packet (duplicate, out of order, or in
+    ///   order at once);
+    /// - GRO (`gro_receive`) sends none for a packet it holds; the batch's
+    ///   flush (when a packet that does not continue it arrives, when it
+    ///   is full, or at its poll's end by the GRO timer: never later than
+    ///   `poll_ns` after its first packet) sends at most one, charged to
+    ///   the batch's first packet (the arriving packet that flushed it is
+    ///   handled, and charged, on its own after);
+    /// - the delayed-ACK deadline is set only by an arrival (or flush)
+    ///   that sent no ACK, while no deadline is set; `send_ack` clears it;
+    ///   Linux's receiver only ever moves it earlier. The timer fires at
+    ///   the deadline (the engine's timer slot keeps the earliest time and
+    ///   `on_delack_timer` re-arms a later deadline), and its ACK is
+    ///   charged to the packet whose arrival set it: at most the timeout
+    ///   later (RFC 1122's `delayed_ack_timeout_ns`; Linux's `ato`, never
+    ///   above TCP_DELACK_MAX: `LinuxAcks::delack_timeout_ns`), plus the
+    ///   GRO poll when a flush set it.
+    ///
+    /// No other path sends an ACK, and each packet is charged at most once
+    /// (after an ACK nothing earlier is pending).
+    pub fn ack_delay_bound_ns(&self) -> u64 {
+        let gro = self.gro.as_ref().map_or(0, |g| g.poll_ns);
+        let delack = match self.hot_delayed_ack_timeout_ns {
+            Some(_) if self.hot_linux_acks => TCP_DELACK_MAX_NS,
+            Some(t) => t,
+            None => 0,
+        };
+        gro.saturating_add(delack)
+    }
+
     /// The ACKs carry ECE (RFC 3168 §6.1.3): a CE mark has not been
     /// answered by CWR yet.
     pub fn echoes_ce(&self) -> bool {
