@@ -110,9 +110,9 @@ stage lts-kernels
 # that nothing competes with them for the CPU. Both parts always run; the
 # stage fails if either did.
 pytest_status=0
-.venv/bin/python -m pytest -q --durations=12 -n 2 --dist loadfile -m "not exclusive" || pytest_status=$?
+.venv/bin/python -m pytest -q -rs --durations=12 -n 2 --dist loadfile -m "not exclusive" || pytest_status=$?
 stage pytest-parallel
-.venv/bin/python -m pytest -q --durations=12 -m exclusive || pytest_status=$?
+.venv/bin/python -m pytest -q -rs --durations=12 -m exclusive || pytest_status=$?
 stage pytest-exclusive
 [ "$pytest_status" = 0 ] || exit "$pytest_status"
 # The packetdrill suite's counts per profile, for CI's tail. pytest

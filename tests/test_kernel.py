@@ -59,6 +59,25 @@ def registered() -> list[str]:
     return AVAILABLE.read_text().split()
 
 
+#: Where longfat pins an algorithm's link (`longfat_<algo>` at PIN_DIR/<algo>).
+PIN_DIR = Path("/sys/fs/bpf/longfat")
+
+
+def registered_once_settled(match, timeout_s: float = 120.0) -> list[str]:
+    """The registered congestion controls ``match`` selects, once those
+    already unloaded have gone: an unloaded program (its pin removed) stays
+    in the kernel's list until the last socket that used it is freed, which
+    an earlier test's connections can delay by a minute. A pinned one is
+    loaded (by a test, a user or another tool) and is returned at once."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        loaded = [c for c in registered() if match(c)]
+        lingering = [c for c in loaded if c.startswith("longfat_") and not (PIN_DIR / c.removeprefix("longfat_")).exists()]
+        if not lingering or time.monotonic() >= deadline:
+            return loaded
+        time.sleep(0.5)
+
+
 @pytest.fixture
 def loaded_cleanup():
     """Unloads every longfat program after the test, whatever happened."""
@@ -277,8 +296,8 @@ def ltcp_unloaded():
     """longfat_ltcp is not registered before the test, and is not after it."""
     from longfat._native import kernel_unload
 
-    if "longfat_ltcp" in registered():
-        pytest.skip("longfat_ltcp is loaded here already (another user's?)")
+    if registered_once_settled(lambda c: c == "longfat_ltcp"):
+        pytest.skip(f"longfat_ltcp is loaded here already (another user's?): {registered()}")
     yield
     kernel_unload(["ltcp"])  # by its pin, whatever the test left
 

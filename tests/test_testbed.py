@@ -22,6 +22,7 @@ import pytest
 
 from conftest import longfat_cli, run_cli, signals_as_from_a_terminal
 from test_kernel import UNAVAILABLE as _NO_KERNEL  # why the BPF programs cannot load here, or None
+from test_kernel import registered_once_settled
 from longfat import kernel, testbed
 from longfat._native import ScenarioError
 from longfat.runner import execute, prepare
@@ -336,7 +337,7 @@ def no_longfat_programs():
     (another test's or user's would be counted), none is left after."""
     from longfat._native import kernel_unload
 
-    if [c for c in registered() if c.startswith("longfat_")]:
+    if registered_once_settled(lambda c: c.startswith("longfat_")):
         pytest.skip(f"longfat programs already loaded here: {registered()}")
     yield
     for ca in (c for c in registered() if c.startswith("longfat_")):
