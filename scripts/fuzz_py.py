@@ -28,7 +28,8 @@ sources:
   and that every cell's labels are what its scenario holds.
 
 Each input runs in a worker process (spawned; ``--jobs`` of them, each under
-an RLIMIT_AS of 2 GiB) through the command line's path: ``prepare`` (load,
+an RLIMIT_AS of 2 GiB beyond the address space it holds once its modules
+are imported) through the command line's path: ``prepare`` (load,
 overrides, validation), then a bounded run (``run_until`` in growing steps
 of simulated time until 200,000 events or the end) and, for runs that
 finished, the result tables as ``runner.execute`` builds them. Outcomes:
@@ -90,6 +91,7 @@ TIME_LIMIT = 10.0
 #: case's simulation: tcpgt/fig12_web.toml's web sessions take about 12 s on
 #: a loaded 2-core machine), so it gets this many times the limit.
 SWEEP_TIME_FACTOR = 4
+#: Address space a worker may add to what its imports hold (see _worker_main).
 MEM_LIMIT = 2 << 30
 EVENT_BUDGET = 200_000
 
@@ -1372,6 +1374,15 @@ def _safe(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", s)[:80] or "input"
 
 
+def _address_space_bytes() -> int:
+    """This process's address space (VmSize), in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmSize in /proc/self/status")
+
+
 def _worker_main(conn: Any, mem_limit: int, err_path: str) -> None:
     import resource
 
@@ -1379,8 +1390,6 @@ def _worker_main(conn: Any, mem_limit: int, err_path: str) -> None:
     fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 2)
     os.close(fd)
-    if mem_limit:
-        resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
     for attempt in range(60):  # the extension may be being rebuilt
         try:
             import longfat.reproduce.core  # noqa: F401
@@ -1391,6 +1400,17 @@ def _worker_main(conn: Any, mem_limit: int, err_path: str) -> None:
             time.sleep(2)
     else:
         raise SystemExit(3)
+    if mem_limit:
+        # The limit is on top of what the imports reserved: the extension's
+        # allocator (mimalloc) reserves a 1 GiB arena of address space when
+        # the module loads, and the libraries map hundreds of MiB more
+        # (1.39 GB in all, before any input). A limit of 2 GiB counted
+        # from zero left about 0.6 GiB, which the threads of a sweep's
+        # store (DuckDB, the executor) sometimes exhausted: glibc then
+        # aborts giving a thread its TLS, and the input was a MEMORY
+        # (CI of 4842e2c, a 10-flow 0.2 s sweep cell).
+        held = _address_space_bytes()
+        resource.setrlimit(resource.RLIMIT_AS, (held + mem_limit, held + mem_limit))
     workdir = Path(tempfile.mkdtemp(prefix="longfat-fuzz-"))
     conn.send(("ready", os.getpid()))
     try:
