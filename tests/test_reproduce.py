@@ -34,13 +34,21 @@ def test_confidence_interval_verdicts_hand_cases():
     assert evaluate(within((float("nan"), 1.0), 0.95, 1.05), 0.99) == DIFFERS
     assert evaluate(within((0.96, float("inf")), 0.95, 1.05), 0.99) == DIFFERS
     assert evaluate(within((0.96, 0.99), 0.95, 1.05), float("inf")) == DIFFERS
-    # separate: apart in the claimed direction agrees, the other way differs, overlapping is not separable.
-    assert evaluate(separate((200, 210), (100, 120), ">"), 95.0) == AGREES
-    assert evaluate(separate((200, 210), (100, 120), "<"), 95.0) == DIFFERS
-    assert evaluate(separate((100, 130), (120, 140), ">"), -15.0) == NOT_SEPARABLE
-    assert evaluate(separate((100, float("nan")), (120, 140), ">"), -15.0) == DIFFERS
+    # separate: Welch's interval of A - B wholly on the claimed side agrees, wholly on the other side
+    # differs, across 0 is not separable; NaN never passes.
+    assert evaluate(separate((80, 110), ">"), 95.0) == AGREES
+    assert evaluate(separate((80, 110), "<"), 95.0) == DIFFERS
+    assert evaluate(separate((-40, 10), ">"), -15.0) == NOT_SEPARABLE
+    assert evaluate(separate((-40, 10), "<="), -15.0) == NOT_SEPARABLE
+    assert evaluate(separate((-40, float("nan")), ">"), -15.0) == DIFFERS
+    # An exact tie (0 drops against 0 drops) contradicts a strict claim and meets a non-strict one.
+    assert evaluate(separate((0.0, 0.0), ">"), 0.0) == DIFFERS
+    assert evaluate(separate((0.0, 0.0), "<"), 0.0) == DIFFERS
+    assert evaluate(separate((0.0, 0.0), ">="), 0.0) == AGREES
+    assert evaluate(separate((0.0, 0.0), "<="), 0.0) == AGREES
+    assert evaluate(separate((-3.0, -1.0), ">="), -2.0) == DIFFERS
     with pytest.raises(ValueError):
-        separate((1, 2), (3, 4), ">=")
+        separate((1, 2), "!=")
     # The intervals: t with n - 1 degrees of freedom; one value is a point; NaN spreads.
     m, lo, hi, n = ci95([1.0, 2.0, 3.0])
     assert (m, n) == (2.0, 3) and abs(hi - m - 4.303 / math.sqrt(3)) < 1e-9 and abs(m - lo - (hi - m)) < 1e-12
@@ -152,24 +160,44 @@ def _criteria(table):
     [
         ({"kind": "range", "lo": 0.95}, "reproduce.criteria.q", "needs both lo and hi"),
         ({"kind": "range", "lo": 1, "hi": 2, "one_sided": "x"}, "reproduce.criteria.q", "exactly one of lo and hi"),
-        ({"kind": "factor", "paper": 1e-4, "factor": 3}, "reproduce.criteria.q.factor", "must be in (1, 2.414]"),
-        ({"kind": "rel", "paper": 10, "tol": 1.0}, "reproduce.criteria.q.tol", "must be in (0, 1)"),
+        ({"kind": "range", "lo": 1, "one_sided": "x"}, "reproduce.criteria.q.one_sided", "at least 6 words"),
+        ({"kind": "factor", "paper": 1e-4, "factor": 3}, "reproduce.criteria.q.factor", "must be in (1, 2)"),
+        ({"kind": "factor", "paper": 1e-4, "factor": 2.414}, "reproduce.criteria.q.factor", "must be in (1, 2)"),
+        ({"kind": "factor", "paper": 1e-4, "factor": 2}, "reproduce.criteria.q.factor", "must be in (1, 2)"),
+        ({"kind": "rel", "paper": 10, "tol": 1.0}, "reproduce.criteria.q.tol", "must be in (0, 0.5]"),
+        ({"kind": "rel", "paper": 10, "tol": 0.999}, "reproduce.criteria.q.tol", "must be in (0, 0.5]"),
+        ({"kind": "ci", "paper": 10, "tol": 0.6}, "reproduce.criteria.q.tol", "must be in (0, 0.5]"),
+        # A band with no non-zero paper value must say what the quantity can take, and cover at most half of it.
+        ({"kind": "ci", "lo": -1e12, "hi": 1e12}, "reproduce.criteria.q.span", "span: missing"),
+        ({"kind": "ci", "lo": 0, "hi": 0.5, "paper": 0}, "reproduce.criteria.q.span", "span: missing"),
+        ({"kind": "range", "lo": 0.9, "hi": 1.0}, "reproduce.criteria.q.span", "span: missing"),
+        ({"kind": "ci", "lo": -1e12, "hi": 1e12, "span": [0, 1]}, "reproduce.criteria.q.span", "must lie inside the span"),
+        ({"kind": "ci", "lo": 0.25, "hi": 1.0, "span": [0, 1]}, "reproduce.criteria.q", "covers more than half of the span"),
+        ({"kind": "ci", "lo": 0.2, "hi": 0.4, "span": [1, 0]}, "reproduce.criteria.q.span", "must be below max"),
+        ({"kind": "ci", "lo": 0.2, "hi": 0.4, "span": [0]}, "reproduce.criteria.q.span", "must be [min, max]"),
+        ({"kind": "separate", "claim": ">", "span": [0, 1]}, "reproduce.criteria.q.span", "unknown field"),
+        ({"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1], "judge": "mean"}, "reproduce.criteria.q.judge", "must be 'every_seed'"),
+        ({"kind": "ci", "lo": 0, "hi": 2, "paper": 1, "stat": "log"}, "reproduce.criteria.q.lo", "above 0 for stat"),
+        ({"kind": "ci", "lo": 0.5, "hi": 1.5, "paper": 1, "stat": "log", "judge": "every_seed"}, "reproduce.criteria.q.stat", "not both"),
         ({"kind": "ci", "lo": 0, "hi": 2.5, "paper": 1}, "reproduce.criteria.q", "at least twice the paper's value"),
         ({"kind": "ci", "lo": 2, "hi": 3, "paper": 1}, "reproduce.criteria.q", "must lie in [lo, hi]"),
         ({"kind": "ci", "paper": 1}, "reproduce.criteria.q", "either paper and tol, or lo and hi"),
         ({"kind": "ci", "lo": 1, "hi": float("inf")}, "reproduce.criteria.q.hi", "a finite number"),
-        ({"kind": "separate", "claim": ">="}, "reproduce.criteria.q.claim", "must be"),
+        ({"kind": "separate", "claim": "!="}, "reproduce.criteria.q.claim", "must be one of"),
         ({"kind": "between", "lo": 1}, "reproduce.criteria.q.kind", "must be one of"),
         ({"kind": "rel", "paper": 1, "tol": 0.1, "tolerance": 2}, "reproduce.criteria.q.tolerance", "unknown field"),
         ({"kind": "rel", "paper": 1, "tol": 0.1, "control": "nope"}, "reproduce.criteria.q.control", "no criterion 'nope'"),
         ({"kind": "rel", "paper": 1, "tol": 0.1, "control": "q"}, "reproduce.criteria.q.control", "must be a control"),
+        # A control must mirror its claim's check.
+        ({"kind": "rel", "paper": 1, "tol": 0.1, "control": "c"}, "reproduce.criteria.q.control", "must mirror the claim's check; they differ in tol"),
+        ({"kind": "ci", "paper": 1, "tol": 0.2, "control": "c"}, "reproduce.criteria.q.control", "the same kind of check"),
     ],
 )
 def test_a_bad_criterion_is_refused_by_field(spec, field, words):
     from longfat._native import ScenarioError
 
     with pytest.raises(ScenarioError) as e:
-        _criteria({"q": spec})
+        _criteria({"q": spec, "c": {"kind": "rel", "paper": 1, "tol": 0.2}})
     assert e.value.args[1] == field and words in e.value.args[0], e.value.args
 
 
@@ -180,9 +208,9 @@ def _probe_checks(exp):
     for cid, spec in exp.criteria.items():
         if spec["kind"] == "ci":
             mid = (spec["lo"] + spec["hi"]) / 2
-            yield cid, criterion(exp, cid, ci=(mid, mid))
+            yield cid, criterion(exp, cid, ci=ci95([mid] * 5))
         elif spec["kind"] == "separate":
-            yield cid, criterion(exp, cid, a=(2.0, 3.0), b=(0.0, 1.0))
+            yield cid, criterion(exp, cid, a=ci95([2.0, 3.0, 2.5]), b=ci95([0.0, 1.0, 0.5]))
         else:
             yield cid, criterion(exp, cid)
 
@@ -204,12 +232,12 @@ def test_no_shipped_criterion_passes_a_missing_nan_or_infinite_value(quick):
                 for v in bad:
                     assert evaluate(check, v) != AGREES, (exp.path, cid, v)
                 if check["kind"] == "ci":
-                    for lo, hi in ((float("nan"), 1.0), (0.0, float("inf")), (float("-inf"), float("inf"))):
-                        assert evaluate(criterion(exp, cid, ci=(lo, hi)), 1.0) != AGREES, (exp.path, cid)
+                    for vals in ((float("nan"), 1.0), (0.0, float("inf")), (float("-inf"), float("inf"))):
+                        assert evaluate(criterion(exp, cid, ci=ci95(vals)), 1.0) != AGREES, (exp.path, cid)
                 if check["kind"] == "separate":
-                    for iv in ((float("nan"), 1.0), (0.0, float("inf"))):
-                        assert evaluate(criterion(exp, cid, a=iv, b=(5.0, 6.0)), 1.0) != AGREES, (exp.path, cid)
-                        assert evaluate(criterion(exp, cid, a=(5.0, 6.0), b=iv), 1.0) != AGREES, (exp.path, cid)
+                    for vals in ((float("nan"), 1.0), (0.0, float("inf"))):
+                        assert evaluate(criterion(exp, cid, a=ci95(vals), b=ci95([5.0, 6.0])), 1.0) != AGREES, (exp.path, cid)
+                        assert evaluate(criterion(exp, cid, a=ci95([5.0, 6.0]), b=ci95(vals)), 1.0) != AGREES, (exp.path, cid)
     assert n >= 100, f"only {n} criteria found in the shipped scenario files"
 
 
@@ -218,7 +246,8 @@ def test_a_claim_counts_only_if_its_negative_control_differs():
 
     class Exp:
         path = "x.toml"
-        criteria = _criteria({"fair": {"kind": "ci", "lo": 0.9, "hi": 1.0, "control": "fair_reno"}, "fair_reno": {"kind": "ci", "lo": 0.9, "hi": 1.0}})
+        criteria = _criteria({"fair": {"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1], "control": "fair_reno"},
+                              "fair_reno": {"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1]}})
 
     def rows(ctl_ci, group="g"):
         return [Row("claim", "p", "m", 0.95, criterion(Exp, "fair", ci=(0.92, 0.97), group="g")),
@@ -242,6 +271,123 @@ def test_a_claim_counts_only_if_its_negative_control_differs():
     assert r[0].verdict == DIFFERS and r[1].verdict == CONTROL_DIFFERS
 
 
+def test_the_forms_a_criterion_states_decide_its_statistic():
+    """judge = "every_seed" judges every seed (a universal claim: one seed
+    outside differs, even when the mean's interval straddles the band);
+    stat = "log" judges the geometric mean (one heavy seed does not decide
+    a ratio); a separate criterion judges Welch's interval of the
+    difference, where two separate intervals overlap."""
+    from longfat.reproduce.criteria import criterion
+
+    class Exp:
+        path = "x.toml"
+        criteria = _criteria({
+            "never_drops": {"kind": "ci", "paper": 0, "lo": 0, "hi": 0.5, "span": [0, 1e9], "judge": "every_seed"},
+            "ratio_near_1": {"kind": "ci", "paper": 1.0, "lo": 0.5, "hi": 2.0, "stat": "log"},
+            "a_above_b": {"kind": "separate", "claim": ">"},
+            "a_at_least_b": {"kind": "separate", "claim": ">="},
+        })
+
+    # 0 drops in three seeds, 18,228 and 5,891 in two: the mean's interval spans 0 (not separable
+    # on a mean), but the universal claim is contradicted by the two seeds.
+    drops = [0.0, 0.0, 18228.0, 0.0, 5891.0]
+    c = criterion(Exp, "never_drops", ci=ci95(drops))
+    assert c["ci"][0] == 0.0 < 0.5 < c["ci"][1] and evaluate(c, 4823.8) == DIFFERS and c["values"] == drops  # the interval cut to the span
+    assert evaluate(criterion(Exp, "never_drops", ci=ci95([0.0] * 5)), 0.0) == AGREES
+    with pytest.raises(ValueError, match="needs the seeds' values"):
+        criterion(Exp, "never_drops", ci=(0.0, 0.0))
+    # Ratios 1.1, 0.9, 1.0, 1.2 and one seed at 86: the arithmetic mean's interval lies above the band's
+    # middle and reaches far past 2; the geometric mean's is [0.3, 24]: across the bound, not agreeing.
+    ratios = [1.1, 0.9, 1.0, 1.2, 86.0]
+    c = criterion(Exp, "ratio_near_1", ci=ci95(ratios))
+    gm = math.exp(sum(map(math.log, ratios)) / 5)
+    assert abs(c["ci"][0] * c["ci"][1] - gm * gm) < 1e-9 * gm * gm and evaluate(c, gm) == NOT_SEPARABLE
+    assert evaluate(criterion(Exp, "ratio_near_1", ci=ci95([1.1, 0.9, 1.0, 1.2, 1.05])), 1.05) == AGREES
+    assert evaluate(criterion(Exp, "ratio_near_1", ci=ci95([1.1, 0.0, 1.0])), 0.7) == DIFFERS  # a ratio of 0 has no logarithm
+    # Two intervals that overlap ([9.29, 10.71] and [8.29, 9.71]) with a Welch interval of the
+    # difference above 0 ([0.17, 1.83]): decided.
+    a, b = [10.0, 9.3, 10.7, 10.4, 9.6], [9.0, 8.3, 9.7, 9.4, 8.6]
+    c = criterion(Exp, "a_above_b", a=ci95(a), b=ci95(b))
+    assert c["a"][0] < c["b"][1] and c["diff"][0] > 0 and evaluate(c, 1.0) == AGREES
+    d, lo, hi = diff_ci95(a, b)
+    assert c["diff"] == [lo, hi]
+    # 0 against 0 in every seed: a strict claim is contradicted, a non-strict one met.
+    zero = ci95([0.0] * 5)
+    assert evaluate(criterion(Exp, "a_above_b", a=zero, b=zero), 0.0) == DIFFERS
+    assert evaluate(criterion(Exp, "a_at_least_b", a=zero, b=zero), 0.0) == AGREES
+
+
+def _shipped_experiments():
+    from longfat.reproduce import PAPERS
+    from longfat.reproduce.core import load_paper
+
+    for paper in PAPERS:
+        yield from load_paper(paper, False)
+
+
+def test_every_shipped_criterion_can_fail():
+    """The discrimination probe: each criterion stated in a paper's
+    scenario files, applied to values it must reject: twice the paper's
+    value (where it gives one), the end of the quantity's span farthest
+    from the band, a value beyond the band's bound, and for a comparison
+    the claim reversed; none may agree."""
+    from longfat.reproduce.criteria import criterion
+
+    n = 0
+    for exp in _shipped_experiments():
+        for cid, spec in exp.criteria.items():
+            n += 1
+            where = (exp.path.name, cid)
+            probes = []
+            p = spec.get("paper")
+            if p not in (None, 0):
+                probes.append(2 * p)
+            lo, hi = spec.get("lo"), spec.get("hi")
+            if spec["kind"] == "factor":
+                probes += [p * spec["factor"] * 1.01, p / spec["factor"] / 1.01]
+            if spec["kind"] == "rel":
+                probes += [p + abs(p) * spec["tol"] * 1.01]
+            if "span" in spec:
+                a, b = spec["span"]
+                probes.append(a if abs(a - (lo if lo is not None else hi)) > abs(b - (hi if hi is not None else lo)) else b)
+            if lo is not None:
+                probes.append(lo - max(abs(lo), 1.0) * 0.01)
+            if hi is not None:
+                probes.append(hi + max(abs(hi), 1.0) * 0.01)
+            if spec["kind"] == "separate":
+                strict = spec["claim"] in (">", "<")
+                up, down = ci95([2.0, 2.1, 1.9]), ci95([0.0, 0.1, -0.1])
+                wrong = (down, up) if spec["claim"][0] == ">" else (up, down)
+                assert evaluate(criterion(exp, cid, a=wrong[0], b=wrong[1]), -2.0) == DIFFERS, where
+                tie = evaluate(criterion(exp, cid, a=ci95([0.0] * 5), b=ci95([0.0] * 5)), 0.0)
+                assert tie == (DIFFERS if strict else AGREES), where
+                continue
+            assert probes, where
+            for x in probes:
+                if spec["kind"] == "ci":
+                    check = criterion(exp, cid, ci=ci95([x] * 5))
+                else:
+                    check = criterion(exp, cid)
+                assert evaluate(check, x) != AGREES, (where, x)
+    assert n >= 200, f"only {n} criteria found"
+
+
+def test_every_one_sided_criterion_quotes_its_paper():
+    """A one-sided range's ``one_sided`` is a quote of the paper (its words
+    found, in order, in the paper's text), not a placeholder."""
+    papers = ROOT.parent / "shared" / "papers"
+    if not papers.is_dir():
+        pytest.skip("../shared/papers is not beside the clone")
+    text = {p: _words((papers / f).read_text(encoding="utf-8")) for p, f in PAPER_FILES.items()}
+    n = 0
+    for exp in _shipped_experiments():
+        for cid, spec in exp.criteria.items():
+            if "one_sided" in spec:
+                n += 1
+                assert _words(spec["one_sided"]) in text[exp.paper], (exp.path.name, cid, spec["one_sided"])
+    assert n >= 1
+
+
 # ---- the standard every report row meets (issue 16) ----------------------------
 
 
@@ -253,11 +399,18 @@ def _assert_row_meets_the_standard(experiment: str, row: dict, quick: bool) -> N
     where = f"{experiment}: {row['item']}"
     if c["kind"] == "none":
         return
+    # Every judged row says which numbers of this run decided it; a
+    # difference always carries them.
+    from longfat.reproduce.core import deciding
+
+    assert row["decided_by"] == deciding(c, row["value"]), where
+    if row["verdict"] == DIFFERS:
+        assert any(ch.isdigit() for ch in row["decided_by"]) or row["decided_by"] == "no finite measurement", where
     assert c.get("id"), f"{where}: its criterion is not stated in the scenario file"
     if c["kind"] == "range":
         assert (c.get("lo") is not None and c.get("hi") is not None) or c.get("one_sided"), f"{where}: a one-sided range with no one-sided claim"
     if c["kind"] == "separate":
-        assert len(c["a"]) == 2 and len(c["b"]) == 2 and c["claim"] in (">", "<"), where
+        assert len(c["a"]) == 2 and len(c["b"]) == 2 and len(c["diff"]) == 2 and c["claim"] in (">", "<", ">=", "<="), where
     if c["kind"] == "ci":
         assert len(c["ci"]) == 2, where
     if not quick and c["kind"] in ("ci", "separate"):

@@ -358,12 +358,15 @@ def evaluate(check: dict, value: float | None) -> str:
     """The verdict of one measured value under one check. Kinds:
     rel (|v - paper| <= tol |paper|), factor (paper/f <= v <= paper*f),
     range (lo <= v <= hi; either bound may be None), none (nothing to compare),
-    and two over 95 % confidence intervals of a mean over seeds:
-    ci (the interval inside [lo, hi]: agrees; wholly outside: differs;
-    across a bound: not separable) and separate (intervals a and b apart
-    in the claimed direction, a > b or a < b: agrees; apart the other way:
-    differs; overlapping: not separable). For ci and separate, a value,
-    interval or bound that is missing, NaN or infinite differs."""
+    and two over seeds (criteria.py states their forms):
+    ci (the 95 % interval inside [lo, hi]: agrees; wholly outside: differs;
+    across a bound: not separable; with judge = "every_seed", every seed's
+    value inside agrees and one outside differs) and separate (Welch's
+    interval of the difference A - B, ``diff``, wholly on the claimed side
+    of zero agrees, wholly on the other side differs, across zero is not
+    separable; an exact tie at zero differs from a strict claim and meets a
+    non-strict one). For ci and separate, a value, interval or bound that
+    is missing, NaN or infinite differs."""
     kind = check["kind"]
     if kind == "none":
         return NO_NUMBER
@@ -371,7 +374,13 @@ def evaluate(check: dict, value: float | None) -> str:
         return DIFFERS  # a missing, NaN or infinite measurement never passes
     v = float(value)
     if kind == "ci":
-        ci, lo, hi = check.get("ci") or [None, None], check.get("lo"), check.get("hi")
+        lo, hi = check.get("lo"), check.get("hi")
+        if check.get("judge") == "every_seed":
+            vals = check.get("values") or []
+            if not (vals and _finite(lo, hi, *vals)):
+                return DIFFERS
+            return AGREES if all(lo <= x <= hi for x in vals) else DIFFERS
+        ci = check.get("ci") or [None, None]
         if not (_finite(v, lo, hi, *ci) and len(ci) == 2 and ci[0] <= ci[1]):
             return DIFFERS
         if ci[0] >= lo and ci[1] <= hi:
@@ -380,14 +389,13 @@ def evaluate(check: dict, value: float | None) -> str:
             return DIFFERS
         return NOT_SEPARABLE
     if kind == "separate":
-        a, b, claim = check.get("a") or [None, None], check.get("b") or [None, None], check.get("claim")
-        if not (_finite(v, *a, *b) and len(a) == 2 and len(b) == 2 and claim in (">", "<")):
+        d, claim = check.get("diff") or [None, None], check.get("claim")
+        if not (_finite(v, *d) and len(d) == 2 and d[0] <= d[1] and claim in (">", "<", ">=", "<=")):
             return DIFFERS
-        if a[0] > b[1]:
-            return AGREES if claim == ">" else DIFFERS
-        if a[1] < b[0]:
-            return AGREES if claim == "<" else DIFFERS
-        return NOT_SEPARABLE
+        lo, hi = (d[0], d[1]) if claim[0] == ">" else (-d[1], -d[0])  # as a claim that A - B is above 0
+        if claim in (">", "<"):
+            return AGREES if lo > 0 else DIFFERS if hi <= 0 else NOT_SEPARABLE
+        return AGREES if lo >= 0 else DIFFERS if hi < 0 else NOT_SEPARABLE
     if kind == "rel":
         return AGREES if abs(v - check["paper"]) <= check["tol"] * abs(check["paper"]) else DIFFERS
     if kind == "factor":
@@ -402,6 +410,10 @@ def evaluate(check: dict, value: float | None) -> str:
 
 def describe(check: dict) -> str:
     text = _describe(check)
+    if check.get("scope") == "consistency":
+        text = "consistency check (cannot tell algorithms apart; not counted as a claim): " + text
+    elif check.get("scope") == "beyond":
+        text = "beyond the paper (a check of something the paper does not claim; not counted): " + text
     if check.get("role") == "control":
         text = "negative control, the same check: " + text
     elif "control" in check:
@@ -424,11 +436,55 @@ def _describe(check: dict) -> str:
         bound = f">= {lo:g}" if lo is not None else f"<= {hi:g}"
         return bound + (f" (the paper's claim is one-sided: {check['one_sided']})" if check.get("one_sided") else "")
     if kind == "ci":
-        return f"95 % CI inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
+        if check.get("judge") == "every_seed":
+            return f"every seed's value inside [{check['lo']:g}, {check['hi']:g}] (a universal claim); one seed outside: differs"
+        stat = "95 % CI of the geometric mean" if check.get("stat") == "log" else "95 % CI"
+        return f"{stat} inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
     if kind == "separate":
         what = check.get("what") or ("A", "B")
-        return f"95 % CIs apart with {what[0]} {check['claim']} {what[1]}; apart the other way: differs; overlapping: not separable"
+        tie = "meets" if check["claim"] in (">=", "<=") else "contradicts"
+        if check.get("stat") == "log":
+            return (f"Welch 95 % CI of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
+                    f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
+        return (f"Welch 95 % CI of {what[0]} - {what[1]} on the side of {what[0]} {check['claim']} {what[1]}; "
+                f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
     return "paper gives no number"
+
+
+def _g(x) -> str:
+    return "none" if x is None else f"{x:.4g}"
+
+
+def deciding(check: dict, value: float | None) -> str:
+    """The numbers of this run that decided a row's verdict, in words (shown
+    beside a difference, so that every "differs" says by how much)."""
+    kind = check.get("kind")
+    if kind in (None, "none"):
+        return ""
+    if not _finite(value):
+        return "no finite measurement"
+    if kind == "ci":
+        lo, hi = check.get("lo"), check.get("hi")
+        if check.get("judge") == "every_seed":
+            vals = check.get("values") or []
+            out = [v for v in vals if v is None or not (lo <= v <= hi)]
+            return (f"{len(out)} of {len(vals)} seeds outside [{lo:g}, {hi:g}]"
+                    + (f": {', '.join(_g(v) for v in out[:8])}" + (" ..." if len(out) > 8 else "") if out else ""))
+        ci = check.get("ci") or [None, None]
+        stat = "geometric mean's 95 % CI" if check.get("stat") == "log" else "95 % CI"
+        return f"{stat} [{_g(ci[0])}, {_g(ci[1])}] against the band [{lo:g}, {hi:g}]"
+    if kind == "separate":
+        d = check.get("diff") or [None, None]
+        what = check.get("what") or ("A", "B")
+        logs = "log " if check.get("stat") == "log" else ""
+        return f"Welch 95 % CI of {logs}{what[0]} - {logs}{what[1]}: [{_g(d[0])}, {_g(d[1])}] (claim: {what[0]} {check.get('claim')} {what[1]})"
+    if kind == "rel":
+        return f"{_g(float(value))} against {check['paper']:g} +/- {check['tol'] * 100:g} %"
+    if kind == "factor":
+        return f"{_g(float(value))} against [{check['paper'] / check['factor']:.4g}, {check['paper'] * check['factor']:.4g}]"
+    if kind == "range":
+        return f"{_g(float(value))} against [{_g(check.get('lo'))}, {_g(check.get('hi'))}]"
+    return ""
 
 
 @dataclass
@@ -460,6 +516,7 @@ class Row:
             "check": self.check,
             "criterion": describe(self.check),
             "verdict": self.verdict,
+            "decided_by": deciding(self.check, v),
             **({"raw_verdict": self.raw_verdict} if self.raw_verdict else {}),
             **({"control_verdict": self.control_verdict} if self.control_verdict else {}),
             "note": self.note,
@@ -486,12 +543,13 @@ def within(ci: tuple[float, float], lo: float, hi: float) -> dict:
     return {"kind": "ci", "ci": [finite_or_none(ci[0]), finite_or_none(ci[1])], "lo": float(lo), "hi": float(hi)}
 
 
-def separate(a: tuple[float, float], b: tuple[float, float], claim: str, what: tuple[str, str] = ("A", "B")) -> dict:
-    """A separate check: the paper claims mean A ``claim`` ('>' or '<') mean B;
-    ``a`` and ``b`` are their 95 % intervals."""
-    if claim not in (">", "<"):
-        raise ValueError(f"claim must be '>' or '<', not {claim!r}")
-    return {"kind": "separate", "a": [finite_or_none(a[0]), finite_or_none(a[1])], "b": [finite_or_none(b[0]), finite_or_none(b[1])], "claim": claim, "what": list(what)}
+def separate(diff: tuple[float, float], claim: str, what: tuple[str, str] = ("A", "B")) -> dict:
+    """A separate check: the paper claims mean A ``claim`` ('>', '<', '>='
+    or '<=') mean B; ``diff`` is the 95 % interval of A - B (Welch's,
+    ``measure.diff_ci95``)."""
+    if claim not in (">", "<", ">=", "<="):
+        raise ValueError(f"claim must be one of '>', '<', '>=', '<=', not {claim!r}")
+    return {"kind": "separate", "diff": [finite_or_none(diff[0]), finite_or_none(diff[1])], "claim": claim, "what": list(what)}
 
 
 @dataclass

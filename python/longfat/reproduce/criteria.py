@@ -9,27 +9,53 @@ in a ``[reproduce.criteria]`` table, one entry per claim:
     # the paper: LTCP is fairer than TCP (a lower standard deviation)
     sd_ltcp_below_tcp = { kind = "separate", claim = "<", control = "sd_tcp_below_tcp" }
 
-Kinds (every number finite; the band never as wide as twice the paper's
-value, which would pass a measurement of zero or of double it):
+Kinds (every number finite):
 
 - ``ci``: the 95 % interval of a mean over seeds inside a band, either
   ``paper`` with ``tol`` (the band paper x (1 -/+ tol), symmetric by
-  construction; 0 < tol < 1) or ``lo`` and ``hi``; inside agrees, wholly
-  outside differs, across a bound is not separable.
-- ``separate``: a comparison ("A > B", ``claim = ">"`` or ``"<"``): the two
-  95 % intervals apart in the claimed direction agree, apart the other way
-  differ, overlapping are not separable.
-- ``rel``: one deterministic value within ``tol`` (0 < tol < 1) of ``paper``.
-- ``factor``: one value within a factor ``factor`` of ``paper``
-  (1 < factor <= 1 + sqrt 2, so the band is narrower than twice the paper's value).
+  construction; 0 < tol <= 0.5) or ``lo`` and ``hi``; inside agrees, wholly
+  outside differs, across a bound is not separable. Two optional forms,
+  stated here before the runs:
+  ``judge = "every_seed"`` for a universal claim ("never drops", "always
+  above"): it agrees only if every seed's value lies in the band and
+  differs as soon as one seed's does not (never judged on a mean);
+  ``stat = "log"`` for a ratio (heavy-tailed: one seed's 86 outweighs four
+  near 1): the interval is the geometric mean's (a t interval of the
+  logarithms, mapped back), so the band needs lo > 0.
+- ``separate``: a comparison ("A > B", ``claim`` one of ``">"``, ``"<"``,
+  and the non-strict ``">="``, ``"<="``), judged on Welch's 95 % interval
+  of the difference of the two means (``measure.diff_ci95``; with ``stat =
+  "log"``, of the means of the logarithms, for ratios): wholly on the
+  claimed side agrees, wholly on the other side differs, across zero is not
+  separable. An exact tie (the difference is exactly zero in every seed,
+  such as 0 drops against 0 drops) contradicts a strict claim and meets a
+  non-strict one.
+- ``rel``: one deterministic value within ``tol`` (0 < tol <= 0.5) of ``paper``.
+- ``factor``: one value within a factor ``factor`` of ``paper`` (1 < factor < 2).
 - ``range``: one value in [lo, hi]; both bounds, unless the paper's claim
-  is one-sided, which ``one_sided = "<the claim, quoted>"`` must say.
+  is one-sided, which ``one_sided = "<the claim, quoted>"`` must say (at
+  least MIN_QUOTE_WORDS words; tests/test_reproduce.py finds every quote in
+  the paper's text).
+
+Width: a band must be able to fail. With a non-zero ``paper`` value it must
+be narrower than twice that value; without one (or with paper = 0) the
+criterion states ``span = [min, max]``, the values the quantity can take
+(a fraction: [0, 1]; a time: [0, the run's length]), and the band must lie
+inside the span and cover at most half of it.
+
+Any criterion may say what it counts as (``scope``): ``"claim"`` (the
+default), ``"consistency"`` (an agreement that cannot tell algorithms
+apart, such as the implementation's own equation, or a utilization any
+loss-based sender reaches with a BDP of buffer) or ``"beyond"`` (a check of
+something the paper does not claim). Only claims count in a paper's
+verdicts; the others are counted and shown apart.
 
 Any criterion may name a ``control``: another criterion in the same file
 that applies the same check to an algorithm the paper says differs (a
-negative control). The claim then counts as shown only if the control's
-verdict differs; a check the control passes too is reported as "not
-evidence". A criterion is either a claim or a control, not both.
+negative control). The control must mirror the claim: the same kind, band
+and form. The claim then counts as shown only if the control's verdict
+differs; a check the control passes too is reported as "not evidence". A
+criterion is either a claim or a control, not both.
 """
 
 from __future__ import annotations
@@ -39,20 +65,35 @@ from pathlib import Path
 from typing import Any
 
 from longfat._native import ScenarioError
+from longfat.reproduce.stats import ci95, diff_ci95, log_ci95
 from longfat.scenario import key_path, kind_of
 
-#: The widest factor band whose width, paper x (f - 1/f), stays below twice the paper's value.
-MAX_FACTOR = 1 + math.sqrt(2)
+#: Factor bands must be narrower than [paper / 2, 2 x paper] (which passes twice the paper's value).
+MAX_FACTOR = 2.0
+#: The widest relative tolerance: paper x (1 -/+ 0.5).
+MAX_TOL = 0.5
+#: The fewest words a one-sided criterion's quote of the paper may have.
+MIN_QUOTE_WORDS = 6
+#: Comparisons a separate criterion may claim.
+CLAIMS = (">", "<", ">=", "<=")
 
 #: Fields each kind takes (beyond kind, control, why).
 KIND_FIELDS = {
-    "ci": {"paper", "tol", "lo", "hi"},
-    "separate": {"claim"},
+    "ci": {"paper", "tol", "lo", "hi", "span", "judge", "stat"},
+    "separate": {"claim", "stat"},
     "rel": {"paper", "tol"},
     "factor": {"paper", "factor"},
-    "range": {"lo", "hi", "one_sided", "paper"},
+    "range": {"lo", "hi", "one_sided", "paper", "span"},
 }
-COMMON = {"kind", "control", "why"}
+#: The fields a control must share with its claim (all but these).
+NOT_MIRRORED = {"control", "why", "role", "scope"}
+COMMON = {"kind", "control", "why", "scope"}
+#: What a row counts as: a claim of the paper (the default), a consistency
+#: check (an agreement that cannot tell algorithms apart: the implementation's
+#: own equation, a level any loss-based sender reaches), or a check of
+#: something the paper does not claim. Only claims enter a paper's verdict
+#: counts; the others are counted apart.
+SCOPES = ("claim", "consistency", "beyond")
 
 # Verdicts of a row (core.evaluate gives them).
 AGREES = "agrees"
@@ -84,7 +125,8 @@ def _num(path: Path, field: str, v: Any, *, what: str = "a finite number") -> fl
 
 def check_criteria(path: Path, table: Any) -> dict[str, dict]:
     """The ``[reproduce.criteria]`` table, checked field by field; returns
-    {id: spec} with numbers as floats."""
+    {id: spec} with numbers as floats. Refuses every criterion that could
+    not fail (see the module's text) with the field and the allowed range."""
     base = "reproduce.criteria"
     if not isinstance(table, dict):
         raise ScenarioError(f"{path}: {base}: must be a table of criteria, not {kind_of(table)}", base)
@@ -95,62 +137,7 @@ def check_criteria(path: Path, table: Any) -> dict[str, dict]:
             raise ScenarioError(f"{path}: {f}: a criterion's name must be a plain name (letters, digits, _)", f)
         if not isinstance(spec, dict):
             raise ScenarioError(f"{path}: {f}: must be a table such as {{ kind = \"ci\", paper = 1.0, tol = 0.1 }}, not {kind_of(spec)}", f)
-        kind = spec.get("kind")
-        if kind not in KIND_FIELDS:
-            raise ScenarioError(f"{path}: {f}.kind: must be one of {', '.join(sorted(KIND_FIELDS))}, not {kind!r}", f"{f}.kind")
-        allowed = KIND_FIELDS[kind] | COMMON
-        for k in spec:
-            if k not in allowed:
-                raise ScenarioError(f"{path}: {f}.{k}: unknown field for kind {kind!r}; allowed: {', '.join(sorted(allowed))}", f"{f}.{k}")
-        s: dict[str, Any] = {"kind": kind}
-        for k in ("why", "control", "one_sided"):
-            if k in spec:
-                if not (isinstance(spec[k], str) and spec[k].strip()):
-                    raise ScenarioError(f"{path}: {f}.{k}: must be a non-empty string", f"{f}.{k}")
-                s[k] = spec[k]
-        nums = {k: _num(path, f"{f}.{k}", spec[k]) for k in ("paper", "tol", "lo", "hi", "factor") if k in spec}
-        s.update(nums)
-        if "tol" in nums and not 0 < nums["tol"] < 1:
-            raise ScenarioError(f"{path}: {f}.tol: must be in (0, 1) (a relative tolerance; 1 would pass 0 and twice the paper), not {nums['tol']:g}", f"{f}.tol")
-        if kind == "ci":
-            has_band = "lo" in nums and "hi" in nums
-            if "tol" in nums and "paper" in nums and not ("lo" in nums or "hi" in nums):
-                p, t = nums["paper"], nums["tol"]
-                s["lo"], s["hi"] = sorted((p * (1 - t), p * (1 + t)))
-            elif not has_band or "tol" in nums:
-                raise ScenarioError(f"{path}: {f}: a ci criterion takes either paper and tol, or lo and hi (and optionally paper)", f)
-        if kind in ("rel",) and not ("paper" in nums and "tol" in nums):
-            raise ScenarioError(f"{path}: {f}: a rel criterion needs paper and tol", f)
-        if kind == "factor":
-            if not ("paper" in nums and "factor" in nums):
-                raise ScenarioError(f"{path}: {f}: a factor criterion needs paper and factor", f)
-            if not 1 < nums["factor"] <= MAX_FACTOR:
-                raise ScenarioError(f"{path}: {f}.factor: must be in (1, {MAX_FACTOR:.3f}] (a wider band is more than twice the paper's value wide), not {nums['factor']:g}", f"{f}.factor")
-            if nums["paper"] <= 0:
-                raise ScenarioError(f"{path}: {f}.paper: must be above 0 for a factor criterion, not {nums['paper']:g}", f"{f}.paper")
-        if kind == "range":
-            lo, hi = nums.get("lo"), nums.get("hi")
-            if "one_sided" in s:
-                if (lo is None) == (hi is None):
-                    raise ScenarioError(f"{path}: {f}: a one-sided range takes exactly one of lo and hi", f)
-            elif lo is None or hi is None:
-                raise ScenarioError(
-                    f"{path}: {f}: a range needs both lo and hi (a one-sided bound passes absurd values); "
-                    "if the paper's claim is one-sided, quote it in one_sided", f)
-        if kind == "separate" and spec.get("claim") not in (">", "<"):
-            raise ScenarioError(f"{path}: {f}.claim: must be \">\" or \"<\", not {spec.get('claim')!r}", f"{f}.claim")
-        if kind == "separate":
-            s["claim"] = spec["claim"]
-        lo, hi = s.get("lo"), s.get("hi")
-        if lo is not None and hi is not None:
-            if not lo < hi:
-                raise ScenarioError(f"{path}: {f}: lo ({lo:g}) must be below hi ({hi:g})", f)
-            p = s.get("paper")
-            if p is not None and not lo <= p <= hi:
-                raise ScenarioError(f"{path}: {f}: the paper's value {p:g} must lie in [lo, hi] = [{lo:g}, {hi:g}]", f)
-            if p is not None and p != 0 and hi - lo >= 2 * abs(p):
-                raise ScenarioError(f"{path}: {f}: the band [{lo:g}, {hi:g}] is at least twice the paper's value ({p:g}) wide", f)
-        out[cid] = s
+        out[cid] = _check_one(path, f, spec)
     for cid, s in out.items():
         c = s.get("control")
         if c is None:
@@ -162,26 +149,140 @@ def check_criteria(path: Path, table: Any) -> dict[str, dict]:
             raise ScenarioError(f"{path}: {f}: {c!r} must be a control, not itself a claim with a control", f)
         if out[c]["kind"] != s["kind"]:
             raise ScenarioError(f"{path}: {f}: the control {c!r} must apply the same kind of check ({s['kind']}), not {out[c]['kind']}", f)
+        mine = {k: v for k, v in s.items() if k not in NOT_MIRRORED}
+        theirs = {k: v for k, v in out[c].items() if k not in NOT_MIRRORED}
+        if mine != theirs:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise ScenarioError(f"{path}: {f}: the control {c!r} must mirror the claim's check; they differ in {', '.join(diff)}", f)
     controls = {s["control"] for s in out.values() if "control" in s}
     for cid in controls:
         out[cid]["role"] = "control"
     return out
 
 
+def _check_one(path: Path, f: str, spec: dict) -> dict:
+    """One criterion, checked (``f``: its field name)."""
+    def bad(field: str, what: str):
+        raise ScenarioError(f"{path}: {field}: {what}", field)
+
+    kind = spec.get("kind")
+    if kind not in KIND_FIELDS:
+        bad(f"{f}.kind", f"must be one of {', '.join(sorted(KIND_FIELDS))}, not {kind!r}")
+    allowed = KIND_FIELDS[kind] | COMMON
+    for k in spec:
+        if k not in allowed:
+            bad(f"{f}.{k}", f"unknown field for kind {kind!r}; allowed: {', '.join(sorted(allowed))}")
+    s: dict[str, Any] = {"kind": kind}
+    for k in ("why", "control", "one_sided"):
+        if k in spec:
+            if not (isinstance(spec[k], str) and spec[k].strip()):
+                bad(f"{f}.{k}", "must be a non-empty string")
+            s[k] = spec[k]
+    if "scope" in spec:
+        if spec["scope"] not in SCOPES:
+            bad(f"{f}.scope", f"must be one of {', '.join(repr(x) for x in SCOPES)}, not {spec['scope']!r}")
+        if spec["scope"] != "claim":
+            s["scope"] = spec["scope"]
+    nums = {k: _num(path, f"{f}.{k}", spec[k]) for k in ("paper", "tol", "lo", "hi", "factor") if k in spec}
+    s.update(nums)
+    if "stat" in spec:
+        if spec["stat"] != "log":
+            bad(f"{f}.stat", f"must be 'log', not {spec['stat']!r}")
+        s["stat"] = spec["stat"]
+    if "tol" in nums and not 0 < nums["tol"] <= MAX_TOL:
+        bad(f"{f}.tol", f"must be in (0, {MAX_TOL:g}] (a relative tolerance; a wider one passes values far from the paper's), not {nums['tol']:g}")
+    if kind == "ci":
+        has_band = "lo" in nums and "hi" in nums
+        if "tol" in nums and "paper" in nums and not ("lo" in nums or "hi" in nums):
+            p, t = nums["paper"], nums["tol"]
+            s["lo"], s["hi"] = sorted((p * (1 - t), p * (1 + t)))
+        elif not has_band or "tol" in nums:
+            bad(f, "a ci criterion takes either paper and tol, or lo and hi (and optionally paper)")
+        if "judge" in spec:
+            if spec["judge"] != "every_seed":
+                bad(f"{f}.judge", f"must be 'every_seed', not {spec['judge']!r}")
+            s["judge"] = spec["judge"]
+        if "judge" in s and "stat" in s:
+            bad(f"{f}.stat", "a criterion judged on every seed has no statistic over seeds; give judge or stat, not both")
+        if s.get("stat") == "log" and not s["lo"] > 0:
+            bad(f"{f}.lo", f"must be above 0 for stat = \"log\" (a ratio's band), not {s['lo']:g}")
+    if kind == "rel" and not ("paper" in nums and "tol" in nums):
+        bad(f, "a rel criterion needs paper and tol")
+    if kind == "factor":
+        if not ("paper" in nums and "factor" in nums):
+            bad(f, "a factor criterion needs paper and factor")
+        if not 1 < nums["factor"] < MAX_FACTOR:
+            bad(f"{f}.factor", f"must be in (1, {MAX_FACTOR:g}) (a band of factor 2 passes twice the paper's value), not {nums['factor']:g}")
+        if nums["paper"] <= 0:
+            bad(f"{f}.paper", f"must be above 0 for a factor criterion, not {nums['paper']:g}")
+    if kind == "range":
+        lo, hi = nums.get("lo"), nums.get("hi")
+        if "one_sided" in s:
+            if (lo is None) == (hi is None):
+                bad(f, "a one-sided range takes exactly one of lo and hi")
+            if len(s["one_sided"].split()) < MIN_QUOTE_WORDS:
+                bad(f"{f}.one_sided", f"must quote the paper's one-sided claim (at least {MIN_QUOTE_WORDS} words), not {s['one_sided']!r}")
+        elif lo is None or hi is None:
+            bad(f, "a range needs both lo and hi (a one-sided bound passes absurd values); if the paper's claim is one-sided, quote it in one_sided")
+    if kind == "separate":
+        if spec.get("claim") not in CLAIMS:
+            bad(f"{f}.claim", f"must be one of {', '.join(repr(c) for c in CLAIMS)}, not {spec.get('claim')!r}")
+        s["claim"] = spec["claim"]
+    if "span" in spec:
+        sp = spec["span"]
+        if not (isinstance(sp, list) and len(sp) == 2):
+            bad(f"{f}.span", f"must be [min, max], the values the quantity can take, not {sp!r}")
+        s["span"] = [_num(path, f"{f}.span[{i}]", v) for i, v in enumerate(sp)]
+        if not s["span"][0] < s["span"][1]:
+            bad(f"{f}.span", f"min ({s['span'][0]:g}) must be below max ({s['span'][1]:g})")
+    lo, hi = s.get("lo"), s.get("hi")
+    if lo is not None and hi is not None:
+        if not lo < hi:
+            bad(f, f"lo ({lo:g}) must be below hi ({hi:g})")
+        p = s.get("paper")
+        if p is not None and not lo <= p <= hi:
+            bad(f, f"the paper's value {p:g} must lie in [lo, hi] = [{lo:g}, {hi:g}]")
+        if p is not None and p != 0:
+            if hi - lo >= 2 * abs(p):
+                bad(f, f"the band [{lo:g}, {hi:g}] is at least twice the paper's value ({p:g}) wide")
+        elif "span" not in s:
+            bad(f"{f}.span", f"missing: the band [{lo:g}, {hi:g}] has no non-zero paper value to be narrower than; "
+                "give span = [min, max], the values the quantity can take, and a band covering at most half of it")
+    if "span" in s:
+        a, b = s["span"]
+        if kind in ("ci", "range") and lo is not None and hi is not None:
+            if not (a <= lo and hi <= b):
+                bad(f"{f}.span", f"the band [{lo:g}, {hi:g}] must lie inside the span [{a:g}, {b:g}]")
+            if hi - lo > (b - a) / 2:
+                bad(f, f"the band [{lo:g}, {hi:g}] covers more than half of the span [{a:g}, {b:g}]: it could hardly fail")
+    return s
+
+
 def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None, b: tuple | None = None,
               what: tuple[str, str] | None = None, group: str = "") -> dict:
     """The check of criterion ``cid`` of experiment ``exp`` (stated in its
-    scenario file), completed with what was measured: ``ci`` (the 95 %
-    interval of the mean) for a ci criterion, ``a`` and ``b`` (the two
-    intervals) for a separate one. ``group`` tells apart the rows one
-    criterion applies to (a bandwidth, a flow count) and pairs a claim's row
-    with its control's row."""
+    scenario file), completed with what was measured: ``ci`` for a ci
+    criterion, ``a`` and ``b`` for a separate one, each the result of
+    ``measure.ci95`` over the seeds' values (which carries the values; a
+    bare (low, high) pair serves a plain ci criterion only). The form the
+    criterion states decides the statistic: every seed's value for
+    ``judge = "every_seed"``, the geometric mean's interval for ``stat =
+    "log"``, Welch's interval of the difference for a separate criterion.
+    ``group`` tells apart the rows one criterion applies to (a bandwidth, a
+    flow count) and pairs a claim's row with its control's row."""
     specs = getattr(exp, "criteria", None) or {}
     if cid not in specs:
         raise KeyError(f"{exp.path}: no criterion {cid!r} in [reproduce.criteria] (has: {', '.join(sorted(specs)) or 'none'})")
     s = dict(specs[cid])
     s["id"] = cid
     s["group"] = group
+
+    def values(x, why: str) -> list[float]:
+        v = getattr(x, "values", None)
+        if v is None:
+            raise ValueError(f"criterion {cid!r}: {why} needs the seeds' values: give measure.ci95(values), not a bare interval")
+        return [float(y) for y in v]
+
     def interval(x):
         # ci95's (mean, low, high, n), or (low, high)
         if len(x) == 4:
@@ -191,19 +292,42 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
     if s["kind"] == "ci":
         if ci is None:
             raise ValueError(f"criterion {cid!r} is a ci criterion: give ci=ci95(values) or (low, high)")
+        if s.get("judge") == "every_seed":
+            v = values(ci, "judge = \"every_seed\"")
+            s["values"] = [finite_or_none(x) for x in v]
+            ci = ci95(v)
+        elif s.get("stat") == "log":
+            ci = log_ci95(values(ci, "stat = \"log\""))
         s["ci"], n = interval(ci)
         if n is not None:
             s["n"] = n
+        # The mean of values inside the span lies inside it: the interval is
+        # cut to it (a Jain index of 0.99 +/- 0.02 is at most 1).
+        vals = getattr(ci, "values", None)
+        if "span" in s and None not in s["ci"] and vals is not None and all(s["span"][0] <= v <= s["span"][1] for v in vals):
+            s["ci"] = [max(s["ci"][0], s["span"][0]), min(s["ci"][1], s["span"][1])]
     elif s["kind"] == "separate":
         if a is None or b is None:
-            raise ValueError(f"criterion {cid!r} is a separate criterion: give a and b, each ci95(values) or (low, high)")
-        (s["a"], na), (s["b"], nb) = interval(a), interval(b)
-        if na is not None and nb is not None:
-            s["n"] = [na, nb]
+            raise ValueError(f"criterion {cid!r} is a separate criterion: give a and b, each ci95(values)")
+        va, vb = values(a, "a comparison"), values(b, "a comparison")
+        if s.get("stat") == "log":
+            # Ratios: the geometric means' intervals, and Welch's on the
+            # logarithms (a ratio of 0 or below has none: NaN, which differs).
+            (s["a"], na), (s["b"], nb) = interval(log_ci95(va)), interval(log_ci95(vb))
+            va, vb = [_log(x) for x in va], [_log(x) for x in vb]
+        else:
+            (s["a"], na), (s["b"], nb) = interval(ci95(va)), interval(ci95(vb))
+        s["n"] = [na, nb]
+        _, lo, hi = diff_ci95(va, vb)
+        s["diff"] = [finite_or_none(lo), finite_or_none(hi)]
         s["what"] = list(what or ("A", "B"))
     elif ci is not None or a is not None:
         raise ValueError(f"criterion {cid!r} is a {s['kind']} criterion of one value: it takes no interval")
     return s
+
+
+def _log(x: float) -> float:
+    return math.log(x) if math.isfinite(x) and x > 0 else float("nan")
 
 
 def settle(rows: list) -> None:

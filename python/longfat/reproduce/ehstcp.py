@@ -7,8 +7,8 @@ the scenario file's [reproduce.criteria] (section cited beside it).
 
 Every point runs on 5 seeds (start times, RTTs, web arrivals and sizes
 drawn from the seed); rows give the mean over seeds and its 95 %
-t-interval, and a comparison between two protocols agrees only when the
-two intervals are apart (criteria.py)."""
+t-interval, and a comparison between two protocols is judged on Welch's
+interval of the difference (criteria.py)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ import numpy as np
 from longfat.reproduce import figs
 from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
-from longfat.reproduce.measure import Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain, link_series
+from longfat.reproduce.measure import Interval, Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain, link_series
 
 TITLE = "TCP - Congestion Control Algorithm for Enhancing High-Speed Networks"
 AUTHORS = "V. Sasirekha, C. Chandrasekar"
 CITATION = (
-    "Sasirekha, Chandrasekar (ehstcp.md), section 4: ns-2 simulations of eHSTCP against HSTCP, STCP and BIC "
+    "Sasirekha, Chandrasekar (ehstcp.md), section 4: simulations (the paper names no simulator) of eHSTCP against HSTCP, STCP and BIC "
     "at 2.5 Gbit/s (Tables 2, 4, 5) and 1 Gbit/s (Table 3), RTTs around 40 ms, background traffic in both directions"
 )
 NOTES = (
@@ -32,11 +32,12 @@ NOTES = (
     "has the lowest loss rate, the best stability, the best RTT fairness, and so on). Each compared row turns one "
     "claim into a test stated in the scenario file before the runs. Every point runs on 5 seeds (randomized start "
     "times, per-flow RTTs, web arrivals and sizes); a row gives the mean over seeds and its 95 % t-interval, "
-    "\"m [lo, hi] (n=k)\" (the low end cut at 0, below which no quantity here can go). A comparison between two protocols (lower loss, fairer, friendlier) agrees only when "
-    "the two intervals are apart; overlapping intervals are \"not separable\". Where a row claims a property of "
+    "\"m [lo, hi] (n=k)\" (the low end cut at 0, below which no quantity here can go). A comparison between two protocols (lower loss, fairer, friendlier) is "
+    "judged on Welch's 95 % interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; an interval across zero is \"not separable\". Where a row claims a property of "
     "eHSTCP that another protocol is said to lack (Jain's index about 1; the friendliest), the same check is run "
     "on that protocol (STCP) as a negative control, and the claim counts only if the control's verdict differs. "
-    "Standard TCP here is Reno under the ns2 transport profile (ns-2's TCP/Sack1). The paper's web traffic is of "
+    "The paper says only that these are simulations; it names no simulator. Standard TCP here is Reno under "
+    "longfat's ns2 transport profile (ns-2.35's TCP/Sack1), our choice for a paper of its time and kind. The paper's web traffic is of "
     "unstated size; it is sized here to offer about 10 % of the bottleneck in each direction."
 )
 
@@ -109,8 +110,9 @@ def _ci(xs) -> tuple:
     throughput ratio) can reach below 0. Cutting at 0 changes no verdict:
     a separation needs one interval wholly above the other, which a bound
     raised to 0 cannot create."""
-    m, lo, hi, n = ci95(list(xs))
-    return (m, max(lo, 0.0) if lo == lo else lo, hi, n)
+    xs = list(xs)
+    m, lo, hi, n = ci95(xs)
+    return Interval((m, max(lo, 0.0) if lo == lo else lo, hi, n), xs)
 
 
 def _fmt(xs, digits: int = 4, scale: float = 1.0, unit: str = "") -> str:

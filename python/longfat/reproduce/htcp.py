@@ -27,8 +27,8 @@ NOTES = (
     "Where the outcome depends on start times and RTTs (two or more flows), each point runs with several seeds that "
     "draw the start times and each flow's RTT (up to 4 ms above the nominal one), and a row gives the mean over "
     "seeds with its 95 % t-interval, m [lo, hi] (n=k); the verdict comes from the interval (inside the paper's band "
-    "agrees, wholly outside differs, across a bound not separable; a comparison agrees only when the two intervals "
-    "are apart). Where a row claims a property of an algorithm, a negative control applies the same check to the "
+    "agrees, wholly outside differs, across a bound not separable; a comparison is "
+    "judged on Welch's 95 % interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; a universal claim is judged seed by seed). Where a row claims a property of an algorithm, a negative control applies the same check to the "
     "algorithm the paper says behaves differently; the claim counts only if the control's verdict differs."
 )
 
@@ -635,8 +635,7 @@ _FAST_MI_NOTE = (
     "if differs: the paper saw FAST's efficiency fall only below about 8 % BDP. Here FAST loses packets at "
     "every queue up to 10 % BDP: after each loss its smoothed queueing delay drops under mi_threshold_ms (1.5 ms, "
     "the ns-2 module's setting) and multiplicative increase doubles the window per round trip into a buffer of "
-    "1.6-8 ms. Single runs (seed 1, 240 s) at 0.1 BDP: efficiency 0.40 with MI as configured, 0.97 with "
-    "mi_threshold_ms = 0 (no losses); at 0.02 BDP 0.09 and 0.97. The rows keep the module's setting; the paper's "
+    "1.6-8 ms, and the next loss repeats it. The rows keep the module's setting; the paper's "
     "Linux beta release is not available to compare."
 )
 

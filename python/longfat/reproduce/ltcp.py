@@ -7,7 +7,7 @@ this module only measures and hands each row's numbers to ``criterion``.
 Where runs are random (several flows with jittered start times and RTTs)
 a row gives the mean over seeds with its 95 % t-interval and the verdict
 comes from the interval; a comparison ("LTCP's standard deviation below
-TCP's") holds only when the two intervals are apart. Lone flows with no
+TCP's") is judged on Welch's interval of the difference. Lone flows with no
 random element run once and are checked as points."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ NOTES = (
     "delayed ACKs), labelled as such: they check the shape of the results, not the testbed's absolute numbers. "
     "Where several flows share the link, each row gives the mean over five seeds (jittered start times and "
     "per-flow RTTs) with its 95 % t-interval, m [lo, hi] (n=k), and the verdict comes from the interval; a "
-    "comparison agrees only when the two intervals are apart. Where a row claims a property of LTCP, the same "
+    "comparison is judged on Welch's 95 % interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; a universal claim is judged seed by seed. Where a row claims a property of LTCP, the same "
     "check runs on TCP as a negative control, and the claim counts only if TCP's verdict differs."
 )
 
@@ -337,8 +337,7 @@ def fig7(runs: Runs, out: Path, exp) -> Section:
             "the band before the phase ends gives no value, and the row then differs. If LTCP differs: its "
             "convergence argument (eq. (3), sect. IV) assumes that a congestion event cuts every flow; with start "
             "times and RTTs a little apart (up to 1 s and 4 ms) drop-tail losses need not hit every flow, and a "
-            "flow that joined later can keep a large share for hundreds of seconds (Fig. 7 plots the first seed). "
-            "The committed single run without that jitter, flows in lock step, did reach equal shares."
+            "flow that joined later can keep a large share for hundreds of seconds (Fig. 7 plots the first seed)."
             + (" TCP is the negative control: the paper's point is that LTCP converges where TCP's one packet per RTT "
                "would not, within the phase." if cc == "reno" else ""),
         ))

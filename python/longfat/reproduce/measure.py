@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from longfat.reproduce.core import Point
+from longfat.reproduce.stats import Interval, ci95, diff_ci95, log_ci95, t975  # noqa: F401 (the paper modules' names)
 
 
 class Runs:
@@ -153,57 +154,7 @@ def fmt_spread(values: list[float], scale: float = 1.0, digits: int = 4, unit: s
     return f"{m:.{digits}g}{unit}"
 
 
-# ---- 95 % confidence intervals over seeds -----------------------------------
-
-#: Two-sided 95 % quantiles of Student's t, by degrees of freedom 1..30.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t975(df: float) -> float:
-    """Student's t 0.975 quantile; a fractional df (Welch) is rounded down,
-    which widens the interval."""
-    if not df >= 1:
-        return float("nan")
-    d = int(math.floor(df))
-    if d <= 30:
-        return _T975[d - 1]
-    return 2.021 if d <= 40 else 2.000 if d <= 60 else 1.980 if d <= 120 else 1.960
-
-
-def ci95(xs: Iterable[float]) -> tuple[float, float, float, int]:
-    """(mean, low, high, n): the t interval of the mean. One value gives a
-    zero-width interval (nothing to estimate a spread from; the reports
-    show n); any NaN or infinite value makes all three NaN, so no check
-    can pass on it."""
-    a = np.asarray([float(x) for x in xs], dtype=float)
-    n = len(a)
-    if n == 0 or not np.all(np.isfinite(a)):
-        return float("nan"), float("nan"), float("nan"), n
-    m = float(a.mean())
-    if n == 1:
-        return m, m, m, 1
-    h = t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
-    return m, m - h, m + h, n
-
-
-def diff_ci95(a: Iterable[float], b: Iterable[float]) -> tuple[float, float, float]:
-    """(mean(a) - mean(b), low, high): Welch's interval of the difference of
-    two independent means (a group of one counts with no spread)."""
-    x = np.asarray([float(v) for v in a], dtype=float)
-    y = np.asarray([float(v) for v in b], dtype=float)
-    if len(x) == 0 or len(y) == 0 or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        return float("nan"), float("nan"), float("nan")
-    d = float(x.mean() - y.mean())
-    vx = float(x.var(ddof=1)) / len(x) if len(x) > 1 else 0.0
-    vy = float(y.var(ddof=1)) / len(y) if len(y) > 1 else 0.0
-    se2 = vx + vy
-    if se2 == 0:
-        return d, d, d
-    terms = [v * v / (len(g) - 1) for v, g in ((vx, x), (vy, y)) if len(g) > 1]
-    df = se2 * se2 / sum(terms)
-    h = t975(df) * math.sqrt(se2)
-    return d, d - h, d + h
+# ---- 95 % confidence intervals over seeds: stats.py -------------------------
 
 
 def fmt_ci(stats: tuple, scale: float = 1.0, digits: int = 4, unit: str = "") -> str:

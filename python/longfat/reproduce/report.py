@@ -11,7 +11,7 @@ import platform
 import subprocess
 from pathlib import Path
 
-from longfat.reproduce.core import Section, describe
+from longfat.reproduce.core import Section, deciding, describe
 from longfat.reproduce.criteria import AGREES, CONTROL_DIFFERS, CONTROL_PASSES, CONTROL_UNCLEAR, DIFFERS, NO_NUMBER, NOT_EVIDENCE, NOT_SEPARABLE
 
 
@@ -53,17 +53,29 @@ def git_commit() -> str:
         return "unknown"
 
 
-def _counts(sections: list[Section]) -> dict[str, int]:
-    return verdict_counts([{"verdict": r.verdict} for s in sections for r in s.rows])
+def _counts(sections: list[Section], scope: str = "claim") -> dict[str, int]:
+    return verdict_counts([{"verdict": r.verdict, "check": r.check} for s in sections for r in s.rows], scope)
 
 
-def verdict_counts(rows: list[dict]) -> dict[str, int]:
-    """The same counts from results.json rows (for the README's table)."""
+def verdict_counts(rows: list[dict], scope: str = "claim") -> dict[str, int]:
+    """The verdict counts of the rows of one scope (criteria.SCOPES: a
+    paper's claims by default; consistency checks and checks beyond the
+    paper are counted apart), from Row-like dicts or results.json rows."""
     c = {AGREES: 0, DIFFERS: 0, NOT_SEPARABLE: 0, NO_NUMBER: 0, NOT_EVIDENCE: 0,
          CONTROL_DIFFERS: 0, CONTROL_PASSES: 0, CONTROL_UNCLEAR: 0}
     for r in rows:
-        c[r["verdict"]] = c.get(r["verdict"], 0) + 1
+        if ((r.get("check") or {}).get("scope") or "claim") == scope:
+            c[r["verdict"]] = c.get(r["verdict"], 0) + 1
     return c
+
+
+def decided(c: dict[str, int]) -> tuple[int, int]:
+    """(decided, all) claim rows: a row is decided when it agrees, differs,
+    or agrees but is not evidence (its control says the check cannot tell);
+    "not separable" is undecided; "not compared" rows (the paper gives no
+    number) are left out of both."""
+    d = c[AGREES] + c[DIFFERS] + c[NOT_EVIDENCE]
+    return d, d + c[NOT_SEPARABLE]
 
 
 def _cell(text: str) -> str:
@@ -75,15 +87,27 @@ VERDICT_MARK = {AGREES: "agrees", DIFFERS: "**differs**", NOT_SEPARABLE: "*not s
                 CONTROL_UNCLEAR: "*control not separable*"}
 
 
-def _verdict_line(c: dict[str, int]) -> str:
-    """The claims' verdict counts, then the negative controls'."""
+def _verdict_line(c: dict[str, int], others: dict[str, dict[str, int]] | None = None) -> str:
+    """The claims' verdict counts, then the negative controls', then the
+    rows counted apart (consistency checks, checks beyond the paper)."""
     line = f"{c[AGREES]} agree, {c[DIFFERS]} differ, {c[NOT_SEPARABLE]} not separable, {c[NO_NUMBER]} not compared"
     if c[NOT_EVIDENCE]:
         line += f", {c[NOT_EVIDENCE]} not evidence (their negative control passes the same check, or is unclear)"
+    d, n = decided(c)
+    if n:
+        line += f"; decided: {d} of {n} ({100 * d / n:.0f} %)"
     n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
     if n_ctl:
         line += f"; negative controls: {c[CONTROL_DIFFERS]} of {n_ctl} differ as the paper says they should"
+    for scope, words in (("consistency", "consistency checks (not counted as claims)"), ("beyond", "checks beyond the paper (not counted)")):
+        o = (others or {}).get(scope)
+        if o and sum(o.values()):
+            line += f"; {words}: {o[AGREES]} agree, {o[DIFFERS]} differ, {o[NOT_SEPARABLE]} not separable"
     return line
+
+
+def _other_counts(sections: list[Section]) -> dict[str, dict[str, int]]:
+    return {scope: _counts(sections, scope) for scope in ("consistency", "beyond")}
 
 
 def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
@@ -100,7 +124,7 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})",
         f"- Machine: {meta['machine']}",
         f"- longfat commit: {meta['commit']}",
-        f"- Verdicts: {_verdict_line(c)}",
+        f"- Verdicts: {_verdict_line(c, _other_counts(sections))}",
         "",
         "Each row gives what the paper reported, what longfat measured ("
         + meta.get("spread", "mean ± sample standard deviation over seeds where there are several")
@@ -117,13 +141,23 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
             lines += [f"![{s.title}]({fig})", ""]
         lines += ["| what | paper | longfat | verdict | criterion | note |", "|---|---|---|---|---|---|"]
         for r in s.rows:
-            note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
-            note = note.removeprefix("if differs: ")
+            note = _note(r)
             lines.append(
                 f"| {_cell(r.item)} | {_cell(r.paper)} | {_cell(r.measured)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {_cell(r.check and _criterion(r))} | {_cell(note)} |"
             )
         lines.append("")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _note(r) -> str:
+    """A row's note as shown: an "if differs:" note only where the row
+    differs, and there with the numbers that decided it."""
+    note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
+    note = note.removeprefix("if differs: ")
+    if r.verdict == DIFFERS:
+        why = deciding(r.check, r.value)
+        note = f"Decided by: {why}." + (f" {note}" if note else "")
+    return note
 
 
 def _criterion(r) -> str:
@@ -146,7 +180,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         f"<li>Command: <code>{e(meta['command'])}</code></li>",
         f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
         f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
-        f"<li>Verdicts: {e(_verdict_line(c))}</li></ul>",
+        f"<li>Verdicts: {e(_verdict_line(c, _other_counts(sections)))}</li></ul>",
     ]
     if meta.get("notes"):
         out.append(f"<p>{e(meta['notes'])}</p>")
@@ -161,8 +195,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         for r in s.rows:
             cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep", NOT_EVIDENCE: "differs", CONTROL_DIFFERS: "agrees",
                    CONTROL_PASSES: "differs", CONTROL_UNCLEAR: "notsep"}.get(r.verdict, "none")
-            note = r.note if (r.verdict == DIFFERS or not r.note.startswith("if differs:")) else ""
-            note = note.removeprefix("if differs: ")
+            note = _note(r)
             out.append(
                 f"<tr><td>{e(r.item)}</td><td>{e(r.paper)}</td><td>{e(r.measured)}</td>"
                 f"<td class='{cls}'>{e(r.verdict)}</td><td>{e(_criterion(r))}</td><td>{e(note)}</td></tr>"
@@ -196,14 +229,19 @@ def verdict_table(root: Path, papers: tuple[str, ...], link_prefix: str = "docs/
     under ``root`` (``docs/reproductions``): each paper's claims by verdict,
     then its negative controls."""
     lines = [
-        "| paper | report | agree | differ | not separable | not compared | not evidence | negative controls that differ |",
-        "|---|---|---|---|---|---|---|---|",
+        "| paper | report | agree | differ | not separable | not compared | not evidence | decided | negative controls that differ | consistency checks (agree of all) | beyond the paper |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in papers:
         doc = json.loads((root / p / "results.json").read_text(encoding="utf-8"))
-        c = verdict_counts([r for s in doc["sections"] for r in s["rows"]])
+        rows = [r for s in doc["sections"] for r in s["rows"]]
+        c = verdict_counts(rows)
+        cons, beyond = verdict_counts(rows, "consistency"), verdict_counts(rows, "beyond")
         n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
+        d, n = decided(c)
         name = PAPER_NAMES.get(p, p)
         link = f"[{link_prefix}/{p}/report.md]({link_prefix}/{p}/report.md)"
-        lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c[NO_NUMBER]} | {c[NOT_EVIDENCE]} | {c[CONTROL_DIFFERS]} of {n_ctl} |")
+        lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c[NO_NUMBER]} | {c[NOT_EVIDENCE]} | "
+                     f"{d} of {n} ({100 * d / max(n, 1):.0f} %) | {c[CONTROL_DIFFERS]} of {n_ctl} | "
+                     f"{cons[AGREES]} of {sum(cons.values())} | {sum(beyond.values())} |")
     return "\n".join(lines)
