@@ -414,6 +414,8 @@ def describe(check: dict) -> str:
         text = "consistency check (cannot tell algorithms apart; not counted as a claim): " + text
     elif check.get("scope") == "beyond":
         text = "beyond the paper (a check of something the paper does not claim; not counted): " + text
+    elif check.get("scope") == "sensitivity":
+        text = "sensitivity (the claim under another reading of the paper; counted apart): " + text
     if check.get("role") == "control":
         text = "negative control, the same check: " + text
     elif "control" in check:

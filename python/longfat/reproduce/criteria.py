@@ -46,8 +46,10 @@ inside the span and cover at most half of it.
 Any criterion may say what it counts as (``scope``): ``"claim"`` (the
 default), ``"consistency"`` (an agreement that cannot tell algorithms
 apart, such as the implementation's own equation, or a utilization any
-loss-based sender reaches with a BDP of buffer) or ``"beyond"`` (a check of
-something the paper does not claim). Only claims count in a paper's
+loss-based sender reaches with a BDP of buffer), ``"beyond"`` (a check of
+something the paper does not claim) or ``"sensitivity"`` (the claim again
+under another reading of the paper, shown beside the adopted one). Only
+claims count in a paper's
 verdicts; the others are counted and shown apart.
 
 Any criterion may name a ``control``: another criterion in the same file
@@ -90,10 +92,12 @@ NOT_MIRRORED = {"control", "why", "role", "scope"}
 COMMON = {"kind", "control", "why", "scope"}
 #: What a row counts as: a claim of the paper (the default), a consistency
 #: check (an agreement that cannot tell algorithms apart: the implementation's
-#: own equation, a level any loss-based sender reaches), or a check of
-#: something the paper does not claim. Only claims enter a paper's verdict
+#: own equation, a level any loss-based sender reaches), a check of
+#: something the paper does not claim, or a sensitivity row (a claim
+#: checked again under another reading of the paper, beside the row of the
+#: reading the reproduction adopts). Only claims enter a paper's verdict
 #: counts; the others are counted apart.
-SCOPES = ("claim", "consistency", "beyond")
+SCOPES = ("claim", "consistency", "beyond", "sensitivity")
 
 # Verdicts of a row (core.evaluate gives them).
 AGREES = "agrees"

@@ -99,7 +99,8 @@ def _verdict_line(c: dict[str, int], others: dict[str, dict[str, int]] | None = 
     n_ctl = c[CONTROL_DIFFERS] + c[CONTROL_PASSES] + c[CONTROL_UNCLEAR]
     if n_ctl:
         line += f"; negative controls: {c[CONTROL_DIFFERS]} of {n_ctl} differ as the paper says they should"
-    for scope, words in (("consistency", "consistency checks (not counted as claims)"), ("beyond", "checks beyond the paper (not counted)")):
+    for scope, words in (("consistency", "consistency checks (not counted as claims)"), ("beyond", "checks beyond the paper (not counted)"),
+                         ("sensitivity", "sensitivity rows (other readings of the paper, counted apart)")):
         o = (others or {}).get(scope)
         if o and sum(o.values()):
             line += f"; {words}: {o[AGREES]} agree, {o[DIFFERS]} differ, {o[NOT_SEPARABLE]} not separable"
@@ -107,7 +108,7 @@ def _verdict_line(c: dict[str, int], others: dict[str, dict[str, int]] | None = 
 
 
 def _other_counts(sections: list[Section]) -> dict[str, dict[str, int]]:
-    return {scope: _counts(sections, scope) for scope in ("consistency", "beyond")}
+    return {scope: _counts(sections, scope) for scope in ("consistency", "beyond", "sensitivity")}
 
 
 def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
