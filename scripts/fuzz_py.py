@@ -738,7 +738,7 @@ def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
     paths = sorted(_dotted(doc), key=str)
     scenario_paths = [p for p in paths if not p.startswith("reproduce")] or ["run.duration"]
     sp = rng.choice(scenario_paths)
-    field = rng.choice(["seeds", "cases", "vary", "quick", "title", "unknown", "whole"])
+    field = rng.choice(["seeds", "cases", "vary", "quick", "title", "criteria", "unknown", "whole"])
     if field == "seeds":
         rep["seeds"] = rng.choice([[-1], [2**64], [2**64 - 1], "1", [], [1.5], [True], list(range(1001)), list(range(1000)), [1, 1], [DATES[0]], 5, [[1]], [0, 2**63]])
     elif field == "cases":
@@ -765,6 +765,31 @@ def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
             {"reproduce.cases": [{"flows[5].cc": "reno"}]}, {sp: wild_value(rng, sp.rsplit(".", 1)[-1])}, {"a..b": 1},
             {"run": {"duration": "1s"}}, {"reproduce.title": 5}, {"reproduce": {}}, {"description": deep_value(rng, 31)},
         ])
+    elif field == "criteria":
+        # One criterion of the table (an existing one, or a new "q") with one
+        # field set to a value the loader must refuse or accept by name
+        # (reproduce/criteria.py: spans, forms, scopes, controls).
+        crit = rep.get("criteria")
+        if not isinstance(crit, dict):
+            rep["criteria"] = crit = {}
+        names = [k for k in crit if isinstance(crit.get(k), dict)]
+        cid = rng.choice(names) if names and rng.random() < 0.7 else "q"
+        spec = crit.setdefault(cid, {"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1]})
+        if not isinstance(spec, dict):
+            crit[cid] = spec = {"kind": "ci"}
+        key, val = rng.choice([
+            ("span", rng.choice([[0, 1], [1, 0], [0], "x", [NAN, 1], [0, 1e300], [-1e12, 1e12], []])),
+            ("judge", rng.choice(["every_seed", "mean", 5, ""])), ("stat", rng.choice(["log", "median", None, 1])),
+            ("scope", rng.choice(["claim", "consistency", "beyond", "sensitivity", "other", 5])),
+            ("claim", rng.choice([">", "<", ">=", "<=", "!=", "="])), ("tol", rng.choice([0.5, 0.51, 0.999, 0, -1, NAN])),
+            ("factor", rng.choice([1.5, 1.99, 2, 2.414, 1, 0])), ("one_sided", rng.choice(["x", "a b c d e f", "", 5])),
+            ("control", rng.choice([cid, "nope", *(names[:2])])), ("kind", rng.choice(["ci", "separate", "rel", "factor", "range", "between"])),
+            ("lo", rng.choice([0, -1e12, NAN, 0.99, 2])), ("hi", rng.choice([1, 1e12, NAN, 0.5])), ("paper", rng.choice([0, 1, -1, NAN])),
+        ])
+        if val is None:
+            spec.pop(key, None)
+        else:
+            spec[key] = val
     elif field == "title":
         rep["title"] = rng.choice([5, DATES[0], [], "", "x" * 10_000, "a\nb", {"a": 1}])
     elif field == "unknown":
