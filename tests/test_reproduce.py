@@ -58,6 +58,41 @@ def test_confidence_interval_verdicts_hand_cases():
     assert d == 10.0 and abs(hi - d - 12.706 * 1.0) < 1e-9
 
 
+def _t_cdf(q: float, df: int) -> float:
+    """P(T <= q) for Student's t with ``df`` degrees of freedom, by
+    integrating its density (numpy; independent of the tables)."""
+    import numpy as np
+
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    # Substituting x = tan(u) keeps the heavy tails (df = 1) finite: the integral over [0, atan(q)].
+    u = np.linspace(0.0, math.atan(q), 400_001)
+    x = np.tan(u)
+    f = c * (1 + x * x / df) ** (-(df + 1) / 2) / np.cos(u) ** 2
+    return 0.5 + float(np.sum((f[1:] + f[:-1]) / 2 * np.diff(u)))
+
+
+def test_the_t_quantiles_are_the_t_distributions():
+    """Every tabulated quantile (stats.T_QUANTILES, T_TAILS) has the t CDF
+    at its level, to the table's rounding: at q - 0.0005 the CDF is below
+    the level and at q + 0.0005 above (the tail buckets' values are their
+    first df's). df = 1 is also checked against the Cauchy CDF's closed form."""
+    from longfat.reproduce.stats import T_QUANTILES, T_TAILS, t_quantile
+
+    for level, table in T_QUANTILES.items():
+        pairs = [(d, q) for d, q in enumerate(table, start=1)] + list(T_TAILS[level])
+        for df, q in pairs:
+            assert _t_cdf(q - 0.0005, df) < level < _t_cdf(q + 0.0005, df), (level, df, q)
+        assert abs(0.5 + math.atan(table[0]) / math.pi - level) < 1e-5
+        # Beyond 30, a df takes its bucket's first quantile: never narrower than its own.
+        for df in (31, 35, 40, 41, 59, 60, 61, 120, 121, 10_000):
+            assert t_quantile(df, level) >= t_quantile(df + 1, level)
+            assert _t_cdf(t_quantile(df, level), df) >= level - 1e-6, (level, df)
+        assert t_quantile(4.7, level) == table[3]  # Welch's fractional df rounds down
+    assert math.isnan(t_quantile(0.5))
+    with pytest.raises(ValueError):
+        t_quantile(5, 0.95)
+
+
 @pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt", "plt"])
 def test_quick_reproduction_end_to_end(paper, tmp_path):
     r = run_cli("reproduce", paper, "--quick", "--jobs", "2", "--out", str(tmp_path), "-q", timeout=600)

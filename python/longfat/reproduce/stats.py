@@ -13,20 +13,49 @@ import numpy as np
 
 # ---- 95 % confidence intervals over seeds -----------------------------------
 
-#: Two-sided 95 % quantiles of Student's t, by degrees of freedom 1..30.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: Student's t quantiles by degrees of freedom 1..30, then for the first df
+#: of each wider bucket (31-40, 41-60, 61-120, 121 and up: the bucket's
+#: largest quantile, so an interval is never narrower than its level), for
+#: the two levels the verdicts use: 0.975 (a two-sided 95 % interval) and
+#: 0.99375 (95 % shared by 4 fixed looks at the seeds, 1 - 0.05 / (2 x 4):
+#: the sequential seeds' Bonferroni level). Values from scipy.stats.t.ppf,
+#: rounded to 3 decimals; tests/test_reproduce.py integrates the t density
+#: to check each one.
+T_QUANTILES = {
+    0.975: (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+            2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042),
+    0.99375: (50.923, 8.860, 5.392, 4.315, 3.810, 3.521, 3.335, 3.206, 3.111, 3.038, 2.981, 2.934, 2.896, 2.864, 2.837,
+              2.813, 2.793, 2.775, 2.759, 2.744, 2.732, 2.720, 2.710, 2.700, 2.692, 2.684, 2.676, 2.669, 2.663, 2.657),
+}
+#: (first df of the bucket, quantile at that df) beyond 30, per level.
+T_TAILS = {
+    0.975: ((31, 2.040), (41, 2.020), (61, 2.000), (121, 1.980)),
+    0.99375: ((31, 2.652), (41, 2.613), (61, 2.574), (121, 2.536)),
+}
+#: The buckets' upper ends (their df ranges: 31-40, 41-60, 61-120, 121-).
+_TAIL_ENDS = (40, 60, 120, math.inf)
 
 
-def t975(df: float) -> float:
-    """Student's t 0.975 quantile; a fractional df (Welch) is rounded down,
-    which widens the interval."""
+def t_quantile(df: float, level: float = 0.975) -> float:
+    """Student's t quantile at ``level`` (0.975 or 0.99375: T_QUANTILES); a
+    fractional df (Welch) is rounded down and beyond 30 each bucket takes its
+    first df's quantile, both of which widen the interval."""
+    if level not in T_QUANTILES:
+        raise ValueError(f"level must be one of {', '.join(map(str, T_QUANTILES))}, not {level!r}")
     if not df >= 1:
         return float("nan")
     d = int(math.floor(df))
     if d <= 30:
-        return _T975[d - 1]
-    return 2.021 if d <= 40 else 2.000 if d <= 60 else 1.980 if d <= 120 else 1.960
+        return T_QUANTILES[level][d - 1]
+    for end, (_, q) in zip(_TAIL_ENDS, T_TAILS[level]):
+        if d <= end:
+            return q
+    raise AssertionError("unreachable")
+
+
+def t975(df: float) -> float:
+    """Student's t 0.975 quantile (``t_quantile`` at 0.975)."""
+    return t_quantile(df, 0.975)
 
 
 class Interval(tuple):
