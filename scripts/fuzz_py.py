@@ -738,8 +738,12 @@ def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
     paths = sorted(_dotted(doc), key=str)
     scenario_paths = [p for p in paths if not p.startswith("reproduce")] or ["run.duration"]
     sp = rng.choice(scenario_paths)
-    field = rng.choice(["seeds", "cases", "vary", "quick", "title", "criteria", "unknown", "whole"])
-    if field == "seeds":
+    field = rng.choice(["seeds", "looks", "cases", "vary", "quick", "title", "criteria", "unknown", "whole"])
+    if field == "looks":
+        n = len(rep["seeds"]) if isinstance(rep.get("seeds"), list) else 1
+        rep["looks"] = rng.choice([[n, n + 5], [n, 2 * n + 1, 1000], [n, n], [n + 1, n + 5], [n, n + 1, n + 2, n + 3, n + 4], [n], [],
+                                   "5", [n, 1.5], [n, True], [n, 1001], [n, 2**64], [n, -1], [[n]], {"a": n}, [n, 10_000]])
+    elif field == "seeds":
         rep["seeds"] = rng.choice([[-1], [2**64], [2**64 - 1], "1", [], [1.5], [True], list(range(1001)), list(range(1000)), [1, 1], [DATES[0]], 5, [[1]], [0, 2**63]])
     elif field == "cases":
         rep["cases"] = rng.choice([
@@ -764,6 +768,7 @@ def mutate_reproduce(rng: random.Random, doc: dict, c: Corpus) -> None:
             {"run.duration": wild_value(rng, "duration")}, {"flows[0]": 5}, {"network": "x"}, {"reproduce.quick.x": 1},
             {"reproduce.cases": [{"flows[5].cc": "reno"}]}, {sp: wild_value(rng, sp.rsplit(".", 1)[-1])}, {"a..b": 1},
             {"run": {"duration": "1s"}}, {"reproduce.title": 5}, {"reproduce": {}}, {"description": deep_value(rng, 31)},
+            {"reproduce.looks": [1, 2]}, {"reproduce.looks": [5, 3]}, {"reproduce.seeds": [1], "reproduce.looks": [1, 3]},
         ])
     elif field == "criteria":
         # One criterion of the table (an existing one, or a new "q") with one

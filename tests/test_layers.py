@@ -43,7 +43,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("measures over a paper's runs, a standing testbed", ("reproduce.measure", "testbed.standing")),
     (
         "analyses: each paper's report, the suite's card; the testbed's public names; a study as a notebook opens it",
-        ("reproduce.report", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study", "examples.gym_aimd"),
+        ("reproduce.report", "reproduce.sequential", "reproduce.ltcp", "reproduce.htcp", "reproduce.ehstcp", "reproduce.tcpgt", "reproduce.plt", "suite", "testbed", "study", "examples.gym_aimd"),
     ),
     ("commands' libraries: longfat reproduce, the testbed against the simulator", ("reproduce", "testbed.agree")),
     ("the command line", ("cli",)),

@@ -560,3 +560,124 @@ def test_readme_verdict_table_is_the_reports():
 
     table = verdict_table(ROOT / "docs" / "reproductions", PAPERS)
     assert table in (ROOT / "README.md").read_text(), "README's verdict table differs from the committed reports:\n" + table
+
+
+# ---- sequential seeds (reproduce.looks, reproduce/sequential.py) -------------
+
+#: The fake experiment's cells: (mean, standard deviation) of their values.
+#: A far inside the band [0.9, 1.1], B far outside, C on its edge, F inside;
+#: D and E alike (the claim D > E cannot be decided at any number of seeds).
+_CELLS = {"A": (1.0, 0.02), "B": (2.0, 0.02), "C": (1.1, 0.05), "D": (5.0, 1.0), "E": (5.0, 1.0), "F": (1.0, 0.02)}
+
+
+def _cell_value(cell: str, seed: int) -> float:
+    import numpy as np
+
+    mu, sd = _CELLS[cell]
+    return mu + sd * float(np.random.default_rng([ord(cell), seed]).standard_normal())
+
+
+def _fake_analysis(runs, out, exp):
+    from longfat.reproduce.core import Row, Section, setup_text
+    from longfat.reproduce.criteria import criterion
+
+    by = {c: [r for p, r in runs.pairs if p.key["cell"] == c] for c in _CELLS}
+    rows = [Row(f"cell {c}", "1.0", "", ci95(by[c])[0], criterion(exp, "near_one", ci=ci95(by[c]), group=c)) for c in "ABCF" if by[c]]
+    if by["D"] and by["E"]:
+        rows.append(Row("D above E", ">", "", 0.0, criterion(exp, "d_above_e", a=ci95(by["D"]), b=ci95(by["E"]))))
+    return Section(exp.name, exp.title, setup_text(exp), rows)
+
+
+def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, monkeypatch):
+    """Through reproduce() with a fake paper whose runs are numbers drawn
+    per (cell, seed): looks at 5, 10, 20 and 30 seeds extend exactly the
+    edge cell C and the two compared cells D and E to the cap; cells whose
+    rows are decided at the first look (A inside, B outside, F inside and
+    beside the comparison) stay at 5 seeds; every interval is at the
+    corrected level (t quantile 0.99375, checked by hand at n = 5)."""
+    import types
+
+    import longfat.reproduce as rp
+    from longfat.reproduce.core import Experiment, Point, cell_of
+    from longfat.reproduce.criteria import check_criteria
+    from longfat.reproduce.sequential import pending_cells
+    from longfat.reproduce.stats import T_QUANTILES
+
+    path = tmp_path / "scenarios" / "fake" / "looks.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text("# a fake experiment\n")
+    crit = check_criteria(path, {"near_one": {"kind": "ci", "paper": 1.0, "lo": 0.9, "hi": 1.1}, "d_above_e": {"kind": "separate", "claim": ">"}})
+
+    def experiment():
+        pts = [Point("looks", {"cell": c}, s, {"run": {"seed": s, "duration": "10s"}, "network": {"bottleneck": {"rate": "10Mbps"}}}, 1.0)
+               for c in _CELLS for s in range(1, 6)]
+        return Experiment("fake", "looks", path, "Fake looks", {}, pts, crit, seeds=[1, 2, 3, 4, 5], looks=[5, 10, 20, 30])
+
+    # The dependence of rows on cells, alone: at 5 seeds, C's row and the comparison are undecided.
+    exp = experiment()
+    pairs = [(p, _cell_value(p.key["cell"], p.seed)) for p in exp.points]
+    assert pending_cells(_fake_analysis, exp, pairs) == {cell_of(Point("looks", {"cell": c}, 1, {}, 1.0)) for c in "CDE"}
+
+    exp = experiment()
+    module = types.SimpleNamespace(ANALYSES={"looks": _fake_analysis}, TITLE="Fake", CITATION="none", __file__=str(path))
+    ran: list[int] = []
+
+    def fake_run_points(points, jobs, on_done=None, scheduler=None, spill=None, memory_budget_bytes=None, *, executor=None, first=0):
+        ran.append(len(points))
+        for i, pt in enumerate(points):
+            spill.put(first + i, _cell_value(pt.key["cell"], pt.seed))
+            on_done(pt)
+        return spill
+
+    monkeypatch.setattr(rp, "load_papers", lambda papers, quick, only, memory_budget_bytes=None: {"fake": [exp]})
+    monkeypatch.setattr(rp, "paper_module", lambda p: module)
+    monkeypatch.setattr(rp, "run_points", fake_run_points)
+    monkeypatch.setattr("longfat.reproduce.core.SCENARIO_ROOT", tmp_path / "scenarios")
+    rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test")
+
+    seeds = {c: sorted(p.seed for p in exp.points if p.key["cell"] == c) for c in _CELLS}
+    assert {c: len(s) for c, s in seeds.items()} == {"A": 5, "B": 5, "C": 30, "D": 30, "E": 30, "F": 5}
+    assert seeds["C"] == list(range(1, 31))  # the listed seeds, then the next whole numbers
+    assert ran == [30, 15, 30, 30]  # the first look, then 3 cells x 5, x 10, x 10
+    doc = json.loads((tmp_path / "out" / "fake" / "results.json").read_text())
+    assert doc["meta"]["runs"] == 105 and doc["meta"]["later_looks"] == 75
+    rows = {r["item"]: r for r in doc["sections"][0]["rows"]}
+    assert [rows[f"cell {c}"]["verdict"] for c in "ABF"] == [AGREES, DIFFERS, AGREES]
+    assert rows["cell C"]["verdict"] == NOT_SEPARABLE and rows["D above E"]["verdict"] == NOT_SEPARABLE
+    assert rows["cell C"]["check"]["n"] == 30 and rows["D above E"]["check"]["n"] == [30, 30]
+    # Cell A's interval at 5 seeds, at the corrected level: t(4, 0.99375) = 4.315.
+    a = [_cell_value("A", s) for s in range(1, 6)]
+    m = sum(a) / 5
+    sd = math.sqrt(sum((x - m) ** 2 for x in a) / 4)
+    assert T_QUANTILES[0.99375][3] == 4.315
+    assert rows["cell A"]["check"]["ci"] == pytest.approx([m - 4.315 * sd / math.sqrt(5), m + 4.315 * sd / math.sqrt(5)], rel=1e-12)
+    assert rows["cell A"]["check"]["level"] == 0.99375 and "98.75 % (95 % over up to 4 looks at the seeds) CI" in rows["cell A"]["criterion"]
+    report = (tmp_path / "out" / "fake" / "report.md").read_text()
+    assert "looks at 5, 10, 20, 30 seeds per point" in report and "points by seeds: 3 to 5, 3 to 30" in report
+
+
+@pytest.mark.parametrize("looks, words", [
+    ("[5, 10, 20, 30, 40]", "5 looks; give 2 to 4"),
+    ("[5]", "1 looks; give 2 to 4"),
+    ("[4, 10]", "the first look (4) must be the number of listed seeds (5)"),
+    ("[5, 5, 20]", "must rise from look to look"),
+    ("[5, 10, 2000]", "the last look (2000 seeds) is above 1000"),
+    ('"5, 10"', "must be a list of whole numbers"),
+    ("[5, 10.5]", "must be a list of whole numbers"),
+])
+def test_a_bad_looks_is_refused_by_field(tmp_path, looks, words):
+    from longfat._native import ScenarioError
+    from longfat.reproduce.core import load_experiment
+
+    src = (ROOT / "scenarios" / "htcp" / "fig6.toml").read_text()
+    assert "seeds = [1]" in src
+    p = tmp_path / "x.toml"
+    p.write_text(src.replace("seeds = [1]", f"seeds = [1, 2, 3, 4, 5]\nlooks = {looks}"))
+    with pytest.raises(ScenarioError) as e:
+        load_experiment("htcp", p, quick=False)
+    assert e.value.args[1] == "reproduce.looks" and words in e.value.args[0], e.value.args
+    # A looks whose last look passes the runs limit is refused by the same field.
+    p.write_text(src.replace("seeds = [1]", "seeds = [1, 2, 3, 4, 5]\nlooks = [5, 10, 1000]").replace("[reproduce]", "[reproduce]\ncases = [" + ", ".join(["{}"] * 11) + "]"))
+    with pytest.raises(ScenarioError) as e:
+        load_experiment("htcp", p, quick=False)
+    assert e.value.args[1] == "reproduce.looks" and "at the last look" in e.value.args[0], e.value.args

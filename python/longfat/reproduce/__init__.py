@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Callable
 
 from longfat._native import ScenarioError
-from longfat.reproduce.core import Point, SpilledResults, load_paper, run_points
+from longfat.reproduce.core import MAX_LOOKS, Point, SpilledResults, load_paper, run_points
 from longfat.reproduce.criteria import settle
+from longfat.reproduce.sequential import pending_cells
+from longfat.reproduce.stats import at_level
 from longfat.reproduce.measure import Runs
 from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir, made_dirs
@@ -97,34 +99,76 @@ def reproduce(
             for pt in e.points:
                 points.append(pt)
                 owner.append((p, e.name))
-    total_cost = sum(pt.cost for pt in points)
-    state = {"n": 0, "cost": 0.0}
+    state = {"n": 0, "cost": 0.0, "total": len(points), "total_cost": sum(pt.cost for pt in points)}
     started = time.perf_counter()
 
     def on_done(pt: Point) -> None:
         state["n"] += 1
         state["cost"] += pt.cost
         if progress:
-            progress(state["n"], len(points), state["cost"], total_cost, pt.label())
+            progress(state["n"], state["total"], state["cost"], state["total_cost"], pt.label())
 
     cache = os.environ.get("LONGFAT_REPRODUCE_CACHE")
     with contextlib.ExitStack() as stack:
+        cached: dict[str, object] | None = None
+        executor = None
         if cache and Path(cache).is_file():
             # Developer aid: re-analyse the runs of an earlier invocation.
             with open(cache, "rb") as fh:
-                labels, results, total_wall = pickle.load(fh)
-            if labels != [pt.label() for pt in points]:
-                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
+                labels, stored, total_wall = pickle.load(fh)
+            cached = {label: stored[i] for i, label in enumerate(labels)}
+            results: dict[int, object] | SpilledResults = {}
         else:
+            from longfat.executor import Executor
+
             # The runs wait on disk (an unlinked file in --out) for their analysis:
             # a paper-length reproduction's time series do not fit in memory.
-            spill = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
-            results = run_points(points, jobs, on_done, scheduler=scheduler, spill=spill, memory_budget_bytes=budget)
+            results = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
+            executor = stack.enter_context(Executor(scheduler, jobs, field="--scheduler")) if jobs > 1 or scheduler else None
+
+        def run_batch(batch: list[Point], first: int) -> None:
+            if cached is None:
+                run_points(batch, jobs, on_done, scheduler=scheduler, spill=results, memory_budget_bytes=budget, executor=executor, first=first)
+                return
+            for i, pt in enumerate(batch):
+                if pt.label() not in cached:
+                    raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
+                results[first + i] = cached[pt.label()]
+                on_done(pt)
+
+        run_batch(points, 0)
+        # Sequential seeds (reproduce.sequential): after each look, the cells
+        # of undecided claims of files with later looks run to the next one.
+        closed: set[tuple[str, str]] = set()
+        for look in range(1, MAX_LOOKS):
+            batch: list[Point] = []
+            batch_owner: list[tuple[str, str]] = []
+            for p, exps in experiments.items():
+                for e in exps:
+                    if len(e.looks) <= look or (p, e.name) in closed:
+                        continue
+                    pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
+                    cells = pending_cells(paper_module(p).ANALYSES[e.name], e, pairs)
+                    del pairs
+                    new = e.extend(cells, e.looks[look]) if cells else []
+                    if not new:
+                        closed.add((p, e.name))
+                    batch += new
+                    batch_owner += [(p, e.name)] * len(new)
+            if not batch:
+                break
+            first = len(points)
+            points += batch
+            owner += batch_owner
+            state["total"] += len(batch)
+            state["total_cost"] += sum(pt.cost for pt in batch)
+            run_batch(batch, first)
+        if cached is None:
             total_wall = time.perf_counter() - started
             if cache:
                 with open(cache, "wb") as fh:
                     pickle.dump(([pt.label() for pt in points], {i: results[i] for i in range(len(points))}, total_wall), fh)
-        return _write_reports(experiments, points, owner, results, total_wall, total_cost, papers, out, force, quick, command, jobs, scheduler, only)
+        return _write_reports(experiments, points, owner, results, total_wall, state["total_cost"], papers, out, force, quick, command, jobs, scheduler, only)
 
 
 def _write_reports(experiments, points, owner, results, total_wall, total_cost, papers, out, force, quick, command, jobs, scheduler, only):
@@ -147,7 +191,8 @@ def _write_reports(experiments, points, owner, results, total_wall, total_cost, 
             for e in exps:
                 pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                 analyse = mod.ANALYSES[e.name]
-                sections.append(analyse(Runs(pairs), tmp, e))
+                with at_level(e.level):
+                    sections.append(analyse(Runs(pairs), tmp, e))
                 del pairs  # this experiment's runs leave memory before the next one's are loaded
             for extra in ([] if only else getattr(mod, "EXTRA", [])):  # --only: just the named experiments
                 sections.append(extra(tmp))
@@ -164,6 +209,7 @@ def _write_reports(experiments, points, owner, results, total_wall, total_cost, 
                 **({"only": only} if only else {}),
                 "command": command,
                 "runs": sum(len(e.points) for e in exps),
+                "later_looks": sum(len(e.points) - len(e.cells()) * len(e.seeds) for e in exps),
                 "wall_s": wall_by_paper[p],
                 "total_wall_s": total_wall,
                 "jobs": jobs,

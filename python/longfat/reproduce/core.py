@@ -14,11 +14,20 @@ base point runs with ``longfat run``) plus a ``[reproduce]`` table:
     "run.duration" = "30s"              # reproduce.* included)
 
 Every point is (case, vary combination, seed); its ``key`` is the dict of
-the values it set, which the paper modules use to find their data.
+the values it set, which the paper modules use to find their data. The
+points of one key, over the seeds, are a *cell*.
+
+Sequential seeds: ``looks = [5, 10, 20, 30]`` (at most MAX_LOOKS, rising,
+the first equal to the number of listed seeds) lets the cells of undecided
+claims run to more seeds (``reproduce.sequential``); the seeds after the
+listed ones are the whole numbers after the largest listed. Every interval
+of such a file is at the level LOOKS_LEVEL at every look. ``--quick``
+ignores ``looks`` unless ``reproduce.quick`` sets it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -32,6 +41,7 @@ from typing import Any, Callable
 
 from longfat._native import DEFAULT_SEED, ScenarioError, Simulation
 from longfat.reproduce.criteria import AGREES, DIFFERS, NOT_SEPARABLE, NO_NUMBER, check_criteria, finite_or_none
+from longfat.reproduce.stats import level_words
 from longfat.runner import memory_budget, run
 from longfat.scenario import check_document, check_key, key_path, kind_of, load_scenario, set_path, shipped_dir
 from longfat.units import rate_bps, seconds
@@ -62,6 +72,52 @@ class Experiment:
     doc: dict  # the scenario file as loaded, [reproduce] included
     points: list[Point] = field(default_factory=list)
     criteria: dict = field(default_factory=dict)  # [reproduce.criteria], checked (criteria.py)
+    seeds: list[int] = field(default_factory=list)  # reproduce.seeds: the first look
+    looks: list[int] = field(default_factory=list)  # reproduce.looks: seeds per cell at each look ([] = no later looks)
+
+    @property
+    def level(self) -> float:
+        """The t quantile level of this file's intervals: LOOKS_LEVEL when
+        it has later looks (every look's interval at the corrected level),
+        else 0.975 (95 %)."""
+        return LOOKS_LEVEL if self.looks else 0.975
+
+    def cells(self) -> dict[str, list[Point]]:
+        """The points by cell (their key, whatever the seed), in order."""
+        out: dict[str, list[Point]] = {}
+        for pt in self.points:
+            out.setdefault(cell_of(pt), []).append(pt)
+        return out
+
+    def seed_sequence(self, n: int) -> list[int]:
+        """The first ``n`` seeds of a cell: the listed ones, then the whole
+        numbers after the largest of them."""
+        extra = max(self.seeds) + 1
+        return (self.seeds + list(range(extra, extra + max(n - len(self.seeds), 0))))[:n]
+
+    def extend(self, cells: set[str], n: int) -> list[Point]:
+        """Runs ``cells`` to ``n`` seeds each: the new points (appended to
+        ``points`` too). A point of another seed differs from its cell's
+        first only in run.seed, so it is that point's scenario with the seed
+        set (the cell was validated when the file was loaded)."""
+        new = []
+        for c, pts in self.cells().items():
+            if c not in cells:
+                continue
+            have = {pt.seed for pt in pts}
+            for seed in self.seed_sequence(n):
+                if seed in have:
+                    continue
+                spec = copy.deepcopy(pts[0].scenario)
+                spec["run"]["seed"] = seed
+                new.append(Point(self.name, dict(pts[0].key), seed, spec, pts[0].cost))
+        self.points.extend(new)
+        return new
+
+
+def cell_of(pt: Point) -> str:
+    """A point's cell: its key, as text (the same for every seed)."""
+    return json.dumps(pt.key, sort_keys=True, default=str)
 
 
 # The five paper modules (ltcp.py, ...) read units through these two, as
@@ -99,10 +155,16 @@ def estimate_cost(spec: dict) -> float:
     return cost if math.isfinite(cost) and cost > 0 else 1.0
 
 
-#: Most runs one scenario file's [reproduce] table may expand to.
+#: Most runs one scenario file's [reproduce] table may expand to (at its last look).
 MAX_RUNS_PER_FILE = 10_000
-#: Most entries in reproduce.seeds.
+#: Most entries in reproduce.seeds, and most seeds a look may reach.
 MAX_SEEDS = 1000
+#: Most looks at the seeds (reproduce.looks): the intervals' level shares 95 % among them.
+MAX_LOOKS = 4
+#: The t quantile of every interval of a file with looks: 1 - 0.05 / (2 MAX_LOOKS),
+#: so that each row's intervals at all its looks hold together with 95 %
+#: (Bonferroni), whichever look stops it.
+LOOKS_LEVEL = 1 - 0.05 / (2 * MAX_LOOKS)
 
 
 def _field_err(path: Path, field: str, what: str) -> ScenarioError:
@@ -126,6 +188,8 @@ def load_experiment(paper: str, path: Path, quick: bool, memory_budget_bytes: st
         raise _field_err(path, "reproduce", f"must be a table ([reproduce]), not {kind_of(rep)}")
     _check_reproduce(path, rep)
     if quick:
+        if "looks" in rep and "reproduce.looks" not in rep.get("quick", {}):
+            del rep["looks"]  # a smoke test looks once, unless its overrides say otherwise
         for k, v in list(rep.get("quick", {}).items()):
             _set(path, doc, k, v, key_path("reproduce.quick", k))
         rep = doc.get("reproduce")
@@ -134,7 +198,7 @@ def load_experiment(paper: str, path: Path, quick: bool, memory_budget_bytes: st
         check_document(doc, prefix=f"{path}: ")
     cases, vary, seeds = _check_reproduce(path, rep)
     base = {k: v for k, v in doc.items() if k != "reproduce"}
-    exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc)
+    exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc, seeds=list(seeds), looks=list(rep.get("looks", [])))
     exp.criteria = check_criteria(path, rep.get("criteria", {}))
     keys = list(vary)
     name = f"{paper}-{path.stem}"
@@ -208,7 +272,7 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
     def bad(field: str, what: str):
         raise _field_err(path, f"reproduce.{field}", what)
 
-    known = {"title", "seeds", "cases", "vary", "quick", "criteria"}
+    known = {"title", "seeds", "looks", "cases", "vary", "quick", "criteria"}
     for k in rep:
         if k not in known:
             raise _field_err(path, key_path("reproduce", k), f"unknown field; allowed: {', '.join(sorted(known))}")
@@ -240,13 +304,28 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
         bad("quick", f"must be a table of path = value overrides, not {kind_of(quick)}")
     for k in quick:
         check_key(k, key_path(f"{path}: reproduce.quick", k), field=key_path("reproduce.quick", k))
+    looks = rep.get("looks")
+    if looks is not None:
+        if not (isinstance(looks, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in looks)):
+            bad("looks", f"must be a list of whole numbers (the seeds per cell at each look, e.g. [5, 10, 20, 30]), not {looks!r}")
+        if not 2 <= len(looks) <= MAX_LOOKS:
+            bad("looks", f"{len(looks)} looks; give 2 to {MAX_LOOKS} (the first is the listed seeds)")
+        if looks[0] != len(seeds):
+            bad("looks", f"the first look ({looks[0]}) must be the number of listed seeds ({len(seeds)})")
+        if any(b <= a for a, b in zip(looks, looks[1:])):
+            bad("looks", f"must rise from look to look, not {looks}")
+        if looks[-1] > MAX_SEEDS:
+            bad("looks", f"the last look ({looks[-1]} seeds) is above {MAX_SEEDS}")
+        if max(seeds) + looks[-1] - len(seeds) >= 2**64:
+            bad("looks", "the seeds after the listed ones would pass 2^64")
     sizes = [len(v) for v in vary.values()]
-    runs = len(cases) * math.prod(sizes) * len(seeds)
+    per_cell = looks[-1] if looks else len(seeds)
+    runs = len(cases) * math.prod(sizes) * per_cell
     if runs > MAX_RUNS_PER_FILE:
         shown = f"{runs:,}" if runs < 10**18 else "more than 10^18"
         grid = " x ".join(map(str, sizes)) if len(sizes) <= 6 else f"{len(sizes)} lists of {min(sizes)}..{max(sizes)}"
-        how = f"{len(cases)} case(s) x {grid or '1'} values x {len(seeds)} seed(s)"
-        field = "vary" if vary else "cases" if len(cases) > 1 else "seeds"
+        how = f"{len(cases)} case(s) x {grid or '1'} values x {per_cell} seed(s)" + (" at the last look" if looks else "")
+        field = "looks" if looks else "vary" if vary else "cases" if len(cases) > 1 else "seeds"
         bad(field, f"{shown} runs ({how}); at most {MAX_RUNS_PER_FILE:,} per file")
     return cases, vary, seeds
 
@@ -315,7 +394,8 @@ class SpilledResults:
 
 
 def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None,
-               spill: SpilledResults | None = None, memory_budget_bytes: str | int | None = None) -> dict[int, Any] | SpilledResults:
+               spill: SpilledResults | None = None, memory_budget_bytes: str | int | None = None, *, executor=None,
+               first: int = 0) -> dict[int, Any] | SpilledResults:
     """Runs every point (longest first) on the executor (``longfat.executor``:
     this process if ``jobs`` is 1, else a local Dask cluster of ``jobs``
     worker processes, or the Dask cluster at ``scheduler``); returns results
@@ -323,22 +403,25 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
     run, an interruption (Ctrl-C, SIGTERM) cancels the rest and stops the
     local workers; local workers also die with this process if it is
     killed. Each run has the memory budget ``memory_budget_bytes`` (as for
-    ``longfat.runner.run``), carried in its task."""
+    ``longfat.runner.run``), carried in its task. An open ``executor``
+    (``longfat.executor.Executor``) serves instead of a new one (the looks
+    of sequential seeds share one); the runs are then stored at positions
+    ``first``, ``first + 1``, ... (after the earlier looks' runs)."""
     from longfat.executor import Executor, Task  # Dask only when runs are made
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     budget = memory_budget(memory_budget_bytes)
-    tasks = [Task(f"point-{i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
+    tasks = [Task(f"point-{first + i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
     index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
-    with Executor(scheduler, jobs, field="--scheduler") as ex:
+    with contextlib.nullcontext(executor) if executor is not None else Executor(scheduler, jobs, field="--scheduler") as ex:
         for key, _ok, value in ex.run(tasks, stop_on_failure=True):
             i = index[key]
             if spill is not None:
-                spill.put(i, value)
+                spill.put(first + i, value)
                 del value
             else:
-                results[i] = value
+                results[first + i] = value
             if on_done:
                 on_done(points[i])
     return spill if spill is not None else results
@@ -440,15 +523,17 @@ def _describe(check: dict) -> str:
     if kind == "ci":
         if check.get("judge") == "every_seed":
             return f"every seed's value inside [{check['lo']:g}, {check['hi']:g}] (a universal claim); one seed outside: differs"
-        stat = "95 % CI of the geometric mean" if check.get("stat") == "log" else "95 % CI"
+        ci = f"{level_words(check.get('level', 0.975))} CI"
+        stat = f"{ci} of the geometric mean" if check.get("stat") == "log" else ci
         return f"{stat} inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
     if kind == "separate":
         what = check.get("what") or ("A", "B")
         tie = "meets" if check["claim"] in (">=", "<=") else "contradicts"
+        ci = f"{level_words(check.get('level', 0.975))} CI"
         if check.get("stat") == "log":
-            return (f"Welch 95 % CI of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
+            return (f"Welch {ci} of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
                     f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
-        return (f"Welch 95 % CI of {what[0]} - {what[1]} on the side of {what[0]} {check['claim']} {what[1]}; "
+        return (f"Welch {ci} of {what[0]} - {what[1]} on the side of {what[0]} {check['claim']} {what[1]}; "
                 f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
     return "paper gives no number"
 
@@ -473,13 +558,15 @@ def deciding(check: dict, value: float | None) -> str:
             return (f"{len(out)} of {len(vals)} seeds outside [{lo:g}, {hi:g}]"
                     + (f": {', '.join(_g(v) for v in out[:8])}" + (" ..." if len(out) > 8 else "") if out else ""))
         ci = check.get("ci") or [None, None]
-        stat = "geometric mean's 95 % CI" if check.get("stat") == "log" else "95 % CI"
+        lv = level_words(check.get("level", 0.975)).split(" (")[0]
+        stat = f"geometric mean's {lv} CI" if check.get("stat") == "log" else f"{lv} CI"
         return f"{stat} [{_g(ci[0])}, {_g(ci[1])}] against the band [{lo:g}, {hi:g}]"
     if kind == "separate":
         d = check.get("diff") or [None, None]
         what = check.get("what") or ("A", "B")
         logs = "log " if check.get("stat") == "log" else ""
-        return f"Welch 95 % CI of {logs}{what[0]} - {logs}{what[1]}: [{_g(d[0])}, {_g(d[1])}] (claim: {what[0]} {check.get('claim')} {what[1]})"
+        lv = level_words(check.get("level", 0.975)).split(" (")[0]
+        return f"Welch {lv} CI of {logs}{what[0]} - {logs}{what[1]}: [{_g(d[0])}, {_g(d[1])}] (claim: {what[0]} {check.get('claim')} {what[1]})"
     if kind == "rel":
         return f"{_g(float(value))} against {check['paper']:g} +/- {check['tol'] * 100:g} %"
     if kind == "factor":
@@ -570,6 +657,20 @@ def setup_text(exp) -> str:
     base = exp.points[0].scenario
     n = len(exp.points)
     seeds = sorted({p.seed for p in exp.points})
+    looks = getattr(exp, "looks", None)
+    if looks:
+        by_n: dict[int, int] = {}
+        for pts in exp.cells().values():
+            by_n[len(pts)] = by_n.get(len(pts), 0) + 1
+        ran = ", ".join(f"{by_n[k]} to {k}" for k in sorted(by_n))
+        which = (f"seeds {', '.join(map(str, exp.seeds))}, then the next whole numbers as the looks need" if len(seeds) > len(exp.seeds)
+                 else f"seeds {', '.join(map(str, seeds))}")
+        return (
+            f"Scenario `{exp.path.relative_to(exp.path.parents[2])}`: {n} runs ({which}); "
+            f"sequential seeds: looks at {', '.join(map(str, looks))} seeds per point, a point going on while a claim it decides is not separable "
+            f"(points by seeds: {ran}); every interval is at {level_words(exp.level)}; "
+            f"base: {base['network']['bottleneck']['rate']} bottleneck, {base['run']['duration']} per run."
+        )
     return (
         f"Scenario `{exp.path.relative_to(exp.path.parents[2])}`: {n} runs (seeds {', '.join(map(str, seeds))}); "
         f"base: {base['network']['bottleneck']['rate']} bottleneck, {base['run']['duration']} per run."

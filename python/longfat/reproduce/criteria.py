@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from longfat._native import ScenarioError
-from longfat.reproduce.stats import ci95, diff_ci95, log_ci95
+from longfat.reproduce.stats import ci95, diff_ci95, level, log_ci95
 from longfat.scenario import key_path, kind_of
 
 #: Factor bands must be narrower than [paper / 2, 2 x paper] (which passes twice the paper's value).
@@ -280,6 +280,8 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
     s = dict(specs[cid])
     s["id"] = cid
     s["group"] = group
+    if level() != 0.975:
+        s["level"] = level()  # a sequential file's intervals (stats.at_level)
 
     def values(x, why: str) -> list[float]:
         v = getattr(x, "values", None)

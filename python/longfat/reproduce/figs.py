@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from pathlib import Path
+from typing import Iterator
 
 import matplotlib
 
@@ -15,9 +18,25 @@ def new(nrows: int = 1, ncols: int = 1, w: float = 9.0, h: float = 3.6):
     return fig, axes
 
 
+#: True while an analysis runs for its verdicts only (a look at the seeds):
+#: figures are drawn but not laid out or written.
+_DRAFT: contextvars.ContextVar[bool] = contextvars.ContextVar("longfat_figs_draft", default=False)
+
+
+@contextlib.contextmanager
+def drafting() -> Iterator[None]:
+    """Inside, ``save`` closes each figure without writing it."""
+    token = _DRAFT.set(True)
+    try:
+        yield
+    finally:
+        _DRAFT.reset(token)
+
+
 def save(fig, outdir: Path, name: str) -> str:
-    fig.tight_layout()
-    fig.savefig(outdir / name, dpi=90)
+    if not _DRAFT.get():
+        fig.tight_layout()
+        fig.savefig(outdir / name, dpi=90)
     plt.close(fig)
     return name
 

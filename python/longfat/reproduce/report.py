@@ -78,6 +78,11 @@ def decided(c: dict[str, int]) -> tuple[int, int]:
     return d, d + c[NOT_SEPARABLE]
 
 
+def _later(meta: dict) -> str:
+    n = meta.get("later_looks")
+    return f" ({n} of them at later looks of the sequential seeds)" if n else ""
+
+
 def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -121,7 +126,7 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         "",
         f"- Mode: **{meta['mode']}**" + (" (scaled down for smoke tests: not a reproduction)" if meta["mode"] == "quick" else ""),
         f"- Command: `{meta['command']}`",
-        f"- Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets)"
+        f"- Runs: {meta['runs']} simulations{_later(meta)}, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets)"
         f" ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})",
         f"- Machine: {meta['machine']}",
         f"- longfat commit: {meta['commit']}",
@@ -140,14 +145,26 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
             lines += [f"*Choices and deviations:* {s.deviations}", ""]
         for fig in s.figures:
             lines += [f"![{s.title}]({fig})", ""]
-        lines += ["| what | paper | longfat | verdict | criterion | note |", "|---|---|---|---|---|---|"]
+        lines += ["| what | paper | longfat | seeds | verdict | criterion | note |", "|---|---|---|---|---|---|---|"]
         for r in s.rows:
             note = _note(r)
             lines.append(
-                f"| {_cell(r.item)} | {_cell(r.paper)} | {_cell(r.measured)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {_cell(r.check and _criterion(r))} | {_cell(note)} |"
+                f"| {_cell(r.item)} | {_cell(r.paper)} | {_cell(r.measured)} | {seeds_of(r.check)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {_cell(r.check and _criterion(r))} | {_cell(note)} |"
             )
         lines.append("")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def seeds_of(check: dict | None) -> str:
+    """The seeds a row's verdict rests on (sequential seeds differ by row):
+    n for an interval, "a / b" for a comparison, blank for one value."""
+    c = check or {}
+    n = c.get("n")
+    if c.get("judge") == "every_seed":
+        n = len(c.get("values") or [])
+    if isinstance(n, list):
+        return " / ".join("" if x is None else str(x) for x in n)
+    return "" if n is None else str(n)
 
 
 def _note(r) -> str:
@@ -179,7 +196,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         f"<h1>Reproduction: {e(meta['title'])}</h1>" + (f"<p><b>{e(meta['authors'])}</b></p>" if meta.get("authors") else "") + f"<p><em>{e(meta['citation'])}</em></p><ul>",
         f"<li>Mode: <b>{e(meta['mode'])}</b></li>",
         f"<li>Command: <code>{e(meta['command'])}</code></li>",
-        f"<li>Runs: {meta['runs']} simulations, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
+        f"<li>Runs: {meta['runs']} simulations{e(_later(meta))}, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
         f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
         f"<li>Verdicts: {e(_verdict_line(c, _other_counts(sections)))}</li></ul>",
     ]
@@ -192,13 +209,13 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         for fig in s.figures:
             data = base64.b64encode((md_dir / fig).read_bytes()).decode("ascii")
             out.append(f"<p><img alt='{e(s.title)}' src='data:image/png;base64,{data}'></p>")
-        out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
+        out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>seeds</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
         for r in s.rows:
             cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep", NOT_EVIDENCE: "differs", CONTROL_DIFFERS: "agrees",
                    CONTROL_PASSES: "differs", CONTROL_UNCLEAR: "notsep"}.get(r.verdict, "none")
             note = _note(r)
             out.append(
-                f"<tr><td>{e(r.item)}</td><td>{e(r.paper)}</td><td>{e(r.measured)}</td>"
+                f"<tr><td>{e(r.item)}</td><td>{e(r.paper)}</td><td>{e(r.measured)}</td><td>{e(seeds_of(r.check))}</td>"
                 f"<td class='{cls}'>{e(r.verdict)}</td><td>{e(_criterion(r))}</td><td>{e(note)}</td></tr>"
             )
         out.append("</table>")

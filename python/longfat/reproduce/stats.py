@@ -5,8 +5,10 @@ import it)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -58,6 +60,38 @@ def t975(df: float) -> float:
     return t_quantile(df, 0.975)
 
 
+#: The two-sided intervals' t quantile level: 0.975 (95 %) unless an
+#: analysis runs under ``at_level`` (a sequential experiment's 0.99375).
+_LEVEL: contextvars.ContextVar[float] = contextvars.ContextVar("longfat_ci_level", default=0.975)
+
+
+@contextlib.contextmanager
+def at_level(level: float) -> Iterator[None]:
+    """Every interval (ci95, log_ci95, diff_ci95) computed inside takes the
+    t quantile at ``level`` (one of T_QUANTILES)."""
+    if level not in T_QUANTILES:
+        raise ValueError(f"level must be one of {', '.join(map(str, T_QUANTILES))}, not {level!r}")
+    token = _LEVEL.set(level)
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
+
+
+def level() -> float:
+    """The t quantile level intervals take here (0.975 outside ``at_level``)."""
+    return _LEVEL.get()
+
+
+def level_words(q: float | None = None) -> str:
+    """The confidence of a two-sided interval at quantile ``q`` (default: the
+    current level), as a report names it."""
+    q = level() if q is None else q
+    if q == 0.975:
+        return "95 %"
+    return f"{100 * (2 * q - 1):g} % (95 % over up to {round(0.05 / (2 * (1 - q)))} looks at the seeds)"
+
+
 class Interval(tuple):
     """ci95's (mean, low, high, n), which also carries the values it was
     computed from (``.values``), so that a criterion can judge them in the
@@ -75,7 +109,8 @@ class Interval(tuple):
 
 
 def ci95(xs: Iterable[float]) -> Interval:
-    """(mean, low, high, n): the t interval of the mean. One value gives a
+    """(mean, low, high, n): the t interval of the mean (at the current
+    ``level``: 95 % unless under ``at_level``). One value gives a
     zero-width interval (nothing to estimate a spread from; the reports
     show n); any NaN or infinite value makes all three NaN, so no check
     can pass on it. The result carries the values (``.values``)."""
@@ -87,7 +122,7 @@ def ci95(xs: Iterable[float]) -> Interval:
     m = float(a.mean())
     if n == 1:
         return Interval((m, m, m, 1), vals)
-    h = t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
+    h = t_quantile(n - 1, level()) * float(a.std(ddof=1)) / math.sqrt(n)
     return Interval((m, m - h, m + h, n), vals)
 
 
@@ -118,5 +153,5 @@ def diff_ci95(a: Iterable[float], b: Iterable[float]) -> tuple[float, float, flo
         return d, d, d
     terms = [v * v / (len(g) - 1) for v, g in ((vx, x), (vy, y)) if len(g) > 1]
     df = se2 * se2 / sum(terms)
-    h = t975(df) * math.sqrt(se2)
+    h = t_quantile(df, level()) * math.sqrt(se2)
     return d, d - h, d + h
