@@ -19,6 +19,9 @@ def test_run_prints_summary_and_writes_results(scenario_file, tmp_path):
     r = run_cli("run", str(scenario_file), "--out", str(out), "--seed", "3")
     assert r.returncode == 0, r.stderr
     assert "Jain's fairness index" in r.stdout and "bottleneck" in r.stdout
+    # stderr is a pipe here: the progress bar's start and end as plain lines (longfat.progress).
+    lines = [x for x in r.stderr.splitlines() if "s simulated" in x]
+    assert lines and lines[-1].startswith(scenario_file.stem) and "100 %" in lines[-1], r.stderr
     assert (out / "plot.png").is_file()
     r = run_cli("plot", str(out), "--out", str(tmp_path / "again.png"))
     assert r.returncode == 0, r.stderr
@@ -159,3 +162,35 @@ def test_shipped_scenarios_are_found_by_name(tmp_path):
     # A file of that name in the working directory comes first.
     r = run_cli("run", "canonical", "--out", str(tmp_path / "o2"), "-q", cwd=mine)
     assert r.returncode == 2 and "missing field `network`" in r.stderr, r.stderr
+
+
+def test_progress_off_a_terminal_logs_plain_lines():
+    """Off a terminal a progress bar writes its task's line as plain text
+    when the task starts, at most once a minute while it moves (a fake
+    clock), and when it stops; on a terminal it writes no such lines."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import BarColumn, TextColumn
+
+    from longfat.progress import LOG_EVERY_S, Progress
+
+    now = [0.0]
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=100)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[runs]}"), console=console, get_time=lambda: now[0]) as bar:
+        t = bar.add_task("reproduce", total=10, runs="0/10 runs")
+        for i in range(1, 10):
+            now[0] += 25.0
+            bar.update(t, completed=i, runs=f"{i}/10 runs")
+        bar.update(t, completed=10, runs="10/10 runs")
+    assert LOG_EVERY_S == 60.0
+    # Started at 0 s; updates every 25 s: lines at 75 s (3 runs) and 150 s (6 runs), then 225 s (9); the end.
+    assert buf.getvalue().splitlines() == ["reproduce    0 %  0/10 runs", "reproduce   30 %  3/10 runs", "reproduce   60 %  6/10 runs",
+                                           "reproduce   90 %  9/10 runs", "reproduce  100 %  10/10 runs"]
+    # Quiet: nothing. On a terminal: rich's own bar, not these lines.
+    buf = io.StringIO()
+    with Progress(TextColumn("{task.description}"), console=Console(file=buf, force_terminal=False), disable=True) as bar:
+        bar.update(bar.add_task("x", total=1), completed=1)
+    assert buf.getvalue() == ""
+    assert not Progress(console=Console(file=io.StringIO(), force_terminal=True))._plain

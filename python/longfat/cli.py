@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from longfat import outdir
 from longfat._native import ControllerError, ScenarioError, algorithms
+from longfat.progress import Progress
 
 err_console = Console(stderr=True, soft_wrap=True)
 
