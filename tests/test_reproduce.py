@@ -213,6 +213,9 @@ def _criteria(table):
         ({"kind": "separate", "claim": ">", "span": [0, 1]}, "reproduce.criteria.q.span", "unknown field"),
         ({"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1], "judge": "mean"}, "reproduce.criteria.q.judge", "must be 'every_seed'"),
         ({"kind": "ci", "lo": 0, "hi": 2, "paper": 1, "stat": "log"}, "reproduce.criteria.q.lo", "above 0 for stat"),
+        ({"kind": "ci", "lo": 0.5, "hi": 1.5, "paper": 1, "stat": "mean"}, "reproduce.criteria.q.stat", "must be one of 'log', 'median'"),
+        ({"kind": "ci", "lo": 0, "hi": 60, "span": [0, 600], "stat": "median", "judge": "every_seed"}, "reproduce.criteria.q.stat", "not both"),
+        ({"kind": "separate", "claim": "<", "stat": "max"}, "reproduce.criteria.q.stat", "must be one of 'log', 'median'"),
         ({"kind": "ci", "lo": 0.5, "hi": 1.5, "paper": 1, "stat": "log", "judge": "every_seed"}, "reproduce.criteria.q.stat", "not both"),
         ({"kind": "ci", "lo": 0, "hi": 2.5, "paper": 1}, "reproduce.criteria.q", "at least twice the paper's value"),
         ({"kind": "ci", "lo": 2, "hi": 3, "paper": 1}, "reproduce.criteria.q", "must lie in [lo, hi]"),
@@ -391,7 +394,7 @@ def test_every_shipped_criterion_can_fail():
                 probes.append(hi + max(abs(hi), 1.0) * 0.01)
             if spec["kind"] == "separate":
                 strict = spec["claim"] in (">", "<")
-                up, down = ci95([2.0, 2.1, 1.9]), ci95([0.0, 0.1, -0.1])
+                up, down = ci95([2.0, 2.1, 1.9] * 4), ci95([0.0, 0.1, -0.1] * 4)  # 12 seeds: a median's interval is bounded
                 wrong = (down, up) if spec["claim"][0] == ">" else (up, down)
                 assert evaluate(criterion(exp, cid, a=wrong[0], b=wrong[1]), -2.0) == DIFFERS, where
                 tie = evaluate(criterion(exp, cid, a=ci95([0.0] * 5), b=ci95([0.0] * 5)), 0.0)
@@ -400,7 +403,8 @@ def test_every_shipped_criterion_can_fail():
             assert probes, where
             for x in probes:
                 if spec["kind"] == "ci":
-                    check = criterion(exp, cid, ci=ci95([x] * 5))
+                    # A median over 5 seeds is never bounded (not separable whatever the values): probe it over 30.
+                    check = criterion(exp, cid, ci=ci95([x] * (30 if spec.get("stat") == "median" else 5)))
                 else:
                     check = criterion(exp, cid)
                 assert evaluate(check, x) != AGREES, (where, x)
@@ -681,3 +685,65 @@ def test_a_bad_looks_is_refused_by_field(tmp_path, looks, words):
     with pytest.raises(ScenarioError) as e:
         load_experiment("htcp", p, quick=False)
     assert e.value.args[1] == "reproduce.looks" and "at the last look" in e.value.args[0], e.value.args
+
+
+def test_median_of_times_some_runs_never_reach():
+    """stats.median_ci by hand: the order statistics [X_(l), X_(n-l+1)] with
+    l the largest whole number whose binomial tail P(Bin(n, 1/2) <= l - 1)
+    is within 1 - level; runs that never reached (+inf) rank last; and the
+    verdicts a median criterion gives, unbounded ends included."""
+    from longfat.reproduce.core import deciding
+    from longfat.reproduce.criteria import criterion
+    from longfat.reproduce.stats import at_level, median_ci
+
+    inf = math.inf
+    # n = 5 at 95 %: P(Bin(5, 1/2) = 0) = 1/32 = 3.1 % > 2.5 %: no l >= 1; both ends unbounded.
+    assert tuple(median_ci([5.0, 1.0, 3.0, 2.0, 4.0])) == (3.0, -inf, inf, 5)
+    # n = 6: 1/64 = 1.6 % <= 2.5 % < 7/64: l = 1, [X_(1), X_(6)].
+    assert tuple(median_ci([6.0, 1.0, 2.0, 3.0, 4.0, 5.0])) == (3.5, 1.0, 6.0, 6)
+    # n = 20: P(Bin <= 5) = 21,700 / 2^20 = 2.07 % <= 2.5 % < P(Bin <= 6) = 5.77 %: l = 6, [X_(6), X_(15)].
+    assert tuple(median_ci([float(x) for x in range(1, 21)])) == (10.5, 6.0, 15.0, 20)
+    # Three of 20 never reached: they are the three largest; the upper end X_(15) = 15 is still bounded.
+    xs = [float(x) for x in range(1, 18)] + [inf] * 3
+    assert tuple(median_ci(xs)) == (10.5, 6.0, 15.0, 20)
+    # Six of 20 never reached: X_(15) is one of them: bounded below only.
+    assert tuple(median_ci([float(x) for x in range(1, 15)] + [inf] * 6)) == (10.5, 6.0, inf, 20)
+    with at_level(0.99375):
+        # n = 30 at 98.75 %: P(Bin(30, 1/2) <= 7) = 0.26 % <= 0.625 % < P(<= 8) = 0.81 %: l = 8, [X_(8), X_(23)].
+        assert tuple(median_ci([float(x) for x in range(1, 31)])) == (15.5, 8.0, 23.0, 30)
+        # n = 7: 1/128 = 0.78 % > 0.625 %: unbounded; n = 8: 1/256 = 0.39 %: [X_(1), X_(8)].
+        assert tuple(median_ci([float(x) for x in range(7)]))[1:3] == (-inf, inf)
+        assert tuple(median_ci([float(x) for x in range(8)]))[1:3] == (0.0, 7.0)
+    m = median_ci([1.0, float("nan"), 2.0])
+    assert all(math.isnan(x) for x in m[:3]) and m[3] == 3
+
+    class Exp:
+        path = "x.toml"
+        criteria = _criteria({
+            "converges": {"kind": "ci", "paper": 60, "tol": 0.33, "stat": "median"},
+            "faster": {"kind": "separate", "claim": "<", "stat": "median"},
+        })
+
+    times = [50.0, 55.0, 58.0, 61.0, 62.0, 64.0, 70.0, 52.0, 57.0, 60.0]  # l = 2 at 95 %: [X_(2), X_(9)] = [52, 64]
+    c = criterion(Exp, "converges", ci=ci95(times))
+    assert c["ci"] == [52.0, 64.0] and c["infinite"] == [0, 0] and evaluate(c, None) == AGREES
+    # Five of ten never converged: the median's upper end is unbounded; the lower one (55) is inside: not separable.
+    c = criterion(Exp, "converges", ci=ci95(times[:5] + [inf] * 5))
+    assert c["ci"] == [55.0, None] and c["infinite"] == [0, 1] and evaluate(c, inf) == NOT_SEPARABLE
+    assert deciding(c, inf) == "the median's 95 % CI [55, unbounded] against the band [40.2, 79.8]"
+    # Nine of ten never converged: X_(2) is infinite too: the median lies above the band: differs.
+    c = criterion(Exp, "converges", ci=ci95([50.0] + [inf] * 9))
+    assert c["ci"] == [None, None] and c["infinite"] == [1, 1] and evaluate(c, inf) == DIFFERS
+    # Five seeds never bound a median at 95 %: not separable, whatever the values.
+    assert evaluate(criterion(Exp, "converges", ci=ci95([60.0] * 5)), 60.0) == NOT_SEPARABLE
+    assert evaluate(criterion(Exp, "converges", ci=ci95([60.0, float("nan")] * 5)), 60.0) == DIFFERS
+    # A comparison of medians: [a_lo - b_hi, a_hi - b_lo].
+    a, b = [10.0 + x for x in range(10)], [40.0 + x for x in range(10)]  # [11, 18] and [41, 48]
+    c = criterion(Exp, "faster", a=ci95(a), b=ci95(b))
+    assert c["diff"] == [11.0 - 48.0, 18.0 - 41.0] and evaluate(c, None) == AGREES
+    assert evaluate(criterion(Exp, "faster", a=ci95(b), b=ci95(a)), None) == DIFFERS
+    # B never converged in any seed: A is faster whatever A's times (B's interval is [inf, inf]).
+    c = criterion(Exp, "faster", a=ci95(a), b=ci95([inf] * 10))
+    assert c["diff"] == [None, None] and c["infinite"] == [-1, -1] and evaluate(c, None) == AGREES
+    # Neither converged: the difference is unknown: not separable.
+    assert evaluate(criterion(Exp, "faster", a=ci95([inf] * 10), b=ci95([inf] * 10)), None) == NOT_SEPARABLE

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from longfat._native import DEFAULT_SEED, ScenarioError, Simulation
-from longfat.reproduce.criteria import AGREES, DIFFERS, NOT_SEPARABLE, NO_NUMBER, check_criteria, finite_or_none
+from longfat.reproduce.criteria import AGREES, DIFFERS, NOT_SEPARABLE, NO_NUMBER, check_criteria, ends, finite_or_none
 from longfat.reproduce.stats import level_words
 from longfat.runner import memory_budget, run
 from longfat.scenario import check_document, check_key, key_path, kind_of, load_scenario, set_path, shipped_dir
@@ -449,10 +449,14 @@ def evaluate(check: dict, value: float | None) -> str:
     of zero agrees, wholly on the other side differs, across zero is not
     separable; an exact tie at zero differs from a strict claim and meets a
     non-strict one). For ci and separate, a value, interval or bound that
-    is missing, NaN or infinite differs."""
+    is missing, NaN or infinite differs. A median (stat = "median") is
+    judged on its interval alone, whose ends may be unbounded (a run that
+    never reached ranks last); a missing or NaN end differs."""
     kind = check["kind"]
     if kind == "none":
         return NO_NUMBER
+    if check.get("stat") == "median" and kind in ("ci", "separate"):
+        return _evaluate_median(check)
     if not _finite(value):
         return DIFFERS  # a missing, NaN or infinite measurement never passes
     v = float(value)
@@ -491,6 +495,31 @@ def evaluate(check: dict, value: float | None) -> str:
     raise ValueError(f"unknown check kind {kind!r}")
 
 
+def _evaluate_median(check: dict) -> str:
+    """A median's verdict from its order-statistic interval (ci) or the
+    differences two such intervals allow (separate), unbounded ends
+    included."""
+    def known(*xs) -> bool:
+        return all(x is not None and not math.isnan(x) for x in xs)
+
+    if check["kind"] == "ci":
+        (a, b), lo, hi = ends(check, "ci"), check.get("lo"), check.get("hi")
+        if not (known(a, b) and _finite(lo, hi) and a <= b):
+            return DIFFERS
+        if a >= lo and b <= hi:
+            return AGREES
+        if b < lo or a > hi:
+            return DIFFERS
+        return NOT_SEPARABLE
+    (a, b), claim = ends(check, "diff"), check.get("claim")
+    if not (known(a, b) and a <= b and claim in (">", "<", ">=", "<=")):
+        return DIFFERS
+    lo, hi = (a, b) if claim[0] == ">" else (-b, -a)
+    if claim in (">", "<"):
+        return AGREES if lo > 0 else DIFFERS if hi <= 0 else NOT_SEPARABLE
+    return AGREES if lo >= 0 else DIFFERS if hi < 0 else NOT_SEPARABLE
+
+
 def describe(check: dict) -> str:
     text = _describe(check)
     if check.get("scope") == "consistency":
@@ -524,12 +553,18 @@ def _describe(check: dict) -> str:
         if check.get("judge") == "every_seed":
             return f"every seed's value inside [{check['lo']:g}, {check['hi']:g}] (a universal claim); one seed outside: differs"
         ci = f"{level_words(check.get('level', 0.975))} CI"
+        if check.get("stat") == "median":
+            return (f"the median's {ci} (order statistics; a run that never reached ranks last, an end may be unbounded) inside "
+                    f"[{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable")
         stat = f"{ci} of the geometric mean" if check.get("stat") == "log" else ci
         return f"{stat} inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
     if kind == "separate":
         what = check.get("what") or ("A", "B")
         tie = "meets" if check["claim"] in (">=", "<=") else "contradicts"
         ci = f"{level_words(check.get('level', 0.975))} CI"
+        if check.get("stat") == "median":
+            return (f"the differences {what[0]} - {what[1]} that the two medians' {ci}s allow (order statistics; a run that never reached ranks last) "
+                    f"on the side of {what[0]} {check['claim']} {what[1]}; on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
         if check.get("stat") == "log":
             return (f"Welch {ci} of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
                     f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
@@ -539,7 +574,9 @@ def _describe(check: dict) -> str:
 
 
 def _g(x) -> str:
-    return "none" if x is None else f"{x:.4g}"
+    if x is None:
+        return "none"
+    return ("unbounded" if x > 0 else "-unbounded") if math.isinf(x) else f"{x:.4g}"
 
 
 def deciding(check: dict, value: float | None) -> str:
@@ -548,6 +585,15 @@ def deciding(check: dict, value: float | None) -> str:
     kind = check.get("kind")
     if kind in (None, "none"):
         return ""
+    if check.get("stat") == "median" and kind in ("ci", "separate"):
+        lv = level_words(check.get("level", 0.975)).split(" (")[0]
+        if kind == "ci":
+            a, b = ends(check, "ci")
+            return f"the median's {lv} CI [{_g(a)}, {_g(b)}] against the band [{check['lo']:g}, {check['hi']:g}]"
+        what = check.get("what") or ("A", "B")
+        a, b = ends(check, "diff")
+        return (f"{what[0]}'s median in [{', '.join(map(_g, ends(check, 'a')))}], {what[1]}'s in [{', '.join(map(_g, ends(check, 'b')))}] ({lv}): "
+                f"{what[0]} - {what[1]} in [{_g(a)}, {_g(b)}] (claim: {what[0]} {check.get('claim')} {what[1]})")
     if not _finite(value):
         return "no finite measurement"
     if kind == "ci":
@@ -601,7 +647,7 @@ class Row:
             "item": self.item,
             "paper": self.paper,
             "measured": self.measured,
-            "value": None if v is None or math.isnan(v) else v,
+            "value": None if v is None or not math.isfinite(v) else v,
             "check": self.check,
             "criterion": describe(self.check),
             "verdict": self.verdict,

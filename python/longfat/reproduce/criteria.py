@@ -21,11 +21,19 @@ Kinds (every number finite):
   differs as soon as one seed's does not (never judged on a mean);
   ``stat = "log"`` for a ratio (heavy-tailed: one seed's 86 outweighs four
   near 1): the interval is the geometric mean's (a t interval of the
-  logarithms, mapped back), so the band needs lo > 0.
+  logarithms, mapped back), so the band needs lo > 0;
+  ``stat = "median"`` for a time until something happens (to converge):
+  the median with its distribution-free order-statistic interval
+  (``stats.median_ci``), where a run in which it never happened ranks
+  after every run in which it did (+inf), not as the time it had left; an
+  end of the interval may be unbounded, and the verdict reads it so (a
+  median judged on an interval alone: the value shown is the median).
 - ``separate``: a comparison ("A > B", ``claim`` one of ``">"``, ``"<"``,
   and the non-strict ``">="``, ``"<="``), judged on Welch's 95 % interval
   of the difference of the two means (``measure.diff_ci95``; with ``stat =
-  "log"``, of the means of the logarithms, for ratios): wholly on the
+  "log"``, of the means of the logarithms, for ratios; with ``stat =
+  "median"``, the differences the two medians' intervals allow,
+  [a_lo - b_hi, a_hi - b_lo]): wholly on the
   claimed side agrees, wholly on the other side differs, across zero is not
   separable. An exact tie (the difference is exactly zero in every seed,
   such as 0 drops against 0 drops) contradicts a strict claim and meets a
@@ -67,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from longfat._native import ScenarioError
-from longfat.reproduce.stats import ci95, diff_ci95, level, log_ci95
+from longfat.reproduce.stats import ci95, diff_ci95, level, log_ci95, median_ci
 from longfat.scenario import key_path, kind_of
 
 #: Factor bands must be narrower than [paper / 2, 2 x paper] (which passes twice the paper's value).
@@ -78,6 +86,8 @@ MAX_TOL = 0.5
 MIN_QUOTE_WORDS = 6
 #: Comparisons a separate criterion may claim.
 CLAIMS = (">", "<", ">=", "<=")
+#: Statistics a ci or separate criterion may state (the default: the mean).
+STATS = ("log", "median")
 
 #: Fields each kind takes (beyond kind, control, why).
 KIND_FIELDS = {
@@ -190,8 +200,8 @@ def _check_one(path: Path, f: str, spec: dict) -> dict:
     nums = {k: _num(path, f"{f}.{k}", spec[k]) for k in ("paper", "tol", "lo", "hi", "factor") if k in spec}
     s.update(nums)
     if "stat" in spec:
-        if spec["stat"] != "log":
-            bad(f"{f}.stat", f"must be 'log', not {spec['stat']!r}")
+        if spec["stat"] not in STATS:
+            bad(f"{f}.stat", f"must be one of {', '.join(repr(x) for x in STATS)}, not {spec['stat']!r}")
         s["stat"] = spec["stat"]
     if "tol" in nums and not 0 < nums["tol"] <= MAX_TOL:
         bad(f"{f}.tol", f"must be in (0, {MAX_TOL:g}] (a relative tolerance; a wider one passes values far from the paper's), not {nums['tol']:g}")
@@ -304,6 +314,9 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
             ci = ci95(v)
         elif s.get("stat") == "log":
             ci = log_ci95(values(ci, "stat = \"log\""))
+        elif s.get("stat") == "median":
+            ci = median_ci(values(ci, "stat = \"median\""))
+            s["infinite"] = [_sign_if_infinite(ci[1]), _sign_if_infinite(ci[2])]
         s["ci"], n = interval(ci)
         if n is not None:
             s["n"] = n
@@ -321,15 +334,50 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
             # logarithms (a ratio of 0 or below has none: NaN, which differs).
             (s["a"], na), (s["b"], nb) = interval(log_ci95(va)), interval(log_ci95(vb))
             va, vb = [_log(x) for x in va], [_log(x) for x in vb]
+        elif s.get("stat") == "median":
+            ma, mb = median_ci(va), median_ci(vb)
+            (s["a"], na), (s["b"], nb) = interval(ma), interval(mb)
+            s["a_infinite"] = [_sign_if_infinite(ma[1]), _sign_if_infinite(ma[2])]
+            s["b_infinite"] = [_sign_if_infinite(mb[1]), _sign_if_infinite(mb[2])]
         else:
             (s["a"], na), (s["b"], nb) = interval(ci95(va)), interval(ci95(vb))
         s["n"] = [na, nb]
-        _, lo, hi = diff_ci95(va, vb)
+        if s.get("stat") == "median":
+            lo, hi = _median_diff(ma, mb)
+            s["infinite"] = [_sign_if_infinite(lo), _sign_if_infinite(hi)]
+        else:
+            _, lo, hi = diff_ci95(va, vb)
         s["diff"] = [finite_or_none(lo), finite_or_none(hi)]
         s["what"] = list(what or ("A", "B"))
     elif ci is not None or a is not None:
         raise ValueError(f"criterion {cid!r} is a {s['kind']} criterion of one value: it takes no interval")
     return s
+
+
+def _sign_if_infinite(x: float) -> int:
+    """+1 or -1 for an infinite interval end (stored as None beside it), 0 otherwise."""
+    return int(math.copysign(1, x)) if math.isinf(x) else 0
+
+
+def _median_diff(a: tuple, b: tuple) -> tuple[float, float]:
+    """The differences A - B that the medians' intervals allow: [a_lo - b_hi,
+    a_hi - b_lo], an end unbounded where an interval's end is (NaN if
+    either interval is)."""
+    (_, alo, ahi, _), (_, blo, bhi, _) = a, b
+    if any(math.isnan(x) for x in (alo, ahi, blo, bhi)):
+        return float("nan"), float("nan")
+    lo = -math.inf if (bhi == math.inf or alo == -math.inf) else alo - bhi
+    hi = math.inf if (ahi == math.inf or blo == -math.inf) else ahi - blo
+    return lo, hi
+
+
+def ends(check: dict, key: str = "ci") -> list:
+    """A check's interval ``key`` ("ci", "diff", "a", "b") with its stored
+    infinite ends (``infinite``: the signs of the ends a median's interval
+    leaves unbounded, stored as None) as floats; other None ends stay None."""
+    v = list(check.get(key) or [None, None])
+    signs = check.get({"ci": "infinite", "diff": "infinite"}.get(key, f"{key}_infinite")) or [0, 0]
+    return [math.copysign(math.inf, sg) if sg and x is None else x for x, sg in zip(v, signs)]
 
 
 def _log(x: float) -> float:

@@ -155,3 +155,31 @@ def diff_ci95(a: Iterable[float], b: Iterable[float]) -> tuple[float, float, flo
     df = se2 * se2 / sum(terms)
     h = t_quantile(df, level()) * math.sqrt(se2)
     return d, d - h, d + h
+
+
+def median_ci(xs: Iterable[float]) -> Interval:
+    """(median, low, high, n): the distribution-free interval of the median
+    from order statistics, [X_(l), X_(n-l+1)] with l the largest whole
+    number such that P(Bin(n, 1/2) <= l - 1) <= 1 - level (the current
+    ``level``: each tail at most 2.5 % for a 95 % interval). For times
+    until something happens: a run in which it never happened is +inf and
+    ranks after every run in which it did, so it counts as "later than any"
+    instead of as the time the run had left. When no l >= 1 qualifies (5
+    values at 95 %: 2 x 1/32 > 5 %) both ends are unbounded; an end can also
+    be +inf because of runs that never reached. A NaN or -inf value makes
+    all three NaN."""
+    vals = [float(x) for x in xs]
+    n = len(vals)
+    if n == 0 or any(math.isnan(v) or v == -math.inf for v in vals):
+        return Interval((float("nan"), float("nan"), float("nan"), n), vals)
+    s = sorted(vals)
+    med = s[(n - 1) // 2] if s[(n - 1) // 2] == s[n // 2] else (s[(n - 1) // 2] + s[n // 2]) / 2
+    tail = 1 - level()
+    l, below = 0, 0.0
+    for k in range(n):
+        below += math.comb(n, k) / 2.0**n  # P(Bin(n, 1/2) <= k)
+        if below > tail + 1e-15:
+            break
+        l = k + 1
+    lo, hi = (s[l - 1], s[n - l]) if l >= 1 else (-math.inf, math.inf)
+    return Interval((med, lo, hi, n), vals)
