@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from longfat.reproduce.core import Point
-from longfat.reproduce.stats import Interval, ci95, diff_ci95, log_ci95, t975  # noqa: F401 (the paper modules' names)
+from longfat.reproduce.stats import Interval, ci95, diff_ci95, log_ci95, median_ci, t975  # noqa: F401 (the paper modules' names)
 
 
 class Runs:
@@ -166,3 +166,17 @@ def fmt_ci(stats: tuple, scale: float = 1.0, digits: int = 4, unit: str = "") ->
     if n > 1:
         return f"{f(m)} [{f(lo)}, {f(hi)}]{unit} (n={n})"
     return f"{f(m)}{unit} (one run)"
+
+
+def fmt_median(stats: tuple, digits: int = 4, unit: str = "") -> str:
+    """'median m [lo, hi] unit (n=k)' from median_ci's result; an end the
+    order statistics leave open (or that runs which never reached make
+    infinite) reads "unbounded"."""
+    m, lo, hi, n = stats
+    if math.isnan(m):
+        return "none (a run gave no value)"
+
+    def f(v: float) -> str:
+        return ("unbounded" if v > 0 else "-unbounded") if math.isinf(v) else f"{v:.{digits}g}"
+
+    return f"median {f(m)} [{f(lo)}, {f(hi)}]{unit} (n={n})"
