@@ -745,5 +745,8 @@ def test_median_of_times_some_runs_never_reach():
     # B never converged in any seed: A is faster whatever A's times (B's interval is [inf, inf]).
     c = criterion(Exp, "faster", a=ci95(a), b=ci95([inf] * 10))
     assert c["diff"] == [None, None] and c["infinite"] == [-1, -1] and evaluate(c, None) == AGREES
+    # Five seeds of the same time on both sides: an exact tie, which contradicts a strict claim.
+    c = criterion(Exp, "faster", a=ci95([30.0] * 5), b=ci95([30.0] * 5))
+    assert c["diff"] == [0.0, 0.0] and evaluate(c, None) == DIFFERS
     # Neither converged: the difference is unknown: not separable.
     assert evaluate(criterion(Exp, "faster", a=ci95([inf] * 10), b=ci95([inf] * 10)), None) == NOT_SEPARABLE

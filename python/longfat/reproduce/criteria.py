@@ -343,7 +343,9 @@ def criterion(exp, cid: str, *, ci: tuple | None = None, a: tuple | None = None,
             (s["a"], na), (s["b"], nb) = interval(ci95(va)), interval(ci95(vb))
         s["n"] = [na, nb]
         if s.get("stat") == "median":
-            lo, hi = _median_diff(ma, mb)
+            # Every seed of both the same finite value: an exact tie (as for means), whatever the seeds' number.
+            tie = va and vb and len(set(va) | set(vb)) == 1 and math.isfinite(va[0])
+            lo, hi = (0.0, 0.0) if tie else _median_diff(ma, mb)
             s["infinite"] = [_sign_if_infinite(lo), _sign_if_infinite(hi)]
         else:
             _, lo, hi = diff_ci95(va, vb)
