@@ -190,6 +190,12 @@ impl Simulation {
             measure_from_ns,
             monitored_links,
             flows.len(),
+            flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.generated.is_none())
+                .map(|(i, _)| i as u32)
+                .collect(),
             generators,
         );
         let timer_at = vec![[u64::MAX; TIMER_KINDS]; flows.len()];
