@@ -45,6 +45,21 @@ pub const ALGORITHM: Algorithm = Algorithm {
     build: None,
 };
 
+/// The window a stopped LCM restarts with when the HCM cuts back. The paper
+/// (sect. 4.2) says only that the LCM cuts back "till either the LCM window
+/// size goes below one or the bottleneck gets under-utilized again
+/// (potentially due to a HCM cutback)"; the window it then starts from is
+/// not stated (docs/algorithms.md, PLT).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LcmRestart {
+    /// The packets the HCM gave up (at least one): the room the cutback
+    /// freed at the bottleneck (longfat's reading, the default).
+    #[default]
+    Freed,
+    /// One packet, growing from there by the sect. 3.1 rule.
+    One,
+}
+
 /// The LCM's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LcmConfig {
@@ -58,6 +73,8 @@ pub struct LcmConfig {
     pub mu: f64,
     /// Weight of the newest epoch in the moving average P.
     pub ema_weight: f64,
+    /// The window a stopped LCM restarts with.
+    pub restart: LcmRestart,
 }
 
 impl Default for LcmConfig {
@@ -68,6 +85,7 @@ impl Default for LcmConfig {
             gamma: 0.75,
             mu: 0.005,
             ema_weight: 0.25,
+            restart: LcmRestart::Freed,
         }
     }
 }
@@ -222,12 +240,15 @@ impl LcmRule {
 
     /// The HCM cut back by `freed_pkts`, so the bottleneck has about that
     /// much room again: a stopped LCM starts over with that window (at
-    /// least one packet) and no loss history (a P left from the starved
-    /// epochs would stop it again before any feedback). A running LCM is
-    /// left alone.
+    /// least one packet; with `LcmRestart::One`, one packet) and no loss
+    /// history (a P left from the starved epochs would stop it again before
+    /// any feedback). A running LCM is left alone.
     pub fn restart(&mut self, freed_pkts: f64) {
         if self.is_stopped() {
-            self.cwnd_pkts = freed_pkts.max(LCM_RESTART_WINDOW_PKTS);
+            self.cwnd_pkts = match self.cfg.restart {
+                LcmRestart::Freed => freed_pkts.max(LCM_RESTART_WINDOW_PKTS),
+                LcmRestart::One => LCM_RESTART_WINDOW_PKTS,
+            };
             self.loss_ema = 0.0;
             self.acked = 0;
             self.lost = 0;
@@ -350,6 +371,30 @@ mod tests {
         }
         r.restart(250.0); // the HCM gave up 250 packets
         close(r.cwnd(), 250.0);
+    }
+
+    #[test]
+    fn a_restart_at_one_packet_ignores_what_the_hcm_freed() {
+        let cfg = LcmConfig {
+            restart: LcmRestart::One,
+            ..LcmConfig::default()
+        };
+        let mut r = LcmRule::new(cfg, 64.0);
+        r.restart(250.0);
+        close(r.cwnd(), 64.0); // running: left alone, as with the default
+        for _ in 0..15 {
+            r.on_timeout();
+        }
+        assert!(r.is_stopped());
+        r.on_lost(1);
+        r.end_epoch(true);
+        r.restart(250.0); // the HCM gave up 250 packets: the LCM starts at one all the same
+        close(r.cwnd(), 1.0);
+        assert_eq!(r.loss_ema(), 0.0);
+        // Then the sect. 3.1 rule: one epoch with no loss adds alpha per packet acknowledged.
+        r.on_acked(1);
+        assert!(r.end_epoch(true).increased);
+        close(r.cwnd(), 1.1);
     }
 
     #[test]

@@ -311,6 +311,13 @@ impl Gen<'_> {
             0.2,
             |s| json!(*s.g.pick(crate::schema::ACK_CLASSES)),
         );
+        self.field(
+            &mut m,
+            "lcm_restart",
+            Kind::Word(crate::schema::LCM_RESTARTS),
+            0.2,
+            |s| json!(*s.g.pick(crate::schema::LCM_RESTARTS)),
+        );
         self.field(&mut m, "receive_buffer", Kind::Size, 0.2, |s| {
             json!(*s.g.pick(&["1pkt", "1000pkt", "3bdp", "1MB", "unlimited"]))
         });

@@ -20,6 +20,7 @@ pub const PATTERNS: &[&str] = words(catalogue::PATTERN);
 pub const PROFILES: &[&str] = words(catalogue::PROFILE);
 pub const DISTRIBUTIONS: &[&str] = words(catalogue::DISTRIBUTION);
 pub const ACK_CLASSES: &[&str] = words(catalogue::LCM_ACK_CLASS);
+pub const LCM_RESTARTS: &[&str] = words(catalogue::LCM_RESTART);
 pub const BUFFERS: &[&str] = words(catalogue::BUFFER);
 pub const HOSTS: &[&str] = words(catalogue::HOST);
 pub const TRANSPORTS: &[&str] = words(catalogue::TRANSPORT);

@@ -1052,6 +1052,14 @@ pub const LCM_ACK_CLASS: Field = opt(
     "`\"low\"`",
     "class of the ACKs of LCM packets: the LCM's (`\"low\"`) or the HCM's (`\"high\"`)",
 );
+pub const LCM_RESTART: Field = opt(
+    "lcm_restart",
+    Kind::Word(&["freed", "one"]),
+    "",
+    Range::Any,
+    "`\"freed\"`",
+    "the window a stopped LCM restarts with when the HCM cuts back (sect. 4.2 does not say): `\"freed\"`, the packets the HCM gave up (at least one), or `\"one\"`, one packet",
+);
 pub const RECEIVE_BUFFER: Field = opt("receive_buffer", Kind::Size, "packets or bytes", Range::Described("1 packet ..= 65535 x 2^14 bytes, or `\"unlimited\"`"), "`\"unlimited\"`: that largest window", "the receiver's reassembly buffer: at most this much data between the oldest packet not acknowledged and the newest sent, through either module (each module's own window is `tcp.rwnd`)");
 pub const LCM_RESEND: Field = opt("lcm_resend", Kind::Float, "times the HCM's window", real(0.0, 1e6, true, false), "never", "the paper's footnote 2: the LCM resends its own oldest loss when the retransmit buffer holds more than this many times the HCM's window");
 
@@ -1417,6 +1425,7 @@ impl Table {
                 LCM_INITIAL_WINDOW,
                 LCM_ACK_EVERY,
                 LCM_ACK_CLASS,
+                LCM_RESTART,
                 RECEIVE_BUFFER,
                 LCM_RESEND,
             ],

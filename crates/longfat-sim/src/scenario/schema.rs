@@ -191,6 +191,8 @@ pub struct PltCfg {
     pub lcm_ack_every: Option<u32>,
     /// "low" (default: the LCM's class) or "high" (the HCM's).
     pub lcm_ack_class: Option<String>,
+    /// "freed" (default: the window the HCM gave up) or "one".
+    pub lcm_restart: Option<String>,
     /// The receiver's reassembly buffer for the connection ("unlimited":
     /// the largest TCP window).
     pub receive_buffer: Option<String>,

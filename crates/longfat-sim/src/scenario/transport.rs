@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use longfat_cc::plt::LcmConfig;
+use longfat_cc::plt::{LcmConfig, LcmRestart};
 use longfat_cc::{CcParams, InitialWindow};
 
 use crate::flow::Endpoints;
@@ -351,6 +351,16 @@ pub(super) fn plt_setup(
         gamma: p.gamma.unwrap_or(d.gamma),
         mu: p.mu.unwrap_or(d.mu),
         ema_weight: p.ema_weight.unwrap_or(d.ema_weight),
+        restart: match p.lcm_restart.as_deref() {
+            None | Some("freed") => LcmRestart::Freed,
+            Some("one") => LcmRestart::One,
+            Some(o) => {
+                return err(
+                    format!("{field}.lcm_restart"),
+                    format!("unknown restart {o:?}; allowed: \"freed\", \"one\""),
+                )
+            }
+        },
     };
     lcm.validate()
         .or_else(|e| err(format!("{field}.{}", e.name), e.message))?;

@@ -162,6 +162,9 @@ fn plt_needs_a_priority_bottleneck_and_checks_its_fields() {
         "1s",
     ));
     assert_eq!(e.field, "flows[0].plt.lcm_ack_class");
+    let e = refused(scenario("plt", 0.0, "plt = { lcm_restart = \"zero\" }", "1s"));
+    assert_eq!(e.field, "flows[0].plt.lcm_restart");
+    assert!(e.message.contains("\"freed\", \"one\""), "{}", e.message);
     let e = refused(scenario("plt", 0.0, "plt = { lcm_ack_every = 0 }", "1s"));
     assert_eq!(e.field, "flows[0].plt.lcm_ack_every");
     let e = refused(scenario("plt", 0.0, "", "1s").replace(
@@ -220,6 +223,29 @@ fn with_small_buffers_the_lcm_fills_what_reno_leaves_and_restarts_after_each_cut
         restarts >= 1 && restarts <= fr,
         "restarts {restarts}, HCM cutbacks {fr}"
     );
+}
+
+#[test]
+fn an_lcm_restarting_at_one_packet_fills_less_of_what_reno_leaves() {
+    // The same path as above; sect. 4.2 leaves the restart window open.
+    // Restarting at one packet, the LCM needs epochs of 10 % growth to
+    // reach the room the HCM's cutback freed, which the default reading
+    // (the freed packets at once) fills at the restart.
+    let run = |restart: &str| {
+        let text = scenario("plt", 0.0, &format!("plt = {{ lcm_restart = \"{restart}\" }}"), "120s")
+            .replace("queue = \"1bdp\"", "queue = \"0.1bdp\"")
+            .replace("class_queues = [\"1bdp\", \"1bdp\"]", "buffer = \"shared\"")
+            .replace("[run]", "[run]\nmeasure_from = \"20s\"");
+        let (sim, summary) = run_toml(&text);
+        let Endpoints::Plt { sender, .. } = &sim.flows[0].endpoints else {
+            panic!()
+        };
+        (f64_of(&summary["flows"][0]["goodput_bps"]), sender.lcm().counters.restarts)
+    };
+    let (freed, r_freed) = run("freed");
+    let (one, r_one) = run("one");
+    assert!(r_freed >= 1 && r_one >= 1, "restarts {r_freed}, {r_one}");
+    assert!(one < freed && one > 0.5 * 96e6, "one {one}, freed {freed}");
 }
 
 #[test]
