@@ -5,10 +5,12 @@ section 4.4). The paper's tables are not in its text, only its claims;
 every compared row tests one claim, with the criterion stated beforehand in
 the scenario file's [reproduce.criteria] (section cited beside it).
 
-Every point runs on 5 seeds (start times, RTTs, web arrivals and sizes
-drawn from the seed); rows give the mean over seeds and its 95 %
-t-interval, and a comparison between two protocols is judged on Welch's
-interval of the difference (criteria.py)."""
+Every point runs on 5 seeds first (start times, RTTs, web arrivals and
+sizes drawn from the seed) and, while a claim it decides is not separable,
+on to 10, 20 and at most 30 (sequential seeds: reproduce/sequential.py);
+rows give the mean over seeds and its t-interval at 98.75 % (95 % over the
+looks), and a comparison between two protocols is judged on Welch's
+interval of the difference at the same level (criteria.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Interval, Runs, bottleneck, ci95, cov, flow_series, fmt_ci, jain, link_series
+from longfat.units import rate_bps as _rate_bps
+from longfat.units import seconds as _secs
 
 TITLE = "TCP - Congestion Control Algorithm for Enhancing High-Speed Networks"
 AUTHORS = "V. Sasirekha, C. Chandrasekar"
@@ -31,9 +35,11 @@ NOTES = (
     "The paper's Tables 2-5 give numbers that are not in its text; it states claims about them (which protocol "
     "has the lowest loss rate, the best stability, the best RTT fairness, and so on). Each compared row turns one "
     "claim into a test stated in the scenario file before the runs. Every point runs on 5 seeds (randomized start "
-    "times, per-flow RTTs, web arrivals and sizes); a row gives the mean over seeds and its 95 % t-interval, "
+    "times, per-flow RTTs, web arrivals and sizes) and, while a claim it decides is not separable, on to 10, 20 and at most 30 "
+    "seeds (sequential seeds, fixed in the scenario file before the runs; each row's seeds are in its \"seeds\" column); a row gives the mean over seeds and its t-interval at 98.75 % "
+    "(95 % shared by the up to four looks at the seeds), "
     "\"m [lo, hi] (n=k)\" (the low end cut at 0, below which no quantity here can go). A comparison between two protocols (lower loss, fairer, friendlier) is "
-    "judged on Welch's 95 % interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; an interval across zero is \"not separable\". Where a row claims a property of "
+    "judged on Welch's interval of the difference, at the same level (on logarithms for ratios); an exact tie contradicts a strict claim; an interval across zero is \"not separable\". Where a row claims a property of "
     "eHSTCP that another protocol is said to lack (Jain's index about 1; the friendliest), the same check is run "
     "on that protocol (STCP) as a negative control, and the claim counts only if the control's verdict differs. "
     "The paper says only that these are simulations; it names no simulator. Standard TCP here is Reno under "
@@ -341,7 +347,7 @@ def table3_rtt_fairness(runs: Runs, out: Path, exp) -> Section:
     ax[0][0].set_yscale("log")
     ax[0][0].set_xlabel("flow 2 RTT (ms)")
     ax[0][0].set_ylabel("throughput flow 1 (40 ms) / flow 2")
-    ax[0][0].set_title("Table 3: RTT fairness (mean and 95 % CI over seeds)")
+    ax[0][0].set_title("Table 3: RTT fairness (mean and 98.75 % CI over seeds)")
     ax[0][0].legend()
     return Section("table3_rtt_fairness", exp.title, setup_text(exp), rows, [figs.save(fig, out, "ehstcp_table3.png")], scenario_comment(exp))
 
