@@ -14,6 +14,19 @@ from browser import check_page, require_browser
 from conftest import ROOT, run_cli
 
 
+def _tables(doc: dict) -> list[int]:
+    """The rows (with the header) of each table a report.html should show,
+    from its results.json: a report that says it opens with the claims has
+    their table first (claim rows: scope claim, not a negative control);
+    then one table per section."""
+    first = []
+    if doc["meta"].get("layout") == "claims first":
+        claims = [r for s in doc["sections"] for r in s["rows"]
+                  if (r["check"].get("scope") or "claim") == "claim" and r["check"].get("role") != "control"]
+        first = [len(claims) + 1]
+    return first + [len(s["rows"]) + 1 for s in doc["sections"]]
+
+
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
@@ -28,8 +41,9 @@ def test_reproduction_report_renders_in_a_browser(tmp_path):
     page = check_page(d / "report.html", tmp_path / "report.png")
     assert page["problems"] == [], page["problems"]
     assert page["title"] == f"Reproduction: {doc['meta']['title']}"
-    # One table per section, a header row and one row per compared quantity.
-    assert [t["rows"] for t in page["tables"]] == [len(s["rows"]) + 1 for s in doc["sections"]]
+    # The claims first, then one table per section, a header row and one row per compared quantity.
+    assert doc["meta"]["layout"] == "claims first"
+    assert [t["rows"] for t in page["tables"]] == _tables(doc)
     # Every figure is inlined (the page stands alone), decoded at the PNG's own size.
     figures = [f for s in doc["sections"] for f in s["figures"]]
     assert len(page["images"]) == len(figures) > 0
@@ -48,7 +62,7 @@ def test_committed_reports_render_in_a_browser(paper, tmp_path):
     doc = json.loads((d / "results.json").read_text())
     page = check_page(d / "report.html", tmp_path / "report.png")
     assert page["problems"] == [], page["problems"]
-    assert [t["rows"] for t in page["tables"]] == [len(s["rows"]) + 1 for s in doc["sections"]]
+    assert [t["rows"] for t in page["tables"]] == _tables(doc)
     assert len(page["images"]) == sum(len(s["figures"]) for s in doc["sections"]) > 0
     assert page["screenshot"]["height"] > 2000 and page["screenshot"]["colors"] > 50, page["screenshot"]
 

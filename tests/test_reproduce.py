@@ -121,6 +121,15 @@ def test_quick_reproduction_end_to_end(paper, tmp_path):
                 assert row["value"] is not None and not math.isnan(row["value"]), row
             assert row["measured"] and row["paper"]
     assert n_rows >= 8
+    # The report opens with the answer: every claim row (not its controls, nor rows counted apart), in order,
+    # before the first section; the method text is folded.
+    claims = [r["item"] for s in doc["sections"] for r in s["rows"]
+              if (r["check"].get("scope") or "claim") == "claim" and r["check"].get("role") != "control"]
+    head, first_section = md.split("\n## The paper's claims at a glance\n", 1)[1], md.index(f"\n## {doc['sections'][0]['title']}\n")
+    table = [line for line in head.split("\n\n<details>")[0].splitlines() if line.startswith("| ") and not line.startswith("| figure |")]
+    assert [line.split(" | ")[1] for line in table] == [c.replace("|", "\\|") for c in claims]
+    assert md.index("## The paper's claims at a glance") < md.index("<details><summary>How the rows") < first_section
+    assert doc["meta"]["layout"] == "claims first" and "<details><summary>How the rows are measured and judged</summary>" in html
     _assert_controls_pair_up(doc)
     assert html.count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"])
     # No temporary directories left beside the output.

@@ -17,7 +17,7 @@ from longfat.reproduce.criteria import settle
 from longfat.reproduce.sequential import pending_cells
 from longfat.reproduce.stats import at_level
 from longfat.reproduce.measure import Runs
-from longfat.reproduce.report import git_commit, machine, write_html, write_json, write_markdown
+from longfat.reproduce.report import LAYOUT, git_commit, machine, write_html, write_json, write_markdown
 from longfat.outdir import atomic_dir, check_container, check_output_dir, made_dirs
 from longfat.runner import memory_budget
 
@@ -217,6 +217,7 @@ def _write_reports(experiments, points, owner, results, total_wall, total_cost, 
                 "machine": machine(),
                 "commit": git_commit(),
                 "inputs": inputs_digest(p),
+                "layout": LAYOUT,
             }
             write_markdown(tmp / "report.md", meta, sections)
             write_html(tmp / "report.html", tmp, meta, sections)

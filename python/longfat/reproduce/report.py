@@ -116,6 +116,21 @@ def _other_counts(sections: list[Section]) -> dict[str, dict[str, int]]:
     return {scope: _counts(sections, scope) for scope in ("consistency", "beyond", "sensitivity")}
 
 
+def claim_rows(sections: list[Section]) -> list[tuple[Section, object]]:
+    """The rows a report opens with: every claim of the paper (scope claim,
+    not a negative control), with its section, in report order."""
+    return [(s, r) for s in sections for r in s.rows
+            if ((r.check or {}).get("scope") or "claim") == "claim" and (r.check or {}).get("role") != "control"]
+
+
+#: What results.json's meta says of a report's layout: it opens with the claims
+#: (claim_rows) and folds the method text (the browser test reads it).
+LAYOUT = "claims first"
+
+_READING = ("Each row gives what the paper reported, what longfat measured ({spread}) and a verdict computed from the measured "
+            "value under the stated criterion. Where a row differs, the note gives the likely reason.")
+
+
 def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
     c = _counts(sections)
     lines = [
@@ -132,19 +147,32 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         f"- longfat commit: {meta['commit']}",
         f"- Verdicts: {_verdict_line(c, _other_counts(sections))}",
         "",
-        "Each row gives what the paper reported, what longfat measured ("
-        + meta.get("spread", "mean ± sample standard deviation over seeds where there are several")
-        + ") and a verdict computed from the measured value under the stated criterion. Where a row differs, the note gives the likely reason.",
+        "## The paper's claims at a glance",
+        "",
+        "Every claim row of the report, in order (negative controls, consistency checks, sensitivity rows and checks beyond "
+        "the paper are in the sections below).",
+        "",
+        "| figure | claim | verdict | seeds |",
+        "|---|---|---|---|",
+        *[f"| {_cell(s.title.split(':')[0])} | {_cell(r.item)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {seeds_of(r.check)} |"
+          for s, r in claim_rows(sections)],
+        "",
+        "<details><summary>How the rows are measured and judged</summary>",
+        "",
+        _READING.format(spread=meta.get("spread", "mean ± sample standard deviation over seeds where there are several")),
+        "",
+        *([meta["notes"], ""] if meta.get("notes") else []),
+        "</details>",
         "",
     ]
-    if meta.get("notes"):
-        lines += [meta["notes"], ""]
     for s in sections:
-        lines += [f"## {s.title}", "", s.setup, ""]
-        if s.deviations:
-            lines += [f"*Choices and deviations:* {s.deviations}", ""]
+        lines += [f"## {s.title}", ""]
         for fig in s.figures:
             lines += [f"![{s.title}]({fig})", ""]
+        lines += ["<details><summary>Setup, choices and deviations</summary>", "", s.setup, ""]
+        if s.deviations:
+            lines += [f"*Choices and deviations:* {s.deviations}", ""]
+        lines += ["</details>", ""]
         lines += ["| what | paper | longfat | seeds | verdict | criterion | note |", "|---|---|---|---|---|---|---|"]
         for r in s.rows:
             note = _note(r)
@@ -182,6 +210,11 @@ def _criterion(r) -> str:
     return describe(r.check)
 
 
+def _verdict_class(verdict: str) -> str:
+    return {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep", NOT_EVIDENCE: "differs", CONTROL_DIFFERS: "agrees",
+            CONTROL_PASSES: "differs", CONTROL_UNCLEAR: "notsep"}.get(verdict, "none")
+
+
 def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) -> None:
     """The same content as the Markdown, one file, images inlined."""
     c = _counts(sections)
@@ -199,20 +232,27 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         f"<li>Runs: {meta['runs']} simulations{e(_later(meta))}, about {meta['wall_s'] / 60:.1f} min of wall time (this paper's share of the simulated packets) ({meta['total_wall_s'] / 60:.1f} min for the whole command, {meta.get('executor') or str(meta['jobs']) + ' parallel jobs'})</li>",
         f"<li>Machine: {e(meta['machine'])}</li><li>longfat commit: {e(meta['commit'])}</li>",
         f"<li>Verdicts: {e(_verdict_line(c, _other_counts(sections)))}</li></ul>",
+        "<h2>The paper's claims at a glance</h2><p>Every claim row of the report, in order (negative controls, consistency checks, "
+        "sensitivity rows and checks beyond the paper are in the sections below).</p>",
+        "<table><tr><th>figure</th><th>claim</th><th>verdict</th><th>seeds</th></tr>",
+        *[f"<tr><td>{e(s.title.split(':')[0])}</td><td>{e(r.item)}</td><td class='{_verdict_class(r.verdict)}'>{e(r.verdict)}</td>"
+          f"<td>{e(seeds_of(r.check))}</td></tr>" for s, r in claim_rows(sections)],
+        "</table>",
+        "<details><summary>How the rows are measured and judged</summary>",
+        f"<p>{e(_READING.format(spread=meta.get('spread', 'mean ± sample standard deviation over seeds where there are several')))}</p>",
+        *([f"<p>{e(meta['notes'])}</p>"] if meta.get("notes") else []),
+        "</details>",
     ]
-    if meta.get("notes"):
-        out.append(f"<p>{e(meta['notes'])}</p>")
     for s in sections:
-        out.append(f"<h2>{e(s.title)}</h2><p>{e(s.setup)}</p>")
-        if s.deviations:
-            out.append(f"<p><em>Choices and deviations:</em> {e(s.deviations)}</p>")
+        out.append(f"<h2>{e(s.title)}</h2>")
         for fig in s.figures:
             data = base64.b64encode((md_dir / fig).read_bytes()).decode("ascii")
             out.append(f"<p><img alt='{e(s.title)}' src='data:image/png;base64,{data}'></p>")
+        out.append(f"<details><summary>Setup, choices and deviations</summary><p>{e(s.setup)}</p>"
+                   + (f"<p><em>Choices and deviations:</em> {e(s.deviations)}</p>" if s.deviations else "") + "</details>")
         out.append("<table><tr><th>what</th><th>paper</th><th>longfat</th><th>seeds</th><th>verdict</th><th>criterion</th><th>note</th></tr>")
         for r in s.rows:
-            cls = {AGREES: "agrees", DIFFERS: "differs", NOT_SEPARABLE: "notsep", NOT_EVIDENCE: "differs", CONTROL_DIFFERS: "agrees",
-                   CONTROL_PASSES: "differs", CONTROL_UNCLEAR: "notsep"}.get(r.verdict, "none")
+            cls = _verdict_class(r.verdict)
             note = _note(r)
             out.append(
                 f"<tr><td>{e(r.item)}</td><td>{e(r.paper)}</td><td>{e(r.measured)}</td><td>{e(seeds_of(r.check))}</td>"
