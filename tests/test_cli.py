@@ -166,8 +166,9 @@ def test_shipped_scenarios_are_found_by_name(tmp_path):
 
 def test_progress_off_a_terminal_logs_plain_lines():
     """Off a terminal a progress bar writes its task's line as plain text
-    when the task starts, at most once a minute while it moves (a fake
-    clock), and when it stops; on a terminal it writes no such lines."""
+    at most once a minute while it moves (a fake clock), and when it stops
+    if it moved; a task that never moved (a command refused after its bar
+    appeared) writes nothing; on a terminal it writes no such lines."""
     import io
 
     from rich.console import Console
@@ -185,9 +186,17 @@ def test_progress_off_a_terminal_logs_plain_lines():
             bar.update(t, completed=i, runs=f"{i}/10 runs")
         bar.update(t, completed=10, runs="10/10 runs")
     assert LOG_EVERY_S == 60.0
-    # Started at 0 s; updates every 25 s: lines at 75 s (3 runs) and 150 s (6 runs), then 225 s (9); the end.
-    assert buf.getvalue().splitlines() == ["reproduce    0 %  0/10 runs", "reproduce   30 %  3/10 runs", "reproduce   60 %  6/10 runs",
+    # Started at 0 s; updates every 25 s: lines at 75 s (3 runs), 150 s (6 runs) and 225 s (9); the end.
+    assert buf.getvalue().splitlines() == ["reproduce   30 %  3/10 runs", "reproduce   60 %  6/10 runs",
                                            "reproduce   90 %  9/10 runs", "reproduce  100 %  10/10 runs"]
+    # A task that never moved writes nothing, even when its bar stops on an error.
+    buf = io.StringIO()
+    with pytest.raises(RuntimeError):
+        with Progress(TextColumn("{task.description}"), BarColumn(), console=Console(file=buf, force_terminal=False), get_time=lambda: now[0]) as bar:
+            bar.add_task("testbed", total=1.0)
+            now[0] += 120.0
+            raise RuntimeError("refused")
+    assert buf.getvalue() == ""
     # Quiet: nothing. On a terminal: rich's own bar, not these lines.
     buf = io.StringIO()
     with Progress(TextColumn("{task.description}"), console=Console(file=buf, force_terminal=False), disable=True) as bar:

@@ -3,8 +3,10 @@
 rich draws a live bar only on a terminal; under ``nohup``, in CI or with
 stderr on a pipe it shows nothing, so an hour-long ``longfat reproduce``
 gave no sign of life. This ``Progress`` is rich's on a terminal; off one it
-writes each task's line as plain text instead: when the task starts, at
-most once every LOG_EVERY_S seconds while it moves, and when it finishes.
+writes each task's line as plain text instead: once every LOG_EVERY_S
+seconds at most while it moves (the first a minute after it starts), and
+when the bar stops if the task moved at all. A command that fails before
+its task moves (a refused input) writes nothing but its error.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ class Progress(RichProgress):
         if not self._plain or task_id not in self._tasks:
             return
         now = self.get_time()
-        if not force and now - self._logged.get(task_id, -float("inf")) < LOG_EVERY_S:
+        if force and not self._tasks[task_id].completed:
+            return  # it never moved: nothing to report (an error, if any, says why)
+        if not force and now - self._logged.get(task_id, now) < LOG_EVERY_S:
             return
         line = self._line(task_id)
         if force and self._said.get(task_id) == line:
@@ -63,7 +67,7 @@ class Progress(RichProgress):
 
     def add_task(self, *args: Any, **kwargs: Any) -> TaskID:
         task_id = super().add_task(*args, **kwargs)
-        self._log(task_id, force=True)
+        self._logged[task_id] = self.get_time()  # the first line a minute from now
         return task_id
 
     def update(self, task_id: TaskID, **kwargs: Any) -> None:
