@@ -53,9 +53,11 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Modules whose bytes a committed report pins (reproduce.inputs_digest
 #: hashes each paper's analysis module into its report, and the reports are
-#: not regenerated for a refactoring): the private names they import today,
-#: allowed until the reports are next regenerated, then removed from here.
-FROZEN = {f"reproduce.{paper}": {"reproduce.core": {"_rate_bps", "_secs"}} for paper in ("ltcp",)}
+#: not regenerated for a refactoring): private names they may import until
+#: the reports are next regenerated, then removed from here. None now: the
+#: paper modules read units through longfat.units since their last
+#: regeneration.
+FROZEN: dict[str, dict[str, set[str]]] = {}
 
 
 def module_files() -> dict[str, Path | None]:

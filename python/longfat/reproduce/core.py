@@ -120,29 +120,6 @@ def cell_of(pt: Point) -> str:
     return json.dumps(pt.key, sort_keys=True, default=str)
 
 
-# The five paper modules (ltcp.py, ...) read units through these two, as
-# they did when their committed reports were made: reproduce.inputs_digest
-# hashes each module's bytes into its report, so the modules stay as they
-# are until the reports are next regenerated; then they import
-# longfat.units (the engine's parsers) and these two go. Nothing else uses
-# them (tests/test_layers.py: FROZEN).
-def _rate_bps(text: str) -> float:
-    units = {"tbps": 1e12, "gbps": 1e9, "mbps": 1e6, "kbps": 1e3, "bps": 1.0}
-    t = str(text).strip().lower()
-    for u, mult in units.items():
-        if t.endswith(u):
-            return float(t[: -len(u)]) * mult
-    return float(t)
-
-
-def _secs(text: str) -> float:
-    t = str(text).strip().lower()
-    for u, mult in (("min", 60.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)):
-        if t.endswith(u):
-            return float(t[: -len(u)]) * mult
-    return float(t)
-
-
 def estimate_cost(spec: dict) -> float:
     """Bottleneck packets the run will carry at most (rate x duration /
     packet); 1.0 when the scenario does not say (never raises)."""

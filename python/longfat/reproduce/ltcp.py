@@ -5,8 +5,9 @@ Every criterion is stated in the experiment's scenario file
 (``[reproduce.criteria]``), cited to the paper, before the measurement;
 this module only measures and hands each row's numbers to ``criterion``.
 Where runs are random (several flows with jittered start times and RTTs)
-a row gives the mean over seeds with its 95 % t-interval and the verdict
-comes from the interval; a comparison ("LTCP's standard deviation below
+a row gives the mean over seeds with its t-interval (at 98.75 %: the files
+state looks at the seeds, and a point goes on while a claim it decides is
+not separable) and the verdict comes from the interval; a comparison ("LTCP's standard deviation below
 TCP's") is judged on Welch's interval of the difference. Lone flows with no
 random element run once and are checked as points."""
 
@@ -18,9 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
-from longfat.reproduce.core import NONE, Row, Section, _rate_bps, _secs, scenario_comment, setup_text
+from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, flow_row, flow_series, fmt_ci, fmt_spread, jain, mean_goodput, mean_sd
+from longfat.units import rate_bps as _rate_bps
+from longfat.units import seconds as _secs
 
 TITLE = "LTCP: A Layered Congestion Control Protocol for Highspeed Networks"
 AUTHORS = "Sumitha Bhandarkar, Saurabh Jain and A. L. Narasimha Reddy"
@@ -34,8 +37,11 @@ NOTES = (
     "testbed; here they are simulated analogues of that testbed (750 Mbit/s bottleneck, 1000-packet queue, "
     "delayed ACKs), labelled as such: they check the shape of the results, not the testbed's absolute numbers. "
     "Where several flows share the link, each row gives the mean over five seeds (jittered start times and "
-    "per-flow RTTs) with its 95 % t-interval, m [lo, hi] (n=k), and the verdict comes from the interval; a "
-    "comparison is judged on Welch's 95 % interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; a universal claim is judged seed by seed. Where a row claims a property of LTCP, the same "
+    "per-flow RTTs) or more: a point goes on to 10, 20 and at most 30 seeds while a claim it decides is not separable "
+    "(sequential seeds, stated in the scenario files before the runs; Fig. 10 stops at 10, each of its seeds being "
+    "20 runs of 900 s at 750 Mbit/s), with its t-interval at 98.75 % (95 % shared by the looks), m [lo, hi] (n=k), "
+    "and the verdict comes from the interval; each row's seeds are in its \"seeds\" column; a "
+    "comparison is judged on Welch's interval of the difference at the same level (on logarithms for ratios); an exact tie contradicts a strict claim; a universal claim is judged seed by seed. Where a row claims a property of LTCP, the same "
     "check runs on TCP as a negative control, and the claim counts only if TCP's verdict differs."
 )
 
