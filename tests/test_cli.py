@@ -107,7 +107,9 @@ def test_any_link_value_is_accepted_or_refused_by_name(field, value):
 def test_interrupted_run_leaves_no_result_directory(tmp_path):
     out = tmp_path / "partial"
     proc = subprocess.Popen(
-        longfat_cli() + ["run", str(ROOT / "scenarios" / "dumbbell_reno.toml"), "--out", str(out), "-q"],
+        # 1200 s simulated (about 20 s of CPU): still running when the signal comes, however fast the
+        # machine (at its own 120 s the run took 1.97 s on an idle machine, and raced the signal at 2 s).
+        longfat_cli() + ["run", str(ROOT / "scenarios" / "dumbbell_reno.toml"), "--set", 'run.duration="1200s"', "--out", str(out), "-q"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

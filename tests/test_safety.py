@@ -20,7 +20,9 @@ import longfat.cli
 from conftest import ROOT, longfat_cli, run_cli, signals_as_from_a_terminal, small_scenario
 from longfat import outdir
 
-RENO = str(ROOT / "scenarios" / "dumbbell_reno.toml")  # runs for several seconds
+RENO = str(ROOT / "scenarios" / "dumbbell_reno.toml")  # about 2 s of CPU at its own 120 s
+#: Makes a RENO run long enough (about 20 s) to be certainly running when a test signals it 1.5 s in.
+LONG = ("--set", 'run.duration="1200s"')
 
 
 def small_toml(tmp_path: Path, name: str = "small") -> Path:
@@ -227,7 +229,7 @@ def start(*args, env=None, stderr=subprocess.PIPE) -> subprocess.Popen:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_mid_run_leaves_nothing(tmp_path, sig):
-    proc = start("run", RENO, "--out", str(tmp_path / "r"), "-q")
+    proc = start("run", RENO, *LONG, "--out", str(tmp_path / "r"), "-q")
     time.sleep(1.5)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -279,7 +281,7 @@ def test_sigterm_while_saving_leaves_nothing(tmp_path, cmd):
 
 
 def test_sigterm_mid_compare_leaves_nothing(tmp_path):
-    proc = start("compare", RENO, "--cc", "reno,ltcp", "--out", str(tmp_path / "c"), "-q")
+    proc = start("compare", RENO, *LONG, "--cc", "reno,ltcp", "--out", str(tmp_path / "c"), "-q")
     time.sleep(1.5)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
