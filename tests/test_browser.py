@@ -18,12 +18,15 @@ def _tables(doc: dict) -> list[int]:
     """The rows (with the header) of each table a report.html should show,
     from its results.json: a report that says it opens with the claims has
     their table first (claim rows: scope claim, not a negative control);
-    then one table per section."""
+    then, where it states its coverage, a row per figure of the paper; then
+    one table per section."""
     first = []
     if doc["meta"].get("layout") == "claims first":
         claims = [r for s in doc["sections"] for r in s["rows"]
                   if (r["check"].get("scope") or "claim") == "claim" and r["check"].get("role") != "control"]
         first = [len(claims) + 1]
+    if "coverage" in doc["meta"]:
+        first.append(len(doc["meta"]["coverage"]) + 1)
     return first + [len(s["rows"]) + 1 for s in doc["sections"]]
 
 

@@ -126,9 +126,11 @@ def test_quick_reproduction_end_to_end(paper, tmp_path):
     claims = [r["item"] for s in doc["sections"] for r in s["rows"]
               if (r["check"].get("scope") or "claim") == "claim" and r["check"].get("role") != "control"]
     head, first_section = md.split("\n## The paper's claims at a glance\n", 1)[1], md.index(f"\n## {doc['sections'][0]['title']}\n")
-    table = [line for line in head.split("\n\n<details>")[0].splitlines() if line.startswith("| ") and not line.startswith("| figure |")]
+    table = [line for line in head.split("\n\n<details>")[0].split("\n## Coverage of the paper")[0].splitlines()
+             if line.startswith("| ") and not line.startswith("| figure |")]
     assert [line.split(" | ")[1] for line in table] == [c.replace("|", "\\|") for c in claims]
-    assert md.index("## The paper's claims at a glance") < md.index("<details><summary>How the rows") < first_section
+    assert md.index("## The paper's claims at a glance") < md.index("## Coverage of the paper:") < md.index("<details><summary>How the rows") < first_section
+    assert f"## Coverage of the paper: {doc['meta']['coverage_score']:.2f}" in md and len(doc["meta"]["coverage"]) >= 5
     assert doc["meta"]["layout"] == "claims first" and "<details><summary>How the rows are measured and judged</summary>" in html
     _assert_controls_pair_up(doc)
     assert html.count("data:image/png;base64,") == sum(len(s["figures"]) for s in doc["sections"])
@@ -567,6 +569,45 @@ def test_committed_report_meets_the_standard(paper):
             assert (exp.name, cid) in used, f"{exp.path.name}: criterion {cid} is stated but no row of the report applies it"
 
 
+@pytest.mark.parametrize("paper", ["ltcp", "htcp", "ehstcp", "tcpgt", "plt"])
+def test_every_paper_states_its_coverage_figure_by_figure(paper):
+    """Each paper module's COVERAGE names every figure and table of the
+    paper (its captions and the tables its text names, read from the paper
+    itself) and nothing else; a covered figure names experiments the paper
+    has; anything short of full says why; the score (full 1, partly 1/2,
+    n-a left out) is at least 0.9; the committed report states the same."""
+    from longfat.reproduce import paper_module
+    from longfat.reproduce.core import SCENARIO_ROOT
+    from longfat.reproduce.coverage import Cover, figures_in, score
+
+    mod = paper_module(paper)
+    text = ROOT.parent / "shared" / "papers" / PAPER_FILES[paper]
+    if not text.is_file():
+        pytest.skip("../shared/papers is not beside the clone")
+    assert sorted(mod.COVERAGE) == sorted(figures_in(text.read_text(encoding="utf-8")))
+    names = {f.stem for f in (Path(SCENARIO_ROOT) / paper).glob("*.toml")}
+    for fig, cover in mod.COVERAGE.items():
+        assert isinstance(cover, Cover)
+        assert set(cover.experiments) <= names, (fig, set(cover.experiments) - names)
+    assert score(mod.COVERAGE) >= 0.9, score(mod.COVERAGE)
+    meta = json.loads((ROOT / "docs" / "reproductions" / paper / "results.json").read_text())["meta"]
+    assert meta["coverage"] == [c.to_json(f) for f, c in mod.COVERAGE.items()]
+    assert meta["coverage_score"] == score(mod.COVERAGE)
+
+
+def test_coverage_reads_captions_and_refuses_unexplained_gaps():
+    from longfat.reproduce.coverage import Cover, figures_in, score
+
+    text = ("As Fig. 5 and Figure 12 show, Table 3 ...\n\nFig. 1. A topology\nFigure 2: Goodput\nTABLE IV: Increase\n"
+            "  Fig. 8(a) is not a caption")
+    assert figures_in(text) == ["Table 3", "Fig. 1", "Fig. 2", "Table 4"]
+    assert score({"Fig. 1": Cover("n-a", why="a drawing"), "Fig. 2": Cover("full", ("a",)), "Fig. 3": Cover("partly", ("a",), "x"),
+                  "Fig. 4": Cover("not", why="y")}) == pytest.approx(0.5)
+    for bad in (lambda: Cover("some", ("a",)), lambda: Cover("full"), lambda: Cover("partly", ("a",)), lambda: Cover("n-a")):
+        with pytest.raises(ValueError):
+            bad()
+
+
 def test_readme_verdict_table_is_the_reports():
     from longfat.reproduce import PAPERS
     from longfat.reproduce.report import verdict_table
@@ -635,10 +676,10 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     module = types.SimpleNamespace(ANALYSES={"looks": _fake_analysis}, TITLE="Fake", CITATION="none", __file__=str(path))
     ran: list[int] = []
 
-    def fake_run_points(points, jobs, on_done=None, scheduler=None, spill=None, memory_budget_bytes=None, *, executor=None, first=0):
+    def fake_run_points(points, jobs, on_done=None, scheduler=None, spill=None, memory_budget_bytes=None, *, executor=None, first=0, positions=None):
         ran.append(len(points))
         for i, pt in enumerate(points):
-            spill.put(first + i, _cell_value(pt.key["cell"], pt.seed))
+            spill.put(positions[i] if positions is not None else first + i, _cell_value(pt.key["cell"], pt.seed))
             on_done(pt)
         return spill
 
@@ -646,6 +687,8 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     monkeypatch.setattr(rp, "paper_module", lambda p: module)
     monkeypatch.setattr(rp, "run_points", fake_run_points)
     monkeypatch.setattr("longfat.reproduce.core.SCENARIO_ROOT", tmp_path / "scenarios")
+    cache = tmp_path / "runs.pkl"
+    monkeypatch.setenv("LONGFAT_REPRODUCE_CACHE", str(cache))
     rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test")
 
     seeds = {c: sorted(p.seed for p in exp.points if p.key["cell"] == c) for c in _CELLS}
@@ -667,6 +710,25 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     assert rows["cell A"]["check"]["level"] == 0.99375 and "98.75 % (95 % over up to 4 looks at the seeds) CI" in rows["cell A"]["criterion"]
     report = (tmp_path / "out" / "fake" / "report.md").read_text()
     assert "looks at 5, 10, 20, 30 seeds per point" in report and "points by seeds: 3 to 5, 3 to 30" in report
+
+    # LONGFAT_REPRODUCE_CACHE replays the runs it holds and runs the others:
+    # with cell F's runs taken out of it, only those 5 run again, and every
+    # row and count is as before.
+    import pickle
+
+    labels, stored, wall, costs = pickle.loads(cache.read_bytes())
+    keep = [i for i, label in enumerate(labels) if "cell=F" not in label]
+    assert len(keep) == 100
+    cache.write_bytes(pickle.dumps(([labels[i] for i in keep], {k: stored[i] for k, i in enumerate(keep)}, 60.0, [costs[i] for i in keep])))
+    exp = experiment()
+    ran.clear()
+    rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
+    assert ran == [5]
+    again = json.loads((tmp_path / "out" / "fake" / "results.json").read_text())
+    assert again["sections"] == doc["sections"] and again["meta"]["runs"] == 105
+    # The replayed runs count at the 60 s the file says they took (all of its cost was used).
+    assert 60.0 <= again["meta"]["total_wall_s"] < 70.0
+    assert len(pickle.loads(cache.read_bytes())[0]) == 105
 
 
 @pytest.mark.parametrize("looks, words", [

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from longfat._native import ScenarioError
+from longfat.reproduce.coverage import score as coverage_score
 from longfat.reproduce.core import MAX_LOOKS, Point, SpilledResults, load_paper, run_points
 from longfat.reproduce.criteria import settle
 from longfat.reproduce.sequential import pending_cells
@@ -110,31 +111,48 @@ def reproduce(
 
     cache = os.environ.get("LONGFAT_REPRODUCE_CACHE")
     with contextlib.ExitStack() as stack:
-        cached: dict[str, object] | None = None
-        executor = None
+        # Developer aid (LONGFAT_REPRODUCE_CACHE): the runs of an earlier
+        # invocation are replayed, the others run, and the file then holds
+        # them all. Replayed runs count at the wall time they took when they
+        # ran (their share of that invocation's, by cost; all of it for a
+        # file that does not record costs).
+        cached: dict[str, tuple[object, float | None]] = {}
+        cached_wall, cached_cost = 0.0, 0.0
         if cache and Path(cache).is_file():
-            # Developer aid: re-analyse the runs of an earlier invocation.
             with open(cache, "rb") as fh:
-                labels, stored, total_wall = pickle.load(fh)
-            cached = {label: stored[i] for i, label in enumerate(labels)}
-            results: dict[int, object] | SpilledResults = {}
-        else:
-            from longfat.executor import Executor
-
-            # The runs wait on disk (an unlinked file in --out) for their analysis:
-            # a paper-length reproduction's time series do not fit in memory.
-            results = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
-            executor = stack.enter_context(Executor(scheduler, jobs, field="--scheduler")) if jobs > 1 or scheduler else None
+                stored_run = pickle.load(fh)
+            labels, stored, cached_wall = stored_run[:3]
+            costs = stored_run[3] if len(stored_run) > 3 else [None] * len(labels)
+            cached = {label: (stored[i], costs[i]) for i, label in enumerate(labels)}
+            cached_cost = sum(c for c in costs if c is not None) if None not in costs else 0.0
+        # The runs wait on disk (an unlinked file in --out) for their analysis:
+        # a paper-length reproduction's time series do not fit in memory.
+        results = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
+        executor = None
+        walls = {"ran": 0.0, "replayed_cost": 0.0, "replayed": 0}
 
         def run_batch(batch: list[Point], first: int) -> None:
-            if cached is None:
-                run_points(batch, jobs, on_done, scheduler=scheduler, spill=results, memory_budget_bytes=budget, executor=executor, first=first)
-                return
+            nonlocal executor
+            fresh = []
             for i, pt in enumerate(batch):
-                if pt.label() not in cached:
-                    raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: made by a different set of runs; remove it", "LONGFAT_REPRODUCE_CACHE")
-                results[first + i] = cached[pt.label()]
+                hit = cached.get(pt.label())
+                if hit is None:
+                    fresh.append(i)
+                    continue
+                results.put(first + i, hit[0])
+                walls["replayed"] += 1
+                walls["replayed_cost"] += hit[1] or 0.0
                 on_done(pt)
+            if not fresh:
+                return
+            if executor is None and (jobs > 1 or scheduler):
+                from longfat.executor import Executor
+
+                executor = stack.enter_context(Executor(scheduler, jobs, field="--scheduler"))
+            t0 = time.perf_counter()
+            run_points([batch[i] for i in fresh], jobs, on_done, scheduler=scheduler, spill=results, memory_budget_bytes=budget,
+                       executor=executor, positions=[first + i for i in fresh])
+            walls["ran"] += time.perf_counter() - t0
 
         run_batch(points, 0)
         # Sequential seeds (reproduce.sequential): after each look, the cells
@@ -163,11 +181,14 @@ def reproduce(
             state["total"] += len(batch)
             state["total_cost"] += sum(pt.cost for pt in batch)
             run_batch(batch, first)
-        if cached is None:
-            total_wall = time.perf_counter() - started
-            if cache:
-                with open(cache, "wb") as fh:
-                    pickle.dump(([pt.label() for pt in points], {i: results[i] for i in range(len(points))}, total_wall), fh)
+        total_wall = time.perf_counter() - started
+        if walls["replayed"]:
+            share = walls["replayed_cost"] / cached_cost if cached_cost > 0 else 1.0
+            total_wall = walls["ran"] + cached_wall * min(share, 1.0)
+        if cache and walls["replayed"] < len(points):
+            with open(cache, "wb") as fh:
+                pickle.dump(([pt.label() for pt in points], {i: results[i] for i in range(len(points))}, total_wall,
+                             [pt.cost for pt in points]), fh)
         return _write_reports(experiments, points, owner, results, total_wall, state["total_cost"], papers, out, force, quick, command, jobs, scheduler, only)
 
 
@@ -219,6 +240,9 @@ def _write_reports(experiments, points, owner, results, total_wall, total_cost, 
                 "inputs": inputs_digest(p),
                 "layout": LAYOUT,
             }
+            if hasattr(mod, "COVERAGE"):
+                meta["coverage"] = [c.to_json(f) for f, c in mod.COVERAGE.items()]
+                meta["coverage_score"] = coverage_score(mod.COVERAGE)
             write_markdown(tmp / "report.md", meta, sections)
             write_html(tmp / "report.html", tmp, meta, sections)
             write_json(tmp / "results.json", meta, sections)

@@ -372,7 +372,7 @@ class SpilledResults:
 
 def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] | None = None, scheduler: str | None = None,
                spill: SpilledResults | None = None, memory_budget_bytes: str | int | None = None, *, executor=None,
-               first: int = 0) -> dict[int, Any] | SpilledResults:
+               first: int = 0, positions: list[int] | None = None) -> dict[int, Any] | SpilledResults:
     """Runs every point (longest first) on the executor (``longfat.executor``:
     this process if ``jobs`` is 1, else a local Dask cluster of ``jobs``
     worker processes, or the Dask cluster at ``scheduler``); returns results
@@ -383,22 +383,24 @@ def run_points(points: list[Point], jobs: int, on_done: Callable[[Point], None] 
     ``longfat.runner.run``), carried in its task. An open ``executor``
     (``longfat.executor.Executor``) serves instead of a new one (the looks
     of sequential seeds share one); the runs are then stored at positions
-    ``first``, ``first + 1``, ... (after the earlier looks' runs)."""
+    ``first``, ``first + 1``, ... (after the earlier looks' runs), or at
+    ``positions`` (one per point) if given."""
     from longfat.executor import Executor, Task  # Dask only when runs are made
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     budget = memory_budget(memory_budget_bytes)
-    tasks = [Task(f"point-{first + i}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
+    at = positions if positions is not None else [first + i for i in range(len(points))]
+    tasks = [Task(f"point-{at[i]}-{os.getpid()}", run_point, (pt.scenario, budget), pt.cost, pt.label()) for i, pt in enumerate(points)]
     index = {t.key: i for i, t in enumerate(tasks)}
     results: dict[int, Any] = {}
     with contextlib.nullcontext(executor) if executor is not None else Executor(scheduler, jobs, field="--scheduler") as ex:
         for key, _ok, value in ex.run(tasks, stop_on_failure=True):
             i = index[key]
             if spill is not None:
-                spill.put(first + i, value)
+                spill.put(at[i], value)
                 del value
             else:
-                results[first + i] = value
+                results[at[i]] = value
             if on_done:
                 on_done(points[i])
     return spill if spill is not None else results

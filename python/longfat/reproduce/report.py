@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from longfat.reproduce.core import Section, deciding, describe
+from longfat.reproduce.coverage import Cover, table_rows
 from longfat.reproduce.criteria import AGREES, CONTROL_DIFFERS, CONTROL_PASSES, CONTROL_UNCLEAR, DIFFERS, NO_NUMBER, NOT_EVIDENCE, NOT_SEPARABLE
 
 
@@ -157,6 +158,7 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
         *[f"| {_cell(s.title.split(':')[0])} | {_cell(r.item)} | {VERDICT_MARK.get(r.verdict, r.verdict)} | {seeds_of(r.check)} |"
           for s, r in claim_rows(sections)],
         "",
+        *_coverage_markdown(meta),
         "<details><summary>How the rows are measured and judged</summary>",
         "",
         _READING.format(spread=meta.get("spread", "mean ± sample standard deviation over seeds where there are several")),
@@ -181,6 +183,42 @@ def write_markdown(path: Path, meta: dict, sections: list[Section]) -> None:
             )
         lines.append("")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+_COVERAGE_WORDS = ("What of the paper this report reproduces, figure by figure and table by table: full (every panel and "
+                   "quantity run and judged at the paper's settings), partly (what is missing is said), not, or n-a (nothing to "
+                   "simulate). Score: full 1, partly 1/2, not 0, over the figures with something to reproduce.")
+
+
+def _coverage_markdown(meta: dict) -> list[str]:
+    if "coverage" not in meta:
+        return []
+    return [
+        f"## Coverage of the paper: {meta['coverage_score']:.2f}",
+        "",
+        _COVERAGE_WORDS,
+        "",
+        "| figure | coverage | experiments | what is missing, or why |",
+        "|---|---|---|---|",
+        *[f"| {f} | {st} | {_cell(ex)} | {_cell(why)} |" for f, st, ex, why in table_rows(_covers(meta))],
+        "",
+    ]
+
+
+def _coverage_html(meta: dict) -> list[str]:
+    if "coverage" not in meta:
+        return []
+    e = html.escape
+    return [
+        f"<h2>Coverage of the paper: {meta['coverage_score']:.2f}</h2><p>{e(_COVERAGE_WORDS)}</p>",
+        "<table><tr><th>figure</th><th>coverage</th><th>experiments</th><th>what is missing, or why</th></tr>",
+        *[f"<tr><td>{e(f)}</td><td>{e(st)}</td><td>{e(ex)}</td><td>{e(why)}</td></tr>" for f, st, ex, why in table_rows(_covers(meta))],
+        "</table>",
+    ]
+
+
+def _covers(meta: dict) -> dict[str, Cover]:
+    return {c["figure"]: Cover(c["status"], tuple(c["experiments"]), c["why"]) for c in meta["coverage"]}
 
 
 def seeds_of(check: dict | None) -> str:
@@ -238,6 +276,7 @@ def write_html(path: Path, md_dir: Path, meta: dict, sections: list[Section]) ->
         *[f"<tr><td>{e(s.title.split(':')[0])}</td><td>{e(r.item)}</td><td class='{_verdict_class(r.verdict)}'>{e(r.verdict)}</td>"
           f"<td>{e(seeds_of(r.check))}</td></tr>" for s, r in claim_rows(sections)],
         "</table>",
+        *_coverage_html(meta),
         "<details><summary>How the rows are measured and judged</summary>",
         f"<p>{e(_READING.format(spread=meta.get('spread', 'mean ± sample standard deviation over seeds where there are several')))}</p>",
         *([f"<p>{e(meta['notes'])}</p>"] if meta.get("notes") else []),
@@ -287,8 +326,8 @@ def verdict_table(root: Path, papers: tuple[str, ...], link_prefix: str = "docs/
     under ``root`` (``docs/reproductions``): each paper's claims by verdict,
     then its negative controls."""
     lines = [
-        "| paper | report | agree | differ | not separable | not compared | not evidence | decided | negative controls that differ | consistency checks (agree of all) | beyond the paper |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| paper | report | agree | differ | not separable | not compared | not evidence | decided | negative controls that differ | consistency checks (agree of all) | beyond the paper | coverage |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in papers:
         doc = json.loads((root / p / "results.json").read_text(encoding="utf-8"))
@@ -301,5 +340,6 @@ def verdict_table(root: Path, papers: tuple[str, ...], link_prefix: str = "docs/
         link = f"[{link_prefix}/{p}/report.md]({link_prefix}/{p}/report.md)"
         lines.append(f"| {name} | {link} | {c[AGREES]} | {c[DIFFERS]} | {c[NOT_SEPARABLE]} | {c[NO_NUMBER]} | {c[NOT_EVIDENCE]} | "
                      f"{d} of {n} ({100 * d / max(n, 1):.0f} %) | {c[CONTROL_DIFFERS]} of {n_ctl} | "
-                     f"{cons[AGREES]} of {sum(cons.values())} | {sum(beyond.values())} |")
+                     f"{cons[AGREES]} of {sum(cons.values())} | {sum(beyond.values())} | "
+                     + (f"{doc['meta']['coverage_score']:.2f} |" if "coverage_score" in doc["meta"] else "not stated |"))
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
+from longfat.reproduce.coverage import Cover
 from longfat.reproduce.core import NONE, Row, Section, evaluate, scenario_comment, setup_text
 from longfat.reproduce.criteria import AGREES, DIFFERS, NOT_SEPARABLE, criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_median, jain, mean_goodput, mean_sd, median_ci
@@ -46,6 +47,25 @@ NOTES = (
 
 NAMES = {"tcpgt": "TCP-GT", "reno": "SACK", "highspeed": "HSTCP", "fast": "FAST", "cubic": "CUBIC", "tcpgt_literal": "TCP-GT (literal eq. 15)"}
 #: The protocols TCP-GT is compared with (the literal variant is TCP-GT under another reading, not a competitor).
+#: What of the paper this report reproduces (coverage.py). Sect. IV-F's
+#: limits and its TCP-unfriendliness have no figure; they have sections of
+#: their own (sect4f_limits, sect4f_friendly).
+COVERAGE = {
+    "Fig. 1": Cover("n-a", why="how goodput and throughput are measured per epoch: a timing diagram"),
+    "Fig. 2": Cover("n-a", why="the window-RTT plane with its equi-throughput line: a concept drawing"),
+    "Fig. 3": Cover("n-a", why="the IIMD trajectory of two users in the Chiu-Jain plane, analytic; its claim (faster than AIMD) is judged in Fig. 5's rows"),
+    "Fig. 4": Cover("full", ("fig4",)),
+    "Fig. 5": Cover("full", ("fig5",)),
+    "Table 1": Cover("full", ("fig7_table1",)),
+    "Fig. 6": Cover("full", ("fig6",)),
+    "Fig. 7": Cover("full", ("fig7_table1",)),
+    "Fig. 8": Cover("full", ("fig8",)),
+    "Fig. 9": Cover("full", ("fig9_capacity",)),
+    "Fig. 10": Cover("full", ("fig10_rtt",)),
+    "Fig. 11": Cover("full", ("fig11_flows",)),
+    "Fig. 12": Cover("full", ("fig12_web",), why="a web session is read as one user; the paper's \"10 users\" could mean ten a session (fig12_web.toml)"),
+}
+
 COMPETITORS = ("reno", "highspeed", "fast", "cubic")
 #: Where a max_increase at or above this runs: eq. (15) unbounded, the literal reading.
 LITERAL_MAX_INCREASE = 1e6
@@ -398,11 +418,26 @@ def fig7_table1(runs: Runs, out: Path, exp) -> Section:
         rtts = sorted((f["base_rtt_ms"], f["flow"]) for f in r.summary["flows"])
         g = [mean_goodput(r, f, t0, t1) for _, f in rtts]
         g2 = [mean_goodput(r, f, (t0 + t1) / 2, t1) for _, f in rtts]
-        d = by.setdefault((_cc(p), _spread_ms(p)), {"jain": [], "jain_h2": [], "g": [], "window": (t0, t1)})
+        d = by.setdefault((_cc(p), _spread_ms(p)), {"jain": [], "jain_h2": [], "g": [], "util": [], "queue": [], "window": (t0, t1)})
         d["jain"].append(jain(g))
         d["jain_h2"].append(jain(g2))
         d["g"].append(g)
+        d["util"].append(_window_mean(r, "utilization", t0, t1))
+        d["queue"].append(_window_mean(r, "queue_pkts", t0, t1) / _buffer_pkts(r))
     rows = []
+    # Fig. 7(b) and (c), at the figure's RTTs (40-80 ms, a spread of 10 ms).
+    g10, c10, lit10 = by.get(("tcpgt", 10)), by.get(("reno", 10)), by.get(("tcpgt_literal", 10))
+    if g10:
+        w0, w1 = g10["window"]
+        rows.append(_ci_row(exp, "util", f"TCP-GT: utilization over {w0:.0f}-{w1:.0f} s, RTTs 40-80 ms", "high utilization (Fig. 7(b))", g10["util"]))
+        rows.append(_ci_row(exp, "queue_small", f"TCP-GT: mean queue over {w0:.0f}-{w1:.0f} s, RTTs 40-80 ms, as a fraction of the buffer",
+                            "small queue (Fig. 7(c))", g10["queue"], digits=3))
+    if c10:
+        rows.append(_ci_row(exp, "queue_small_reno", "control, SACK (Reno): mean queue as a fraction of the buffer, RTTs 40-80 ms",
+                            "loss-based TCP fills the buffer (sect. IV-E.1)", c10["queue"], digits=3))
+    if lit10:
+        rows.append(_literal(exp, "util", "utilization, RTTs 40-80 ms", lit10["util"]))
+        rows.append(_literal(exp, "queue_small", "mean queue, RTTs 40-80 ms, as a fraction of the buffer", lit10["queue"], digits=3))
     spreads = sorted(s for c, s in by if c == "tcpgt")
     for spread in spreads:
         d = by[("tcpgt", spread)]
@@ -768,6 +803,48 @@ def sect4f_limits(runs: Runs, out: Path, exp) -> Section:
     return Section("sect4f_limits", exp.title, _setup(exp), rows, [figs.save(fig, out, "tcpgt_sect4f.png")], scenario_comment(exp))
 
 
+def sect4f_friendly(runs: Runs, out: Path, exp) -> Section:
+    by: dict[str, dict[str, list[float]]] = {}
+    for p, r in sorted(runs.pairs, key=lambda pr: pr[0].seed):
+        t0, t1 = _window(p)
+        a, b = mean_goodput(r, 0, t0, t1), mean_goodput(r, 1, t0, t1)
+        d = by.setdefault(_cc(p), {"share": [], "a": [], "b": []})
+        d["share"].append(a / (a + b) if a + b > 0 else float("nan"))
+        d["a"].append(a / 1e6)
+        d["b"].append(b / 1e6)
+    t0, t1 = _window(runs.pairs[0][0])
+    rows = []
+
+    def goodputs(d) -> str:
+        return f"; goodputs {fmt_ci(ci95(d['a']), digits=3)} and SACK {fmt_ci(ci95(d['b']), digits=3)} Mbit/s"
+
+    paper = "TCP-GT is not compatible with packet loss-based protocols: it keeps decreasing its window (sect. IV-F)"
+    if "tcpgt" in by:
+        d = by["tcpgt"]
+        rows.append(_ci_row(exp, "unfriendly", f"TCP-GT beside a SACK flow: TCP-GT's share of their goodput over {t0:.0f}-{t1:.0f} s", paper,
+                            d["share"], digits=3, measured=fmt_ci(ci95(d["share"]), digits=3) + goodputs(d)))
+    if "highspeed" in by:
+        d = by["highspeed"]
+        rows.append(_ci_row(exp, "unfriendly_hstcp", "control, HSTCP beside a SACK flow: HSTCP's share of their goodput",
+                            "a loss-based sender more aggressive than SACK takes more than half", d["share"], digits=3,
+                            measured=fmt_ci(ci95(d["share"]), digits=3) + goodputs(d)))
+    if "tcpgt_literal" in by:
+        d = by["tcpgt_literal"]
+        rows.append(_literal(exp, "unfriendly", "share of the goodput beside a SACK flow", d["share"], digits=3,
+                             measured=fmt_ci(ci95(d["share"]), digits=3) + goodputs(d)))
+    fig, ax = figs.new(1, 1)
+    for cc, items in sorted(_by_seed(runs, _cc).items(), key=lambda kv: list(NAMES).index(kv[0])):
+        seed, p, r = items[0]
+        for f, ls in ((0, "-"), (1, ":")):
+            t, g, _ = flow_series(r, f)
+            ax[0][0].plot(t, g / 1e6, ls, lw=0.8, label=f"{NAMES[cc]} run: {NAMES[cc] if f == 0 else 'SACK'}")
+    ax[0][0].set_xlabel("time (s)")
+    ax[0][0].set_ylabel("goodput (Mbit/s)")
+    ax[0][0].set_title("Sect. IV-F: one flow beside a SACK flow, 100 Mbit/s, 80 ms (first seed)")
+    ax[0][0].legend(fontsize=7)
+    return Section("sect4f_friendly", exp.title, _setup(exp), rows, [figs.save(fig, out, "tcpgt_sect4f_friendly.png")], scenario_comment(exp))
+
+
 ANALYSES = {
     "fig4": fig4,
     "fig5": fig5,
@@ -779,6 +856,7 @@ ANALYSES = {
     "fig11_flows": fig11_flows,
     "fig12_web": fig12_web,
     "sect4f_limits": sect4f_limits,
+    "sect4f_friendly": sect4f_friendly,
 }
 
 __all__ = ["ANALYSES", "AUTHORS", "CITATION", "NOTES", "TITLE", "NONE"]
