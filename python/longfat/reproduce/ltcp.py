@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
+from longfat.reproduce.coverage import Cover
 from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Runs, bottleneck, ci95, flow_row, flow_series, fmt_ci, fmt_spread, jain, mean_goodput, mean_sd
@@ -45,6 +46,24 @@ NOTES = (
     "check runs on TCP as a negative control, and the claim counts only if TCP's verdict differs."
 )
 
+#: What of the paper this report reproduces (coverage.py). The text numbers
+#: its testbed figures one above their captions (its "Fig. 12" is the
+#: caption's Fig. 11); these are the captions'.
+COVERAGE = {
+    "Fig. 1": Cover("n-a", why="the layers drawn against the window: a schematic"),
+    "Fig. 2": Cover("full", ("fig2",)),
+    "Fig. 3": Cover("n-a", why="the steady-state window sketch behind eqs. (15)-(18); its factor of about 8 is a row of Fig. 2's section"),
+    "Fig. 4": Cover("n-a", why="the simulation topology, drawn; its settings are in every scenario file"),
+    "Fig. 5": Cover("full", ("fig5",)),
+    "Fig. 6": Cover("full", ("fig6",)),
+    "Fig. 7": Cover("full", ("fig7",)),
+    "Fig. 8": Cover("full", ("fig8",), why="the two bandwidths the text gives numbers for (500 Mbit/s and 1 Gbit/s)"),
+    "Fig. 9": Cover("full", ("fig9_emulation",), why="a simulated analogue of the testbed; the table's standard deviations over four "
+                    "repeats have no counterpart in one deterministic flow"),
+    "Fig. 10": Cover("full", ("fig10_emulation",), why="a simulated analogue of the testbed"),
+    "Fig. 11": Cover("full", ("fig11_emulation",), why="a simulated analogue of the testbed; the hosts' txqueuelen of 5000 has no "
+                     "counterpart in simulated hosts"),
+}
 ALG = {"reno": "TCP", "ltcp": "LTCP"}
 
 
@@ -137,6 +156,105 @@ def fig5(runs: Runs, out: Path, exp) -> Section:
             "Sampled every 0.5 s, so a cut shows as the ratio of two samples; the median over the run's steady-state cuts.",
         ))
     return Section("fig5", exp.title, setup_text(exp), rows, [figs.save(fig, out, "ltcp_fig5.png")], scenario_comment(exp))
+
+
+# ---- Fig. 2 (table) ------------------------------------------------------------
+
+#: The table in Fig. 2 (W_T = 50, beta = 0.15): K -> (W_K, speedup in claiming
+#: bandwidth, speedup in packet-loss recovery time); K = 1 has no speedups.
+PAPER_FIG2 = {
+    2: (50, 1.00, 1.00), 3: (200, 2.00, 6.67), 4: (500, 2.57, 10.00), 5: (1000, 3.17, 13.33), 6: (1750, 3.78, 16.67),
+    7: (2800, 4.40, 20.00), 8: (4200, 5.03, 23.33), 9: (6000, 5.67, 26.67), 10: (8250, 6.31, 30.00), 11: (11000, 6.95, 33.33),
+    12: (14300, 7.60, 36.67), 13: (18200, 8.25, 40.00), 14: (22750, 8.90, 43.33), 15: (28000, 9.56, 46.67),
+    16: (34000, 10.21, 50.00), 17: (40800, 10.87, 53.33), 18: (48450, 11.52, 56.67), 19: (57000, 12.18, 60.00),
+    20: (66500, 12.84, 63.33), 21: (77000, 13.50, 66.67), 22: (88550, 14.16, 70.00), 23: (101200, 14.82, 73.33),
+    24: (115000, 15.48, 76.67), 25: (130000, 16.14, 80.00),
+}
+FIG2_W_T = 50.0
+FIG2_BETA = 0.15
+
+
+def _w_k(k: int, w_t: float = FIG2_W_T) -> float:
+    """Eq. (10): the window at which layer K begins, K(K+1)(K-1)/6 W_T."""
+    return k * (k + 1) * (k - 1) / 6 * w_t
+
+
+def _claim_speedup(k: int, w_t: float = FIG2_W_T) -> float:
+    """TCP's time from W_T to W_K (one packet per RTT) over LTCP's, eq. (14)
+    with slow start ended at W_T (T(delta_1) = 0): (K - 2)(K + 3) / 4 W_T."""
+    return (_w_k(k, w_t) - w_t) / ((k - 2) * (k + 3) / 4 * w_t) if k > 2 else 1.0
+
+
+def _recovery_speedup(k: int, beta: float = FIG2_BETA) -> float:
+    """TCP's recovery time W/2 over LTCP's beta W / (K - 1) (sect. III-A)."""
+    return (k - 1) / (2 * beta) if k > 2 else 1.0
+
+
+def _layer(w: float, w_t: float = FIG2_W_T) -> int:
+    """The layer a window w is in: the largest K with W_K <= w (eq. (10))."""
+    k = 1
+    while _w_k(k + 1, w_t) <= w:
+        k += 1
+    return k
+
+
+def _crossing_s(t: np.ndarray, w: np.ndarray, level: float) -> float:
+    """The time the window first reaches ``level``, interpolated between
+    samples; NaN if it never does."""
+    i = int(np.argmax(w >= level)) if np.any(w >= level) else -1
+    if i < 0:
+        return float("nan")
+    if i == 0:
+        return float(t[0])
+    return float(t[i - 1] + (level - w[i - 1]) / (w[i] - w[i - 1]) * (t[i] - t[i - 1]))
+
+
+def fig2(runs: Runs, out: Path, exp) -> Section:
+    rows = []
+    for k, (wk, claim, rec) in PAPER_FIG2.items():
+        rows.append(Row(f"K = {k}: W_K, eq. (10) (computed)", f"{wk:g}", f"{_w_k(k):g}", _w_k(k) / wk, criterion(exp, "wk_closed_form", group=f"K {k}")))
+    for k, (wk, claim, rec) in PAPER_FIG2.items():
+        rows.append(Row(f"K = {k}: speedup in claiming bandwidth, eq. (14) (computed)", f"{claim:.2f}", f"{_claim_speedup(k):.3f}",
+                        _claim_speedup(k) / claim, criterion(exp, "claim_closed_form", group=f"K {k}")))
+    for k, (wk, claim, rec) in PAPER_FIG2.items():
+        rows.append(Row(f"K = {k}: speedup in packet-loss recovery time, (K - 1) / (2 beta) (computed)", f"{rec:.2f}",
+                        f"{_recovery_speedup(k):.3f}", _recovery_speedup(k) / rec, criterion(exp, "recovery_closed_form", group=f"K {k}")))
+    k30 = _layer(30000)
+    rows.append(Row("the layer of a 30,000-packet window (2.4 Gbit/s x 150 ms), eq. (10) (computed)", "K = 15", f"K = {k30}", float(k30),
+                    criterion(exp, "k_at_30000")))
+    # Eq. (18) at K' = 15 against TCP's sqrt(3/2) / (RTT sqrt(p)): the RTT and p cancel.
+    factor = math.sqrt(15 / FIG2_BETA * (1 - FIG2_BETA / 2)) / math.sqrt(1.5)
+    rows.append(Row("achievable throughput, LTCP at K' = 15 over TCP, eq. (18) (computed)", "a factor of about 8", f"{factor:.2f}", factor,
+                    criterion(exp, "throughput_factor"),
+                    "if differs: eq. (18) as printed puts (1 - beta/2) inside the root with K'/beta; eq. (17) then eq. (16) give the same."))
+    # The simulated sender: each window's crossing times, from W_T.
+    series = {_cc(p): flow_series(r, 0) for p, r in runs.pairs}
+    fig, ax = figs.new(1, 1)
+    if {"ltcp", "reno"} <= series.keys():
+        t_l, _, w_l = series["ltcp"]
+        t_r, _, w_r = series["reno"]
+        t0_l, t0_r = _crossing_s(t_l, w_l, FIG2_W_T), _crossing_s(t_r, w_r, FIG2_W_T)
+        for k, (wk, claim, _) in PAPER_FIG2.items():
+            if k < 3:
+                continue
+            a, b = _crossing_s(t_l, w_l, wk), _crossing_s(t_r, w_r, wk)
+            if not (math.isfinite(a) and math.isfinite(b)):
+                continue  # beyond what the runs reach (the link, or the run's length)
+            sim = (b - t0_r) / (a - t0_l)
+            rows.append(Row(f"K = {k}: speedup in claiming bandwidth, simulated (TCP's time from W_T to W_K over LTCP's)", f"{claim:.2f}",
+                            f"{sim:.3f} (TCP {b - t0_r:.1f} s, LTCP {a - t0_l:.1f} s)", sim / claim,
+                            criterion(exp, "claim_simulated", group=f"K {k}"),
+                            "if differs: the window grows per ACK, K / cwnd each, so within a round trip it rises a little less than K."))
+        for cc, (t, _, w) in (("ltcp", series["ltcp"]), ("reno", series["reno"])):
+            ax[0][0].plot(t, w, label=ALG[cc], lw=1)
+        for k in range(3, 11):
+            ax[0][0].axhline(_w_k(k), color="0.8", lw=0.5)
+        ax[0][0].set_xscale("log")
+        ax[0][0].set_xlabel("time (s)")
+        ax[0][0].set_ylabel("cwnd (packets); grey: W_3 .. W_10")
+        ax[0][0].set_title("Fig. 2: claiming bandwidth from W_T = 50, one flow alone, 100 ms")
+        ax[0][0].legend()
+    return Section("fig2", exp.title, setup_text(exp), rows, [figs.save(fig, out, "ltcp_fig2.png")], scenario_comment(exp))
 
 
 # ---- Fig. 6 -------------------------------------------------------------------
@@ -481,6 +599,7 @@ def fig10_emulation(runs: Runs, out: Path, exp) -> Section:
     sd_half: dict[tuple, list[float]] = {}
     mean: dict[tuple, list[float]] = {}
     jn: dict[tuple, list[float]] = {}
+    rel: dict[tuple, list[float]] = {}  # per-flow goodput over the paper's, each as a fraction of its reference
     for p, r in runs.pairs:
         cc = _cc(p)
         n = int(p.scenario["flows"][0].get("count", 1))
@@ -489,6 +608,10 @@ def fig10_emulation(runs: Runs, out: Path, exp) -> Section:
         g = [f["goodput_bps"] / 1e6 for f in r.summary["flows"]]
         m, s = mean_sd(g)
         k = (rtt, n, cc)
+        paper_row = PAPER_FIG10.get((rtt, n), {}).get(cc)
+        if paper_row:
+            ours = m / (_rate_bps(p.scenario["network"]["bottleneck"]["rate"]) / 1e6 * _payload_frac(p))
+            rel.setdefault(k, []).append(ours / (paper_row[0] / PAPER_FIG9_FULL))
         sd.setdefault(k, []).append(s)
         # the same over the second half of the run: is the spread still changing?
         sd_half.setdefault(k, []).append(mean_sd(mean_goodput(r, f["flow"], dur / 2, dur) / 1e6 for f in r.summary["flows"])[1])
@@ -514,6 +637,16 @@ def fig10_emulation(runs: Runs, out: Path, exp) -> Section:
                 "The runs are the paper's 900 s; the spread over the second half of the run, beside the whole "
                 "run's, shows whether it was still shrinking.",
             ))
+        for k in (tc, lt):
+            if k in rel:
+                rows.append(Row(
+                    f"{grp}: {ALG[k[2]]} average per-flow goodput, as a fraction of the reference rate, over the paper's",
+                    f"1 (the paper: {paper[k[2]][0]:g} Mbit/s of the testbed's best {PAPER_FIG9_FULL:g})",
+                    f"{fmt_ci(ci95(rel[k]), digits=3)} (per flow {np.mean(mean[k]):.1f} Mbit/s)",
+                    ci95(rel[k])[0],
+                    criterion(exp, "goodput_vs_paper", ci=ci95(rel[k]), group=f"{grp} {ALG[k[2]]}"),
+                    "if differs: the analogue models neither the testbed's PCI bus nor its host queues (fig9_emulation.toml).",
+                ))
         for k, cid in ((lt, "jain_ltcp"), (tc, "jain_tcp")):
             if k not in jn:
                 continue
@@ -579,6 +712,7 @@ def fig11_emulation(runs: Runs, out: Path, exp) -> Section:
 
 
 ANALYSES = {
+    "fig2": fig2,
     "fig5": fig5,
     "fig6": fig6,
     "fig7": fig7,

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from longfat.reproduce import figs
+from longfat.reproduce.coverage import Cover
 from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
 from longfat.reproduce.measure import Interval, Runs, ci95, diff_ci95, fmt_ci, jain
@@ -81,6 +82,23 @@ def _variant(p) -> str:
     if "receive_buffer" in cfg:
         return "3-BDP connection buffer"
     return ""
+
+#: What of the paper this report reproduces (coverage.py). The extra
+#: sections (non-interference, fairness, HCM variants) test the design's
+#: statements and have no figure.
+COVERAGE = {
+    "Fig. 1": Cover("n-a", why="PLT's modules drawn: a schematic"),
+    "Fig. 2": Cover("n-a", why="the multiple-bottleneck topology, drawn (not in our copy); fig10_multi_bottleneck.toml states the parking lot built for it"),
+    "Fig. 3": Cover("full", ("fig3_loss",)),
+    "Fig. 4": Cover("full", ("fig3_loss",)),
+    "Fig. 5": Cover("full", ("fig3_loss",)),
+    "Fig. 6": Cover("full", ("fig6_8_small_buffer",)),
+    "Fig. 7": Cover("full", ("fig6_8_small_buffer",)),
+    "Fig. 8": Cover("full", ("fig6_8_small_buffer",)),
+    "Fig. 9": Cover("partly", ("fig9_short_flows",), why="60 s runs, not the paper's 1200 s (1250 arrivals a second: some 75,000 "
+                    "flows a run; each row shows the second half of the run against the whole)"),
+    "Fig. 10": Cover("full", ("fig10_multi_bottleneck",), why="the topology is a stated choice: the paper's Fig. 2 is not in our copy"),
+}
 
 ORDER = ["fig3_loss", "fig6_8_small_buffer", "fig9_short_flows", "fig10_multi_bottleneck",
          "noninterference", "fairness", "hcm_variants"]
@@ -481,11 +499,74 @@ def fig3_loss(runs: Runs, out: Path, exp) -> Section:
     return Section("fig3_loss", exp.title, setup_text(exp), rows, [png] + ([wpng] if wpng else []), scenario_comment(exp))
 
 
+def _one_bdp(p) -> bool:
+    """The small-buffer file's reference run: Figs. 4-5's buffer of one BDP."""
+    return str(_bn(p).get("queue")) == "1bdp"
+
+
+def _window_measures(p, r) -> dict[str, float]:
+    """What the window rows of Figs. 4-5 and 7-8 read from one PLT run, over
+    its measurement window: the HCM's mean window and the fraction of the
+    time it is below the BDP (the queue holds none of its packets), both
+    per BDP; the LCM's share of the goodput; the fraction of the HCM's
+    halvings followed within 30 s by an LCM window above 10 packets."""
+    s = _series(r, 0)
+    t0 = _secs(p.scenario["run"]["measure_from"])
+    m = s["time_s"] > t0
+    bdp = _bdp_pkts(p, r)
+    n, k = _rises_after_halvings(s, t0)
+    return {"hcm_w": float(np.nanmean(s["hcm_cwnd_pkts"][m])) / bdp, "below_bdp": float(np.mean(s["hcm_cwnd_pkts"][m] < bdp)),
+            "lcm_share": _lcm_share(r.summary["flows"][0]), "rises": k / n if n else float("nan"), "halvings": float(n)}
+
+
+def _small_window_rows(exp, runs: Runs) -> list[Row]:
+    """Figs. 7-8: PLT's windows with the small buffer against the one-BDP
+    reference at zero loss (the paper: the LCM's role "more pronounced"),
+    and at 1e-4 as Figs. 4-5 (the HCM small, the LCM's share large), each
+    with zero loss as its control."""
+    by: dict[str, dict[str, list[float]]] = {}
+    for p, r in sorted(runs.pairs, key=lambda q: q[0].seed):
+        if _cc(p) != "plt" or _variant(p) or _loss(p) not in (0.0, 1e-4):
+            continue
+        key = "large" if _one_bdp(p) else ("zero" if _loss(p) == 0.0 else "1e-4")
+        d = by.setdefault(key, {})
+        for name, v in _window_measures(p, r).items():
+            d.setdefault(name, []).append(v)
+    rows: list[Row] = []
+    z, big, l4 = by.get("zero"), by.get("large"), by.get("1e-4")
+    if z and big:
+        for cid, name, item, paper in (
+            ("hcm_gaps_small_buffer", "below_bdp", "Fig. 7, zero loss: fraction of the time the HCM's window is below the BDP (none of its packets queued)",
+             "TCP's inability to keep the bottleneck buffer full at times (sect. 4.2): more with 10 % of the BDP than with one BDP"),
+            ("lcm_more_pronounced", "lcm_share", "Fig. 8, zero loss: the LCM's share of the goodput",
+             "the role of LCM at zero loss rate is more pronounced (sect. 4.2): larger with 10 % of the BDP than with one BDP"),
+            ("lcm_exploits_gaps", "rises", "Fig. 8, zero loss: fraction of HCM halvings followed within 30 s by an LCM window above 10 packets",
+             "the LCM exploits TCP's inability to keep the buffer full (sect. 4.2): more often with 10 % of the BDP than with one BDP"),
+        ):
+            extra = f" (halvings per run: {np.mean(z['halvings']):.1f} and {np.mean(big['halvings']):.1f})" if name == "rises" else ""
+            rows.append(_sep_row(exp, cid, item, paper, z[name], big[name], ("0.1 BDP", "1 BDP"), group="zero loss", extra=extra,
+                                 scale=1.0, unit=""))
+    if l4:
+        rows.append(_ci_row(exp, "hcm_small_lossy", "Fig. 7, loss 1e-4: the HCM's mean window as a fraction of the BDP",
+                            "with non-zero loss rates the HCM never fills the queue: far below the BDP (at most 0.2)", l4["hcm_w"], clip=NONNEG))
+        if z:
+            rows.append(_ci_row(exp, "hcm_small_lossy_ctl", "Fig. 7, zero loss: the HCM's mean window as a fraction of the BDP",
+                                "(the control of the row above: at zero loss the HCM fills what the buffer lets it)", z["hcm_w"], clip=NONNEG))
+        rows.append(_ci_row(exp, "lcm_share_lossy", "Fig. 8, loss 1e-4: the LCM's share of the goodput",
+                            "the LCM kicks in and utilizes the available capacity: at least 0.8", l4["lcm_share"], clip=FRACTION))
+        if z:
+            rows.append(_ci_row(exp, "lcm_share_lossy_ctl", "Fig. 8, zero loss: the LCM's share of the goodput",
+                                "(the control of the row above: at zero loss the HCM carries most)", z["lcm_share"], clip=FRACTION))
+    return rows
+
+
 def fig6_8_small_buffer(runs: Runs, out: Path, exp) -> Section:
-    everything, runs = runs, _adopted(runs)
+    everything = runs
+    runs = Runs([(p, r) for p, r in _adopted(runs).pairs if not _one_bdp(p)])
     table = _sweep(runs)
     png = _sweep_plot(table, out, "plt_fig6.png", "Fig. 6: one flow, buffers of 10 % of the BDP")
-    rows = _goodput_rows(exp, table, small=True) + _sensitivity_rows(exp, everything, table, small=True)
+    sens = Runs([(p, r) for p, r in everything.pairs if not _one_bdp(p)])
+    rows = _goodput_rows(exp, table, small=True) + _small_window_rows(exp, everything) + _sensitivity_rows(exp, sens, table, small=True)
     first = sorted(((p, r) for p, r in runs.pairs if _cc(p) == "plt" and _loss(p) in (0.0, 1e-4)), key=lambda q: (_loss(q[0]), q[0].seed))
     pairs = []
     for x in (0.0, 1e-4):

@@ -431,7 +431,9 @@ def fig7_table1(runs: Runs, out: Path, exp) -> Section:
         w0, w1 = g10["window"]
         rows.append(_ci_row(exp, "util", f"TCP-GT: utilization over {w0:.0f}-{w1:.0f} s, RTTs 40-80 ms", "high utilization (Fig. 7(b))", g10["util"]))
         rows.append(_ci_row(exp, "queue_small", f"TCP-GT: mean queue over {w0:.0f}-{w1:.0f} s, RTTs 40-80 ms, as a fraction of the buffer",
-                            "small queue (Fig. 7(c))", g10["queue"], digits=3))
+                            "small queue (Fig. 7(c))", g10["queue"], digits=3,
+                            note="if differs: with RTTs that differ a standing queue builds (see the note of the Table 1 rows): "
+                                 "the local minimum RTT of eq. (5) takes it in, and eq. (16) sees only changes above it."))
     if c10:
         rows.append(_ci_row(exp, "queue_small_reno", "control, SACK (Reno): mean queue as a fraction of the buffer, RTTs 40-80 ms",
                             "loss-based TCP fills the buffer (sect. IV-E.1)", c10["queue"], digits=3))
