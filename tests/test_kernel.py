@@ -588,9 +588,11 @@ def _send_from_namespace(ns: str, ca: str, dest: tuple[str, int], nbytes: int) -
                 out["total_rto"] = struct.unpack_from("=H", raw, 240)[0]
                 after = _netstat()
                 # Everything above was read with the socket idle; closing it
-                # sends a FIN, whose loss probe may still change its state
-                # (tcp_process_tlp_ack: CWR, then Open). The observers' records
-                # are cut here, at the same moment as the glue's counts.
+                # sends a FIN, and its ACK may still change the state: when a
+                # loss probe of the last data is pending (no DSACK came back
+                # for it), the FIN's ACK is past tlp_high_seq, and
+                # tcp_process_tlp_ack counts a loss (CWR, then Open). The
+                # observers' records are cut here, at the glue's moment.
                 out["read_ns"] = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
             try:
                 next(tracing)

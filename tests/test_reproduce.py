@@ -3,6 +3,7 @@ recomputed from the measured values, and the verdict arithmetic itself."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
