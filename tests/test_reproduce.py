@@ -492,6 +492,21 @@ def _assert_controls_pair_up(doc: dict) -> None:
         assert [r["verdict"] for r in again] == [r["verdict"] for r in rows], s["experiment"]
 
 
+def test_plan_counts_each_bottleneck_direction_that_carries_data():
+    """estimate_cost: rate x duration / 1040-byte packets on each bottleneck
+    in each direction a source sends through, by hand."""
+    from longfat.reproduce.core import estimate_cost
+
+    one = 10e6 * 100 / (8 * 1040)
+    base = {"network": {"bottleneck": {"rate": "10Mbps"}}, "run": {"duration": "100s"}, "flows": [{"cc": "reno"}]}
+    assert estimate_cost(base) == pytest.approx(one)
+    assert estimate_cost({**base, "web": [{"from": 1, "to": 0}]}) == pytest.approx(2 * one)  # reverse traffic
+    lot = {**base, "network": {"topology": "parking_lot", "hops": 3, "bottleneck": {"rate": "10Mbps"}},
+           "flows": [{"from": 0, "to": 1}], "udp": [{"from": 1, "to": 3}]}
+    assert estimate_cost(lot) == pytest.approx(3 * one)  # every hop once, forward
+    assert estimate_cost({"run": {"duration": "100s"}}) == 1.0
+
+
 def test_plan_runs_nothing_and_only_picks_experiments(tmp_path):
     r = run_cli("reproduce", "htcp", "--plan", "--only", "fig6,fig3", "--out", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr

@@ -121,12 +121,20 @@ def cell_of(pt: Point) -> str:
 
 
 def estimate_cost(spec: dict) -> float:
-    """Bottleneck packets the run will carry at most (rate x duration /
-    packet); 1.0 when the scenario does not say (never raises)."""
+    """Bottleneck packets the run will carry at most: rate x duration /
+    packet on each bottleneck in each direction some source sends through
+    (the reverse traffic of a dumbbell, each hop of a parking lot); 1.0 when
+    the scenario does not say (never raises)."""
     try:
         rate = rate_bps(spec["network"]["bottleneck"]["rate"])
         dur = seconds(spec["run"]["duration"])
-        cost = rate * dur / (8 * 1040)
+        hops = int(spec["network"].get("hops", 1))
+        used = set()
+        for kind in ("flows", "short_flows", "web", "udp"):
+            for src in spec.get(kind) or []:
+                a, b = int(src.get("from", 0)), int(src.get("to", hops))
+                used |= {(h, a < b) for h in range(min(a, b), max(a, b))}
+        cost = rate * dur / (8 * 1040) * max(len(used), 1)
     except Exception:
         return 1.0
     return cost if math.isfinite(cost) and cost > 0 else 1.0
