@@ -668,6 +668,7 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     import types
 
     import longfat.reproduce as rp
+    from longfat._native import ScenarioError
     from longfat.reproduce.core import Experiment, Point, cell_of
     from longfat.reproduce.criteria import check_criteria
     from longfat.reproduce.sequential import pending_cells
@@ -732,10 +733,12 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     # row and count is as before.
     import pickle
 
-    labels, stored, wall, costs = pickle.loads(cache.read_bytes())
-    keep = [i for i, label in enumerate(labels) if "cell=F" not in label]
+    stored = pickle.loads(cache.read_bytes())
+    keep = [i for i, key in enumerate(stored["keys"]) if "cell=F" not in key]
     assert len(keep) == 100
-    cache.write_bytes(pickle.dumps(([labels[i] for i in keep], {k: stored[i] for k, i in enumerate(keep)}, 60.0, [costs[i] for i in keep])))
+    cache.write_bytes(pickle.dumps({"format": rp.CACHE_FORMAT, "keys": [stored["keys"][i] for i in keep],
+                                    "results": {k: stored["results"][i] for k, i in enumerate(keep)}, "wall_s": 60.0,
+                                    "costs": [stored["costs"][i] for i in keep]}))
     exp = experiment()
     ran.clear()
     rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
@@ -744,7 +747,20 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     assert again["sections"] == doc["sections"] and again["meta"]["runs"] == 105
     # The replayed runs count at the 60 s the file says they took (all of its cost was used).
     assert 60.0 <= again["meta"]["total_wall_s"] < 70.0
-    assert len(pickle.loads(cache.read_bytes())[0]) == 105
+    assert len(pickle.loads(cache.read_bytes())["keys"]) == 105
+    # A run whose scenario changed is a new run, though its label is the same.
+    exp = experiment()
+    for pt in exp.points:
+        if pt.key["cell"] == "A":
+            pt.scenario["run"]["duration"] = "20s"
+    ran.clear()
+    rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
+    assert ran == [5]
+    # A cache file of another layout is refused by name, not misread.
+    cache.write_bytes(pickle.dumps((["x"], {0: 1.0}, 1.0)))
+    with pytest.raises(ScenarioError) as e:
+        rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
+    assert e.value.args[1] == "LONGFAT_REPRODUCE_CACHE"
 
 
 @pytest.mark.parametrize("looks, words", [

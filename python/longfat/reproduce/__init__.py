@@ -31,6 +31,22 @@ PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 PACKETS_PER_WORKER_S = 3.5e6
 
 
+#: LONGFAT_REPRODUCE_CACHE's file layout: {"format", "keys" (run_key of each
+#: run), "results" (by position), "wall_s", "costs"}.
+CACHE_FORMAT = 2
+
+
+def run_key(pt: Point) -> str:
+    """What identifies a run in LONGFAT_REPRODUCE_CACHE: its label and a
+    digest of its whole scenario (a changed base file, not only a changed
+    case, makes a new run)."""
+    import hashlib
+    import json
+
+    body = json.dumps(pt.scenario, sort_keys=True, default=str).encode()
+    return f"{pt.label()} {hashlib.sha256(body).hexdigest()[:16]}"
+
+
 def inputs_digest(paper: str) -> str:
     """SHA-256 over what decides a paper's report besides the simulator: its
     scenario files and its analysis module (so a committed report can be
@@ -112,19 +128,20 @@ def reproduce(
     cache = os.environ.get("LONGFAT_REPRODUCE_CACHE")
     with contextlib.ExitStack() as stack:
         # Developer aid (LONGFAT_REPRODUCE_CACHE): the runs of an earlier
-        # invocation are replayed, the others run, and the file then holds
-        # them all. Replayed runs count at the wall time they took when they
-        # ran (their share of that invocation's, by cost; all of it for a
-        # file that does not record costs).
-        cached: dict[str, tuple[object, float | None]] = {}
+        # invocation are replayed, matched by their whole scenario (run_key),
+        # the others run, and the file then holds them all. Replayed runs
+        # count at the wall time they took when they ran (their share of that
+        # invocation's, by cost).
+        cached: dict[str, tuple[object, float]] = {}
         cached_wall, cached_cost = 0.0, 0.0
         if cache and Path(cache).is_file():
             with open(cache, "rb") as fh:
                 stored_run = pickle.load(fh)
-            labels, stored, cached_wall = stored_run[:3]
-            costs = stored_run[3] if len(stored_run) > 3 else [None] * len(labels)
-            cached = {label: (stored[i], costs[i]) for i, label in enumerate(labels)}
-            cached_cost = sum(c for c in costs if c is not None) if None not in costs else 0.0
+            if not (isinstance(stored_run, dict) and stored_run.get("format") == CACHE_FORMAT):
+                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: written by an older longfat (its runs are not matched by "
+                                    "their scenarios); remove it", "LONGFAT_REPRODUCE_CACHE")
+            cached = {k: (stored_run["results"][i], stored_run["costs"][i]) for i, k in enumerate(stored_run["keys"])}
+            cached_wall, cached_cost = stored_run["wall_s"], sum(stored_run["costs"])
         # The runs wait on disk (an unlinked file in --out) for their analysis:
         # a paper-length reproduction's time series do not fit in memory.
         results = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
@@ -135,7 +152,7 @@ def reproduce(
             nonlocal executor
             fresh = []
             for i, pt in enumerate(batch):
-                hit = cached.get(pt.label())
+                hit = cached.get(run_key(pt))
                 if hit is None:
                     fresh.append(i)
                     continue
@@ -187,8 +204,8 @@ def reproduce(
             total_wall = walls["ran"] + cached_wall * min(share, 1.0)
         if cache and walls["replayed"] < len(points):
             with open(cache, "wb") as fh:
-                pickle.dump(([pt.label() for pt in points], {i: results[i] for i in range(len(points))}, total_wall,
-                             [pt.cost for pt in points]), fh)
+                pickle.dump({"format": CACHE_FORMAT, "keys": [run_key(pt) for pt in points], "results": {i: results[i] for i in range(len(points))},
+                             "wall_s": total_wall, "costs": [pt.cost for pt in points]}, fh)
         return _write_reports(experiments, points, owner, results, total_wall, state["total_cost"], papers, out, force, quick, command, jobs, scheduler, only)
 
 
