@@ -25,8 +25,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the engine: the Rust simulator, kernel loader and delay line (bindings)", ("_native",)),
     (
         "inputs and outputs: units, the controllers' catalogue, controllers written in Python, scenario files, result directories, "
-        "results as a notebook shows them, the statistics over seeds that verdicts use, progress bars",
-        ("units", "catalogue", "scenario", "outdir", "controller", "display", "progress", "reproduce.stats"),
+        "results as a notebook shows them, the statistics over seeds that verdicts use, what of a paper a report covers, progress bars",
+        ("units", "catalogue", "scenario", "outdir", "controller", "display", "progress", "reproduce.stats", "reproduce.coverage"),
     ),
     (
         "one run and its pieces: running and drawing a scenario, kernel programs, packetdrill scripts on one sender, "
