@@ -544,8 +544,13 @@ def _small_window_rows(exp, runs: Runs) -> list[Row]:
              "the LCM exploits TCP's inability to keep the buffer full (sect. 4.2): more often with 10 % of the BDP than with one BDP"),
         ):
             extra = f" (halvings per run: {np.mean(z['halvings']):.1f} and {np.mean(big['halvings']):.1f})" if name == "rises" else ""
+            note = ""
+            if name == "rises":
+                note = (f"if differs: the count says whether the LCM's window passes 10 packets after a halving, not for how long; "
+                        f"its share of the goodput over the run is {np.mean(z['lcm_share']):.3g} with 0.1 BDP against "
+                        f"{np.mean(big['lcm_share']):.3g} with one BDP (the row above).")
             rows.append(_sep_row(exp, cid, item, paper, z[name], big[name], ("0.1 BDP", "1 BDP"), group="zero loss", extra=extra,
-                                 scale=1.0, unit=""))
+                                 scale=1.0, unit="", note=note))
     if l4:
         rows.append(_ci_row(exp, "hcm_small_lossy", "Fig. 7, loss 1e-4: the HCM's mean window as a fraction of the BDP",
                             "with non-zero loss rates the HCM never fills the queue: far below the BDP (at most 0.2)", l4["hcm_w"], clip=NONNEG))
