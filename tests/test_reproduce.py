@@ -756,11 +756,14 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     ran.clear()
     rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
     assert ran == [5]
-    # A cache file of another layout is refused by name, not misread.
-    cache.write_bytes(pickle.dumps((["x"], {0: 1.0}, 1.0)))
-    with pytest.raises(ScenarioError) as e:
-        rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
-    assert e.value.args[1] == "LONGFAT_REPRODUCE_CACHE"
+    # A cache file of another layout, or a file the user made, is refused by
+    # name, not misread, and left as it was.
+    for body in (pickle.dumps((["x"], {0: 1.0}, 1.0)), b"my notes\n"):
+        cache.write_bytes(body)
+        with pytest.raises(ScenarioError) as e:
+            rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
+        assert e.value.args[1] == "LONGFAT_REPRODUCE_CACHE" and cache.read_bytes() == body
+    assert not (tmp_path / "runs.pkl.partial").exists()
 
 
 @pytest.mark.parametrize("looks, words", [

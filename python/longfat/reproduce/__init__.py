@@ -135,8 +135,12 @@ def reproduce(
         cached: dict[str, tuple[object, float]] = {}
         cached_wall, cached_cost = 0.0, 0.0
         if cache and Path(cache).is_file():
-            with open(cache, "rb") as fh:
-                stored_run = pickle.load(fh)
+            try:
+                with open(cache, "rb") as fh:
+                    stored_run = pickle.load(fh)
+            except Exception as e:  # noqa: BLE001 - any file that is not a cache is refused, never overwritten
+                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: not a file longfat reproduce wrote ({type(e).__name__}); "
+                                    "name another path", "LONGFAT_REPRODUCE_CACHE") from None
             if not (isinstance(stored_run, dict) and stored_run.get("format") == CACHE_FORMAT):
                 raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: written by an older longfat (its runs are not matched by "
                                     "their scenarios); remove it", "LONGFAT_REPRODUCE_CACHE")
@@ -203,9 +207,12 @@ def reproduce(
             share = walls["replayed_cost"] / cached_cost if cached_cost > 0 else 1.0
             total_wall = walls["ran"] + cached_wall * min(share, 1.0)
         if cache and walls["replayed"] < len(points):
-            with open(cache, "wb") as fh:
+            # Written beside it, then renamed: an interrupted write leaves the old file whole.
+            partial = f"{cache}.partial"
+            with open(partial, "wb") as fh:
                 pickle.dump({"format": CACHE_FORMAT, "keys": [run_key(pt) for pt in points], "results": {i: results[i] for i in range(len(points))},
                              "wall_s": total_wall, "costs": [pt.cost for pt in points]}, fh)
+            os.replace(partial, cache)
         return _write_reports(experiments, points, owner, results, total_wall, state["total_cost"], papers, out, force, quick, command, jobs, scheduler, only)
 
 
