@@ -222,7 +222,17 @@ def _criteria(table):
         ({"kind": "ci", "lo": 0.25, "hi": 1.0, "span": [0, 1]}, "reproduce.criteria.q", "covers more than half of the span"),
         ({"kind": "ci", "lo": 0.2, "hi": 0.4, "span": [1, 0]}, "reproduce.criteria.q.span", "must be below max"),
         ({"kind": "ci", "lo": 0.2, "hi": 0.4, "span": [0]}, "reproduce.criteria.q.span", "must be [min, max]"),
-        ({"kind": "separate", "claim": ">", "span": [0, 1]}, "reproduce.criteria.q.span", "unknown field"),
+        ({"kind": "separate", "claim": ">", "span": [0, 1]}, "reproduce.criteria.q.span", "only to bound its margin"),
+        # A margin (the largest difference that counts as none) is bounded and belongs to a strict claim.
+        ({"kind": "separate", "claim": ">", "margin": 0.05}, "reproduce.criteria.q.span", "span: missing"),
+        ({"kind": "separate", "claim": ">=", "margin": 0.05, "span": [0, 1]}, "reproduce.criteria.q.margin", "applies to a strict claim"),
+        ({"kind": "separate", "claim": "<", "margin": 0.2, "span": [0, 1]}, "reproduce.criteria.q.margin", "must be in (0, 0.1]"),
+        ({"kind": "separate", "claim": "<", "margin": 0, "span": [0, 1]}, "reproduce.criteria.q.margin", "must be in (0, 0.1]"),
+        ({"kind": "separate", "claim": "<", "margin": -0.05, "span": [0, 1]}, "reproduce.criteria.q.margin", "must be in (0, 0.1]"),
+        ({"kind": "separate", "claim": "<", "margin": float("nan"), "span": [0, 1]}, "reproduce.criteria.q.margin", "a number above 0"),
+        ({"kind": "separate", "claim": "<", "margin": 0.2, "stat": "log"}, "reproduce.criteria.q.margin", "must be in (0, 0.0953]"),
+        ({"kind": "separate", "claim": "<", "margin": 0.05, "stat": "log", "span": [0, 1]}, "reproduce.criteria.q.span", "not a span"),
+        ({"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1], "margin": 0.05}, "reproduce.criteria.q.margin", "unknown field"),
         ({"kind": "ci", "lo": 0.9, "hi": 1.0, "span": [0, 1], "judge": "mean"}, "reproduce.criteria.q.judge", "must be 'every_seed'"),
         ({"kind": "ci", "lo": 0, "hi": 2, "paper": 1, "stat": "log"}, "reproduce.criteria.q.lo", "above 0 for stat"),
         ({"kind": "ci", "lo": 0.5, "hi": 1.5, "paper": 1, "stat": "mean"}, "reproduce.criteria.q.stat", "must be one of 'log', 'median'"),
@@ -367,6 +377,45 @@ def test_the_forms_a_criterion_states_decide_its_statistic():
     assert evaluate(criterion(Exp, "a_at_least_b", a=zero, b=zero), 0.0) == AGREES
 
 
+def test_a_margin_decides_a_near_tie_and_nothing_else():
+    """With a margin m, a difference whose interval lies wholly inside
+    (-m, m) contradicts a strict claim (by hand: Welch's interval of
+    [0.50, 0.51, 0.49, 0.50, 0.50] minus the same shifted by 0.005 is
+    0.005 -/+ 0.0135 at 97.5 %, inside +/-0.05), an interval that reaches
+    past m stays not separable, and one wholly on the claimed side agrees
+    even when it is inside the margin too (the margin only decides what the
+    claim's side does not)."""
+    from longfat.reproduce.core import deciding, describe
+    from longfat.reproduce.criteria import criterion
+
+    class Exp:
+        path = "x.toml"
+        criteria = _criteria({
+            "a_above_b": {"kind": "separate", "claim": ">", "margin": 0.05, "span": [0, 1]},
+            "plain": {"kind": "separate", "claim": ">"},
+            "ratio": {"kind": "separate", "claim": "<", "margin": math.log(1.05), "stat": "log"},
+        })
+
+    a = [0.50, 0.51, 0.49, 0.50, 0.50]
+    b = [x - 0.005 for x in a]
+    c = criterion(Exp, "a_above_b", a=ci95(a), b=ci95(b))
+    lo, hi = c["diff"]
+    assert -0.05 < lo < 0 < hi < 0.05 and evaluate(c, 0.005) == DIFFERS
+    assert "inside +/-0.05" in describe(c) and "no difference: inside +/-0.05" in deciding(c, 0.005)
+    assert evaluate(criterion(Exp, "plain", a=ci95(a), b=ci95(b)), 0.005) == NOT_SEPARABLE  # no margin: a near tie stays open
+    wide = [0.3, 0.7, 0.5, 0.4, 0.6]
+    c = criterion(Exp, "a_above_b", a=ci95(wide), b=ci95(b))
+    assert c["diff"][1] > 0.05 and evaluate(c, 0.005) == NOT_SEPARABLE
+    above = [x + 0.03 for x in a]
+    c = criterion(Exp, "a_above_b", a=ci95(above), b=ci95(a))
+    assert 0 < c["diff"][0] and c["diff"][1] < 0.05 and evaluate(c, 0.03) == AGREES
+    # On logarithms: ratios 0.5 % apart in every seed (an interval across 0, inside log 1.05).
+    r = [1.0, 1.01, 0.99, 1.005, 0.995]
+    c = criterion(Exp, "ratio", a=ci95([x * 1.005 for x in r]), b=ci95(r))
+    assert c["diff"][0] < 0 < c["diff"][1] < math.log(1.05) and evaluate(c, 1.005) == DIFFERS
+    assert abs(sum(c["diff"]) / 2 - math.log(1.005)) < 1e-12
+
+
 def _shipped_experiments():
     from longfat.reproduce import PAPERS
     from longfat.reproduce.core import load_paper
@@ -397,7 +446,7 @@ def test_every_shipped_criterion_can_fail():
                 probes += [p * spec["factor"] * 1.01, p / spec["factor"] / 1.01]
             if spec["kind"] == "rel":
                 probes += [p + abs(p) * spec["tol"] * 1.01]
-            if "span" in spec:
+            if "span" in spec and spec["kind"] != "separate":  # a separate criterion's span bounds its margin
                 a, b = spec["span"]
                 probes.append(a if abs(a - (lo if lo is not None else hi)) > abs(b - (hi if hi is not None else lo)) else b)
             if lo is not None:
@@ -411,6 +460,15 @@ def test_every_shipped_criterion_can_fail():
                 assert evaluate(criterion(exp, cid, a=wrong[0], b=wrong[1]), -2.0) == DIFFERS, where
                 tie = evaluate(criterion(exp, cid, a=ci95([0.0] * 5), b=ci95([0.0] * 5)), 0.0)
                 assert tie == (DIFFERS if strict else AGREES), where
+                if spec.get("margin"):
+                    # A near tie: the two sides the same in every seed but one, a tenth of the margin
+                    # apart there, across 0 and inside the margin: the margin decides it against the claim.
+                    base = [1.0, 1.0 + spec["margin"] / 100, 1.0 - spec["margin"] / 100] * 4
+                    near = list(base)
+                    near[0] += spec["margin"] / 10 * (1 if spec["claim"] == ">" else -1)
+                    check = criterion(exp, cid, a=ci95(near), b=ci95(base))
+                    assert check["diff"][0] < 0 < check["diff"][1], where
+                    assert evaluate(check, 0.0) == DIFFERS, where
                 continue
             assert probes, where
             for x in probes:
@@ -856,3 +914,50 @@ def test_median_of_times_some_runs_never_reach():
     assert c["diff"] == [0.0, 0.0] and evaluate(c, None) == DIFFERS
     # Neither converged: the difference is unknown: not separable.
     assert evaluate(criterion(Exp, "faster", a=ci95([inf] * 10), b=ci95([inf] * 10)), None) == NOT_SEPARABLE
+
+
+def test_a_case_states_its_own_looks(tmp_path):
+    """A case's "reproduce.looks" takes its cells to its own looks (a cheap
+    case to more seeds than a costly one in the same file); the other cases
+    keep the file's; the file's intervals are at the corrected level;
+    --quick looks once; a bad case looks is refused by its field; --plan
+    counts each case at its own last look."""
+    from longfat._native import ScenarioError
+    from longfat.reproduce.core import LOOKS_LEVEL, load_experiment
+
+    src = (ROOT / "scenarios" / "htcp" / "fig6.toml").read_text()
+    assert "seeds = [1]" in src
+
+    def write(case_looks: str, file_looks: str = "looks = [5, 10]") -> Path:
+        p = tmp_path / "x.toml"
+        p.write_text(src.replace("seeds = [1]", f"seeds = [1, 2, 3, 4, 5]\n{file_looks}\n"
+                                 f'cases = [{{ "network.bottleneck.rate" = "10Mbps", "reproduce.looks" = {case_looks} }}, '
+                                 '{ "network.bottleneck.rate" = "20Mbps" }]'))
+        return p
+
+    exp = load_experiment("htcp", write("[5, 50, 200]"), quick=False)
+    assert [pt.looks for pt in exp.points] == [(5, 50, 200)] * 5 + [()] * 5
+    assert "reproduce.looks" not in exp.points[0].key and exp.level == LOOKS_LEVEL and exp.most_looks == 3
+    cells = set(exp.cells())
+    exp.extend(cells, 1)
+    count = {r: sum(1 for pt in exp.points if pt.key["network.bottleneck.rate"] == r) for r in ("10Mbps", "20Mbps")}
+    assert count == {"10Mbps": 50, "20Mbps": 10}
+    assert exp.extend(cells, 2) and sum(1 for pt in exp.points if pt.key["network.bottleneck.rate"] == "20Mbps") == 10
+    assert sorted(pt.seed for pt in exp.points if pt.key["network.bottleneck.rate"] == "10Mbps") == list(range(1, 201))
+    # A case's looks alone (no file looks) puts the file at the corrected level too.
+    exp = load_experiment("htcp", write("[5, 50]", file_looks=""), quick=False)
+    assert exp.level == LOOKS_LEVEL and exp.looks == [] and exp.extend(set(exp.cells()), 1) and len(exp.points) == 55
+    # --quick looks once.
+    exp = load_experiment("htcp", write("[5, 50, 200]"), quick=True)
+    assert all(pt.looks == () for pt in exp.points)
+    for bad, words in (("[4, 50]", "the first look (4) must be the number of listed seeds (5)"), ("[5, 5000]", "above 1000"),
+                       ("[5, 10, 20, 30, 40]", "5 looks; give 2 to 4"), ('"more"', "must be a list of whole numbers")):
+        with pytest.raises(ScenarioError) as e:
+            load_experiment("htcp", write(bad), quick=False)
+        assert e.value.args[1] == 'reproduce.cases[0]."reproduce.looks"' and words in e.value.args[0], e.value.args
+    # The runs limit counts each case at its own last look.
+    p = tmp_path / "x.toml"
+    p.write_text(src.replace("seeds = [1]", "seeds = [1, 2, 3, 4, 5]\ncases = [" + ", ".join(['{ "reproduce.looks" = [5, 1000] }'] * 11) + "]"))
+    with pytest.raises(ScenarioError) as e:
+        load_experiment("htcp", p, quick=False)
+    assert "11,000 runs" in e.value.args[0] and "up to" not in e.value.args[0], e.value.args

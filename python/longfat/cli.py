@@ -301,14 +301,17 @@ def _reproduce_plan(papers: list[str], quick: bool, jobs: int, only: list[str] |
         for e in exps:
             cost = sum(pt.cost for pt in e.points)
             longest = max([longest] + [pt.cost for pt in e.points])
-            # Sequential seeds: every cell run to the last look, if no claim were decided before it.
-            grow = e.looks[-1] / len(e.seeds) if e.looks else 1.0
+            # Sequential seeds: every cell run to its last look, if no claim were decided before it.
+            grow = [e.looks_of(pt)[-1] / len(e.seeds) if e.looks_of(pt) else 1.0 for pt in e.points]
+            runs_most = round(sum(grow))
+            cost_most = sum(g * pt.cost for g, pt in zip(grow, e.points))
             total_runs += len(e.points)
             total_cost += cost
-            most_runs += round(len(e.points) * grow)
-            most_cost += cost * grow
-            t.add_row(p, e.name, str(len(e.points)), f"{cost / 1e6:,.0f} M", ", ".join(map(str, e.looks)) or "-",
-                      str(round(len(e.points) * grow)), f"{cost * grow / 1e6:,.0f} M")
+            most_runs += runs_most
+            most_cost += cost_most
+            looks = sorted({tuple(e.looks_of(pt)) for pt in e.points if e.looks_of(pt)})
+            t.add_row(p, e.name, str(len(e.points)), f"{cost / 1e6:,.0f} M", "; ".join(", ".join(map(str, lk)) for lk in looks) or "-",
+                      str(runs_most), f"{cost_most / 1e6:,.0f} M")
     t.add_row("all", "", str(total_runs), f"{total_cost / 1e6:,.0f} M", "", str(most_runs), f"{most_cost / 1e6:,.0f} M")
     console.print(t)
 

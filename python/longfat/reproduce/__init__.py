@@ -184,12 +184,12 @@ def reproduce(
             batch_owner: list[tuple[str, str]] = []
             for p, exps in experiments.items():
                 for e in exps:
-                    if len(e.looks) <= look or (p, e.name) in closed:
+                    if e.most_looks <= look or (p, e.name) in closed:
                         continue
                     pairs = [(points[i], results[i]) for i in range(len(points)) if owner[i] == (p, e.name)]
                     cells = pending_cells(paper_module(p).ANALYSES[e.name], e, pairs)
                     del pairs
-                    new = e.extend(cells, e.looks[look]) if cells else []
+                    new = e.extend(cells, look) if cells else []
                     if not new:
                         closed.add((p, e.name))
                     batch += new

@@ -20,9 +20,11 @@ points of one key, over the seeds, are a *cell*.
 Sequential seeds: ``looks = [5, 10, 20, 30]`` (at most MAX_LOOKS, rising,
 the first equal to the number of listed seeds) lets the cells of undecided
 claims run to more seeds (``reproduce.sequential``); the seeds after the
-listed ones are the whole numbers after the largest listed. Every interval
-of such a file is at the level LOOKS_LEVEL at every look. ``--quick``
-ignores ``looks`` unless ``reproduce.quick`` sets it.
+listed ones are the whole numbers after the largest listed. A case may
+state its own (``"reproduce.looks" = [5, 40, 250, 1000]`` in its table), so
+that cheap points go to more seeds than costly ones in one file. Every
+interval of such a file is at the level LOOKS_LEVEL at every look.
+``--quick`` ignores looks unless ``reproduce.quick`` sets them.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Point:
     seed: int
     scenario: dict
     cost: float  # estimated bottleneck packets, to schedule long runs first
+    looks: tuple[int, ...] = ()  # its case's own "reproduce.looks" (() = the file's)
 
     def label(self) -> str:
         parts = [f"{k.split('.')[-1]}={v}" for k, v in self.key.items()]
@@ -80,7 +83,16 @@ class Experiment:
         """The t quantile level of this file's intervals: LOOKS_LEVEL when
         it has later looks (every look's interval at the corrected level),
         else 0.975 (95 %)."""
-        return LOOKS_LEVEL if self.looks else 0.975
+        return LOOKS_LEVEL if self.looks or any(pt.looks for pt in self.points) else 0.975
+
+    def looks_of(self, pt: Point) -> list[int]:
+        """The looks of a point's cell: its case's, else the file's."""
+        return list(pt.looks or self.looks)
+
+    @property
+    def most_looks(self) -> int:
+        """The most looks any cell of the file has (0: none)."""
+        return max([len(self.looks)] + [len(pt.looks) for pt in self.points])
 
     def cells(self) -> dict[str, list[Point]]:
         """The points by cell (their key, whatever the seed), in order."""
@@ -95,22 +107,25 @@ class Experiment:
         extra = max(self.seeds) + 1
         return (self.seeds + list(range(extra, extra + max(n - len(self.seeds), 0))))[:n]
 
-    def extend(self, cells: set[str], n: int) -> list[Point]:
-        """Runs ``cells`` to ``n`` seeds each: the new points (appended to
-        ``points`` too). A point of another seed differs from its cell's
-        first only in run.seed, so it is that point's scenario with the seed
-        set (the cell was validated when the file was loaded)."""
+    def extend(self, cells: set[str], look: int) -> list[Point]:
+        """Runs ``cells`` to the seeds of their look number ``look`` (0 is
+        the listed seeds) each: the new points (appended to ``points`` too);
+        a cell with fewer looks stays. A point of another seed differs from
+        its cell's first only in run.seed, so it is that point's scenario
+        with the seed set (the cell was validated when the file was loaded)."""
         new = []
         for c, pts in self.cells().items():
-            if c not in cells:
+            looks = self.looks_of(pts[0])
+            if c not in cells or len(looks) <= look:
                 continue
+            n = looks[look]
             have = {pt.seed for pt in pts}
             for seed in self.seed_sequence(n):
                 if seed in have:
                     continue
                 spec = copy.deepcopy(pts[0].scenario)
                 spec["run"]["seed"] = seed
-                new.append(Point(self.name, dict(pts[0].key), seed, spec, pts[0].cost))
+                new.append(Point(self.name, dict(pts[0].key), seed, spec, pts[0].cost, pts[0].looks))
         self.points.extend(new)
         return new
 
@@ -144,6 +159,9 @@ def estimate_cost(spec: dict) -> float:
 MAX_RUNS_PER_FILE = 10_000
 #: Most entries in reproduce.seeds, and most seeds a look may reach.
 MAX_SEEDS = 1000
+#: A case's own looks (a key of its table in reproduce.cases): cheap cases
+#: may go to more seeds than the file's other cases.
+CASE_LOOKS = "reproduce.looks"
 #: Most looks at the seeds (reproduce.looks): the intervals' level shares 95 % among them.
 MAX_LOOKS = 4
 #: The t quantile of every interval of a file with looks: 1 - 0.05 / (2 MAX_LOOKS),
@@ -182,6 +200,8 @@ def load_experiment(paper: str, path: Path, quick: bool, memory_budget_bytes: st
             raise _field_err(path, "reproduce", f"must be a table, not {kind_of(rep)} (after applying reproduce.quick)")
         check_document(doc, prefix=f"{path}: ")
     cases, vary, seeds = _check_reproduce(path, rep)
+    if quick and "reproduce.looks" not in rep.get("quick", {}):
+        cases = [{k: v for k, v in c.items() if k != CASE_LOOKS} for c in cases]  # a smoke test looks once
     base = {k: v for k, v in doc.items() if k != "reproduce"}
     exp = Experiment(paper, path.stem, path, rep.get("title", path.stem), doc, seeds=list(seeds), looks=list(rep.get("looks", [])))
     exp.criteria = check_criteria(path, rep.get("criteria", {}))
@@ -194,12 +214,14 @@ def load_experiment(paper: str, path: Path, quick: bool, memory_budget_bytes: st
                 spec = copy.deepcopy(base)
                 point_key = {}
                 for k, v in case.items():
+                    if k == CASE_LOOKS:
+                        continue
                     _set(path, spec, k, v, key_path(f"reproduce.cases[{ci}]", k))
                     point_key[k] = v
                 for k, v in zip(keys, combo):
                     _set(path, spec, k, v, key_path("reproduce.vary", k))
                     point_key[k] = v
-                pt = Point(exp.name, point_key, seed, spec, 1.0)
+                pt = Point(exp.name, point_key, seed, spec, 1.0, tuple(case.get(CASE_LOOKS, ())))
                 where = f"{path}: {_one_line(pt.label())}: "
                 check_document(spec, prefix=where)
                 spec.setdefault("run", {})["seed"] = seed
@@ -276,6 +298,9 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
     cases = cases or [{}]
     for i, c in enumerate(cases):
         for k in c:
+            if k == CASE_LOOKS:
+                _check_looks(path, c[k], seeds, key_path(f"reproduce.cases[{i}]", k))
+                continue
             check_key(k, key_path(f"{path}: reproduce.cases[{i}]", k), field=key_path(f"reproduce.cases[{i}]", k))
     vary = rep.get("vary", {})
     if not isinstance(vary, dict):
@@ -291,28 +316,39 @@ def _check_reproduce(path: Path, rep: dict) -> tuple[list[dict], dict, list[int]
         check_key(k, key_path(f"{path}: reproduce.quick", k), field=key_path("reproduce.quick", k))
     looks = rep.get("looks")
     if looks is not None:
-        if not (isinstance(looks, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in looks)):
-            bad("looks", f"must be a list of whole numbers (the seeds per cell at each look, e.g. [5, 10, 20, 30]), not {looks!r}")
-        if not 2 <= len(looks) <= MAX_LOOKS:
-            bad("looks", f"{len(looks)} looks; give 2 to {MAX_LOOKS} (the first is the listed seeds)")
-        if looks[0] != len(seeds):
-            bad("looks", f"the first look ({looks[0]}) must be the number of listed seeds ({len(seeds)})")
-        if any(b <= a for a, b in zip(looks, looks[1:])):
-            bad("looks", f"must rise from look to look, not {looks}")
-        if looks[-1] > MAX_SEEDS:
-            bad("looks", f"the last look ({looks[-1]} seeds) is above {MAX_SEEDS}")
-        if max(seeds) + looks[-1] - len(seeds) >= 2**64:
-            bad("looks", "the seeds after the listed ones would pass 2^64")
+        _check_looks(path, looks, seeds, "reproduce.looks")
     sizes = [len(v) for v in vary.values()]
-    per_cell = looks[-1] if looks else len(seeds)
-    runs = len(cases) * math.prod(sizes) * per_cell
+    # At the last look, each case at its own looks' last (or the file's).
+    last = [c.get(CASE_LOOKS, looks or [len(seeds)])[-1] for c in cases]
+    runs = math.prod(sizes) * sum(last)
     if runs > MAX_RUNS_PER_FILE:
         shown = f"{runs:,}" if runs < 10**18 else "more than 10^18"
         grid = " x ".join(map(str, sizes)) if len(sizes) <= 6 else f"{len(sizes)} lists of {min(sizes)}..{max(sizes)}"
-        how = f"{len(cases)} case(s) x {grid or '1'} values x {per_cell} seed(s)" + (" at the last look" if looks else "")
+        per_cell = max(last)
+        later = looks or any(CASE_LOOKS in c for c in cases)
+        how = f"{len(cases)} case(s) x {grid or '1'} values x {'up to ' if len(set(last)) > 1 else ''}{per_cell} seed(s)" + (" at the last look" if later else "")
         field = "looks" if looks else "vary" if vary else "cases" if len(cases) > 1 else "seeds"
         bad(field, f"{shown} runs ({how}); at most {MAX_RUNS_PER_FILE:,} per file")
     return cases, vary, seeds
+
+
+def _check_looks(path: Path, looks: Any, seeds: list[int], field: str) -> None:
+    """A ``looks`` list (the file's, or one case's "reproduce.looks"), refused by ``field``."""
+    def bad(what: str):
+        raise _field_err(path, field, what)
+
+    if not (isinstance(looks, list) and looks and all(isinstance(x, int) and not isinstance(x, bool) for x in looks)):
+        bad(f"must be a list of whole numbers (the seeds per cell at each look, e.g. [5, 10, 20, 30]), not {looks!r}")
+    if not 2 <= len(looks) <= MAX_LOOKS:
+        bad(f"{len(looks)} looks; give 2 to {MAX_LOOKS} (the first is the listed seeds)")
+    if looks[0] != len(seeds):
+        bad(f"the first look ({looks[0]}) must be the number of listed seeds ({len(seeds)})")
+    if any(b <= a for a, b in zip(looks, looks[1:])):
+        bad(f"must rise from look to look, not {looks}")
+    if looks[-1] > MAX_SEEDS:
+        bad(f"the last look ({looks[-1]} seeds) is above {MAX_SEEDS}")
+    if max(seeds) + looks[-1] - len(seeds) >= 2**64:
+        bad("the seeds after the listed ones would pass 2^64")
 
 
 def _natural(stem: str) -> list:
@@ -466,10 +502,7 @@ def evaluate(check: dict, value: float | None) -> str:
         d, claim = check.get("diff") or [None, None], check.get("claim")
         if not (_finite(v, *d) and len(d) == 2 and d[0] <= d[1] and claim in (">", "<", ">=", "<=")):
             return DIFFERS
-        lo, hi = (d[0], d[1]) if claim[0] == ">" else (-d[1], -d[0])  # as a claim that A - B is above 0
-        if claim in (">", "<"):
-            return AGREES if lo > 0 else DIFFERS if hi <= 0 else NOT_SEPARABLE
-        return AGREES if lo >= 0 else DIFFERS if hi < 0 else NOT_SEPARABLE
+        return _side(d[0], d[1], claim, check.get("margin"))
     if kind == "rel":
         return AGREES if abs(v - check["paper"]) <= check["tol"] * abs(check["paper"]) else DIFFERS
     if kind == "factor":
@@ -501,9 +534,22 @@ def _evaluate_median(check: dict) -> str:
     (a, b), claim = ends(check, "diff"), check.get("claim")
     if not (known(a, b) and a <= b and claim in (">", "<", ">=", "<=")):
         return DIFFERS
-    lo, hi = (a, b) if claim[0] == ">" else (-b, -a)
+    return _side(a, b, claim, check.get("margin"))
+
+
+def _side(a: float, b: float, claim: str, margin: float | None) -> str:
+    """The verdict of an interval [a, b] of A - B under a claim A ``claim``
+    B: wholly on the claimed side of 0 agrees, wholly on the other side
+    differs, across 0 is not separable; with a ``margin`` (criteria.py), a
+    strict claim also differs when the interval lies inside (-margin,
+    margin): it rules out any difference the paper would call one."""
+    lo, hi = (a, b) if claim[0] == ">" else (-b, -a)  # as a claim that A - B is above 0
     if claim in (">", "<"):
-        return AGREES if lo > 0 else DIFFERS if hi <= 0 else NOT_SEPARABLE
+        if lo > 0:
+            return AGREES
+        if hi <= 0 or (margin and -margin < lo and hi < margin):
+            return DIFFERS
+        return NOT_SEPARABLE
     return AGREES if lo >= 0 else DIFFERS if hi < 0 else NOT_SEPARABLE
 
 
@@ -546,18 +592,25 @@ def _describe(check: dict) -> str:
         stat = f"{ci} of the geometric mean" if check.get("stat") == "log" else ci
         return f"{stat} inside [{check['lo']:g}, {check['hi']:g}]; wholly outside: differs; across a bound: not separable"
     if kind == "separate":
-        what = check.get("what") or ("A", "B")
-        tie = "meets" if check["claim"] in (">=", "<=") else "contradicts"
-        ci = f"{level_words(check.get('level', 0.975))} CI"
-        if check.get("stat") == "median":
-            return (f"the differences {what[0]} - {what[1]} that the two medians' {ci}s allow (order statistics; a run that never reached ranks last) "
-                    f"on the side of {what[0]} {check['claim']} {what[1]}; on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
-        if check.get("stat") == "log":
-            return (f"Welch {ci} of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
-                    f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
-        return (f"Welch {ci} of {what[0]} - {what[1]} on the side of {what[0]} {check['claim']} {what[1]}; "
-                f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
+        text = _describe_separate(check)
+        if check.get("margin"):
+            text += f"; wholly inside +/-{check['margin']:g} (no difference the paper would call one): differs"
+        return text
     return "paper gives no number"
+
+
+def _describe_separate(check: dict) -> str:
+    what = check.get("what") or ("A", "B")
+    tie = "meets" if check["claim"] in (">=", "<=") else "contradicts"
+    ci = f"{level_words(check.get('level', 0.975))} CI"
+    if check.get("stat") == "median":
+        return (f"the differences {what[0]} - {what[1]} that the two medians' {ci}s allow (order statistics; a run that never reached ranks last) "
+                f"on the side of {what[0]} {check['claim']} {what[1]}; on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
+    if check.get("stat") == "log":
+        return (f"Welch {ci} of log {what[0]} - log {what[1]} (ratios: geometric means) on the side of {what[0]} {check['claim']} {what[1]}; "
+                f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
+    return (f"Welch {ci} of {what[0]} - {what[1]} on the side of {what[0]} {check['claim']} {what[1]}; "
+            f"on the other side: differs; across 0: not separable; an exact tie {tie} the claim")
 
 
 def _g(x) -> str:
@@ -580,7 +633,7 @@ def deciding(check: dict, value: float | None) -> str:
         what = check.get("what") or ("A", "B")
         a, b = ends(check, "diff")
         return (f"{what[0]}'s median in [{', '.join(map(_g, ends(check, 'a')))}], {what[1]}'s in [{', '.join(map(_g, ends(check, 'b')))}] ({lv}): "
-                f"{what[0]} - {what[1]} in [{_g(a)}, {_g(b)}] (claim: {what[0]} {check.get('claim')} {what[1]})")
+                f"{what[0]} - {what[1]} in [{_g(a)}, {_g(b)}] (claim: {what[0]} {check.get('claim')} {what[1]}{_margin_words(check)})")
     if not _finite(value):
         return "no finite measurement"
     if kind == "ci":
@@ -599,7 +652,8 @@ def deciding(check: dict, value: float | None) -> str:
         what = check.get("what") or ("A", "B")
         logs = "log " if check.get("stat") == "log" else ""
         lv = level_words(check.get("level", 0.975)).split(" (")[0]
-        return f"Welch {lv} CI of {logs}{what[0]} - {logs}{what[1]}: [{_g(d[0])}, {_g(d[1])}] (claim: {what[0]} {check.get('claim')} {what[1]})"
+        return (f"Welch {lv} CI of {logs}{what[0]} - {logs}{what[1]}: [{_g(d[0])}, {_g(d[1])}] "
+                f"(claim: {what[0]} {check.get('claim')} {what[1]}{_margin_words(check)})")
     if kind == "rel":
         return f"{_g(float(value))} against {check['paper']:g} +/- {check['tol'] * 100:g} %"
     if kind == "factor":
@@ -607,6 +661,11 @@ def deciding(check: dict, value: float | None) -> str:
     if kind == "range":
         return f"{_g(float(value))} against [{_g(check.get('lo'))}, {_g(check.get('hi'))}]"
     return ""
+
+
+def _margin_words(check: dict) -> str:
+    m = check.get("margin")
+    return f"; no difference: inside +/-{m:g}" if m else ""
 
 
 @dataclass
@@ -691,7 +750,8 @@ def setup_text(exp) -> str:
     n = len(exp.points)
     seeds = sorted({p.seed for p in exp.points})
     looks = getattr(exp, "looks", None)
-    if looks:
+    own = sorted({tuple(pt.looks) for pt in exp.points if pt.looks})
+    if looks or own:
         by_n: dict[int, int] = {}
         for pts in exp.cells().values():
             by_n[len(pts)] = by_n.get(len(pts), 0) + 1
@@ -700,7 +760,9 @@ def setup_text(exp) -> str:
                  else f"seeds {', '.join(map(str, seeds))}")
         return (
             f"Scenario `{exp.path.relative_to(exp.path.parents[2])}`: {n} runs ({which}); "
-            f"sequential seeds: looks at {', '.join(map(str, looks))} seeds per point, a point going on while a claim it decides is not separable "
+            f"sequential seeds: looks at {', '.join(map(str, looks or own[0]))} seeds per point"
+            + "".join(f" (at {', '.join(map(str, lk))} for the cases that state them)" for lk in own if list(lk) != list(looks or own[0]))
+            + ", a point going on while a claim it decides is not separable "
             f"(points by seeds: {ran}); every interval is at {level_words(exp.level)}; "
             f"base: {base['network']['bottleneck']['rate']} bottleneck, {base['run']['duration']} per run."
         )

@@ -37,7 +37,15 @@ Kinds (every number finite):
   claimed side agrees, wholly on the other side differs, across zero is not
   separable. An exact tie (the difference is exactly zero in every seed,
   such as 0 drops against 0 drops) contradicts a strict claim and meets a
-  non-strict one.
+  non-strict one. A strict claim may state a ``margin``: the largest
+  difference A - B that counts as none (on the logarithms with ``stat =
+  "log"``, at most log 1.1; otherwise in the quantity's units, with
+  ``span = [min, max]`` the values it can take and the margin at most a
+  tenth of that). An interval of the difference wholly inside (-margin,
+  margin) then differs: it rules out any difference the paper would call
+  one. Without a margin a near-tie stays "not separable" whatever the seeds;
+  the margin must come from the paper (its own resolution, such as
+  "within 5 %"), stated before the runs it judges.
 - ``rel``: one deterministic value within ``tol`` (0 < tol <= 0.5) of ``paper``.
 - ``factor``: one value within a factor ``factor`` of ``paper`` (1 < factor < 2).
 - ``range``: one value in [lo, hi]; both bounds, unless the paper's claim
@@ -86,13 +94,20 @@ MAX_TOL = 0.5
 MIN_QUOTE_WORDS = 6
 #: Comparisons a separate criterion may claim.
 CLAIMS = (">", "<", ">=", "<=")
+#: A separate criterion's margin is at most this part of its span (the
+#: values the compared quantity can take): a wider one would call real
+#: differences none.
+MAX_MARGIN_OF_SPAN = 0.1
+#: With stat = "log", a margin on the logarithms is at most log(1.1): ratios
+#: within 10 % of each other.
+MAX_LOG_MARGIN = math.log(1.1)
 #: Statistics a ci or separate criterion may state (the default: the mean).
 STATS = ("log", "median")
 
 #: Fields each kind takes (beyond kind, control, why).
 KIND_FIELDS = {
     "ci": {"paper", "tol", "lo", "hi", "span", "judge", "stat"},
-    "separate": {"claim", "stat"},
+    "separate": {"claim", "stat", "margin", "span"},
     "rel": {"paper", "tol"},
     "factor": {"paper", "factor"},
     "range": {"lo", "hi", "one_sided", "paper", "span"},
@@ -242,6 +257,19 @@ def _check_one(path: Path, f: str, spec: dict) -> dict:
         if spec.get("claim") not in CLAIMS:
             bad(f"{f}.claim", f"must be one of {', '.join(repr(c) for c in CLAIMS)}, not {spec.get('claim')!r}")
         s["claim"] = spec["claim"]
+        if "span" in spec and "margin" not in spec:
+            bad(f"{f}.span", "a separate criterion takes a span only to bound its margin")
+        if "margin" in spec:
+            m = s["margin"] = _num(path, f"{f}.margin", spec["margin"], what="a number above 0 (the largest difference that counts as none)")
+            if s["claim"] not in (">", "<"):
+                bad(f"{f}.margin", f"applies to a strict claim ('>' or '<'): a tie already meets {s['claim']!r}")
+            if s.get("stat") == "log":
+                if "span" in spec:
+                    bad(f"{f}.span", "a margin on logarithms (stat = \"log\") is bounded by MAX_LOG_MARGIN, not a span")
+                if not 0 < m <= MAX_LOG_MARGIN:
+                    bad(f"{f}.margin", f"must be in (0, {MAX_LOG_MARGIN:.4f}] (log 1.1: ratios within 10 % of each other), not {m:g}")
+            elif "span" not in spec:
+                bad(f"{f}.span", "missing: a margin needs span = [min, max], the values the compared quantity can take")
     if "span" in spec:
         sp = spec["span"]
         if not (isinstance(sp, list) and len(sp) == 2):
@@ -264,6 +292,9 @@ def _check_one(path: Path, f: str, spec: dict) -> dict:
                 "give span = [min, max], the values the quantity can take, and a band covering at most half of it")
     if "span" in s:
         a, b = s["span"]
+        if "margin" in s and not 0 < s["margin"] <= MAX_MARGIN_OF_SPAN * (b - a):
+            bad(f"{f}.margin", f"must be in (0, {MAX_MARGIN_OF_SPAN * (b - a):g}] (at most {MAX_MARGIN_OF_SPAN:g} of the span "
+                f"[{a:g}, {b:g}]: a wider margin calls real differences none), not {s['margin']:g}")
         if kind in ("ci", "range") and lo is not None and hi is not None:
             if not (a <= lo and hi <= b):
                 bad(f"{f}.span", f"the band [{lo:g}, {hi:g}] must lie inside the span [{a:g}, {b:g}]")
