@@ -15,7 +15,7 @@ from longfat.reproduce import figs
 from longfat.reproduce.coverage import Cover
 from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
-from longfat.reproduce.measure import (Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_median, fmt_spread, link_series, mean_goodput,
+from longfat.reproduce.measure import (Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_median, fmt_spread, link_series, log_ci95, mean_goodput,
                                        median_ci)
 from longfat.units import rate_bps as _rate_bps
 from longfat.units import seconds as _secs
@@ -828,8 +828,9 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
     for key in keys:
         _, rate, rtt = key
         grp = _group(rate, rtt)
-        R = {cc: ci95(v) for cc, v in ratio[key].items()}
-        H = {cc: ci95(v) for cc, v in half[key].items()}
+        # Ratios: geometric means (the criteria compare their logarithms).
+        R = {cc: log_ci95(v) for cc, v in ratio[key].items()}
+        H = {cc: log_ci95(v) for cc, v in half[key].items()}
         if "reno" not in R:
             continue
         for cc in ("highspeed", "scalable", "bic", "fast", "htcp"):
@@ -840,7 +841,7 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
                 f"{grp}: {NAMES[cc]}'s goodput ratio (flow 2 at {rtt} ms / flow 1 at 162 ms) {'below' if less else 'above'} standard TCP's",
                 "H-TCP (RTT scaling): RTT unfairness somewhat less than standard TCP's (sect. VII-C)" if less
                 else "significantly greater RTT unfairness than standard TCP (sect. VII-C)",
-                f"{NAMES[cc]} {fmt_ci(R[cc], digits=3)}; standard TCP {fmt_ci(R['reno'], digits=3)}; "
+                f"geometric means: {NAMES[cc]} {fmt_ci(R[cc], digits=3)}; standard TCP {fmt_ci(R['reno'], digits=3)}; "
                 f"second half: {NAMES[cc]} {fmt_ci(H[cc], digits=3)}, standard TCP {fmt_ci(H['reno'], digits=3)}",
                 R[cc][0],
                 criterion(exp, "htcp_less_rtt_unfair" if less else f"{cc}_more_rtt_unfair", a=R[cc], b=R["reno"], what=(NAMES[cc], "standard TCP"), group=grp),
