@@ -15,7 +15,7 @@ from longfat.reproduce import figs
 from longfat.reproduce.coverage import Cover
 from longfat.reproduce.core import NONE, Row, Section, scenario_comment, setup_text
 from longfat.reproduce.criteria import criterion
-from longfat.reproduce.measure import (Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_median, fmt_spread, link_series, log_ci95, mean_goodput,
+from longfat.reproduce.measure import (Runs, bottleneck, ci95, convergence_time, flow_series, fmt_ci, fmt_median, fmt_spread, link_series, mean_goodput,
                                        median_ci)
 from longfat.units import rate_bps as _rate_bps
 from longfat.units import seconds as _secs
@@ -30,14 +30,11 @@ NOTES = (
     "testbed and are simulated here with the testbed's settings (1500-byte packets, delayed ACKs, 20 % BDP queues). "
     "Where the outcome depends on start times and RTTs (two or more flows), each point runs with several seeds that "
     "draw the start times and each flow's RTT (up to 4 ms above the nominal one), and a row gives the mean over "
-    "seeds with its t-interval, m [lo, hi] (n=k). Where a file states looks at the seeds (sequential seeds: 5, 10, 20, 30; "
-    "the cheap 10 Mbit/s points, Fig. 3's and Fig. 7's, and Fig. 9's at 2 % of the BDP go on to 40, 160 and 320), a point goes "
-    "on to the next look while a claim it decides is not separable, and every interval of that file is at 98.75 % (95 % shared "
-    "by the looks); each row's seeds are in its \"seeds\" column. These runs are confirmatory: seeds 1 to 30 were the pilot "
-    "(the report at e771b67) that chose the looks and margins, and these use fresh seeds from 31. The verdict comes "
+    "seeds with its t-interval, m [lo, hi] (n=k). Where a file states looks at the seeds (sequential seeds: 5, 10, 20, 30, "
+    "or 10, 20, 30), a point goes on to the next look while a claim it decides is not separable, and every interval of "
+    "that file is at 98.75 % (95 % shared by the looks); each row's seeds are in its \"seeds\" column. The verdict comes "
     "from the interval (inside the paper's band agrees, wholly outside differs, across a bound not separable; a comparison is "
-    "judged on Welch's interval of the difference (on logarithms for ratios), and where the paper gives its resolution (two "
-    "flows \"fair to within 5%\") a difference wholly inside it contradicts a claimed difference; an exact tie contradicts a strict claim; a universal "
+    "judged on Welch's interval of the difference (on logarithms for ratios); an exact tie contradicts a strict claim; a universal "
     "claim is judged seed by seed; a time to converge is judged on its median, a run that never converged ranking after every "
     "run that did). Where a row claims a property of an algorithm, a negative control applies the same check to the "
     "algorithm the paper says behaves differently; the claim counts only if the control's verdict differs."
@@ -828,9 +825,8 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
     for key in keys:
         _, rate, rtt = key
         grp = _group(rate, rtt)
-        # Ratios: geometric means (the criteria compare their logarithms).
-        R = {cc: log_ci95(v) for cc, v in ratio[key].items()}
-        H = {cc: log_ci95(v) for cc, v in half[key].items()}
+        R = {cc: ci95(v) for cc, v in ratio[key].items()}
+        H = {cc: ci95(v) for cc, v in half[key].items()}
         if "reno" not in R:
             continue
         for cc in ("highspeed", "scalable", "bic", "fast", "htcp"):
@@ -841,7 +837,7 @@ def fig11(runs: Runs, out: Path, exp) -> Section:
                 f"{grp}: {NAMES[cc]}'s goodput ratio (flow 2 at {rtt} ms / flow 1 at 162 ms) {'below' if less else 'above'} standard TCP's",
                 "H-TCP (RTT scaling): RTT unfairness somewhat less than standard TCP's (sect. VII-C)" if less
                 else "significantly greater RTT unfairness than standard TCP (sect. VII-C)",
-                f"geometric means: {NAMES[cc]} {fmt_ci(R[cc], digits=3)}; standard TCP {fmt_ci(R['reno'], digits=3)}; "
+                f"{NAMES[cc]} {fmt_ci(R[cc], digits=3)}; standard TCP {fmt_ci(R['reno'], digits=3)}; "
                 f"second half: {NAMES[cc]} {fmt_ci(H[cc], digits=3)}, standard TCP {fmt_ci(H['reno'], digits=3)}",
                 R[cc][0],
                 criterion(exp, "htcp_less_rtt_unfair" if less else f"{cc}_more_rtt_unfair", a=R[cc], b=R["reno"], what=(NAMES[cc], "standard TCP"), group=grp),
