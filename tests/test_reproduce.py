@@ -791,12 +791,13 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     # row and count is as before.
     import pickle
 
-    stored = pickle.loads(cache.read_bytes())
-    keep = [i for i, key in enumerate(stored["keys"]) if "cell=F" not in key]
+    stored = rp.CacheReader(cache)
+    assert len(stored.keys) == 105 and stored.get("no such run") is None
+    keep = [key for key in stored.keys if "cell=F" not in key]
     assert len(keep) == 100
-    cache.write_bytes(pickle.dumps({"format": rp.CACHE_FORMAT, "keys": [stored["keys"][i] for i in keep],
-                                    "results": {k: stored["results"][i] for k, i in enumerate(keep)}, "wall_s": 60.0,
-                                    "costs": [stored["costs"][i] for i in keep]}))
+    kept = [stored.get(key) for key in keep]
+    stored.close()
+    rp.write_cache(cache, keep, [r for r, _ in kept], 60.0, [c for _, c in kept])
     exp = experiment()
     ran.clear()
     rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
@@ -805,7 +806,9 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     assert again["sections"] == doc["sections"] and again["meta"]["runs"] == 105
     # The replayed runs count at the 60 s the file says they took (all of its cost was used).
     assert 60.0 <= again["meta"]["total_wall_s"] < 70.0
-    assert len(pickle.loads(cache.read_bytes())["keys"]) == 105
+    stored = rp.CacheReader(cache)
+    assert len(stored.keys) == 105
+    stored.close()
     # A run whose scenario changed is a new run, though its label is the same.
     exp = experiment()
     for pt in exp.points:
@@ -814,9 +817,12 @@ def test_sequential_seeds_extend_only_the_cells_of_undecided_claims(tmp_path, mo
     ran.clear()
     rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)
     assert ran == [5]
-    # A cache file of another layout, or a file the user made, is refused by
+    # A cache file of another layout (format 2 took every result into memory
+    # at once), a file cut short, or a file the user made, is refused by
     # name, not misread, and left as it was.
-    for body in (pickle.dumps((["x"], {0: 1.0}, 1.0)), b"my notes\n"):
+    whole = cache.read_bytes()
+    old_layout = pickle.dumps({"format": 2, "keys": ["x"], "results": {0: 1.0}, "wall_s": 1.0, "costs": [1.0]})
+    for body in (pickle.dumps((["x"], {0: 1.0}, 1.0)), old_layout, whole[:-10], b"my notes\n"):
         cache.write_bytes(body)
         with pytest.raises(ScenarioError) as e:
             rp.reproduce(["fake"], quick=False, jobs=1, out=tmp_path / "out", command="test", force=True)

@@ -31,9 +31,72 @@ PAPERS = ("ltcp", "htcp", "ehstcp", "tcpgt", "plt")
 PACKETS_PER_WORKER_S = 3.5e6
 
 
-#: LONGFAT_REPRODUCE_CACHE's file layout: {"format", "keys" (run_key of each
-#: run), "results" (by position), "wall_s", "costs"}.
-CACHE_FORMAT = 2
+#: LONGFAT_REPRODUCE_CACHE's file layout: a pickled header {"format", "keys"
+#: (run_key of each run), "wall_s", "costs"}, then each run's result as an
+#: 8-byte little-endian length and its pickle, in the keys' order. It is
+#: written and read one run at a time, so that the cache, like the runs
+#: themselves (SpilledResults), never holds more than one result in memory
+#: (format 2, one pickled dict of every result, took 16,000 runs' results into
+#: memory at once and ran the machine out of it).
+CACHE_FORMAT = 3
+
+
+def write_cache(path: str | Path, keys: list[str], results, wall_s: float, costs: list[float]) -> None:
+    """Writes LONGFAT_REPRODUCE_CACHE's file (``results[i]``: the run of
+    ``keys[i]``, fetched one at a time) beside ``path`` and renames it into
+    place: an interrupted write leaves the old file whole."""
+    partial = f"{path}.partial"
+    with open(partial, "wb") as fh:
+        pickle.dump({"format": CACHE_FORMAT, "keys": list(keys), "wall_s": float(wall_s), "costs": list(costs)}, fh)
+        for i in range(len(keys)):
+            blob = pickle.dumps(results[i], protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(len(blob).to_bytes(8, "little"))
+            fh.write(blob)
+    os.replace(partial, path)
+
+
+class CacheReader:
+    """LONGFAT_REPRODUCE_CACHE's file, open: its header, and each run's result
+    read when asked for (``get``). Anything else (a file of the user's, an
+    older layout, a file cut short) is refused by name, and left as it is."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self.fh = open(path, "rb")
+        try:
+            head = pickle.load(self.fh)
+        except Exception as e:  # noqa: BLE001 - any file that is not a cache is refused, never overwritten
+            self.fh.close()
+            raise self._refused(f"not a file longfat reproduce wrote ({type(e).__name__}); name another path") from None
+        if not (isinstance(head, dict) and head.get("format") == CACHE_FORMAT):
+            self.fh.close()
+            raise self._refused("written by an older longfat (its runs are not matched by their scenarios, or not one at a time); remove it")
+        self.keys, self.wall_s, self.costs = list(head["keys"]), float(head["wall_s"]), list(head["costs"])
+        size = os.fstat(self.fh.fileno()).st_size
+        self.where: dict[str, tuple[int, int, int]] = {}
+        for i, key in enumerate(self.keys):
+            n = int.from_bytes(self.fh.read(8), "little")
+            start = self.fh.tell()
+            if start + n > size or n == 0:
+                self.fh.close()
+                raise self._refused(f"cut short at run {i + 1} of {len(self.keys)}; remove it")
+            self.where[key] = (start, n, i)
+            self.fh.seek(n, os.SEEK_CUR)
+
+    def _refused(self, what: str) -> ScenarioError:
+        return ScenarioError(f"LONGFAT_REPRODUCE_CACHE={self.path}: {what}", "LONGFAT_REPRODUCE_CACHE")
+
+    def get(self, key: str) -> tuple[object, float] | None:
+        """The result of the run ``key`` (run_key) and its cost, or None."""
+        hit = self.where.get(key)
+        if hit is None:
+            return None
+        start, n, i = hit
+        self.fh.seek(start)
+        return pickle.loads(self.fh.read(n)), self.costs[i]
+
+    def close(self) -> None:
+        self.fh.close()
 
 
 def run_key(pt: Point) -> str:
@@ -132,20 +195,11 @@ def reproduce(
         # the others run, and the file then holds them all. Replayed runs
         # count at the wall time they took when they ran (their share of that
         # invocation's, by cost).
-        cached: dict[str, tuple[object, float]] = {}
+        reader: CacheReader | None = None
         cached_wall, cached_cost = 0.0, 0.0
         if cache and Path(cache).is_file():
-            try:
-                with open(cache, "rb") as fh:
-                    stored_run = pickle.load(fh)
-            except Exception as e:  # noqa: BLE001 - any file that is not a cache is refused, never overwritten
-                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: not a file longfat reproduce wrote ({type(e).__name__}); "
-                                    "name another path", "LONGFAT_REPRODUCE_CACHE") from None
-            if not (isinstance(stored_run, dict) and stored_run.get("format") == CACHE_FORMAT):
-                raise ScenarioError(f"LONGFAT_REPRODUCE_CACHE={cache}: written by an older longfat (its runs are not matched by "
-                                    "their scenarios); remove it", "LONGFAT_REPRODUCE_CACHE")
-            cached = {k: (stored_run["results"][i], stored_run["costs"][i]) for i, k in enumerate(stored_run["keys"])}
-            cached_wall, cached_cost = stored_run["wall_s"], sum(stored_run["costs"])
+            reader = stack.enter_context(contextlib.closing(CacheReader(cache)))
+            cached_wall, cached_cost = reader.wall_s, sum(reader.costs)
         # The runs wait on disk (an unlinked file in --out) for their analysis:
         # a paper-length reproduction's time series do not fit in memory.
         results = stack.enter_context(SpilledResults(stack.enter_context(made_dirs(out))))
@@ -156,7 +210,7 @@ def reproduce(
             nonlocal executor
             fresh = []
             for i, pt in enumerate(batch):
-                hit = cached.get(run_key(pt))
+                hit = reader.get(run_key(pt)) if reader else None
                 if hit is None:
                     fresh.append(i)
                     continue
@@ -207,12 +261,7 @@ def reproduce(
             share = walls["replayed_cost"] / cached_cost if cached_cost > 0 else 1.0
             total_wall = walls["ran"] + cached_wall * min(share, 1.0)
         if cache and walls["replayed"] < len(points):
-            # Written beside it, then renamed: an interrupted write leaves the old file whole.
-            partial = f"{cache}.partial"
-            with open(partial, "wb") as fh:
-                pickle.dump({"format": CACHE_FORMAT, "keys": [run_key(pt) for pt in points], "results": {i: results[i] for i in range(len(points))},
-                             "wall_s": total_wall, "costs": [pt.cost for pt in points]}, fh)
-            os.replace(partial, cache)
+            write_cache(cache, [run_key(pt) for pt in points], results, total_wall, [pt.cost for pt in points])
         return _write_reports(experiments, points, owner, results, total_wall, state["total_cost"], papers, out, force, quick, command, jobs, scheduler, only)
 
 
